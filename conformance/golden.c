@@ -1,0 +1,415 @@
+/*
+ * conformance/golden.c: reads golden cases and turns each into a graph.
+ *
+ * A case is one JSON line: the op, its positional args and kwargs as tagged
+ * values ({"t": key} a tensor stored in a safetensors file, {"i": n}, {"f": x},
+ * {"b": v}, {"l": [...]}, {"dtype": name}, {"s": text}, null), and the
+ * recorded outputs. Values are typed by the op's schema, not by their
+ * content: a {"s": "cpu"} is a Device where the schema says Device.
+ */
+#include "conformance/golden.h"
+
+#include <fnmatch.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "ir/graph_internal.h"
+#include "ir/safetensors.h"
+
+typedef struct {
+  const char *dir;
+  alloy_safetensors *files[8];
+  char *names[8];
+  int nfiles;
+} golden_files;
+
+static alloy_error *golden_file(golden_files *gf, const char *name,
+                                alloy_safetensors **out) {
+  for (int i = 0; i < gf->nfiles; i++)
+    if (!strcmp(gf->names[i], name)) return *out = gf->files[i], NULL;
+  if (gf->nfiles == 8) return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "too many data files");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ops/%s", gf->dir, name);
+  alloy_error *e = alloy_safetensors_open(path, &gf->files[gf->nfiles]);
+  if (e) return e;
+  gf->names[gf->nfiles] = strdup(name);
+  *out = gf->files[gf->nfiles++];
+  return NULL;
+}
+
+static void golden_files_close(golden_files *gf) {
+  for (int i = 0; i < gf->nfiles; i++) {
+    alloy_safetensors_close(gf->files[i]);
+    free(gf->names[i]);
+  }
+}
+
+/* Arguments are built in a scratch arena per case. */
+typedef struct {
+  alloy_graph *g;
+  alloy_safetensors *data;
+  alloy_arena arena;
+  int ninputs;
+} case_ctx;
+
+static const struct {
+  const char *text;
+  alloy_arg_kind kind;
+  int value;
+} golden_enums[] = {
+    {"torch.strided", ALLOY_ARG_LAYOUT, ALLOY_LAYOUT_STRIDED},
+    {"torch.contiguous_format", ALLOY_ARG_MEMORY_FORMAT, ALLOY_MEMORY_CONTIGUOUS},
+    {"torch.preserve_format", ALLOY_ARG_MEMORY_FORMAT, ALLOY_MEMORY_PRESERVE},
+    {"torch.channels_last", ALLOY_ARG_MEMORY_FORMAT, ALLOY_MEMORY_CHANNELS_LAST},
+    {"torch.channels_last_3d", ALLOY_ARG_MEMORY_FORMAT, ALLOY_MEMORY_CHANNELS_LAST_3D},
+};
+
+static alloy_error *tensor_input(case_ctx *c, const char *key, alloy_value **out) {
+  const alloy_st_entry *e = alloy_safetensors_find(c->data, key);
+  if (!e) return alloy_error_new(ALLOY_ERR_NOT_FOUND, "tensor '%s' missing from the data file", key);
+  alloy_dim shape[ALLOY_MAX_RANK];
+  for (int d = 0; d < e->rank; d++) shape[d] = alloy_dim_const(e->shape[d]);
+  alloy_value_type t = {ALLOY_VALUE_TENSOR, e->dtype, e->rank, shape, NULL,
+                        {ALLOY_DEVICE_CPU, -1}, {NULL, 0}};
+  char name[32];
+  snprintf(name, sizeof name, "x%d", c->ninputs++);
+  return alloy_graph_add_input(c->g, name, &t, out);
+}
+
+static alloy_error *convert(case_ctx *c, json_t *j, const alloy_type *t,
+                            alloy_arg *out) {
+  if (json_is_null(j)) return *out = alloy_arg_none(), NULL;
+  const char *key;
+  json_t *v;
+  json_object_foreach(j, key, v) break;
+  if (!key) return alloy_error_new(ALLOY_ERR_PARSE, "empty argument object");
+  if (!strcmp(key, "t")) {
+    alloy_value *val;
+    alloy_error *e = tensor_input(c, json_string_value(v), &val);
+    if (e) return e;
+    *out = alloy_arg_value(val);
+  } else if (!strcmp(key, "i")) {
+    *out = alloy_arg_int(json_integer_value(v));
+  } else if (!strcmp(key, "f")) {
+    double f = json_real_value(v);
+    if (json_is_integer(v)) f = (double)json_integer_value(v);
+    if (json_is_string(v)) {
+      const char *s = json_string_value(v);
+      f = !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
+    }
+    *out = alloy_arg_float(f);
+  } else if (!strcmp(key, "b")) {
+    *out = alloy_arg_bool(json_is_true(v));
+  } else if (!strcmp(key, "dtype")) {
+    alloy_dtype dt;
+    const char *s = json_string_value(v);
+    if (!s || !alloy_dtype_from_name(s, strlen(s), &dt))
+      return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "unknown dtype %s", s ? s : "?");
+    *out = alloy_arg_dtype(dt);
+  } else if (!strcmp(key, "l")) {
+    size_t n = json_array_size(v);
+    alloy_arg *items = alloy_arena_alloc(&c->arena, sizeof *items * (n ? n : 1));
+    if (!items) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+    alloy_type et = *t;
+    et.list = false;
+    for (size_t i = 0; i < n; i++) {
+      alloy_error *e = convert(c, json_array_get(v, i), &et, &items[i]);
+      if (e) return e;
+    }
+    *out = alloy_arg_list(items, (int32_t)n);
+  } else if (!strcmp(key, "s")) {
+    const char *s = json_string_value(v);
+    if (t->kind == ALLOY_TYPE_DEVICE) {
+      out->kind = ALLOY_ARG_DEVICE;
+      out->u.device.type = !strncmp(s, "cuda", 4) ? ALLOY_DEVICE_CUDA
+                           : !strcmp(s, "meta")   ? ALLOY_DEVICE_META
+                                                  : ALLOY_DEVICE_CPU;
+      const char *colon = strchr(s, ':');
+      out->u.device.index = colon ? atoi(colon + 1) : -1;
+      return NULL;
+    }
+    for (size_t i = 0; i < sizeof golden_enums / sizeof golden_enums[0]; i++)
+      if (!strcmp(s, golden_enums[i].text)) {
+        out->kind = golden_enums[i].kind;
+        if (out->kind == ALLOY_ARG_LAYOUT) out->u.layout = (alloy_layout)golden_enums[i].value;
+        else out->u.memory_format = (alloy_memory_format)golden_enums[i].value;
+        return NULL;
+      }
+    *out = alloy_arg_str(alloy_arena_strdup(&c->arena, s));
+  } else {
+    return alloy_error_new(ALLOY_ERR_PARSE, "unknown argument tag '%s'", key);
+  }
+  return NULL;
+}
+
+/* Builds the one-node graph of a case; *node receives the node. */
+static alloy_error *case_build(case_ctx *c, const alloy_op *op, json_t *jc,
+                               alloy_node **node) {
+  const alloy_schema *s = alloy_op_schema(op);
+  json_t *jargs = json_object_get(jc, "args"), *jkw = json_object_get(jc, "kwargs");
+  int nargs = (int)json_array_size(jargs), nkw = (int)json_object_size(jkw);
+  if (nargs > alloy_schema_num_args(s))
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "more arguments than the schema has");
+  alloy_arg args[64], kwargs[64];
+  const char *kwnames[64];
+  if (nargs > 64 || nkw > 64) return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "too many arguments");
+  for (int i = 0; i < nargs; i++) {
+    alloy_error *e = convert(c, json_array_get(jargs, (size_t)i),
+                             &alloy_schema_arg_at(s, i)->type, &args[i]);
+    if (e) return e;
+  }
+  int k = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(jkw, key, v) {
+    int i = alloy_schema_find_arg(s, key);
+    if (i < 0) return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "unknown keyword '%s'", key);
+    kwnames[k] = key;
+    alloy_error *e = convert(c, v, &alloy_schema_arg_at(s, i)->type, &kwargs[k]);
+    if (e) return e;
+    k++;
+  }
+  return alloy_graph_add_node(c->g, op, args, nargs, kwnames, kwargs, nkw, "out", node);
+}
+
+/* --- comparing outputs ------------------------------------------------ */
+
+static void describe_expected(case_ctx *c, json_t *j, char *buf, size_t cap) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(j, key, v) break;
+  if (json_is_null(j) || !key) {
+    snprintf(buf, cap, "None");
+  } else if (!strcmp(key, "t")) {
+    const alloy_st_entry *e = alloy_safetensors_find(c->data, json_string_value(v));
+    if (!e) {
+      snprintf(buf, cap, "?");
+      return;
+    }
+    size_t n = (size_t)snprintf(buf, cap, "%s[", alloy_dtype_short_name(e->dtype));
+    for (int d = 0; d < e->rank && n < cap; d++)
+      n += (size_t)snprintf(buf + n, cap - n, d ? ", %lld" : "%lld", (long long)e->shape[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+  } else {
+    snprintf(buf, cap, "%s", !strcmp(key, "b") ? "bool" : !strcmp(key, "i") ? "SymInt" : "float");
+  }
+}
+
+static void describe_value(const alloy_value *v, char *buf, size_t cap) {
+  alloy_value_type t;
+  alloy_value_get_type(v, &t);
+  alloy_value_type_print(t.kind, t.dtype, t.shape, t.rank, buf, cap);
+}
+
+/* Does output v agree with the recorded value j? */
+static bool output_matches(case_ctx *c, const alloy_value *v, json_t *j) {
+  const char *key;
+  json_t *jv;
+  json_object_foreach(j, key, jv) break;
+  if (!key) return false;
+  alloy_value_type t;
+  alloy_value_get_type(v, &t);
+  if (!strcmp(key, "b")) return t.kind == ALLOY_VALUE_BOOL;
+  if (!strcmp(key, "i")) return t.kind == ALLOY_VALUE_INT;
+  if (!strcmp(key, "f")) return t.kind == ALLOY_VALUE_FLOAT;
+  if (strcmp(key, "t") || t.kind != ALLOY_VALUE_TENSOR) return false;
+  const alloy_st_entry *e = alloy_safetensors_find(c->data, json_string_value(jv));
+  if (!e || e->dtype != t.dtype || e->rank != t.rank) return false;
+  for (int d = 0; d < t.rank; d++)
+    /* Inputs are concrete, so a symbolic output size is data-dependent
+     * (an unbacked symbol): PyTorch's meta device cannot know it either. */
+    if (alloy_dim_is_const(t.shape[d]) && t.shape[d].value != e->shape[d]) return false;
+  return true;
+}
+
+/* Compares the node's outputs with the case's "out"; on mismatch writes
+ * "expected X, got Y" to why. */
+static bool outputs_match(case_ctx *c, const alloy_node *n, json_t *jout,
+                          char *why, size_t cap) {
+  json_t *items = NULL;
+  int nexp;
+  json_t *l = json_object_get(jout, "l");
+  if (json_is_null(jout)) nexp = 0;
+  else if (l) items = l, nexp = (int)json_array_size(l);
+  else nexp = 1;
+  int nout = alloy_node_num_outputs(n);
+  bool ok = nout == nexp;
+  for (int k = 0; k < nexp && k < nout && ok; k++)
+    ok = output_matches(c, alloy_node_output(n, k), items ? json_array_get(items, (size_t)k) : jout);
+  if (ok) return true;
+  size_t len = (size_t)snprintf(why, cap, "expected (");
+  for (int k = 0; k < nexp && len < cap; k++) {
+    if (k) len += (size_t)snprintf(why + len, cap - len, ", ");
+    if (len < cap) describe_expected(c, items ? json_array_get(items, (size_t)k) : jout, why + len, cap - len);
+    len = strlen(why);
+  }
+  if (len < cap) len += (size_t)snprintf(why + len, cap - len, "), got (");
+  for (int k = 0; k < nout && len < cap; k++) {
+    if (k) len += (size_t)snprintf(why + len, cap - len, ", ");
+    if (len < cap) describe_value(alloy_node_output(n, k), why + len, cap - len);
+    len = strlen(why);
+  }
+  if (len < cap) snprintf(why + len, cap - len, ")");
+  return false;
+}
+
+/* --- the run ---------------------------------------------------------- */
+
+typedef struct {
+  long *ids;
+  int n, cap;
+} id_set;
+
+static bool id_set_has(const id_set *s, long id) {
+  for (int i = 0; i < s->n; i++)
+    if (s->ids[i] == id) return true;
+  return false;
+}
+
+static alloy_error *load_known_failures(const char *path, id_set *s) {
+  FILE *f = fopen(path, "r");
+  if (!f) return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open", path);
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    char *p = line;
+    while (*p == ' ') p++;
+    if (*p == '#' || *p == '\n' || !*p) continue;
+    long id = strtol(p, NULL, 10);
+    if (s->n == s->cap) {
+      s->cap = s->cap ? s->cap * 2 : 64;
+      long *ids = realloc(s->ids, sizeof *ids * (size_t)s->cap);
+      if (!ids) {
+        fclose(f);
+        return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+      }
+      s->ids = ids;
+    }
+    s->ids[s->n++] = id;
+  }
+  fclose(f);
+  return NULL;
+}
+
+typedef struct {
+  char reason[96];
+  int count;
+  bool core;
+} skip_reason;
+
+static void count_skip(skip_reason *r, int *nr, const char *reason, bool core) {
+  for (int i = 0; i < *nr; i++)
+    if (!strcmp(r[i].reason, reason)) {
+      r[i].count++;
+      r[i].core |= core;
+      return;
+    }
+  if (*nr == 32) return;
+  snprintf(r[*nr].reason, sizeof r[*nr].reason, "%s", reason);
+  r[*nr].count = 1;
+  r[(*nr)++].core = core;
+}
+
+int conform_run(const conform_options *o, FILE *out) {
+  if (strcmp(o->backend, "meta")) {
+    fprintf(out, "alloy conform: backend '%s' is not available (this build has: meta)\n", o->backend);
+    return 2;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ops/ops.jsonl", o->golden_dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(out, "alloy conform: cannot open %s: the golden corpus is missing (pass --golden DIR)\n", path);
+    return 2;
+  }
+  id_set known = {0};
+  if (o->known_failures) {
+    alloy_error *e = load_known_failures(o->known_failures, &known);
+    if (e) {
+      fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
+      alloy_error_free(e);
+      fclose(f);
+      return 2;
+    }
+  }
+  golden_files gf = {.dir = o->golden_dir};
+  int passed = 0, failed = 0, skipped = 0, xfailed = 0, lineno = 0;
+  skip_reason reasons[32];
+  int nreasons = 0;
+  char *line = NULL;
+  size_t linecap = 0;
+  while (getline(&line, &linecap, f) > 0) {
+    lineno++;
+    json_error_t je;
+    json_t *jc = json_loads(line, 0, &je);
+    if (!jc) {
+      fprintf(out, "%s:%d:%d: %s\n", path, lineno, je.column, je.text);
+      failed++;
+      continue;
+    }
+    long id = (long)json_integer_value(json_object_get(jc, "id"));
+    const char *opname = json_string_value(json_object_get(jc, "op"));
+    const char *dtype = json_string_value(json_object_get(jc, "dtype"));
+    bool core = json_is_true(json_object_get(jc, "core"));
+    if (!opname || (o->ops_glob && fnmatch(o->ops_glob, opname, 0)) ||
+        (o->dtype && (!dtype || strcmp(o->dtype, dtype)))) {
+      json_decref(jc);
+      continue;
+    }
+    const alloy_op *op = alloy_op_find(opname);
+    const char *file = json_string_value(json_object_get(jc, "file"));
+    case_ctx c = {0};
+    alloy_error *e = NULL;
+    if (!op) {
+      skipped++;
+      count_skip(reasons, &nreasons, "op not in the registry", core);
+    } else if (!file || (e = golden_file(&gf, file, &c.data))) {
+      fprintf(out, "case %ld %s: %s\n", id, opname, e ? alloy_error_message(e) : "no data file");
+      failed++;
+    } else {
+      c.g = alloy_graph_new();
+      alloy_node *node = NULL;
+      char why[1024] = "";
+      e = c.g ? case_build(&c, op, jc, &node) : alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+      bool ok = false;
+      if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED &&
+          strstr(alloy_error_message(e), "has no shape function")) {
+        skipped++;
+        count_skip(reasons, &nreasons, "no shape function", core);
+      } else {
+        if (e) snprintf(why, sizeof why, "%s", alloy_error_message(e));
+        else ok = outputs_match(&c, node, json_object_get(jc, "out"), why, sizeof why);
+        bool expected_fail = id_set_has(&known, id);
+        if (ok && expected_fail) {
+          fprintf(out, "case %ld %s [%s]: passes but is listed as a known failure: remove it from %s\n",
+                  id, opname, dtype ? dtype : "", o->known_failures);
+          failed++;
+        } else if (ok) {
+          if (o->verbose) fprintf(out, "case %ld %s [%s]: ok\n", id, opname, dtype ? dtype : "");
+          passed++;
+        } else if (expected_fail) {
+          xfailed++;
+        } else {
+          fprintf(out, "case %ld %s [%s]: %s\n", id, opname, dtype ? dtype : "", why);
+          failed++;
+        }
+      }
+      alloy_graph_free(c.g);
+    }
+    alloy_error_free(e);
+    alloy_arena_free(&c.arena);
+    json_decref(jc);
+  }
+  free(line);
+  fclose(f);
+  golden_files_close(&gf);
+  free(known.ids);
+  for (int i = 0; i < nreasons; i++)
+    fprintf(out, "skipped %d: %s%s\n", reasons[i].count, reasons[i].reason,
+            reasons[i].core ? " (includes core ops)" : "");
+  if (xfailed) fprintf(out, "%d known failures (listed in %s)\n", xfailed, o->known_failures);
+  fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return failed ? 1 : 0;
+}

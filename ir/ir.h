@@ -1,0 +1,112 @@
+/*
+ * ir/ir.h: the IR's internal structures, shared by the files of ir/ and the
+ * passes of decompositions/. Nothing outside the library sees them: the
+ * public API (alloy/graph.h, alloy/ops.h) hands out opaque pointers.
+ */
+#ifndef ALLOY_IR_INTERNAL_H
+#define ALLOY_IR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy/graph.h"
+#include "alloy/ops.h"
+
+/* A bump allocator: objects of one graph or of the registry live and die
+ * together, so they are carved from big blocks and released at once. */
+typedef struct alloy_arena_block alloy_arena_block;
+typedef struct alloy_arena {
+  alloy_arena_block *head;
+} alloy_arena;
+
+void *alloy_arena_alloc(alloy_arena *a, size_t size); /* zeroed; NULL on OOM */
+char *alloy_arena_strndup(alloy_arena *a, const char *s, size_t n);
+char *alloy_arena_strdup(alloy_arena *a, const char *s);
+void alloy_arena_free(alloy_arena *a);
+
+/* Deep-copies an argument (lists, strings) into the arena; values are kept
+ * by pointer. */
+alloy_error *alloy_arg_copy(alloy_arena *a, const alloy_arg *src,
+                            alloy_arg *dst);
+
+struct alloy_schema {
+  const char *name;     /* "aten::add"                               */
+  const char *overload; /* "Tensor", or "" for the default overload  */
+  int nargs, nreturns;
+  alloy_schema_arg *args, *returns;
+  alloy_arena arena; /* owns everything above when parsed standalone   */
+};
+
+/* What a shape function sees and fills in: see ir/meta.h. */
+typedef struct alloy_meta alloy_meta;
+typedef alloy_error *(*alloy_meta_fn)(alloy_meta *m);
+
+struct alloy_op {
+  int id;
+  const char *name;        /* "aten.add.Tensor" */
+  const char *schema_text; /* the op table's line, without tags */
+  uint32_t tags;
+  alloy_schema *schema;
+  alloy_meta_fn meta;      /* shape function, NULL when none          */
+  int meta_param;          /* the family parameter the table gives it */
+};
+
+struct alloy_value {
+  int id; /* unique in the graph, in creation order */
+  const char *name;
+  alloy_value_kind kind;
+  alloy_dtype dtype;
+  int32_t rank;
+  alloy_dim *shape;   /* rank entries */
+  alloy_dim *strides; /* NULL or rank entries */
+  alloy_device device;
+  alloy_dim int_value; /* ALLOY_VALUE_INT */
+  alloy_node *producer;
+  int output_index;
+  alloy_node **users; /* each user node once, in the order uses were added */
+  int nusers, cap_users;
+};
+
+struct alloy_node {
+  int id; /* unique in the graph, in creation order */
+  const alloy_op *op;
+  alloy_arg *args; /* op->schema->nargs entries, normalized */
+  int nout;
+  alloy_value **outs;
+  bool dead;
+  /* Data-dependent sizes of this node's outputs are the symbols
+   * u<unbacked_first>, u<unbacked_first+1>, ...: re-running its shape
+   * function (verification, cloning) names them the same. */
+  int unbacked_first;
+};
+
+struct alloy_graph {
+  alloy_arena arena;
+  alloy_symtab *symtab;
+  alloy_node **nodes;
+  int nnodes, cap_nodes;
+  alloy_value **inputs;
+  int ninputs, cap_inputs;
+  alloy_value **outputs;
+  int noutputs;
+  alloy_value **values; /* every value, by id */
+  int nvalues, cap_values;
+  int next_node_id;
+  int next_unbacked; /* next free u<N> for data-dependent sizes */
+  alloy_value **name_slots; /* open-addressing table of values by name */
+  int name_cap, name_count;
+};
+
+/* Visits every value referenced by an argument (recursing into lists). */
+typedef void (*alloy_arg_value_fn)(alloy_value *v, void *ctx);
+void alloy_arg_for_each_value(const alloy_arg *a, alloy_arg_value_fn fn,
+                              void *ctx);
+
+/* The registry's view of the shape-function tables (ir/meta_*.c). */
+typedef struct alloy_meta_entry {
+  const char *op; /* "aten.add.Tensor" */
+  alloy_meta_fn fn;
+  int param;
+} alloy_meta_entry;
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * sdk/tools/alloy.c: the `alloy` command. Each subcommand is one function
+ * in the table below; the command line is a contract (see DESIGN.md), so
+ * subcommands and flags are only ever added, never renamed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "alloy/ops.h"
+#include "conformance/golden.h"
+
+static int usage(FILE *f) {
+  fprintf(f,
+          "usage: alloy <command> [args]\n"
+          "  ops [--level aten|core|prims]     the op set, with schemas\n"
+          "  check FILE.air                    parse, verify, print with inferred shapes\n"
+          "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
+          "          [--known-failures FILE] [-v]\n"
+          "                                    run the golden op corpus on a backend\n");
+  return f == stderr ? 2 : 0;
+}
+
+static int cmd_ops(int argc, char **argv) {
+  const char *level = "aten";
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--level") && i + 1 < argc) level = argv[++i];
+    else return usage(stderr);
+  }
+  if (strcmp(level, "aten") && strcmp(level, "core") && strcmp(level, "prims")) {
+    fprintf(stderr, "alloy ops: unknown level '%s' (aten, core or prims)\n", level);
+    return 2;
+  }
+  alloy_error *e = alloy_registry_init();
+  if (e) {
+    fprintf(stderr, "alloy ops: %s\n", alloy_error_message(e));
+    alloy_error_free(e);
+    return 1;
+  }
+  int n = 0;
+  for (int i = 0; i < alloy_op_count(); i++) {
+    const alloy_op *op = alloy_op_by_id(i);
+    uint32_t tags = alloy_op_tags(op);
+    bool prim = tags & ALLOY_TAG_PRIM;
+    bool show = !strcmp(level, "prims") ? prim
+                : !strcmp(level, "core") ? (tags & ALLOY_TAG_CORE) != 0
+                                         : !prim;
+    if (!show) continue;
+    printf("%-48s %s\n", alloy_op_name(op), alloy_op_schema_text(op));
+    n++;
+  }
+  printf("%d ops\n", n);
+  return 0;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (buf) *len = n;
+  return buf;
+}
+
+static int cmd_check(int argc, char **argv) {
+  if (argc != 1) return usage(stderr);
+  size_t len;
+  char *text = read_file(argv[0], &len);
+  if (!text) {
+    fprintf(stderr, "alloy check: cannot read %s\n", argv[0]);
+    return 1;
+  }
+  alloy_graph *g = NULL;
+  char *printed = NULL;
+  alloy_error *e = alloy_air_parse(text, len, argv[0], &g);
+  if (!e) e = alloy_graph_verify(g);
+  if (!e) e = alloy_air_print(g, &printed);
+  if (e) {
+    fprintf(stderr, "%s\n", alloy_error_message(e));
+    alloy_error_free(e);
+  } else {
+    fputs(printed, stdout);
+    printf("# ok: %d inputs, %d nodes, %d outputs\n", alloy_graph_num_inputs(g),
+           alloy_graph_num_nodes(g), alloy_graph_num_outputs(g));
+  }
+  free(printed);
+  free(text);
+  alloy_graph_free(g);
+  return e ? 1 : 0;
+}
+
+static int cmd_conform(int argc, char **argv) {
+  conform_options o = {.backend = NULL, .golden_dir = "../shared/golden"};
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = !strcmp(a, "--backend")          ? &o.backend
+                        : !strcmp(a, "--golden")         ? &o.golden_dir
+                        : !strcmp(a, "--ops")            ? &o.ops_glob
+                        : !strcmp(a, "--dtype")          ? &o.dtype
+                        : !strcmp(a, "--known-failures") ? &o.known_failures
+                                                         : NULL;
+    if (!strcmp(a, "-v")) {
+      o.verbose = true;
+    } else if (slot && i + 1 < argc) {
+      *slot = argv[++i];
+    } else {
+      return usage(stderr);
+    }
+  }
+  if (!o.backend) {
+    fprintf(stderr, "alloy conform: --backend NAME is required\n");
+    return 2;
+  }
+  /* "--golden ../shared/golden/ops" and "--golden ../shared/golden" both work. */
+  static char dir[4096];
+  size_t n = strlen(o.golden_dir);
+  if (n >= 4 && !strcmp(o.golden_dir + n - 4, "/ops")) {
+    snprintf(dir, sizeof dir, "%.*s", (int)(n - 4), o.golden_dir);
+    o.golden_dir = dir;
+  } else if (n >= 3 && !strcmp(o.golden_dir + n - 3, "ops") && n == 3) {
+    o.golden_dir = ".";
+  }
+  return conform_run(&o, stdout);
+}
+
+static const struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"ops", cmd_ops},
+    {"check", cmd_check},
+    {"conform", cmd_conform},
+};
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage(stderr);
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) return usage(stdout);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+  fprintf(stderr, "alloy: unknown command '%s'\n", argv[1]);
+  return usage(stderr);
+}

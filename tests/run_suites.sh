@@ -1,0 +1,44 @@
+#!/bin/sh
+# Runs every test suite and prints their totals as one last line,
+# "N passed, N failed". Each suite ends its own output with a line that
+# starts "N passed, N failed" (conformance adds ", N skipped").
+# usage: tests/run_suites.sh BUILD_DIR GOLDEN_DIR
+build=$1
+golden=$2
+total_pass=0
+total_fail=0
+
+run_suite() {
+  name=$1
+  shift
+  echo "== $name"
+  out=$("$@" 2>&1)
+  status=$?
+  printf '%s\n' "$out" | grep -v ': ok$' | tail -n 40
+  last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  p=$(printf '%s' "$last" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+  f=$(printf '%s' "$last" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
+  if [ -z "$p" ]; then
+    echo "$name: no totals line (exit status $status): counted as 1 failure"
+    p=0
+    f=1
+  elif [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "$name: exit status $status with no failure counted: counted as 1 failure"
+    f=1
+  fi
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+}
+
+run_suite "unit tests" "$build/tests/unit"
+run_suite "command line" sh tests/cli.sh "$build/bin/alloy" "$golden"
+if [ -f "$golden/ops/ops.jsonl" ]; then
+  run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta \
+    --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt
+else
+  echo "== golden ops, meta backend"
+  echo "the golden corpus is missing: expected $golden/ops/ops.jsonl (../shared beside the clone): counted as 1 failure"
+  total_fail=$((total_fail + 1))
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
