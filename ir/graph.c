@@ -217,6 +217,10 @@ static bool scalar_fits(const alloy_graph *g, const alloy_arg *a,
     }
   }
   switch (kind) {
+    /* A Python number where a Tensor is expected is a "wrapped number", as
+     * in FX graphs: it promotes like a scalar (see meta_promo_operand). */
+    case ALLOY_TYPE_TENSOR:
+      return a->kind == ALLOY_ARG_INT || a->kind == ALLOY_ARG_FLOAT || a->kind == ALLOY_ARG_BOOL;
     case ALLOY_TYPE_INT:
     case ALLOY_TYPE_SYMINT: return a->kind == ALLOY_ARG_INT;
     case ALLOY_TYPE_FLOAT:
@@ -499,6 +503,18 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "replace_uses: value of another graph");
   if (from == to) return NULL;
+  /* Keep the order topological: `to` must exist before every user. */
+  if (to->producer) {
+    int def = -1;
+    for (int i = 0; i < g->nnodes && def < 0; i++)
+      if (g->nodes[i] == to->producer) def = i;
+    for (int i = 0; i <= def; i++)
+      for (int u = 0; u < from->nusers; u++)
+        if (from->users[u] == g->nodes[i])
+          return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                                 "replace_uses: %s is defined after its new user (node %d)",
+                                 to->name, i);
+  }
   for (int i = 0; i < from->nusers; i++) {
     alloy_node *n = from->users[i];
     for (int a = 0; a < n->op->schema->nargs; a++) replace_in_arg(&n->args[a], from, to);

@@ -34,11 +34,21 @@ bool meta_is_none(const alloy_meta *m, int i) {
   return m->args[i].kind == ALLOY_ARG_NONE;
 }
 
+/* Wrapped numbers (a Python number given for a Tensor argument) read as the
+ * zero-dim tensors PyTorch wraps them in: int64, float64 or bool. */
+static const alloy_value wrapped_i64 = {.name = "<int>", .dtype = ALLOY_I64};
+static const alloy_value wrapped_f64 = {.name = "<float>", .dtype = ALLOY_F64};
+static const alloy_value wrapped_bool = {.name = "<bool>", .dtype = ALLOY_BOOL};
+
 const alloy_value *meta_tensor(const alloy_meta *m, int i) {
   const alloy_arg *a = &m->args[i];
-  return a->kind == ALLOY_ARG_VALUE && a->u.value->kind == ALLOY_VALUE_TENSOR
-             ? a->u.value
-             : NULL;
+  switch (a->kind) {
+    case ALLOY_ARG_VALUE: return a->u.value->kind == ALLOY_VALUE_TENSOR ? a->u.value : NULL;
+    case ALLOY_ARG_INT: return &wrapped_i64;
+    case ALLOY_ARG_FLOAT: return &wrapped_f64;
+    case ALLOY_ARG_BOOL: return &wrapped_bool;
+    default: return NULL;
+  }
 }
 
 int meta_tensor_count(const alloy_meta *m, int i) {

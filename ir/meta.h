@@ -53,7 +53,9 @@ alloy_error *meta_sym_check(alloy_meta *m);
 /* --- arguments (i = schema position) -------------------------------------*/
 const char *meta_arg_name(const alloy_meta *m, int i);
 bool meta_is_none(const alloy_meta *m, int i);
-/* The tensor argument i, or NULL when it is None. */
+/* The tensor argument i, or NULL when it is None. A Python number given
+ * for a Tensor argument (a wrapped number) reads as a zero-dim int64,
+ * float64 or bool tensor; use meta_promo_operand for its promotion. */
 const alloy_value *meta_tensor(const alloy_meta *m, int i);
 /* Tensor[] / Tensor?[]: number of items, and item k (NULL for None). */
 int meta_tensor_count(const alloy_meta *m, int i);

@@ -249,6 +249,15 @@ static bool coerce_default(schema_parser *ps, alloy_schema_arg *a) {
     for (int i = 0; i < n; i++) items[i] = *d;
     *d = alloy_arg_list(items, n);
   }
+  if (a->type.kind == ALLOY_TYPE_SCALAR_TYPE && d->kind == ALLOY_ARG_INT) {
+    /* `ScalarType? dtype=4`: c10::ScalarType numbering. */
+    static const int8_t from_c10[16] = {
+        ALLOY_U8,  ALLOY_I8,  ALLOY_I16, ALLOY_I32,  ALLOY_I64, ALLOY_F16, ALLOY_F32, ALLOY_F64,
+        -1,        ALLOY_C64, ALLOY_C128, ALLOY_BOOL, -1,       -1,        -1,        ALLOY_BF16};
+    int64_t v = d->u.i.value;
+    if (v < 0 || v >= 16 || from_c10[v] < 0) return fail(ps, "a known ScalarType number");
+    *d = alloy_arg_dtype((alloy_dtype)from_c10[v]);
+  }
   if (a->type.kind == ALLOY_TYPE_FLOAT) {
     if (d->kind == ALLOY_ARG_INT) *d = alloy_arg_float((double)d->u.i.value);
     if (d->kind == ALLOY_ARG_LIST)

@@ -55,7 +55,11 @@ static alloy_graph *small_graph(alloy_value **x, alloy_value **y, alloy_value **
 TEST(graph_builder_infers_symbolic_shapes) {
   alloy_value *x, *y, *z;
   alloy_graph *g = small_graph(&x, &y, &z);
-  REQUIRE(y && z);
+  CHECK(y && z);
+  if (!y || !z) {
+    alloy_graph_free(g);
+    return;
+  }
   CHECK_STR(dims(y), "s0, 4");
   CHECK_INT(alloy_value_dtype(y), ALLOY_F32);
   CHECK_INT(alloy_graph_num_nodes(g), 3);
@@ -173,15 +177,17 @@ TEST(graph_unbacked_sizes_are_stable) {
   alloy_arg a[1] = {alloy_arg_value(x)};
   alloy_value *nz = node1(g, "aten.nonzero.default", a, 1, "nz");
   alloy_value *nz2 = node1(g, "aten.nonzero.default", a, 1, "nz2");
-  REQUIRE(nz && nz2);
-  CHECK_STR(dims(nz), "u0, 2");
-  CHECK_STR(dims(nz2), "u1, 2");
-  CHECK_INT(alloy_value_dtype(nz), ALLOY_I64);
-  /* re-running the shape functions names the sizes the same */
-  CHECK_OK(alloy_graph_verify(g));
-  alloy_graph *c = NULL;
-  CHECK_OK(alloy_graph_clone(g, &c));
-  CHECK_OK(alloy_graph_verify(c));
-  alloy_graph_free(c);
+  CHECK(nz && nz2);
+  if (nz && nz2) {
+    CHECK_STR(dims(nz), "u0, 2");
+    CHECK_STR(dims(nz2), "u1, 2");
+    CHECK_INT(alloy_value_dtype(nz), ALLOY_I64);
+    /* re-running the shape functions names the sizes the same */
+    CHECK_OK(alloy_graph_verify(g));
+    alloy_graph *c = NULL;
+    CHECK_OK(alloy_graph_clone(g, &c));
+    CHECK_OK(alloy_graph_verify(c));
+    alloy_graph_free(c);
+  }
   alloy_graph_free(g);
 }

@@ -5,9 +5,11 @@
  * integer symbols, each with a range [lo, hi]. Expressions are kept in one
  * canonical form (a sum of integer multiples of products of atoms, where an
  * atom is a symbol or a floor division, modulo, min or max that could not be
- * simplified away) and hash-consed in the symbol table that made them, so two
- * dims are equal exactly when alloy_dim_same() says so: 2*s0 and s0+s0 are the
- * same dim, and so are (s0*12)//12 and s0.
+ * simplified away) and hash-consed in the symbol table that made them, so dims
+ * that simplify to one form are one pointer: 2*s0 and s0+s0 are the same dim,
+ * and so are (s0*12)//12 and s0. The form is not complete: an identity such
+ * as 2*(s0//2) + s0%2 == s0 is true but not recognised, so alloy_dim_same()
+ * returning false means "not proved equal", not "different".
  *
  * Ownership: an alloy_symtab owns every symbol and expression made through
  * it; an alloy_dim holding an expression is valid while its table lives.

@@ -1,0 +1,478 @@
+/*
+ * ir/meta_pointwise.c: shape functions of the elementwise ops (see
+ * ir/meta.h): unary, binary and ternary math, comparisons, logical and
+ * bitwise ops, activations, the special_* functions, and their in-place and
+ * out= variants.
+ *
+ * Nearly every op is one generic function, meta_elementwise, driven by the
+ * table's family parameter: a promotion kind (ELEMENTWISE_TYPE_PROMOTION_KIND
+ * of the op's reference in torch/_refs) plus a few flags for the checks that
+ * PyTorch makes on top of it. The output shape is the broadcast of every
+ * tensor operand; the dtype is torch._prims_common.elementwise_dtypes over
+ * the operands that take part in promotion:
+ *   - every Tensor argument, except a where() condition and an out= tensor
+ *     (a Python number given for a Tensor is a wrapped number: it promotes
+ *     as a scalar and broadcasts as a zero-dim tensor);
+ *   - Scalar arguments only when they stand for an operand (other, exponent,
+ *     self, min, max). Scalars that parametrize an op (alpha, value,
+ *     min_val, threshold, negative_slope, lambd, beta, weight...) never
+ *     change the result type: hardtanh(int64 tensor, -0.5, 0.5) stays int64.
+ * In-place ops return `self` unchanged in dtype and shape, and fail like
+ * PyTorch when the promoted result cannot be cast back to self's dtype or
+ * when broadcasting would have to grow self.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/meta.h"
+
+/* m->param: the promotion kind in the low bits, then flags. */
+enum {
+  PW_KIND_MASK = 0xf,
+  PW_SAME_DTYPE = 1 << 4, /* tensor operands must share one dtype (lerp, heaviside) */
+  PW_INTEGRAL = 1 << 5,   /* integer and bool only (bitwise ops, gcd, lcm) */
+  PW_NO_BOOL = 1 << 6,    /* bool operands refused (neg, sub, rsub) */
+  PW_CLAMP = 1 << 7,      /* min and max must not both be None */
+  PW_COND = 1 << 8,       /* argument 0 is a bool condition (where) */
+  PW_ROUNDING = 1 << 9,   /* rounding_mode None is true division, else DEFAULT */
+  PW_NO_INT_DIV = 1 << 10, /* addcdiv: integer tensor1 / tensor2 refused */
+  PW_REAL = 1 << 11,      /* complex results become real (angle) */
+};
+
+#define K(kind) ALLOY_PROMO_##kind
+
+/* Scalar arguments that are operands rather than parameters. */
+static bool scalar_promotes(const char *name) {
+  static const char *const names[] = {"other", "exponent", "self", "min", "max"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) return true;
+  return false;
+}
+
+static bool is_out_arg(const alloy_schema_arg *a) {
+  return a->alias_write && a->kwarg_only;
+}
+
+/* "[2, s0]" for error messages. */
+static void shape_text(const alloy_dim *shape, int rank, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int d = 0; d < rank && n < cap; d++) {
+    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
+    if (n < cap) n += alloy_dim_print(shape[d], buf + n, cap - n);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+/* c10::canCast: no complex to real, no float to integer, nothing to bool
+ * but bool. */
+static bool can_cast(alloy_dtype from, alloy_dtype to) {
+  if (alloy_dtype_is_complex(from) && !alloy_dtype_is_complex(to)) return false;
+  if (alloy_dtype_is_float(from) && (alloy_dtype_is_integer(to) || to == ALLOY_BOOL))
+    return false;
+  if (from != ALLOY_BOOL && to == ALLOY_BOOL) return false;
+  return true;
+}
+
+static alloy_dtype real_of(alloy_dtype t) {
+  return t == ALLOY_C64 ? ALLOY_F32 : t == ALLOY_C128 ? ALLOY_F64 : t;
+}
+
+/* The operands of an elementwise op, gathered from its schema. */
+typedef struct {
+  alloy_promo_operand promo[8];
+  int npromo;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank;
+  int out_arg; /* schema position of an out= tensor, or -1 */
+} pw_operands;
+
+static alloy_error *gather(alloy_meta *m, pw_operands *o) {
+  const alloy_schema *s = m->op->schema;
+  o->npromo = 0;
+  o->rank = 0;
+  o->out_arg = -1;
+  for (int i = 0; i < m->nargs; i++) {
+    const alloy_schema_arg *sa = &s->args[i];
+    if (sa->type.list || meta_is_none(m, i)) continue;
+    bool tensor = sa->type.kind == ALLOY_TYPE_TENSOR;
+    if (tensor && is_out_arg(sa)) {
+      o->out_arg = i;
+      continue;
+    }
+    if (!tensor && !(sa->type.kind == ALLOY_TYPE_SCALAR && scalar_promotes(sa->name)))
+      continue;
+    const alloy_value *v = meta_tensor(m, i);
+    if (v) {
+      alloy_error *e = meta_broadcast(m, o->shape, o->rank, v->shape, v->rank,
+                                      o->shape, &o->rank);
+      if (e) return e;
+    }
+    if (i == 0 && (m->param & PW_COND)) continue;
+    if (o->npromo == (int)(sizeof o->promo / sizeof o->promo[0]))
+      return meta_error(m, "too many operands");
+    o->promo[o->npromo++] = meta_promo_operand(m, i);
+  }
+  return NULL;
+}
+
+static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
+                                   alloy_dtype result) {
+  int flags = m->param;
+  if (flags & PW_COND) {
+    const alloy_value *c = meta_tensor(m, 0);
+    if (c && c->dtype != ALLOY_BOOL && c->dtype != ALLOY_U8)
+      return meta_error(m,
+                        "where expected condition to be a boolean tensor, but "
+                        "got a tensor with dtype %s",
+                        alloy_dtype_name(c->dtype));
+  }
+  if (flags & PW_SAME_DTYPE) {
+    const alloy_value *first = NULL;
+    /* Wrapped numbers and Scalars (lerp's weight) are exempt. */
+    for (int i = 0; i < m->nargs; i++) {
+      const alloy_schema_arg *sa = &m->op->schema->args[i];
+      if (sa->type.kind != ALLOY_TYPE_TENSOR || sa->type.list || is_out_arg(sa) ||
+          m->args[i].kind != ALLOY_ARG_VALUE)
+        continue;
+      const alloy_value *v = meta_tensor(m, i);
+      if (!v) continue;
+      if (!first) first = v;
+      else if (v->dtype != first->dtype)
+        return meta_error(m, "expected dtype %s for `%s` but got dtype %s",
+                          alloy_dtype_name(first->dtype), meta_arg_name(m, i),
+                          alloy_dtype_name(v->dtype));
+    }
+  }
+  if (flags & PW_NO_BOOL)
+    for (int k = 0; k < o->npromo; k++)
+      if (o->promo[k].kind != ALLOY_PROMO_ABSENT && o->promo[k].dtype == ALLOY_BOOL)
+        return meta_error(m, "%s a bool tensor is not supported. If you are trying "
+                             "to invert a mask, use the `~` or `logical_not()` "
+                             "operator instead.",
+                          strstr(m->op->name, "neg") ? "Negation, the `-` operator, on"
+                                                     : "Subtraction, the `-` operator, with");
+  if ((flags & PW_INTEGRAL) && (alloy_dtype_is_float(result) || alloy_dtype_is_complex(result)))
+    return meta_error(m, "expects integer or bool operands, got operands of result type %s",
+                      alloy_dtype_name(result));
+  if (flags & PW_CLAMP) {
+    int lo = alloy_schema_find_arg(m->op->schema, "min");
+    int hi = alloy_schema_find_arg(m->op->schema, "max");
+    if (lo >= 0 && hi >= 0 && meta_is_none(m, lo) && meta_is_none(m, hi))
+      return meta_error(m, "At least one of 'min' or 'max' must not be None");
+  }
+  if (flags & PW_NO_INT_DIV) {
+    const alloy_value *t1 = meta_tensor(m, 1), *t2 = meta_tensor(m, 2);
+    if (t1 && t2 && !alloy_dtype_is_float(t1->dtype) && !alloy_dtype_is_complex(t1->dtype) &&
+        !alloy_dtype_is_float(t2->dtype) && !alloy_dtype_is_complex(t2->dtype))
+      return meta_error(m,
+                        "Integer division with addcdiv is no longer supported: "
+                        "tensor1 and tensor2 are %s and %s; divide with "
+                        "torch.div(tensor1, tensor2, rounding_mode='trunc') instead",
+                        alloy_dtype_name(t1->dtype), alloy_dtype_name(t2->dtype));
+  }
+  /* add/sub's alpha multiplies in the common dtype. */
+  int alpha = alloy_schema_find_arg(m->op->schema, "alpha");
+  if (alpha >= 0) {
+    alloy_promo_operand a = meta_promo_operand(m, alpha);
+    if (a.dtype == ALLOY_BOOL && result != ALLOY_BOOL)
+      return meta_error(m, "Boolean alpha only supported for Boolean results.");
+    if (a.dtype == ALLOY_F64 && !alloy_dtype_is_float(result) && !alloy_dtype_is_complex(result))
+      return meta_error(m, "For integral input tensors, argument alpha must not "
+                           "be a floating point number.");
+  }
+  return NULL;
+}
+
+static alloy_promo_kind kind_of(alloy_meta *m, alloy_error **err) {
+  *err = NULL;
+  if (!(m->param & PW_ROUNDING)) return (alloy_promo_kind)(m->param & PW_KIND_MASK);
+  int i = alloy_schema_find_arg(m->op->schema, "rounding_mode");
+  const char *mode = i >= 0 ? meta_str(m, i) : NULL;
+  if (!mode) return ALLOY_PROMO_INT_TO_FLOAT;
+  if (!strcmp(mode, "trunc") || !strcmp(mode, "floor")) return ALLOY_PROMO_DEFAULT;
+  *err = meta_error(m,
+                    "div expected rounding_mode to be one of None, 'trunc', or "
+                    "'floor' but found '%s'",
+                    mode);
+  return ALLOY_PROMO_DEFAULT;
+}
+
+static alloy_error *meta_elementwise(alloy_meta *m) {
+  pw_operands o;
+  alloy_error *e = gather(m, &o);
+  if (e) return e;
+  alloy_promo_kind kind = kind_of(m, &e);
+  if (e) return e;
+  alloy_dtype compute, result;
+  alloy_elementwise_dtypes(o.promo, o.npromo, kind, &compute, &result);
+  if ((int)result < 0 || result >= ALLOY_DTYPE_COUNT)
+    return meta_error(m, "operands have no common dtype");
+  if (m->param & PW_REAL) result = real_of(result);
+  if ((e = check_operands(m, &o, result))) return e;
+
+  /* In place: the result lands in self; out=: in out. */
+  const alloy_value *dst = NULL;
+  if (m->op->tags & ALLOY_TAG_INPLACE) dst = meta_tensor(m, 0);
+  else if (o.out_arg >= 0) dst = meta_tensor(m, o.out_arg);
+  if (dst) {
+    if (kind != ALLOY_PROMO_ALWAYS_BOOL && !can_cast(result, dst->dtype))
+      return meta_error(m, "result type %s can't be cast to the desired output type %s",
+                        alloy_dtype_name(result), alloy_dtype_name(dst->dtype));
+    result = dst->dtype;
+  }
+  if (dst && (m->op->tags & ALLOY_TAG_INPLACE)) {
+    bool same = o.rank == dst->rank;
+    for (int d = 0; same && d < o.rank; d++) same = alloy_dim_same(o.shape[d], dst->shape[d]);
+    if (!same) {
+      char want[256], got[256];
+      shape_text(dst->shape, dst->rank, got, sizeof got);
+      shape_text(o.shape, o.rank, want, sizeof want);
+      return meta_error(m, "output with shape %s doesn't match the broadcast shape %s",
+                        got, want);
+    }
+  }
+  return meta_out_tensor(m, 0, result, o.shape, o.rank);
+}
+
+static alloy_error *meta_gelu(alloy_meta *m) {
+  const char *a = meta_str(m, 1);
+  if (a && strcmp(a, "none") && strcmp(a, "tanh"))
+    return meta_error(m, "approximate argument must be either none or tanh, got '%s'", a);
+  return meta_elementwise(m);
+}
+
+static alloy_error *meta_polygamma(alloy_meta *m) {
+  int64_t n;
+  alloy_error *e = meta_int(m, 0, &n);
+  if (e) return e;
+  if (n < 0) return meta_error(m, "polygamma(n, x) does not support negative n, got %lld", (long long)n);
+  return meta_elementwise(m);
+}
+
+static alloy_error *meta_mvlgamma(alloy_meta *m) {
+  int64_t p;
+  alloy_error *e = meta_int(m, 1, &p);
+  if (e) return e;
+  if (p < 1) return meta_error(m, "p has to be greater than or equal to 1, got %lld", (long long)p);
+  return meta_elementwise(m);
+}
+
+/* frexp: the mantissa keeps the float dtype, the exponent is int32. */
+static alloy_error *meta_frexp(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (!x || !alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "torch.frexp() only supports floating-point dtypes, got %s",
+                      x ? alloy_dtype_name(x->dtype) : "a scalar");
+  alloy_error *e = meta_out_like(m, 0, x, x->dtype);
+  return e ? e : meta_out_like(m, 1, x, ALLOY_I32);
+}
+
+#define EW(name, kind) {name, meta_elementwise, K(kind)}
+#define EWF(name, kind, flags) {name, meta_elementwise, K(kind) | (flags)}
+
+const alloy_meta_entry alloy_meta_pointwise[] = {
+    /* unary, result type of the input */
+    EW("aten.bitwise_not.default", DEFAULT),
+    EW("aten.ceil.default", DEFAULT),
+    EW("aten.ceil_.default", DEFAULT),
+    EW("aten.floor.default", DEFAULT),
+    EW("aten.round.default", DEFAULT),
+    EW("aten.round.decimals", DEFAULT),
+    EW("aten.trunc.default", DEFAULT),
+    EW("aten.frac.default", DEFAULT),
+    EW("aten.sign.default", DEFAULT),
+    EW("aten.sgn.default", DEFAULT),
+    EW("aten.relu.default", DEFAULT),
+    EW("aten.relu_.default", DEFAULT),
+    EW("aten.nan_to_num.default", DEFAULT),
+    EW("aten.fill.Scalar", DEFAULT),
+    EW("aten.fill_.Scalar", DEFAULT),
+    EW("aten.zero_.default", DEFAULT),
+    EWF("aten.neg.default", DEFAULT, PW_NO_BOOL),
+    EWF("aten.abs.default", COMPLEX_TO_FLOAT, 0),
+    /* activations: their Scalar parameters never promote */
+    {"aten.gelu.default", meta_gelu, K(DEFAULT)},
+    EW("aten.elu.default", DEFAULT),
+    EW("aten.celu.default", DEFAULT),
+    EW("aten.hardtanh.default", DEFAULT),
+    EW("aten.leaky_relu.default", DEFAULT),
+    EW("aten.hardshrink.default", DEFAULT),
+    EW("aten.softshrink.default", DEFAULT),
+    EW("aten.hardsigmoid.default", DEFAULT),
+    EW("aten.hardswish.default", DEFAULT),
+    EW("aten.silu.default", DEFAULT),
+    EW("aten.mish.default", DEFAULT),
+    EW("aten.softplus.default", DEFAULT),
+    EW("aten.threshold.default", DEFAULT),
+    /* unary, integers computed as float */
+    EW("aten.acos.default", INT_TO_FLOAT),
+    EW("aten.acosh.default", INT_TO_FLOAT),
+    EW("aten.asin.default", INT_TO_FLOAT),
+    EW("aten.asinh.default", INT_TO_FLOAT),
+    EW("aten.atan.default", INT_TO_FLOAT),
+    EW("aten.atanh.default", INT_TO_FLOAT),
+    EW("aten.cos.default", INT_TO_FLOAT),
+    EW("aten.cosh.default", INT_TO_FLOAT),
+    EW("aten.sin.default", INT_TO_FLOAT),
+    EW("aten.sinh.default", INT_TO_FLOAT),
+    EW("aten.tan.default", INT_TO_FLOAT),
+    EW("aten.tanh.default", INT_TO_FLOAT),
+    EW("aten.erf.default", INT_TO_FLOAT),
+    EW("aten.erfc.default", INT_TO_FLOAT),
+    EW("aten.erfinv.default", INT_TO_FLOAT),
+    EW("aten.exp.default", INT_TO_FLOAT),
+    EW("aten.exp2.default", INT_TO_FLOAT),
+    EW("aten.expm1.default", INT_TO_FLOAT),
+    EW("aten.log.default", INT_TO_FLOAT),
+    EW("aten.log10.default", INT_TO_FLOAT),
+    EW("aten.log1p.default", INT_TO_FLOAT),
+    EW("aten.log2.default", INT_TO_FLOAT),
+    EW("aten.reciprocal.default", INT_TO_FLOAT),
+    EW("aten.rsqrt.default", INT_TO_FLOAT),
+    EW("aten.sqrt.default", INT_TO_FLOAT),
+    EW("aten.sqrt_.default", INT_TO_FLOAT),
+    EW("aten.sigmoid.default", INT_TO_FLOAT),
+    EW("aten.deg2rad.default", INT_TO_FLOAT),
+    EW("aten.rad2deg.default", INT_TO_FLOAT),
+    EW("aten.digamma.default", INT_TO_FLOAT),
+    EW("aten.lgamma.default", INT_TO_FLOAT),
+    EW("aten.i0.default", INT_TO_FLOAT),
+    EW("aten.sinc.default", INT_TO_FLOAT),
+    EW("aten.logit.default", INT_TO_FLOAT),
+    EWF("aten.angle.default", INT_TO_FLOAT, PW_REAL),
+    {"aten.polygamma.default", meta_polygamma, K(INT_TO_FLOAT)},
+    {"aten.mvlgamma.default", meta_mvlgamma, K(INT_TO_FLOAT)},
+    EW("aten.special_airy_ai.default", INT_TO_FLOAT),
+    EW("aten.special_bessel_j0.default", INT_TO_FLOAT),
+    EW("aten.special_bessel_j1.default", INT_TO_FLOAT),
+    EW("aten.special_bessel_y0.default", INT_TO_FLOAT),
+    EW("aten.special_bessel_y1.default", INT_TO_FLOAT),
+    EW("aten.special_entr.default", INT_TO_FLOAT),
+    EW("aten.special_erfcx.default", INT_TO_FLOAT),
+    EW("aten.special_i0e.default", INT_TO_FLOAT),
+    EW("aten.special_i1.default", INT_TO_FLOAT),
+    EW("aten.special_i1e.default", INT_TO_FLOAT),
+    EW("aten.special_log_ndtr.default", INT_TO_FLOAT),
+    EW("aten.special_modified_bessel_i0.default", INT_TO_FLOAT),
+    EW("aten.special_modified_bessel_i1.default", INT_TO_FLOAT),
+    EW("aten.special_modified_bessel_k0.default", INT_TO_FLOAT),
+    EW("aten.special_modified_bessel_k1.default", INT_TO_FLOAT),
+    EW("aten.special_ndtri.default", INT_TO_FLOAT),
+    EW("aten.special_scaled_modified_bessel_k0.default", INT_TO_FLOAT),
+    EW("aten.special_scaled_modified_bessel_k1.default", INT_TO_FLOAT),
+    EW("aten.special_spherical_bessel_j0.default", INT_TO_FLOAT),
+    /* unary predicates */
+    EW("aten.isnan.default", ALWAYS_BOOL),
+    EW("aten.isinf.default", ALWAYS_BOOL),
+    EW("aten.isneginf.default", ALWAYS_BOOL),
+    EW("aten.isposinf.default", ALWAYS_BOOL),
+    EW("aten.signbit.default", ALWAYS_BOOL),
+    EW("aten.logical_not.default", ALWAYS_BOOL),
+    EW("aten.logical_not_.default", ALWAYS_BOOL),
+    {"aten.frexp.Tensor", meta_frexp, 0},
+    /* binary arithmetic */
+    EW("aten.add.Tensor", DEFAULT),
+    EW("aten.add.Scalar", DEFAULT),
+    EW("aten.add_.Tensor", DEFAULT),
+    EW("aten.add_.Scalar", DEFAULT),
+    EWF("aten.sub.Tensor", DEFAULT, PW_NO_BOOL),
+    EWF("aten.sub.Scalar", DEFAULT, PW_NO_BOOL),
+    EWF("aten.sub_.Tensor", DEFAULT, PW_NO_BOOL),
+    EWF("aten.rsub.Tensor", DEFAULT, PW_NO_BOOL),
+    EWF("aten.rsub.Scalar", DEFAULT, PW_NO_BOOL),
+    EW("aten.mul.Tensor", DEFAULT),
+    EW("aten.mul.Scalar", DEFAULT),
+    EW("aten.mul_.Tensor", DEFAULT),
+    EW("aten.mul_.Scalar", DEFAULT),
+    EW("aten.div.Tensor", INT_TO_FLOAT),
+    EW("aten.div.Scalar", INT_TO_FLOAT),
+    EW("aten.div_.Scalar", INT_TO_FLOAT),
+    EWF("aten.div.Tensor_mode", DEFAULT, PW_ROUNDING),
+    EWF("aten.div.Scalar_mode", DEFAULT, PW_ROUNDING),
+    EW("aten.floor_divide.default", DEFAULT),
+    EW("aten.fmod.Tensor", DEFAULT),
+    EW("aten.fmod.Scalar", DEFAULT),
+    EW("aten.remainder.Tensor", DEFAULT),
+    EW("aten.remainder.Scalar", DEFAULT),
+    EW("aten.pow.Tensor_Tensor", BOOL_TO_LONG),
+    EW("aten.pow.Tensor_Scalar", BOOL_TO_LONG),
+    EW("aten.pow.Scalar", BOOL_TO_LONG),
+    EW("aten.maximum.default", DEFAULT),
+    EW("aten.minimum.default", DEFAULT),
+    EW("aten.fmax.default", DEFAULT),
+    EW("aten.fmin.default", DEFAULT),
+    EW("aten.hypot.default", DEFAULT),
+    EW("aten.logaddexp.default", DEFAULT),
+    EW("aten.logaddexp2.default", DEFAULT),
+    EW("aten.nextafter.default", NO_OPMATH),
+    EWF("aten.heaviside.default", NO_OPMATH, PW_SAME_DTYPE),
+    EW("aten.atan2.default", INT_TO_FLOAT),
+    EW("aten.atan2.out", INT_TO_FLOAT),
+    EW("aten.copysign.Tensor", INT_TO_FLOAT),
+    EW("aten.ldexp.Tensor", INT_TO_FLOAT),
+    EW("aten.igamma.default", INT_TO_FLOAT),
+    EW("aten.igammac.default", INT_TO_FLOAT),
+    EW("aten.xlogy.Tensor", INT_TO_FLOAT),
+    EW("aten.special_xlog1py.default", INT_TO_FLOAT),
+    EW("aten.special_zeta.default", INT_TO_FLOAT),
+    EW("aten.special_chebyshev_polynomial_t.default", INT_TO_FLOAT),
+    EW("aten.special_chebyshev_polynomial_u.default", INT_TO_FLOAT),
+    EW("aten.special_chebyshev_polynomial_v.default", INT_TO_FLOAT),
+    EW("aten.special_chebyshev_polynomial_w.default", INT_TO_FLOAT),
+    EW("aten.special_shifted_chebyshev_polynomial_t.default", INT_TO_FLOAT),
+    EW("aten.special_shifted_chebyshev_polynomial_u.default", INT_TO_FLOAT),
+    EW("aten.special_shifted_chebyshev_polynomial_v.default", INT_TO_FLOAT),
+    EW("aten.special_shifted_chebyshev_polynomial_w.default", INT_TO_FLOAT),
+    EW("aten.special_hermite_polynomial_h.default", INT_TO_FLOAT),
+    EW("aten.special_hermite_polynomial_he.default", INT_TO_FLOAT),
+    EW("aten.special_laguerre_polynomial_l.default", INT_TO_FLOAT),
+    EW("aten.special_legendre_polynomial_p.default", INT_TO_FLOAT),
+    /* bitwise and logical */
+    EWF("aten.bitwise_and.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_and.Scalar", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_and_.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.__and__.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_or.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_or.Scalar", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_or_.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_xor.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_xor.Scalar", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_left_shift.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.bitwise_right_shift.Tensor", DEFAULT, PW_INTEGRAL),
+    EWF("aten.gcd.default", DEFAULT, PW_INTEGRAL),
+    EWF("aten.lcm.default", DEFAULT, PW_INTEGRAL),
+    EW("aten.logical_and.default", ALWAYS_BOOL),
+    EW("aten.logical_and_.default", ALWAYS_BOOL),
+    EW("aten.logical_or.default", ALWAYS_BOOL),
+    EW("aten.logical_xor.default", ALWAYS_BOOL),
+    /* comparisons */
+    EW("aten.eq.Tensor", ALWAYS_BOOL),
+    EW("aten.eq.Scalar", ALWAYS_BOOL),
+    EW("aten.ne.Tensor", ALWAYS_BOOL),
+    EW("aten.ne.Scalar", ALWAYS_BOOL),
+    EW("aten.ge.Tensor", ALWAYS_BOOL),
+    EW("aten.ge.Scalar", ALWAYS_BOOL),
+    EW("aten.gt.Tensor", ALWAYS_BOOL),
+    EW("aten.gt.Scalar", ALWAYS_BOOL),
+    EW("aten.le.Tensor", ALWAYS_BOOL),
+    EW("aten.le.Scalar", ALWAYS_BOOL),
+    EW("aten.lt.Tensor", ALWAYS_BOOL),
+    EW("aten.lt.Scalar", ALWAYS_BOOL),
+    /* clamps: min and max take part in promotion */
+    EWF("aten.clamp.default", DEFAULT, PW_CLAMP),
+    EWF("aten.clamp.Tensor", DEFAULT, PW_CLAMP),
+    EWF("aten.clamp_.default", DEFAULT, PW_CLAMP),
+    EW("aten.clamp_min.default", DEFAULT),
+    EW("aten.clamp_min.Tensor", DEFAULT),
+    EW("aten.clamp_min_.default", DEFAULT),
+    EW("aten.clamp_min_.Tensor", DEFAULT),
+    EW("aten.clamp_max.Tensor", DEFAULT),
+    /* ternary */
+    EWF("aten.where.self", NO_OPMATH, PW_COND),
+    EW("aten.addcmul.default", DEFAULT),
+    EWF("aten.addcdiv.default", DEFAULT, PW_NO_INT_DIV),
+    EWF("aten.lerp.Scalar", DEFAULT, PW_SAME_DTYPE),
+    EWF("aten.lerp.Tensor", DEFAULT, PW_SAME_DTYPE),
+    EWF("aten.lerp_.Tensor", DEFAULT, PW_SAME_DTYPE),
+    {NULL, NULL, 0},
+};
