@@ -185,6 +185,17 @@ alloy_error *meta_wrap_dim(alloy_meta *m, int i, int64_t dim, int rank,
   return NULL;
 }
 
+const char *meta_shape_text(const alloy_dim *shape, int rank, char *buf,
+                            size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int d = 0; d < rank && n < cap; d++) {
+    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
+    if (n < cap) n += alloy_dim_print(shape[d], buf + n, cap - n);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+  return buf;
+}
+
 alloy_error *meta_broadcast(alloy_meta *m, const alloy_dim *a, int ra,
                             const alloy_dim *b, int rb, alloy_dim *out,
                             int *rout) {

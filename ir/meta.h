@@ -81,6 +81,9 @@ const char *meta_str(const alloy_meta *m, int i); /* NULL when None */
 alloy_promo_operand meta_promo_operand(const alloy_meta *m, int i);
 
 /* --- dims -----------------------------------------------------------------*/
+/* Writes a shape as PyTorch prints one ("[s0, 3]") into buf; returns buf. */
+const char *meta_shape_text(const alloy_dim *shape, int rank, char *buf,
+                            size_t cap);
 /* Wraps a possibly negative dim into [0, rank) (rank 0 accepts -1 and 0, as
  * PyTorch does); the error names the argument and the valid range. */
 alloy_error *meta_wrap_dim(alloy_meta *m, int i, int64_t dim, int rank,

@@ -23,16 +23,6 @@ static void copy_dims(alloy_dim *dst, const alloy_dim *src, int n) {
 
 static bool is_index_dtype(alloy_dtype t) { return t == ALLOY_I64 || t == ALLOY_I32; }
 
-static const char *dims_text(const alloy_dim *shape, int rank, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(shape[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 /* A dim of argument i (wrapped), read from schema position dim_i. */
 static alloy_error *arg_dim(alloy_meta *m, int dim_i, int rank, int *out) {
   int64_t dim;
@@ -67,8 +57,8 @@ static alloy_error *broadcast_into(alloy_meta *m, const alloy_value *self,
   char a[256], b[256];
   return meta_error(m, "argument '%s': output with shape %s doesn't match the "
                        "broadcast shape %s",
-                    meta_arg_name(m, other_i), dims_text(self->shape, self->rank, a, sizeof a),
-                    dims_text(shape, rank, b, sizeof b));
+                    meta_arg_name(m, other_i), meta_shape_text(self->shape, self->rank, a, sizeof a),
+                    meta_shape_text(shape, rank, b, sizeof b));
 }
 
 static alloy_error *need_bool_mask(alloy_meta *m, int i, const alloy_value *mask) {
@@ -147,8 +137,8 @@ static alloy_error *index_plan_read(alloy_meta *m, const alloy_value *self,
         return meta_error(m, "argument '%s': the shape of the mask %s at index %d "
                              "does not match the shape of the indexed tensor %s "
                              "at index %d",
-                          meta_arg_name(m, idx_i), dims_text(ix->shape, ix->rank, a, sizeof a),
-                          i, dims_text(self->shape, self->rank, b, sizeof b), p->n + j);
+                          meta_arg_name(m, idx_i), meta_shape_text(ix->shape, ix->rank, a, sizeof a),
+                          i, meta_shape_text(self->shape, self->rank, b, sizeof b), p->n + j);
       }
     alloy_dim u = alloy_dim_const(0);
     if (make_sizes && ix->rank) {

@@ -21,16 +21,6 @@
 
 static alloy_dim C(int64_t v) { return alloy_dim_const(v); }
 
-static const char *shape_text(const alloy_dim *s, int rank, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(s[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 static bool never_eq(alloy_meta *m, alloy_dim a, alloy_dim b) {
   return alloy_dim_eq(m->st, a, b) == ALLOY_FALSE;
 }
@@ -38,7 +28,7 @@ static bool never_eq(alloy_meta *m, alloy_dim a, alloy_dim b) {
 static alloy_error *want_rank(alloy_meta *m, int i, const alloy_value *t, int lo, int hi) {
   if (t->rank >= lo && t->rank <= hi) return NULL;
   char s[256];
-  shape_text(t->shape, t->rank, s, sizeof s);
+  meta_shape_text(t->shape, t->rank, s, sizeof s);
   if (lo == hi)
     return meta_error(m, "argument '%s': expected a %d-D tensor, got shape %s",
                       meta_arg_name(m, i), lo, s);
@@ -86,7 +76,7 @@ static alloy_error *want_matrix(alloy_meta *m, int i, const alloy_value *t, bool
   if (never_eq(m, t->shape[t->rank - 1], t->shape[t->rank - 2])) {
     char s[256];
     return meta_error(m, "argument '%s': expected a batch of square matrices, got shape %s",
-                      meta_arg_name(m, i), shape_text(t->shape, t->rank, s, sizeof s));
+                      meta_arg_name(m, i), meta_shape_text(t->shape, t->rank, s, sizeof s));
   }
   return NULL;
 }
@@ -124,8 +114,8 @@ static alloy_error *meta_matmul(alloy_meta *m) {
   alloy_dim out[3];
   int rank = 0;
   char sa[256], sb[256];
-  shape_text(a->shape, a->rank, sa, sizeof sa);
-  shape_text(b->shape, b->rank, sb, sizeof sb);
+  meta_shape_text(a->shape, a->rank, sa, sizeof sa);
+  meta_shape_text(b->shape, b->rank, sb, sizeof sb);
   bool ok = true;
   switch (kind) {
     case MM:
@@ -158,8 +148,8 @@ static alloy_error *meta_matmul(alloy_meta *m) {
     if (e) return e;
     if (!fits)
       return meta_error(m, "argument 'self' of shape %s does not broadcast to the product's "
-                        "shape %s", shape_text(self->shape, self->rank, sa, sizeof sa),
-                        shape_text(out, rank, sb, sizeof sb));
+                        "shape %s", meta_shape_text(self->shape, self->rank, sa, sizeof sa),
+                        meta_shape_text(out, rank, sb, sizeof sb));
   }
   return meta_out_tensor(m, 0, a->dtype, out, rank);
 }
@@ -506,8 +496,8 @@ static alloy_error *want_solvable(alloy_meta *m, const alloy_value *a, const all
   if (!never_eq(m, na, nb)) return NULL;
   char sa[256], sb[256];
   return meta_error(m, "incompatible shapes of A and B for the equation %s (%s and %s)",
-                    left ? "AX = B" : "XA = B", shape_text(a->shape, a->rank, sa, sizeof sa),
-                    shape_text(b->shape, b->rank, sb, sizeof sb));
+                    left ? "AX = B" : "XA = B", meta_shape_text(a->shape, a->rank, sa, sizeof sa),
+                    meta_shape_text(b->shape, b->rank, sb, sizeof sb));
 }
 
 /* _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots, info).
@@ -563,8 +553,8 @@ static alloy_error *meta_solve(alloy_meta *m) {
     for (int d = 0; d < p->rank && ok; d++) ok = !never_eq(m, p->shape[d], a->shape[d]);
     if (!ok)
       return meta_error(m, "expected pivots of shape %s (the matrix's shape without its last "
-                        "dim), got %s", shape_text(a->shape, a->rank - 1, (char[256]){0}, 256),
-                        shape_text(p->shape, p->rank, (char[256]){0}, 256));
+                        "dim), got %s", meta_shape_text(a->shape, a->rank - 1, (char[256]){0}, 256),
+                        meta_shape_text(p->shape, p->rank, (char[256]){0}, 256));
     if (!alloy_dtype_is_integer(p->dtype))
       return meta_error(m, "expected integer pivots, got %s", alloy_dtype_name(p->dtype));
   }

@@ -14,17 +14,6 @@
 
 #include "ir/meta.h"
 
-static const char *shape_str(const alloy_dim *s, int rank, char *buf,
-                             size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(s[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 /* The tensor's strides: recorded ones, else contiguous ones, which skip
  * empty dims as c10 does (stride[d] = stride[d+1] * max(size[d+1], 1)). */
 static void strides_of(alloy_meta *m, const alloy_value *v, alloy_dim *out) {
@@ -122,8 +111,8 @@ static alloy_error *meta_assert_tensor_metadata(alloy_meta *m) {
     for (int d = 0; ok && d < n; d++) ok = may_equal(m, a->shape[d], want[d]);
     if (!ok)
       return meta_error(m, "Tensor sizes mismatch! Expected: %s, Got: %s",
-                        shape_str(want, n, x, sizeof x),
-                        shape_str(a->shape, a->rank, y, sizeof y));
+                        meta_shape_text(want, n, x, sizeof x),
+                        meta_shape_text(a->shape, a->rank, y, sizeof y));
   }
   /* Strides are compared only when the tensor records them. */
   if (!meta_is_none(m, 2) && a->strides) {
@@ -133,8 +122,8 @@ static alloy_error *meta_assert_tensor_metadata(alloy_meta *m) {
     for (int d = 0; ok && d < n; d++) ok = may_equal(m, have[d], want[d]);
     if (!ok)
       return meta_error(m, "Tensor strides mismatch! Expected: %s, Got: %s",
-                        shape_str(want, n, x, sizeof x),
-                        shape_str(have, a->rank, y, sizeof y));
+                        meta_shape_text(want, n, x, sizeof x),
+                        meta_shape_text(have, a->rank, y, sizeof y));
   }
   if (!meta_is_none(m, 3)) {
     alloy_dtype t = meta_dtype_or(m, 3, a->dtype);

@@ -29,16 +29,6 @@ static const char *dim_text(alloy_dim d, char *buf, size_t cap) {
   return buf;
 }
 
-static const char *shape_text(const alloy_dim *s, int rank, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(s[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 /* Relations that the symbols' ranges prove; an undecidable one counts as
  * holding (see the file comment). */
 static bool never_eq(alloy_meta *m, alloy_dim a, alloy_dim b) {
@@ -52,7 +42,7 @@ static bool surely_zero(alloy_dim d) { return alloy_dim_is_const(d) && d.value =
 static alloy_error *want_rank(alloy_meta *m, int i, const alloy_value *t, int lo, int hi) {
   if (t->rank >= lo && t->rank <= hi) return NULL;
   char s[256];
-  shape_text(t->shape, t->rank, s, sizeof s);
+  meta_shape_text(t->shape, t->rank, s, sizeof s);
   if (lo == hi)
     return meta_error(m, "argument '%s': expected a %d-D tensor, got shape %s",
                       meta_arg_name(m, i), lo, s);
@@ -82,8 +72,8 @@ static alloy_error *want_shape(alloy_meta *m, int i, const alloy_value *t,
   if (ok) return NULL;
   char want[256], got[256];
   return meta_error(m, "argument '%s': expected shape %s, got %s", meta_arg_name(m, i),
-                    shape_text(s, rank, want, sizeof want),
-                    shape_text(t->shape, t->rank, got, sizeof got));
+                    meta_shape_text(s, rank, want, sizeof want),
+                    meta_shape_text(t->shape, t->rank, got, sizeof got));
 }
 
 /* The int `reduction` of the losses: 0 none, 1 mean, 2 sum. */
@@ -186,7 +176,7 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
     if (never_eq(m, w->shape[0], cin))
       return meta_error(m, "given transposed=1, weight of size %s expected input with %s "
                         "channels, but got %s channels",
-                        shape_text(w->shape, w->rank, (char[256]){0}, 256),
+                        meta_shape_text(w->shape, w->rank, (char[256]){0}, 256),
                         dim_text(w->shape[0], a, sizeof a), dim_text(cin, b, sizeof b));
     cout = alloy_dim_mul(m->st, w->shape[1], groups);
   } else {
@@ -195,14 +185,14 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
       return meta_error(m, "given groups=%s, weight of size %s expected input with %s "
                         "channels, but got %s channels",
                         dim_text(groups, a, sizeof a),
-                        shape_text(w->shape, w->rank, (char[256]){0}, 256),
+                        meta_shape_text(w->shape, w->rank, (char[256]){0}, 256),
                         dim_text(need, (char[64]){0}, 64), dim_text(cin, b, sizeof b));
     cout = w->shape[0];
   }
   if (bias && (bias->rank != 1 || never_eq(m, bias->shape[0], cout)))
     return meta_error(m, "expected bias to be 1-D with %s elements, got shape %s",
                       dim_text(cout, a, sizeof a),
-                      shape_text(bias->shape, bias->rank, (char[256]){0}, 256));
+                      meta_shape_text(bias->shape, bias->rank, (char[256]){0}, 256));
   out[0] = in->shape[0];
   /* PyTorch's meta: an input with no channels gives an output with none. */
   out[1] = surely_zero(cin) ? C(0) : cout;
@@ -228,8 +218,8 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
     char s[256], o[256];
     return meta_error(m, "given input size per channel %s, the calculated output size per "
                       "channel %s is too small",
-                      shape_text(in->shape + 2, n, s, sizeof s),
-                      shape_text(out + 2, n, o, sizeof o));
+                      meta_shape_text(in->shape + 2, n, s, sizeof s),
+                      meta_shape_text(out + 2, n, o, sizeof o));
   }
   return NULL;
 }
@@ -326,7 +316,7 @@ static alloy_error *pool_shape(alloy_meta *m, const pool_args *a, int n, alloy_d
       char sh[256];
       return meta_error(m, "expected a %d-D or %d-D (batch mode) input with non-zero sizes "
                         "except the batch, got %s", n + 1, n + 2,
-                        shape_text(in->shape, in->rank, sh, sizeof sh));
+                        meta_shape_text(in->shape, in->rank, sh, sizeof sh));
     }
   for (int i = 0; i < n; i++) {
     const char *bad = k[i] <= 0   ? "kernel size"
@@ -352,8 +342,8 @@ static alloy_error *pool_shape(alloy_meta *m, const pool_args *a, int n, alloy_d
     if (surely_lt(m, out[batch + 1 + i], C(1))) {
       char sh[256], o[256];
       return meta_error(m, "given input size %s, the calculated output size %s is too small",
-                        shape_text(in->shape + batch + 1, n, sh, sizeof sh),
-                        shape_text(out + batch + 1, i + 1, o, sizeof o));
+                        meta_shape_text(in->shape + batch + 1, n, sh, sizeof sh),
+                        meta_shape_text(out + batch + 1, i + 1, o, sizeof o));
     }
   }
   *rank = in->rank;
@@ -434,7 +424,7 @@ static alloy_error *meta_adaptive_pool(alloy_meta *m) {
   for (int i = max ? 1 : batch + 1; i < in->rank; i++)
     if (surely_zero(in->shape[i]))
       return meta_error(m, "expected input to have non-zero size for non-batch dimensions, "
-                        "got shape %s", shape_text(in->shape, in->rank, (char[256]){0}, 256));
+                        "got shape %s", meta_shape_text(in->shape, in->rank, (char[256]){0}, 256));
   for (int i = 0; i < n; i++)
     if (alloy_dim_is_const(size[i]) && size[i].value < 0)
       return meta_error(m, "argument 'output_size' must be non-negative");
@@ -472,7 +462,7 @@ static alloy_error *meta_fractional_max_pool(alloy_meta *m) {
   if (never_eq(m, rs->shape[1], in->shape[batch]) || never_eq(m, rs->shape[2], C(n)))
     return meta_error(m, "expected random_samples of shape [N, %s, %d], got %s",
                       dim_text(in->shape[batch], (char[64]){0}, 64), n,
-                      shape_text(rs->shape, rs->rank, (char[256]){0}, 256));
+                      meta_shape_text(rs->shape, rs->rank, (char[256]){0}, 256));
   for (int i = 0; i < n; i++) {
     alloy_dim L = in->shape[batch + 1 + i];
     if (surely_zero(L) || k[i] <= 0 || o[i] < 0)
@@ -528,8 +518,8 @@ static alloy_error *meta_layer_norm(alloy_meta *m) {
   if (!ok) {
     char a[256], b[256];
     return meta_error(m, "given normalized_shape=%s, expected input with shape [*, %s], got %s",
-                      shape_text(ns, k, a, sizeof a), shape_text(ns, k, b, sizeof b) + 1,
-                      shape_text(in->shape, in->rank, (char[256]){0}, 256));
+                      meta_shape_text(ns, k, a, sizeof a), meta_shape_text(ns, k, b, sizeof b) + 1,
+                      meta_shape_text(in->shape, in->rank, (char[256]){0}, 256));
   }
   for (int i = 2; i <= 3; i++) {
     const alloy_value *p = meta_tensor(m, i);
@@ -575,7 +565,7 @@ static alloy_error *meta_group_norm(alloy_meta *m) {
   if (alloy_dim_is_const(c) && c.value % group)
     return meta_error(m, "expected number of channels in input to be divisible by num_groups, "
                       "but got input of shape %s and num_groups=%lld",
-                      shape_text(in->shape, in->rank, (char[256]){0}, 256), (long long)group);
+                      meta_shape_text(in->shape, in->rank, (char[256]){0}, 256), (long long)group);
   for (int i = 1; i <= 2; i++) {
     const alloy_value *p = meta_tensor(m, i);
     if (p && (e = want_shape(m, i, p, &c, 1))) return e;
@@ -697,8 +687,8 @@ static alloy_error *meta_multi_margin_loss(alloy_meta *m) {
   alloy_dim nframe = x->rank <= 1 ? C(1) : x->shape[0];
   if (never_eq(m, meta_numel(m, y->shape, y->rank), nframe))
     return meta_error(m, "inconsistent target size: %s for input of size %s",
-                      shape_text(y->shape, y->rank, (char[256]){0}, 256),
-                      shape_text(x->shape, x->rank, (char[256]){0}, 256));
+                      meta_shape_text(y->shape, y->rank, (char[256]){0}, 256),
+                      meta_shape_text(x->shape, x->rank, (char[256]){0}, 256));
   bool keep = r == 0 && y->rank > 0;
   return meta_out_tensor(m, 0, x->dtype, &nframe, keep ? 1 : 0);
 }
@@ -750,7 +740,7 @@ static alloy_error *meta_nll_loss(alloy_meta *m) {
     return meta_error(m, "weight tensor should be defined either for all %s classes or no "
                       "classes but got weight tensor of shape %s",
                       dim_text(nclass, (char[64]){0}, 64),
-                      shape_text(w->shape, w->rank, (char[256]){0}, 256));
+                      meta_shape_text(w->shape, w->rank, (char[256]){0}, 256));
   e = meta_out_tensor(m, 0, x->dtype, out, r == 0 ? rank : 0);
   return e ? e : meta_out_tensor(m, 1, x->dtype, NULL, 0);
 }
@@ -817,8 +807,8 @@ static alloy_error *meta_upsample(alloy_meta *m) {
     if (surely_lt(m, in->shape[i], C(1)) || surely_lt(m, out[i], C(1)))
       return meta_error(m, "input and output sizes should be greater than 0, got input size "
                         "%s and output size %s",
-                        shape_text(in->shape, in->rank, (char[256]){0}, 256),
-                        shape_text(out, n + 2, (char[256]){0}, 256));
+                        meta_shape_text(in->shape, in->rank, (char[256]){0}, 256),
+                        meta_shape_text(out, n + 2, (char[256]){0}, 256));
   return meta_out_tensor(m, 0, in->dtype, out, n + 2);
 }
 
@@ -839,8 +829,8 @@ static alloy_error *meta_grid_sampler(alloy_meta *m) {
   if (never_eq(m, in->shape[0], grid->shape[0]) || never_eq(m, grid->shape[n + 1], C(n)))
     return meta_error(m, "expected grid of shape [%s, ..., %d] for input of shape %s, got %s",
                       dim_text(in->shape[0], (char[64]){0}, 64), n,
-                      shape_text(in->shape, in->rank, (char[256]){0}, 256),
-                      shape_text(grid->shape, grid->rank, (char[256]){0}, 256));
+                      meta_shape_text(in->shape, in->rank, (char[256]){0}, 256),
+                      meta_shape_text(grid->shape, grid->rank, (char[256]){0}, 256));
   for (int i = 2; i < n + 2; i++)
     if (surely_zero(in->shape[i]))
       return meta_error(m, "expected input to have non-empty spatial dimensions");

@@ -53,16 +53,6 @@ static bool is_out_arg(const alloy_schema_arg *a) {
   return a->alias_write && a->kwarg_only;
 }
 
-/* "[2, s0]" for error messages. */
-static void shape_text(const alloy_dim *shape, int rank, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(shape[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-}
-
 /* c10::canCast: no complex to real, no float to integer, nothing to bool
  * but bool. */
 static bool can_cast(alloy_dtype from, alloy_dtype to) {
@@ -225,8 +215,8 @@ static alloy_error *meta_elementwise(alloy_meta *m) {
     for (int d = 0; same && d < o.rank; d++) same = alloy_dim_same(o.shape[d], dst->shape[d]);
     if (!same) {
       char want[256], got[256];
-      shape_text(dst->shape, dst->rank, got, sizeof got);
-      shape_text(o.shape, o.rank, want, sizeof want);
+      meta_shape_text(dst->shape, dst->rank, got, sizeof got);
+      meta_shape_text(o.shape, o.rank, want, sizeof want);
       return meta_error(m, "output with shape %s doesn't match the broadcast shape %s",
                         got, want);
     }

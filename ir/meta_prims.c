@@ -25,18 +25,6 @@ static const char *dim_str(alloy_dim d, char *buf, size_t cap) {
   return buf;
 }
 
-/* "[s0, 3]", as PyTorch prints a shape. */
-static const char *shape_str(const alloy_dim *s, int rank, char *buf,
-                             size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < rank && n < cap; d++) {
-    if (d) n += (size_t)snprintf(buf + n, cap - n, ", ");
-    if (n < cap) n += alloy_dim_print(s[d], buf + n, cap - n);
-  }
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
-}
-
 static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap) {
   size_t len = (size_t)snprintf(buf, cap, "[");
   for (int k = 0; k < n && len < cap; k++)
@@ -193,9 +181,9 @@ static alloy_error *prim_same_shape(alloy_meta *m, const int *idx, int n,
                         "shape %s: prims do not broadcast (use "
                         "prims.broadcast_in_dim first)",
                         meta_arg_name(m, idx[k]),
-                        shape_str(v->shape, v->rank, a, sizeof a),
+                        meta_shape_text(v->shape, v->rank, a, sizeof a),
                         meta_arg_name(m, shaped_arg),
-                        shape_str(shaped->shape, shaped->rank, b, sizeof b));
+                        meta_shape_text(shaped->shape, shaped->rank, b, sizeof b));
     }
   }
   *out = shaped ? shaped : scalar;
@@ -551,8 +539,8 @@ static alloy_error *meta_prim_as_strided_scatter(alloy_meta *m) {
     return meta_error(m,
                       "expected src to have a size equal to the slice of "
                       "self. src size = %s, slice size = %s",
-                      shape_str(src->shape, src->rank, x, sizeof x),
-                      shape_str(size, n, y, sizeof y));
+                      meta_shape_text(src->shape, src->rank, x, sizeof x),
+                      meta_shape_text(size, n, y, sizeof y));
   bool maybe_empty;
   alloy_dim need = required_storage(m, size, stride, n, offset, &maybe_empty);
   alloy_dim have = meta_numel(m, a->shape, a->rank);
@@ -562,8 +550,8 @@ static alloy_error *meta_prim_as_strided_scatter(alloy_meta *m) {
                       "sizes %s, strides %s, storage "
                       "offset %s require a storage of %s elements, out of "
                       "bounds for self's %s",
-                      shape_str(size, n, x, sizeof x),
-                      shape_str(stride, n, y, sizeof y),
+                      meta_shape_text(size, n, x, sizeof x),
+                      meta_shape_text(stride, n, y, sizeof y),
                       dim_str(offset, z, sizeof z),
                       dim_str(need, w, sizeof w), dim_str(have, v, sizeof v));
   return meta_out_like(m, 0, a, a->dtype);

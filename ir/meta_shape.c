@@ -34,14 +34,7 @@ static text dim_text(alloy_dim d) {
 
 static text shape_text(const alloy_dim *shape, int rank) {
   text t;
-  size_t n = 0, cap = sizeof t.s;
-  t.s[n++] = '[';
-  for (int k = 0; k < rank && n < cap - 1; k++) {
-    if (k) n += (size_t)snprintf(t.s + n, cap - n, ", ");
-    if (n < cap - 1) n += alloy_dim_print(shape[k], t.s + n, cap - n);
-  }
-  if (n < cap - 1) t.s[n++] = ']';
-  t.s[n < cap ? n : cap - 1] = '\0';
+  meta_shape_text(shape, rank, t.s, sizeof t.s);
   return t;
 }
 
