@@ -96,7 +96,8 @@ fuzz: deps-fuzz $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \
 	  echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
-	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  dict=""; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
 	    build-fuzz/corpus-$$n tests/fuzz/seeds-$$n > build-fuzz/$$n.log 2>&1; \
 	  status=$$?; \
 	  grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' build-fuzz/$$n.log; \

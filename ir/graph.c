@@ -106,9 +106,10 @@ static alloy_error *value_set_type(alloy_graph *g, alloy_value *v,
   v->dtype = dtype;
   v->rank = rank;
   v->int_value = int_value;
+  /* shape is never NULL, even for rank 0: code may memcpy rank dims from it. */
+  v->shape = alloy_arena_alloc(&g->arena, sizeof *v->shape * (size_t)(rank ? rank : 1));
+  if (!v->shape) return oom();
   if (rank) {
-    v->shape = alloy_arena_alloc(&g->arena, sizeof *v->shape * (size_t)rank);
-    if (!v->shape) return oom();
     memcpy(v->shape, shape, sizeof *v->shape * (size_t)rank);
     if (strides) {
       v->strides = alloy_arena_alloc(&g->arena, sizeof *v->strides * (size_t)rank);
@@ -404,7 +405,7 @@ alloy_error *alloy_graph_set_outputs(alloy_graph *g, alloy_value *const *values,
                              "graph output %d is not a value of this graph", i);
   alloy_value **outs = malloc(sizeof *outs * (size_t)(n ? n : 1));
   if (!outs) return oom();
-  memcpy(outs, values, sizeof *outs * (size_t)n);
+  if (n) memcpy(outs, values, sizeof *outs * (size_t)n);
   free(g->outputs);
   g->outputs = outs;
   g->noutputs = n;

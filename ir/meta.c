@@ -36,9 +36,10 @@ bool meta_is_none(const alloy_meta *m, int i) {
 
 /* Wrapped numbers (a Python number given for a Tensor argument) read as the
  * zero-dim tensors PyTorch wraps them in: int64, float64 or bool. */
-static const alloy_value wrapped_i64 = {.name = "<int>", .dtype = ALLOY_I64};
-static const alloy_value wrapped_f64 = {.name = "<float>", .dtype = ALLOY_F64};
-static const alloy_value wrapped_bool = {.name = "<bool>", .dtype = ALLOY_BOOL};
+static alloy_dim no_dims[1];
+static const alloy_value wrapped_i64 = {.name = "<int>", .dtype = ALLOY_I64, .shape = no_dims};
+static const alloy_value wrapped_f64 = {.name = "<float>", .dtype = ALLOY_F64, .shape = no_dims};
+static const alloy_value wrapped_bool = {.name = "<bool>", .dtype = ALLOY_BOOL, .shape = no_dims};
 
 const alloy_value *meta_tensor(const alloy_meta *m, int i) {
   const alloy_arg *a = &m->args[i];
@@ -227,7 +228,7 @@ alloy_dim meta_unbacked(alloy_meta *m) {
   char name[32];
   snprintf(name, sizeof name, "u%d", m->unbacked_next++);
   alloy_dim d = alloy_dim_const(0);
-  alloy_error *e = alloy_sym_new(m->st, name, 0, ALLOY_SYM_INF, &d);
+  alloy_error *e = alloy_sym_new_unbacked(m->st, name, 0, ALLOY_SYM_INF, &d);
   if (e) {
     /* The name is taken with another range: fall back to a fresh one. */
     alloy_error_free(e);

@@ -204,7 +204,7 @@ static alloy_error *index_result(alloy_meta *m, const alloy_value *self,
       last = d;
     }
   bool adjacent = true;
-  for (int d = first; d <= last; d++) adjacent &= p->e[d].present;
+  for (int d = first; first >= 0 && d <= last; d++) adjacent &= p->e[d].present;
   int r = 0;
   alloy_dim tmp[2 * ALLOY_MAX_RANK];
   if (first < 0) {

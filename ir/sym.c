@@ -48,9 +48,15 @@ struct alloy_expr {
   const char *name; /* SYM, NUL-terminated, in the arena */
   size_t len;
   bool unbacked;
+  uint32_t size;  /* nodes in the expression written out as a tree */
   alloy_dim x, y; /* FLOORDIV, MOD, MIN, MAX operands */
   term t[];       /* ADD terms / MUL factors, in canonical order */
 };
+
+/* Interning shares subexpressions, but printing, evaluation and import walk
+ * the tree, whose size can grow exponentially with nesting (min/max inside
+ * products): a bound on it keeps every walk linear in what was built. */
+#define MAX_TREE_SIZE 4096
 
 #define MAX_DEPTH 64 /* parser nesting: fuzzed input must not exhaust the stack */
 #define BLOCK_SIZE 65536
@@ -378,6 +384,15 @@ static bool table_grow(alloy_symtab *st) {
 }
 
 /* The one node for k, made on first use; NULL when out of memory. */
+static uint64_t dim_tree_size(alloy_dim d) { return d.expr ? d.expr->size : 1; }
+
+static uint64_t key_tree_size(const key *k) {
+  uint64_t size = 1 + dim_tree_size(k->x) + dim_tree_size(k->y);
+  if (k->kind == K_ADD || k->kind == K_MUL)
+    for (int i = 0; i < k->n; i++) size += k->t[i].m ? k->t[i].m->size : 1;
+  return size;
+}
+
 static const alloy_expr *intern(alloy_symtab *st, const key *k) {
   if (!st || ((st->nused + 1) * 2 > st->nslots && !table_grow(st))) return NULL;
   uint64_t h = key_hash(k);
@@ -398,6 +413,8 @@ static const alloy_expr *intern(alloy_symtab *st, const key *k) {
     e->hi = k->hi;
     e->unbacked = k->unbacked;
   }
+  uint64_t size = key_tree_size(k);
+  e->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
   set_range(e);
   st->slots[i] = e;
   st->nused++;
@@ -405,6 +422,8 @@ static const alloy_expr *intern(alloy_symtab *st, const key *k) {
 }
 
 static alloy_dim intern_dim(alloy_symtab *st, const key *k) {
+  if (key_tree_size(k) > MAX_TREE_SIZE)
+    return fail(st, "expression larger than 4096 nodes (MAX_TREE_SIZE)");
   const alloy_expr *e = intern(st, k);
   return e ? dim_of(e) : fail(st, "out of memory in the symbol table");
 }
@@ -898,6 +917,17 @@ alloy_error *alloy_sym_new(alloy_symtab *st, const char *name, int64_t lo, int64
   if (!st || !name || !out)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "alloy_sym_new: NULL argument");
   return sym_get(st, name, strlen(name), lo, hi, false, out);
+}
+
+alloy_error *alloy_sym_new_unbacked(alloy_symtab *st, const char *name, int64_t lo,
+                                    int64_t hi, alloy_dim *out) {
+  if (!st || !name || !out)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "alloy_sym_new_unbacked: NULL argument");
+  alloy_error *e = sym_get(st, name, strlen(name), lo, hi, true, out);
+  if (!e && !out->expr->unbacked)
+    e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "symbol %s is already declared as backed",
+                        name);
+  return e;
 }
 
 alloy_dim alloy_sym_unbacked(alloy_symtab *st, int64_t lo, int64_t hi) {

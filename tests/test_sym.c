@@ -743,3 +743,24 @@ TEST(sym_random_expressions_agree_with_numbers) {
   }
   alloy_symtab_free(st);
 }
+
+/* Interning shares subexpressions but printing walks the tree: nesting that
+ * doubles the tree each step must stop with the sticky error, not grow. */
+TEST(sym_tree_size_is_bounded) {
+  alloy_symtab *st = alloy_symtab_new();
+  alloy_dim s0, s1;
+  CHECK_OK(alloy_sym_new(st, "s0", 1, 100, &s0));
+  CHECK_OK(alloy_sym_new(st, "s1", 1, 100, &s1));
+  alloy_dim x = s0;
+  int steps = 0;
+  while (!alloy_symtab_error(st) && steps < 40) {
+    alloy_dim lo = alloy_dim_min(st, x, s1), hi = alloy_dim_max(st, x, s1);
+    x = alloy_dim_mul(st, alloy_dim_add(st, lo, alloy_dim_const(1)),
+                      alloy_dim_add(st, hi, alloy_dim_const(2)));
+    steps++;
+  }
+  CHECK(alloy_symtab_error(st) != NULL);
+  CHECK(steps < 40);
+  CHECK(alloy_dim_print(x, NULL, 0) < 100000);
+  alloy_symtab_free(st);
+}

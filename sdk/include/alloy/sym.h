@@ -65,6 +65,12 @@ alloy_error *alloy_sym_new(alloy_symtab *st, const char *name, int64_t lo,
 /* Creates a fresh unbacked symbol ("u0", "u1", ...) for a size that depends
  * on data, with range [lo, hi]. */
 alloy_dim alloy_sym_unbacked(alloy_symtab *st, int64_t lo, int64_t hi);
+/* Like alloy_sym_new, for a data-dependent size with a chosen name (a shape
+ * function names its sizes so that re-running it gives the same ones). An
+ * existing unbacked symbol of that name and range is returned; a backed one
+ * is an error. */
+alloy_error *alloy_sym_new_unbacked(alloy_symtab *st, const char *name,
+                                    int64_t lo, int64_t hi, alloy_dim *out);
 /* Looks a symbol up by name; false when absent. */
 bool alloy_sym_find(const alloy_symtab *st, const char *name, size_t len,
                     alloy_dim *out);
