@@ -8,15 +8,19 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wpointer-arith -Wvla
 CFLAGS   += -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE \
             -I. -Isdk/include $(EXTRA_CFLAGS)
-LDLIBS   += -ljansson -lpthread -lm
+LDLIBS   += -ljansson -lffi -ldl -lpthread -lm
 GOLDEN   ?= ../shared/golden
 
 # Debian packages the build needs (make deps installs the missing ones).
-DEPS      = libjansson-dev
+DEPS      = libjansson-dev libffi-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-LIB_SRC   = $(wildcard ir/*.c)
+# The host library: the IR, the host runtime and loader, and the reference
+# backend built in (with the kernel-table helper it is written with).
+KT_SRC    = $(wildcard sdk/kernel_table/*.c)
+REF_SRC   = $(wildcard reference_backend/*.c)
+LIB_SRC   = $(wildcard ir/*.c) $(wildcard sdk/src/*.c) $(KT_SRC) $(REF_SRC)
 TOOL_SRC  = $(wildcard sdk/tools/*.c) $(wildcard conformance/*.c)
 TEST_SRC  = $(wildcard tests/*.c)
 GEN_SRC   = $(BUILD)/gen/ops_table.c
@@ -30,8 +34,49 @@ LIB_SO    = $(BUILD)/lib/liballoy.so
 ALLOY     = $(BUILD)/bin/alloy
 UNIT      = $(BUILD)/tests/unit
 
+# Plugins link the kernel-table helper (a static library vendors link too)
+# and libffi, never liballoy; only their entry symbol is exported.
+KT_A      = $(BUILD)/lib/liballoy_kernel_table.a
+# The helper carries the dtype utilities (names, sizes, float16/bfloat16
+# conversions) so that plugins can use them without linking liballoy.
+KT_OBJ    = $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(KT_SRC) ir/dtype.c)
+PLUGIN_CFLAGS = $(CFLAGS) -fvisibility=hidden -DALLOY_PLUGIN_BUILD
+PLUGIN_LIBS   = -lffi -lm
+PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c))))
+PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
+TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
+
 .PHONY: all deps deps-fuzz run test asan fuzz clean
-all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT)
+all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO)
+
+$(BUILD)/obj/plugin/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (plugin)"
+	@$(CC) $(PLUGIN_CFLAGS) -MMD -MP -c $< -o $@
+$(KT_A): $(KT_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  AR    $@"
+	@rm -f $@ && ar rcs $@ $^
+
+# Plugin objects are kept, not treated as intermediates to delete.
+.SECONDARY:
+.SECONDEXPANSION:
+# (A `%` written in a pattern rule's prerequisites is the stem, so the
+# object list comes from a function defined outside the rule.)
+plugin_objs = $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(wildcard plugins/$(1)/*.c))
+$(BUILD)/lib/alloy/liballoy-%.so: $$(call plugin_objs,$$*) $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
+# The reference backend as a plugin: the same code the host has built in.
+$(BUILD)/lib/alloy/liballoy-ref.so: $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(REF_SRC)) $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
+$(BUILD)/tests/plugins/liballoy-%.so: $(BUILD)/obj/plugin/tests/plugins/%.o $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -91,7 +136,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/*.c)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
 	@mkdir -p build-fuzz
 	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -I. -Isdk/include $(FUZZ_FLAGS) \
-	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -ljansson -lpthread -lm
+	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -ljansson -lffi -ldl -lpthread -lm
 fuzz: deps-fuzz $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \

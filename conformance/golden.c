@@ -16,8 +16,18 @@
 #include <string.h>
 
 #include "alloy/graph.h"
+#include "alloy/runtime.h"
+#include "conformance/compare.h"
 #include "ir/graph_internal.h"
 #include "ir/safetensors.h"
+
+typedef enum { VERDICT_PASS, VERDICT_FAIL, VERDICT_SKIP } verdict;
+
+/* A real backend the cases run on (the meta check needs none). */
+typedef struct {
+  alloy_runtime *rt;
+  int index;
+} conform_backend;
 
 typedef struct {
   const char *dir;
@@ -53,6 +63,7 @@ typedef struct {
   alloy_safetensors *data;
   alloy_arena arena;
   int ninputs;
+  const alloy_st_entry *inputs[64]; /* the data of graph input k */
 } case_ctx;
 
 static const struct {
@@ -74,8 +85,10 @@ static alloy_error *tensor_input(case_ctx *c, const char *key, alloy_value **out
   for (int d = 0; d < e->rank; d++) shape[d] = alloy_dim_const(e->shape[d]);
   alloy_value_type t = {ALLOY_VALUE_TENSOR, e->dtype, e->rank, shape, NULL,
                         {ALLOY_DEVICE_CPU, -1}, {NULL, 0}};
+  if (c->ninputs == 64) return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "more than 64 tensor arguments");
   char name[32];
-  snprintf(name, sizeof name, "x%d", c->ninputs++);
+  snprintf(name, sizeof name, "x%d", c->ninputs);
+  c->inputs[c->ninputs++] = e;
   return alloy_graph_add_input(c->g, name, &t, out);
 }
 
@@ -312,16 +325,122 @@ static void count_skip(skip_reason *r, int *nr, const char *reason, bool core) {
   r[(*nr)++].core = core;
 }
 
+/* The outputs PyTorch recorded, as a list of tagged values. */
+static int expected_outputs(json_t *jout, json_t **items) {
+  json_t *l = json_object_get(jout, "l");
+  *items = l;
+  return json_is_null(jout) ? 0 : l ? (int)json_array_size(l) : 1;
+}
+
+static json_t *expected_output(json_t *jout, json_t *items, int k) {
+  return items ? json_array_get(items, (size_t)k) : jout;
+}
+
+/* A recorded Python scalar ({"b": v}, {"i": n}, {"f": x}) as the zero-dim
+ * tensor a backend returns for a scalar output. */
+static bool scalar_expected(json_t *je, alloy_st_entry *out) {
+  static _Thread_local union {
+    uint8_t b;
+    int64_t i;
+    double f;
+  } value;
+  memset(out, 0, sizeof *out);
+  json_t *v;
+  if ((v = json_object_get(je, "b"))) {
+    value.b = json_is_true(v);
+    out->dtype = ALLOY_BOOL;
+  } else if ((v = json_object_get(je, "i"))) {
+    value.i = json_integer_value(v);
+    out->dtype = ALLOY_I64;
+  } else if ((v = json_object_get(je, "f"))) {
+    value.f = json_number_value(v);
+    out->dtype = ALLOY_F64;
+  } else {
+    return false;
+  }
+  out->name = "scalar";
+  out->rank = 0;
+  out->data = &value;
+  out->nbytes = alloy_dtype_size(out->dtype);
+  return true;
+}
+
+/* Runs the case's graph on a backend and compares values. */
+static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
+                                char *why, size_t cap) {
+  json_t *items, *jout = json_object_get(jc, "out");
+  int nexp = expected_outputs(jout, &items), nout = alloy_node_num_outputs(node);
+  if (nexp != nout) {
+    snprintf(why, cap, "%d outputs, PyTorch gives %d", nout, nexp);
+    return VERDICT_FAIL;
+  }
+  if (nout > 16) return snprintf(why, cap, "more than 16 outputs"), VERDICT_SKIP;
+  alloy_value *outs[16];
+  for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(node, k);
+  alloy_error *e = alloy_graph_set_outputs(c->g, outs, nout);
+  alloy_program *prog = NULL;
+  if (!e) e = alloy_program_compile(b->rt, b->index, c->g, &prog);
+  if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED && strstr(alloy_error_message(e), "does not claim")) {
+    alloy_error_free(e);
+    snprintf(why, cap, "not claimed by the backend");
+    return VERDICT_SKIP;
+  }
+  alloy_host_tensor in[64], res[16];
+  for (int i = 0; i < c->ninputs && !e; i++)
+    in[i] = (alloy_host_tensor){sizeof in[i], c->inputs[i]->dtype, c->inputs[i]->rank,
+                                c->inputs[i]->shape, (void *)c->inputs[i]->data};
+  for (int k = 0; k < nout; k++) res[k].struct_size = sizeof res[k];
+  if (!e) e = alloy_program_run(prog, in, c->ninputs, res, nout);
+  verdict v = VERDICT_PASS;
+  if (e) {
+    snprintf(why, cap, "%s", alloy_error_message(e));
+    alloy_error_free(e);
+    v = VERDICT_FAIL;
+  }
+  for (int k = 0; k < nout && v == VERDICT_PASS; k++) {
+    json_t *je = expected_output(jout, items, k);
+    const char *key = json_string_value(json_object_get(je, "t"));
+    const alloy_st_entry *want = key ? alloy_safetensors_find(c->data, key) : NULL;
+    alloy_st_entry scalar;
+    if (!want && scalar_expected(je, &scalar)) want = &scalar;
+    if (!want) {
+      snprintf(why, cap, "output %d: PyTorch's value is not a tensor", k);
+      v = VERDICT_FAIL;
+    } else if (!conform_compare(alloy_op_name(alloy_node_op(node)), &res[k], want, why, cap)) {
+      v = VERDICT_FAIL;
+    }
+  }
+  alloy_program_release(prog);
+  return v;
+}
+
+static verdict check_meta(case_ctx *c, alloy_node *node, json_t *jc, char *why, size_t cap) {
+  return outputs_match(c, node, json_object_get(jc, "out"), why, cap) ? VERDICT_PASS : VERDICT_FAIL;
+}
+
 int conform_run(const conform_options *o, FILE *out) {
-  if (strcmp(o->backend, "meta")) {
-    fprintf(out, "alloy conform: backend '%s' is not available (this build has: meta)\n", o->backend);
-    return 2;
+  conform_backend backend = {NULL, -1};
+  bool meta = !strcmp(o->backend, "meta");
+  if (!meta) {
+    alloy_error *e = alloy_runtime_open(NULL, &backend.rt);
+    if (e) {
+      fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
+      alloy_error_free(e);
+      return 2;
+    }
+    backend.index = alloy_runtime_find_backend(backend.rt, o->backend);
+    if (backend.index < 0) {
+      fprintf(out, "alloy conform: no usable backend '%s' (see `alloy backends`)\n", o->backend);
+      alloy_runtime_close(backend.rt);
+      return 2;
+    }
   }
   char path[4096];
   snprintf(path, sizeof path, "%s/ops/ops.jsonl", o->golden_dir);
   FILE *f = fopen(path, "r");
   if (!f) {
     fprintf(out, "alloy conform: cannot open %s: the golden corpus is missing (pass --golden DIR)\n", path);
+    alloy_runtime_close(backend.rt);
     return 2;
   }
   id_set known = {0};
@@ -331,6 +450,7 @@ int conform_run(const conform_options *o, FILE *out) {
       fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
       alloy_error_free(e);
       fclose(f);
+      alloy_runtime_close(backend.rt);
       return 2;
     }
   }
@@ -373,14 +493,22 @@ int conform_run(const conform_options *o, FILE *out) {
       alloy_node *node = NULL;
       char why[1024] = "";
       e = c.g ? case_build(&c, op, jc, &node) : alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
-      bool ok = false;
+      verdict v = VERDICT_FAIL;
       if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED &&
           strstr(alloy_error_message(e), "has no shape function")) {
-        skipped++;
-        count_skip(reasons, &nreasons, "no shape function", core);
+        v = VERDICT_SKIP;
+        snprintf(why, sizeof why, "no shape function");
+      } else if (e) {
+        snprintf(why, sizeof why, "%s", alloy_error_message(e));
       } else {
-        if (e) snprintf(why, sizeof why, "%s", alloy_error_message(e));
-        else ok = outputs_match(&c, node, json_object_get(jc, "out"), why, sizeof why);
+        v = meta ? check_meta(&c, node, jc, why, sizeof why)
+                 : check_on_backend(&backend, &c, node, jc, why, sizeof why);
+      }
+      if (v == VERDICT_SKIP) {
+        skipped++;
+        count_skip(reasons, &nreasons, why, core);
+      } else {
+        bool ok = v == VERDICT_PASS;
         bool expected_fail = id_set_has(&known, id);
         if (ok && expected_fail) {
           fprintf(out, "case %ld %s [%s]: passes but is listed as a known failure: remove it from %s\n",
@@ -406,6 +534,7 @@ int conform_run(const conform_options *o, FILE *out) {
   fclose(f);
   golden_files_close(&gf);
   free(known.ids);
+  alloy_runtime_close(backend.rt);
   for (int i = 0; i < nreasons; i++)
     fprintf(out, "skipped %d: %s%s\n", reasons[i].count, reasons[i].reason,
             reasons[i].core ? " (includes core ops)" : "");

@@ -147,6 +147,7 @@ const alloy_st_entry *alloy_safetensors_entry(const alloy_safetensors *st, int i
 
 const alloy_st_entry *alloy_safetensors_find(const alloy_safetensors *st,
                                              const char *name) {
+  if (!name) return NULL;
   alloy_st_entry key = {.name = name};
   return bsearch(&key, st->entries, (size_t)st->n, sizeof key, entry_cmp);
 }

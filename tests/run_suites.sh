@@ -7,6 +7,8 @@ build=$1
 golden=$2
 total_pass=0
 total_fail=0
+# Tests find the plugins this build made.
+export ALLOY_TEST_BUILD="$build"
 
 run_suite() {
   name=$1
@@ -32,6 +34,8 @@ run_suite() {
 
 run_suite "unit tests" "$build/tests/unit"
 run_suite "command line" sh tests/cli.sh "$build/bin/alloy" "$golden"
+run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
+run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"
 if [ -f "$golden/ops/ops.jsonl" ]; then
   run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta \
     --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt

@@ -9,11 +9,13 @@
 
 #include "alloy/graph.h"
 #include "alloy/ops.h"
+#include "alloy/runtime.h"
 #include "conformance/golden.h"
 
 static int usage(FILE *f) {
   fprintf(f,
           "usage: alloy <command> [args]\n"
+          "  backends                          list found backends: name, version, ABI, devices, status\n"
           "  ops [--level aten|core|prims]     the op set, with schemas\n"
           "  check FILE.air                    parse, verify, print with inferred shapes\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
@@ -134,10 +136,34 @@ static int cmd_conform(int argc, char **argv) {
   return conform_run(&o, stdout);
 }
 
+static int cmd_backends(int argc, char **argv) {
+  (void)argv;
+  if (argc != 0) return usage(stderr);
+  alloy_runtime *rt = NULL;
+  alloy_error *e = alloy_runtime_open(NULL, &rt);
+  if (e) {
+    fprintf(stderr, "alloy backends: %s\n", alloy_error_message(e));
+    alloy_error_free(e);
+    return 1;
+  }
+  printf("%-12s %-10s %-5s %-24s %-40s %s\n", "NAME", "VERSION", "ABI", "DEVICES", "STATUS", "FILE");
+  for (int i = 0; i < alloy_runtime_num_backends(rt); i++) {
+    alloy_backend_info info = {.struct_size = sizeof info};
+    alloy_runtime_backend_info(rt, i, &info);
+    char abi[24] = "-";
+    if (info.abi_major) snprintf(abi, sizeof abi, "%u.%u", info.abi_major, info.abi_minor);
+    printf("%-12s %-10s %-5s %-24s %-40s %s\n", info.name, info.version[0] ? info.version : "-",
+           abi, info.devices[0] ? info.devices : "-", info.status, info.path);
+  }
+  alloy_runtime_close(rt);
+  return 0;
+}
+
 static const struct {
   const char *name;
   int (*fn)(int argc, char **argv);
 } commands[] = {
+    {"backends", cmd_backends},
     {"ops", cmd_ops},
     {"check", cmd_check},
     {"conform", cmd_conform},

@@ -1,0 +1,28 @@
+/*
+ * conformance/compare.h: comparing a backend's output with PyTorch's, under
+ * the tolerances of DESIGN.md ("Conformance tolerances").
+ */
+#ifndef ALLOY_CONFORM_COMPARE_H
+#define ALLOY_CONFORM_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "alloy/runtime.h"
+#include "ir/safetensors.h"
+
+/* The tolerance for results of dtype t (of op, for per-op exceptions):
+ * a result passes when |got - want| <= atol + rtol * |want|. */
+typedef struct conform_tolerance {
+  double rtol, atol;
+} conform_tolerance;
+conform_tolerance conform_tolerance_for(const char *op, alloy_dtype t);
+
+/* True when got matches want: same dtype and shape, every element within
+ * tolerance (NaN equals NaN, infinities must match exactly, integers and
+ * bools exactly). On mismatch writes "max abs err A, max rel err R, first
+ * mismatch at index [i, j]: got X, expected Y" to why. */
+bool conform_compare(const char *op, const alloy_host_tensor *got,
+                     const alloy_st_entry *want, char *why, size_t cap);
+
+#endif

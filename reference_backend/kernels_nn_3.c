@@ -1,0 +1,656 @@
+/*
+ * reference_backend/kernels_nn_3.c: reference kernels, nn family, part 3:
+ * normalization (layer, group and batch norm, forward and backward) and
+ * the losses (binary cross entropy with and without logits, nll, mse,
+ * huber, smooth l1, soft margin, multi margin, multilabel margin).
+ *
+ * Inputs are read into dense double arrays in row-major order (whatever
+ * their strides) and results written back through the output's strides;
+ * statistics are computed in double and rounded once to the dtype of the
+ * tensor that holds them. A loss is computed as PyTorch does: the
+ * elementwise loss is a tensor of the input's dtype (each value rounded to
+ * it), which the reduction then sums or averages.
+ *
+ * Accumulation order: every sum runs sequentially in index order in double
+ * (means and variances in two passes: the mean, then the squared
+ * deviations).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference_backend/ref.h"
+
+enum { MAX_RANK = 16 }; /* as ref_iter */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* ---- dense double arrays ------------------------------------------------*/
+
+/* t's elements in row-major order as doubles (malloc'd; NULL when out of
+ * memory). A NULL tensor gives NULL. */
+static double *load_all(const alloy_kernel_tensor *t) {
+  if (!t) return NULL;
+  double *v = malloc(sizeof(double) * (size_t)max64(1, ref_numel(t)));
+  if (!v) return NULL;
+  ref_iter it;
+  ref_iter_init(&it, t, NULL, 0);
+  for (int64_t i = 0; ref_iter_next(&it); i++) v[i] = ref_load_f(t->data, t->dtype, it.offset[0]);
+  return v;
+}
+
+static void store_all(const alloy_kernel_tensor *t, const double *v) {
+  ref_iter it;
+  ref_iter_init(&it, t, NULL, 0);
+  for (int64_t i = 0; ref_iter_next(&it); i++) ref_store_f(t->data, t->dtype, it.offset[0], v[i]);
+}
+
+/* v rounded to dtype t, as a tensor of t holds it. */
+static double round_to(alloy_dtype t, double v) {
+  uint64_t buf;
+  ref_store_f(&buf, t, 0, v);
+  return ref_load_f(&buf, t, 0);
+}
+
+static void zero_fill(const alloy_kernel_tensor *t) {
+  ref_iter it;
+  ref_iter_init(&it, t, NULL, 0);
+  while (ref_iter_next(&it)) ref_store_i(t->data, t->dtype, it.offset[0], 0);
+}
+
+/* The bool[3] output_mask (all true when absent). */
+static void output_mask(const alloy_kernel_call *c, bool *mask) {
+  int64_t m[3];
+  int n = ref_ints(c, "output_mask", m, 3);
+  for (int i = 0; i < 3; i++) mask[i] = i >= n || m[i] != 0;
+}
+
+/* ---- normalization ------------------------------------------------------*/
+
+/* Mean and 1/sqrt(max(var, 0) + eps) of n values (biased variance). */
+static void moments(const double *x, int64_t n, int64_t stride, double eps, double *mean,
+                    double *rstd) {
+  double s = 0.0, q = 0.0;
+  for (int64_t i = 0; i < n; i++) s += x[i * stride];
+  double m = n ? s / (double)n : NAN;
+  for (int64_t i = 0; i < n; i++) q += (x[i * stride] - m) * (x[i * stride] - m);
+  double var = n ? q / (double)n : NAN;
+  *mean = m;
+  *rstd = 1.0 / sqrt(fmax(var, 0.0) + eps);
+}
+
+/* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out,
+ * mean, rstd) and layer_norm(...) -> out: each row of the last
+ * len(normalized_shape) dims normalized, then scaled and shifted. */
+static int layer_norm(const alloy_kernel_call *c, bool stats) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
+                            *b = ref_tensor(c, "bias");
+  if (!x) return 1;
+  int64_t ns[MAX_RANK];
+  int k = ref_ints(c, "normalized_shape", ns, MAX_RANK);
+  double eps = 1e-5;
+  ref_float(c, "eps", &eps);
+  int64_t N = 1, M = 1;
+  for (int d = x->rank - k; d < x->rank; d++) N *= x->sizes[d];
+  for (int d = 0; d < x->rank - k; d++) M *= x->sizes[d];
+  double *X = load_all(x), *W = load_all(w), *B = load_all(b);
+  double *mean = malloc(sizeof(double) * (size_t)max64(1, M)), *rstd = malloc(sizeof(double) * (size_t)max64(1, M));
+  int err = !X || (w && !W) || (b && !B) || !mean || !rstd;
+  for (int64_t r = 0; !err && r < M; r++) {
+    double *row = X + r * N;
+    moments(row, N, 1, eps, &mean[r], &rstd[r]);
+    for (int64_t j = 0; j < N; j++)
+      row[j] = (row[j] - mean[r]) * rstd[r] * (W ? W[j] : 1.0) + (B ? B[j] : 0.0);
+  }
+  if (!err) {
+    store_all(&c->outputs[0], X);
+    if (stats && c->num_outputs >= 3) {
+      store_all(&c->outputs[1], mean);
+      store_all(&c->outputs[2], rstd);
+    }
+  }
+  free(X);
+  free(W);
+  free(B);
+  free(mean);
+  free(rstd);
+  return err;
+}
+
+static int k_native_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, true); }
+static int k_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, false); }
+
+/* The input gradient of a normalization over groups of n values x (with
+ * saved mean and rstd), given g = grad_out * weight:
+ * rstd * (g - mean(g) - xhat * mean(g * xhat)), xhat = (x - mean) * rstd.
+ * Elements of one group are at x[i * stride]. */
+static void norm_input_grad(const double *x, const double *g, int64_t n, int64_t stride,
+                            double mean, double rstd, double *dx) {
+  double sg = 0.0, sgx = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    sg += g[i * stride];
+    sgx += g[i * stride] * (x[i * stride] - mean) * rstd;
+  }
+  double mg = sg / (double)n, mgx = sgx / (double)n;
+  for (int64_t i = 0; i < n; i++)
+    dx[i * stride] = rstd * (g[i * stride] - mg - (x[i * stride] - mean) * rstd * mgx);
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+ * weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias). */
+static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
+                            *w = ref_tensor(c, "weight"), *tm = ref_tensor(c, "mean"),
+                            *tr = ref_tensor(c, "rstd");
+  if (!go || !x || !tm || !tr) return 1;
+  bool mask[3];
+  output_mask(c, mask);
+  int64_t ns[MAX_RANK];
+  int k = ref_ints(c, "normalized_shape", ns, MAX_RANK);
+  int64_t N = 1;
+  for (int d = x->rank - k; d < x->rank; d++) N *= x->sizes[d];
+  int64_t M = 1;
+  for (int d = 0; d < x->rank - k; d++) M *= x->sizes[d];
+  double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
+         *rstd = load_all(tr);
+  double *gw = calloc((size_t)max64(1, N), sizeof(double)), *gb = calloc((size_t)max64(1, N), sizeof(double));
+  double *g = malloc(sizeof(double) * (size_t)max64(1, N));
+  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb || !g;
+  for (int64_t r = 0; !err && r < M; r++) {
+    double *xr = X + r * N, *gr = G + r * N;
+    for (int64_t j = 0; j < N; j++) {
+      gw[j] += gr[j] * (xr[j] - mean[r]) * rstd[r];
+      gb[j] += gr[j];
+      g[j] = gr[j] * (W ? W[j] : 1.0);
+    }
+    if (N) norm_input_grad(xr, g, N, 1, mean[r], rstd[r], xr); /* in place: X holds dx */
+  }
+  if (!err) {
+    if (mask[0]) store_all(&c->outputs[0], X);
+    else zero_fill(&c->outputs[0]);
+    if (mask[1] && w) store_all(&c->outputs[1], gw);
+    else zero_fill(&c->outputs[1]);
+    if (mask[2]) store_all(&c->outputs[2], gb);
+    else zero_fill(&c->outputs[2]);
+  }
+  free(X);
+  free(G);
+  free(W);
+  free(mean);
+  free(rstd);
+  free(gw);
+  free(gb);
+  free(g);
+  return err;
+}
+
+/* The group norm's layout: N items of C channels of HxW values each,
+ * grouped G channels... into `group` groups. */
+typedef struct gn_dims {
+  int64_t N, C, HxW, G, D; /* D: channels per group */
+} gn_dims;
+
+static int gn_dims_of(const alloy_kernel_call *c, gn_dims *g) {
+  if (!ref_int(c, "N", &g->N) || !ref_int(c, "C", &g->C) || !ref_int(c, "HxW", &g->HxW) ||
+      !ref_int(c, "group", &g->G) || g->G <= 0)
+    return 1;
+  g->D = g->C / g->G;
+  return 0;
+}
+
+/* native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (out,
+ * mean (N, group), rstd (N, group)). */
+static int k_native_group_norm(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
+                            *b = ref_tensor(c, "bias");
+  gn_dims d;
+  if (!x || gn_dims_of(c, &d)) return 1;
+  double eps = 1e-5;
+  ref_float(c, "eps", &eps);
+  double *X = load_all(x), *W = load_all(w), *B = load_all(b);
+  double *mean = malloc(sizeof(double) * (size_t)max64(1, d.N * d.G)),
+         *rstd = malloc(sizeof(double) * (size_t)max64(1, d.N * d.G));
+  int err = !X || (w && !W) || (b && !B) || !mean || !rstd;
+  int64_t span = d.D * d.HxW;
+  for (int64_t n = 0; !err && n < d.N; n++)
+    for (int64_t g = 0; g < d.G; g++) {
+      int64_t ng = n * d.G + g;
+      double *p = X + ng * span;
+      moments(p, span, 1, eps, &mean[ng], &rstd[ng]);
+      for (int64_t ch = 0; ch < d.D; ch++) {
+        int64_t cc = g * d.D + ch;
+        for (int64_t i = 0; i < d.HxW; i++) {
+          double *v = p + ch * d.HxW + i;
+          *v = (*v - mean[ng]) * rstd[ng] * (W ? W[cc] : 1.0) + (B ? B[cc] : 0.0);
+        }
+      }
+    }
+  if (!err) {
+    store_all(&c->outputs[0], X);
+    store_all(&c->outputs[1], mean);
+    store_all(&c->outputs[2], rstd);
+  }
+  free(X);
+  free(W);
+  free(B);
+  free(mean);
+  free(rstd);
+  return err;
+}
+
+/* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
+ * HxW, group, output_mask) -> (grad_input, grad_weight, grad_bias). */
+static int k_native_group_norm_backward(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
+                            *tm = ref_tensor(c, "mean"), *tr = ref_tensor(c, "rstd"),
+                            *w = ref_tensor(c, "weight");
+  gn_dims d;
+  if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return 1;
+  bool mask[3];
+  output_mask(c, mask);
+  double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
+         *rstd = load_all(tr);
+  int64_t span = d.D * d.HxW;
+  double *gw = calloc((size_t)max64(1, d.C), sizeof(double)), *gb = calloc((size_t)max64(1, d.C), sizeof(double));
+  double *g = malloc(sizeof(double) * (size_t)max64(1, span));
+  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb || !g;
+  for (int64_t n = 0; !err && n < d.N; n++)
+    for (int64_t gi = 0; gi < d.G; gi++) {
+      int64_t ng = n * d.G + gi;
+      double *xp = X + ng * span, *gp = G + ng * span;
+      for (int64_t ch = 0; ch < d.D; ch++) {
+        int64_t cc = gi * d.D + ch;
+        for (int64_t i = 0; i < d.HxW; i++) {
+          int64_t j = ch * d.HxW + i;
+          gw[cc] += gp[j] * (xp[j] - mean[ng]) * rstd[ng];
+          gb[cc] += gp[j];
+          g[j] = gp[j] * (W ? W[cc] : 1.0);
+        }
+      }
+      if (span) norm_input_grad(xp, g, span, 1, mean[ng], rstd[ng], xp);
+    }
+  if (!err) {
+    if (mask[0]) store_all(&c->outputs[0], X);
+    else zero_fill(&c->outputs[0]);
+    if (mask[1]) store_all(&c->outputs[1], gw);
+    else zero_fill(&c->outputs[1]);
+    if (mask[2]) store_all(&c->outputs[2], gb);
+    else zero_fill(&c->outputs[2]);
+  }
+  free(X);
+  free(G);
+  free(W);
+  free(mean);
+  free(rstd);
+  free(gw);
+  free(gb);
+  free(g);
+  return err;
+}
+
+/* The batch norms: out = input * alpha[c] + beta[c] with alpha = invstd *
+ * weight and beta = bias - mean * alpha (PyTorch's form), the statistics
+ * being the batch's (training: mean and biased variance over all but dim 1,
+ * returned as save_mean and save_invstd) or the running ones (evaluation:
+ * save_mean and save_invstd are empty). The update of the running stats is
+ * a mutation and is not done: only the functional outputs are. training:
+ * -1 read from the node, else the op's fixed mode. */
+static int batch_norm(const alloy_kernel_call *c, int training_mode) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
+                            *b = ref_tensor(c, "bias"), *rm = ref_tensor(c, "running_mean"),
+                            *rv = ref_tensor(c, "running_var");
+  if (!x || x->rank < 2) return 1;
+  bool training = training_mode == 1;
+  if (training_mode < 0 && !ref_bool(c, "training", &training)) training = true;
+  if (!rm || !rv) training = true; /* no running stats: the batch's */
+  double eps = 1e-5;
+  ref_float(c, "eps", &eps);
+  int64_t C = x->sizes[1], N = x->sizes[0], S = 1;
+  for (int d = 2; d < x->rank; d++) S *= x->sizes[d];
+  double *X = load_all(x), *W = load_all(w), *B = load_all(b), *RM = load_all(rm), *RV = load_all(rv);
+  double *mean = malloc(sizeof(double) * (size_t)max64(1, C)), *invstd = malloc(sizeof(double) * (size_t)max64(1, C));
+  int err = !X || (w && !W) || (b && !B) || (rm && !RM) || (rv && !RV) || !mean || !invstd;
+  for (int64_t ch = 0; !err && ch < C; ch++) {
+    if (training) {
+      /* As PyTorch's CPU kernel: the squared deviations from the unrounded
+       * mean are summed; the mean is saved in the statistics' dtype. For
+       * bfloat16 the sum is stored in a bfloat16 tensor and divided by the
+       * count in bfloat16 (float16 keeps both in float, as the corpus
+       * shows); the inverse std comes from that. */
+      alloy_dtype st = c->outputs[1].dtype, qt = st == ALLOY_BF16 ? st : ALLOY_F64;
+      double s = 0.0, q = 0.0;
+      int64_t cnt = N * S;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < S; i++) s += X[(n * C + ch) * S + i];
+      double m = s / (double)cnt;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < S; i++) {
+          double dv = X[(n * C + ch) * S + i] - m;
+          q += dv * dv;
+        }
+      double var = round_to(qt, round_to(qt, q) / (double)cnt);
+      mean[ch] = round_to(st, m);
+      /* InvStd: 0 for a zero variance with a zero eps */
+      invstd[ch] = round_to(st, var == 0.0 && eps == 0.0 ? 0.0 : 1.0 / sqrt(var + eps));
+    } else {
+      mean[ch] = RM[ch];
+      invstd[ch] = 1.0 / sqrt(RV[ch] + eps);
+    }
+    double alpha = invstd[ch] * (W ? W[ch] : 1.0), beta = (B ? B[ch] : 0.0) - mean[ch] * alpha;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t i = 0; i < S; i++) {
+        double *v = &X[(n * C + ch) * S + i];
+        *v = *v * alpha + beta;
+      }
+  }
+  if (!err) {
+    store_all(&c->outputs[0], X);
+    if (ref_numel(&c->outputs[1]) == C) store_all(&c->outputs[1], mean);
+    if (ref_numel(&c->outputs[2]) == C) store_all(&c->outputs[2], invstd);
+  }
+  free(X);
+  free(W);
+  free(B);
+  free(RM);
+  free(RV);
+  free(mean);
+  free(invstd);
+  return err;
+}
+
+static int k_native_batch_norm(const alloy_kernel_call *c) { return batch_norm(c, -1); }
+static int k_batch_norm_no_training(const alloy_kernel_call *c) { return batch_norm(c, 0); }
+static int k_batch_norm_with_update(const alloy_kernel_call *c) { return batch_norm(c, 1); }
+
+/* ---- losses -------------------------------------------------------------*/
+
+enum { RED_NONE, RED_MEAN, RED_SUM };
+
+static int64_t reduction_of(const alloy_kernel_call *c) {
+  int64_t r = RED_MEAN;
+  ref_int(c, "reduction", &r);
+  return r;
+}
+
+/* Writes the elementwise losses v (n of them, already rounded to out's
+ * dtype) as out: as they are, or their mean or sum. */
+static void reduce_loss(const alloy_kernel_tensor *out, const double *v, int64_t n, int64_t red) {
+  if (red == RED_NONE) {
+    store_all(out, v);
+    return;
+  }
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += v[i];
+  ref_store_f(out->data, out->dtype, 0, red == RED_MEAN ? s / (double)n : s);
+}
+
+/* The elementwise part of a loss: one value from the operands' values at an
+ * element (absent operands read as NAN), with the op's scalar arguments. */
+typedef double (*loss_fn)(const double *v, double arg, alloy_dtype t);
+
+/* Evaluates a loss over the broadcast of up to four named operands (the
+ * first two required) and reduces it. */
+static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, int nnames,
+                          loss_fn fn, double arg) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *in[4] = {NULL};
+  int n = 0;
+  for (int i = 0; i < nnames; i++) in[i] = ref_tensor(c, names[i]);
+  if (!in[0] || !in[1]) return 1;
+  /* the broadcast shape of the operands given */
+  int64_t sizes[MAX_RANK];
+  int rank = 0;
+  for (int i = 0; i < nnames; i++)
+    if (in[i] && in[i]->rank > rank) rank = in[i]->rank;
+  for (int d = 0; d < rank; d++) {
+    sizes[d] = 1;
+    for (int i = 0; i < nnames; i++) {
+      int di = d - (rank - (in[i] ? in[i]->rank : 0));
+      if (in[i] && di >= 0 && in[i]->sizes[di] != 1) sizes[d] = in[i]->sizes[di];
+    }
+  }
+  int64_t strides[MAX_RANK] = {0};
+  alloy_kernel_tensor shape = {NULL, out->dtype, rank, sizes, strides};
+  const alloy_kernel_tensor *ops[4];
+  int slot[4];
+  for (int i = 0; i < nnames; i++)
+    slot[i] = in[i] ? n : -1;
+  for (int i = 0; i < nnames; i++)
+    if (in[i]) ops[n++] = in[i];
+  int64_t total = ref_numel(&shape);
+  double *v = malloc(sizeof(double) * (size_t)max64(1, total));
+  if (!v) return 1;
+  ref_iter it;
+  ref_iter_init(&it, &shape, ops, n);
+  for (int64_t k = 0; ref_iter_next(&it); k++) {
+    double x[4];
+    for (int i = 0; i < nnames; i++)
+      x[i] = slot[i] < 0 ? NAN : ref_load_f(in[i]->data, in[i]->dtype, it.offset[1 + slot[i]]);
+    v[k] = round_to(out->dtype, fn(x, arg, out->dtype));
+  }
+  reduce_loss(out, v, total, reduction_of(c));
+  free(v);
+  return 0;
+}
+
+static double mse_f(const double *v, double arg, alloy_dtype t) {
+  (void)arg;
+  (void)t;
+  return (v[0] - v[1]) * (v[0] - v[1]);
+}
+static double huber_f(const double *v, double delta, alloy_dtype t) {
+  (void)t;
+  double z = fabs(v[0] - v[1]);
+  return z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta);
+}
+static double smooth_l1_f(const double *v, double beta, alloy_dtype t) {
+  (void)t;
+  double z = fabs(v[0] - v[1]);
+  if (beta == 0.0) return z;
+  return z < beta ? 0.5 * z * z / beta : z - 0.5 * beta;
+}
+/* log1p(exp(-x * y)), each step a tensor of the dtype (exp may overflow it) */
+static double soft_margin_f(const double *v, double arg, alloy_dtype t) {
+  (void)arg;
+  return log1p(round_to(t, exp(round_to(t, -v[1] * v[0]))));
+}
+/* PyTorch clamps the logs at -100; the weight multiplies the rounded loss */
+static double bce_f(const double *v, double arg, alloy_dtype t) {
+  (void)arg;
+  double x = v[0], y = v[1];
+  double l = (y - 1.0) * fmax(log1p(-x), -100.0) - y * fmax(log(x), -100.0);
+  return isnan(v[2]) ? l : round_to(t, l) * v[2];
+}
+/* (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight */
+static double bce_logits_f(const double *v, double arg, alloy_dtype t) {
+  (void)arg;
+  (void)t;
+  double x = v[0], y = v[1];
+  double log_sig = fmin(x, 0.0) - log1p(exp(-fabs(x)));
+  double lw = isnan(v[3]) ? 1.0 : (v[3] - 1.0) * y + 1.0;
+  double l = (1.0 - y) * x - lw * log_sig;
+  return isnan(v[2]) ? l : l * v[2];
+}
+
+static const char *const xy[] = {"self", "target"};
+
+static int k_mse_loss(const alloy_kernel_call *c) { return pointwise_loss(c, xy, 2, mse_f, 0.0); }
+static int k_huber_loss(const alloy_kernel_call *c) {
+  double delta = 1.0;
+  ref_float(c, "delta", &delta);
+  return pointwise_loss(c, xy, 2, huber_f, delta);
+}
+static int k_smooth_l1_loss(const alloy_kernel_call *c) {
+  double beta = 1.0;
+  ref_float(c, "beta", &beta);
+  return pointwise_loss(c, xy, 2, smooth_l1_f, beta);
+}
+static int k_soft_margin_loss(const alloy_kernel_call *c) {
+  return pointwise_loss(c, xy, 2, soft_margin_f, 0.0);
+}
+static int k_bce(const alloy_kernel_call *c) {
+  static const char *const names[] = {"self", "target", "weight"};
+  return pointwise_loss(c, names, 3, bce_f, 0.0);
+}
+static int k_bce_with_logits(const alloy_kernel_call *c) {
+  static const char *const names[] = {"self", "target", "weight", "pos_weight"};
+  return pointwise_loss(c, names, 4, bce_logits_f, 0.0);
+}
+
+/* nll_loss_forward(self, target, weight, reduction, ignore_index) and
+ * nll_loss2d_forward -> (output, total_weight): -weight[t] * self[.., t, ..]
+ * for each target t other than ignore_index; the mean divides by the sum of
+ * the weights taken (total_weight; 0 for reduction none). Classes are dim 1
+ * (dim 0 for an unbatched 1-d input), the target has the other dims. */
+static int nll_loss(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
+                            *w = ref_tensor(c, "weight"), *out = &c->outputs[0],
+                            *tw = &c->outputs[1];
+  if (!x || !t) return 1;
+  int64_t red = reduction_of(c), ignore = -100;
+  ref_int(c, "ignore_index", &ignore);
+  int cdim = x->rank == 1 ? 0 : 1;
+  int64_t C = x->sizes[cdim], n = ref_numel(t);
+  double *v = malloc(sizeof(double) * (size_t)max64(1, n));
+  if (!v) return 1;
+  double wsum = 0.0;
+  ref_iter it;
+  ref_iter_init(&it, t, NULL, 0);
+  for (int64_t k = 0; ref_iter_next(&it); k++) {
+    int64_t cls = ref_load_i(t->data, t->dtype, it.offset[0]);
+    v[k] = 0.0;
+    if (cls == ignore) continue;
+    if (cls < 0 || cls >= C) {
+      free(v);
+      return 1;
+    }
+    /* self's offset: target's index with the class inserted at cdim */
+    int64_t off = cls * x->strides[cdim];
+    for (int d = 0, xd = 0; d < t->rank; d++, xd++) {
+      if (xd == cdim) xd++;
+      off += it.index[d] * x->strides[xd];
+    }
+    double wt = w ? ref_load_f(w->data, w->dtype, cls * w->strides[0]) : 1.0;
+    wsum += wt;
+    v[k] = round_to(out->dtype, -ref_load_f(x->data, x->dtype, off) * wt);
+  }
+  if (red == RED_NONE) {
+    store_all(out, v);
+    ref_store_f(tw->data, tw->dtype, 0, 0.0);
+  } else {
+    double s = 0.0;
+    for (int64_t k = 0; k < n; k++) s += v[k];
+    ref_store_f(out->data, out->dtype, 0, red == RED_MEAN ? s / wsum : s);
+    ref_store_f(tw->data, tw->dtype, 0, wsum);
+  }
+  free(v);
+  return 0;
+}
+
+/* multi_margin_loss(self, target, p, margin, weight, reduction): for each
+ * row x with target y, the sum over j != y of max(0, margin - x[y] +
+ * x[j])^p (times weight[y]) over the number of classes. */
+static int k_multi_margin_loss(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
+                            *w = ref_tensor(c, "weight"), *out = &c->outputs[0];
+  if (!x || !t) return 1;
+  double p = 1.0, margin = 1.0;
+  ref_float(c, "p", &p);
+  ref_float(c, "margin", &margin);
+  int64_t red = reduction_of(c);
+  int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
+  int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
+  double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
+  if (!v) return 1;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t y = ref_load_i(t->data, t->dtype, t->rank ? r * t->strides[0] : 0);
+    if (y < 0 || y >= C) {
+      free(v);
+      return 1;
+    }
+    double xy_ = ref_load_f(x->data, x->dtype, r * rs + y * cs), s = 0.0;
+    for (int64_t j = 0; j < C; j++) {
+      if (j == y) continue;
+      double z = margin - xy_ + ref_load_f(x->data, x->dtype, r * rs + j * cs);
+      if (z > 0) {
+        double h = p == 1.0 ? z : z * z;
+        s += w ? h * ref_load_f(w->data, w->dtype, y * w->strides[0]) : h;
+      }
+    }
+    v[r] = round_to(out->dtype, s / (double)C);
+  }
+  reduce_loss(out, v, rows, red);
+  free(v);
+  return 0;
+}
+
+/* multilabel_margin_loss_forward(self, target, reduction) -> (output,
+ * is_target): the target row lists class indices up to the first -1; for
+ * each listed class y and each class j not listed, max(0, 1 - x[y] + x[j]),
+ * summed, over the number of classes. is_target marks the listed classes. */
+static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
+                            *out = &c->outputs[0], *ist = &c->outputs[1];
+  if (!x || !t) return 1;
+  int64_t red = reduction_of(c);
+  int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
+  int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
+  int64_t trs = t->rank == 2 ? t->strides[0] : 0, tcs = t->rank == 0 ? 0 : t->strides[t->rank - 1];
+  int64_t irs = ist->rank == 2 ? ist->strides[0] : 0, ics = ist->rank == 0 ? 0 : ist->strides[ist->rank - 1];
+  double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
+  bool *is = malloc(sizeof(bool) * (size_t)max64(1, C));
+  int err = !v || !is;
+  for (int64_t r = 0; !err && r < rows; r++) {
+    memset(is, 0, sizeof(bool) * (size_t)C);
+    int64_t nl = 0;
+    for (; nl < C; nl++) {
+      int64_t y = ref_load_i(t->data, t->dtype, r * trs + nl * tcs);
+      if (y < 0) break;
+      if (y >= C) {
+        err = 1;
+        break;
+      }
+      is[y] = true;
+    }
+    double s = 0.0;
+    for (int64_t k = 0; !err && k < nl; k++) {
+      int64_t y = ref_load_i(t->data, t->dtype, r * trs + k * tcs);
+      double xy_ = ref_load_f(x->data, x->dtype, r * rs + y * cs);
+      for (int64_t j = 0; j < C; j++) {
+        if (is[j]) continue;
+        double z = 1.0 - xy_ + ref_load_f(x->data, x->dtype, r * rs + j * cs);
+        if (z > 0) s += z;
+      }
+    }
+    v[r] = round_to(out->dtype, s / (double)C);
+    for (int64_t j = 0; j < C; j++) ref_store_f(ist->data, ist->dtype, r * irs + j * ics, is[j]);
+  }
+  if (!err) reduce_loss(out, v, rows, red);
+  free(v);
+  free(is);
+  return err;
+}
+
+
+const alloy_kernel ref_kernels_nn_3[] = {
+    REF_KERNEL("aten.native_layer_norm.default", k_native_layer_norm),
+    REF_KERNEL("aten.layer_norm.default", k_layer_norm),
+    REF_KERNEL("aten.native_layer_norm_backward.default", k_native_layer_norm_backward),
+    REF_KERNEL("aten.native_group_norm.default", k_native_group_norm),
+    REF_KERNEL("aten.native_group_norm_backward.default", k_native_group_norm_backward),
+    REF_KERNEL("aten.native_batch_norm.default", k_native_batch_norm),
+    REF_KERNEL("aten._native_batch_norm_legit.default", k_native_batch_norm),
+    REF_KERNEL("aten._native_batch_norm_legit.no_stats", k_native_batch_norm),
+    REF_KERNEL("aten._native_batch_norm_legit_no_training.default", k_batch_norm_no_training),
+    REF_KERNEL("aten._batch_norm_with_update.default", k_batch_norm_with_update),
+    REF_KERNEL("aten.mse_loss.default", k_mse_loss),
+    REF_KERNEL("aten.huber_loss.default", k_huber_loss),
+    REF_KERNEL("aten.smooth_l1_loss.default", k_smooth_l1_loss),
+    REF_KERNEL("aten.soft_margin_loss.default", k_soft_margin_loss),
+    REF_KERNEL("aten.binary_cross_entropy.default", k_bce),
+    REF_KERNEL("aten.binary_cross_entropy_with_logits.default", k_bce_with_logits),
+    REF_KERNEL("aten.nll_loss_forward.default", nll_loss),
+    REF_KERNEL("aten.nll_loss2d_forward.default", nll_loss),
+    REF_KERNEL("aten.multi_margin_loss.default", k_multi_margin_loss),
+    REF_KERNEL("aten.multilabel_margin_loss_forward.default", k_multilabel_margin_loss),
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,415 @@
+/*
+ * reference_backend/kernels_nn_4.c: reference kernels, nn family, part 4:
+ * resampling. Upsampling (nearest, nearest-exact, linear, bilinear,
+ * bicubic, trilinear, antialiased bilinear; sizes given or scale factors)
+ * and grid sampling (2-d bilinear, nearest and bicubic, 3-d trilinear and
+ * nearest; zeros, border and reflection padding).
+ *
+ * Upsampling is separable: for each output index of each spatial dim a
+ * short list of (input index, weight) taps, computed exactly as PyTorch's
+ * CPU kernels compute them: the scale and source index in opmath (float
+ * for float32 and below, double for float64, emulated by rounding each
+ * step), the interpolation weights stored in the tensor's dtype. An output
+ * is then the nested weighted sum over the taps of each dim, outermost dim
+ * first.
+ *
+ * Accumulation order: the nested tap sums run in tap order, in double,
+ * rounded once on store; grid sampling sums its corners in PyTorch's order
+ * (nw, ne, sw, se; then the bottom layer in 3-d) in double.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference_backend/ref.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* v rounded to dtype t, as a tensor of t holds it (float64: unchanged). */
+static double round_to(alloy_dtype t, double v) {
+  uint64_t buf;
+  ref_store_f(&buf, t, 0, v);
+  return ref_load_f(&buf, t, 0);
+}
+
+/* A float list argument (scale_factors); returns its length, or -1 when it
+ * is None or absent. */
+static int float_list(const alloy_kernel_call *c, const char *name, double *out, int cap) {
+  int n = c->host->node_num_args(c->node);
+  for (int i = 0; i < n; i++) {
+    const char *an = c->host->node_arg_name(c->node, i);
+    if (!an || strcmp(an, name)) continue;
+    const alloy_arg *a = c->host->node_arg(c->node, i);
+    if (c->host->arg_type(a) != ALLOY_ARG_TYPE_LIST) return -1;
+    int k = c->host->arg_list_size(a);
+    for (int j = 0; j < k && j < cap; j++)
+      if (!c->host->arg_float(c->host->arg_list_item(a, j), &out[j])) return -1;
+    return k < cap ? k : cap;
+  }
+  return -1;
+}
+
+/* ---- the taps of one dim -------------------------------------------------*/
+
+typedef enum { UP_NEAREST, UP_NEAREST_EXACT, UP_LINEAR, UP_CUBIC, UP_LINEAR_AA } up_mode;
+
+/* For each output index: n taps at idx[o * max + k] with weight w[...]. */
+typedef struct taps {
+  int64_t max;
+  int64_t *idx;
+  double *w;
+  int64_t *n;
+} taps;
+
+/* PyTorch's area_pixel_compute_scale, in arithmetic op. */
+static double pixel_scale(alloy_dtype op, int64_t in, int64_t out, bool align, bool has_scale,
+                          double scale) {
+  if (align) return out > 1 ? round_to(op, (double)(in - 1) / (double)(out - 1)) : 0.0;
+  if (has_scale && scale > 0.0) return round_to(op, 1.0 / scale);
+  return round_to(op, (double)in / (double)out);
+}
+
+/* PyTorch's area_pixel_compute_source_index, in arithmetic op. */
+static double source_index(alloy_dtype op, double scale, int64_t o, bool align, bool cubic) {
+  if (align) return round_to(op, scale * (double)o);
+  double src = round_to(op, round_to(op, scale * round_to(op, (double)o + 0.5)) - 0.5);
+  return !cubic && src < 0.0 ? 0.0 : src;
+}
+
+/* floorf of a value as a float holds it */
+static int64_t floor_f(double v) { return (int64_t)floorf((float)v); }
+
+/* Keys' cubic convolution kernels (A = -0.75 for upsampling). */
+static double cubic1(double x, double a) { return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0; }
+static double cubic2(double x, double a) { return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a; }
+
+static void taps_free(taps *t) {
+  free(t->idx);
+  free(t->w);
+  free(t->n);
+}
+
+/* The taps of output indices [0, out) over `in` inputs. dt: the tensor's
+ * dtype (the weights are stored in it); has_scale/scale: the op's scale
+ * factor for this dim, if given. */
+static int taps_build(taps *t, up_mode mode, int64_t in, int64_t out, bool align, bool has_scale,
+                      double scale, alloy_dtype dt) {
+  alloy_dtype op = dt == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
+  double s = pixel_scale(op, in, out, mode != UP_NEAREST_EXACT && mode != UP_NEAREST && align,
+                         has_scale, scale);
+  double support = 0.0;
+  t->max = mode == UP_CUBIC ? 4 : mode == UP_LINEAR ? 2 : 1;
+  if (mode == UP_LINEAR_AA) {
+    support = s >= 1.0 ? s : 1.0;
+    t->max = (int64_t)ceil(support) * 2 + 1;
+  }
+  int64_t cap = max64(1, out * t->max);
+  t->idx = calloc((size_t)cap, sizeof(int64_t));
+  t->w = calloc((size_t)cap, sizeof(double));
+  t->n = calloc((size_t)max64(1, out), sizeof(int64_t));
+  if (!t->idx || !t->w || !t->n) return 1;
+  for (int64_t o = 0; o < out; o++) {
+    int64_t *idx = t->idx + o * t->max;
+    double *w = t->w + o * t->max;
+    switch (mode) {
+      case UP_NEAREST: /* floor(scale * o) */
+        t->n[o] = 1;
+        idx[0] = min64(floor_f(source_index(op, s, o, true, false)), in - 1);
+        w[0] = 1.0;
+        break;
+      case UP_NEAREST_EXACT: /* floor((o + 0.5) * scale) */
+        t->n[o] = 1;
+        idx[0] = min64(floor_f(source_index(op, s, o, false, false) + 0.5), in - 1);
+        w[0] = 1.0;
+        break;
+      case UP_LINEAR: {
+        t->n[o] = 2;
+        if (in == out) {
+          idx[0] = idx[1] = o;
+          w[0] = 1.0;
+          w[1] = 0.0;
+          break;
+        }
+        double real = source_index(op, s, o, align, false);
+        idx[0] = min64(floor_f(real), in - 1);
+        double l1 = round_to(dt, fmin(fmax(round_to(op, real - (double)idx[0]), 0.0), 1.0));
+        idx[1] = idx[0] + (idx[0] < in - 1 ? 1 : 0);
+        w[0] = round_to(dt, 1.0 - l1);
+        w[1] = l1;
+        break;
+      }
+      case UP_CUBIC: {
+        t->n[o] = 4;
+        double real = source_index(op, s, o, align, true);
+        int64_t i0 = min64(floor_f(real), in - 1);
+        double l = round_to(op, fmin(fmax(round_to(op, real - (double)i0), 0.0), 1.0));
+        double cw[4] = {cubic2(l + 1.0, -0.75), cubic1(l, -0.75), cubic1(1.0 - l, -0.75),
+                        cubic2(2.0 - l, -0.75)};
+        for (int k = 0; k < 4; k++) {
+          idx[k] = max64(min64(i0 + k - 1, in - 1), 0);
+          w[k] = round_to(dt, round_to(op, cw[k]));
+        }
+        break;
+      }
+      case UP_LINEAR_AA: { /* Pillow's triangle filter, normalized */
+        double center = round_to(op, s * ((double)o + 0.5));
+        double invscale = s >= 1.0 ? round_to(op, 1.0 / s) : 1.0, total = 0.0;
+        int64_t xmin = max64((int64_t)(round_to(op, center - support) + 0.5), 0);
+        int64_t xsize = min64((int64_t)(round_to(op, center + support) + 0.5), in) - xmin;
+        xsize = max64(0, min64(xsize, t->max));
+        t->n[o] = xsize;
+        for (int64_t j = 0; j < xsize; j++) {
+          double x = round_to(op, (round_to(op, (double)(j + xmin) - center) + 0.5) * invscale);
+          idx[j] = xmin + j;
+          w[j] = round_to(op, fmax(0.0, 1.0 - fabs(x)));
+          total = round_to(op, total + w[j]);
+        }
+        for (int64_t j = 0; total != 0.0 && j < xsize; j++) w[j] = round_to(op, w[j] / total);
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- upsampling ----------------------------------------------------------*/
+
+/* How an upsampling op names its arguments. */
+typedef struct up_op {
+  up_mode mode;
+  int n;                        /* spatial dims */
+  bool vec;                     /* the .vec overload: scale_factors */
+  bool has_align;               /* align_corners argument */
+  const char *scales[3];        /* per-dim scale arguments (non-vec) */
+} up_op;
+
+/* out[.., o0, o1, o2] = sum over the taps of each dim, nested. */
+static int upsample(const alloy_kernel_call *c, const up_op *u) {
+  const alloy_kernel_tensor *x = ref_tensor(c, u->vec ? "input" : "self"), *out = &c->outputs[0];
+  if (!x || x->rank != u->n + 2) return 1;
+  bool align = false;
+  if (u->has_align) ref_bool(c, "align_corners", &align);
+  double factors[3];
+  int nf = u->vec ? float_list(c, "scale_factors", factors, 3) : -1;
+  taps t[3] = {{0}};
+  int64_t in[3] = {1, 1, 1}, os[3] = {1, 1, 1}, xs[3] = {0, 0, 0}, ost[3] = {0, 0, 0};
+  int err = 0;
+  for (int i = 0; i < 3 && !err; i++) {
+    int j = i - (3 - u->n);
+    double scale = 0.0;
+    bool has = false;
+    if (j >= 0) {
+      in[i] = x->sizes[2 + j];
+      os[i] = out->sizes[2 + j];
+      xs[i] = x->strides[2 + j];
+      ost[i] = out->strides[2 + j];
+      has = u->vec ? nf == u->n : ref_float(c, u->scales[j], &scale);
+      if (u->vec && has) scale = factors[j];
+    }
+    /* PyTorch's vectorized 2-d bilinear kernel, which it takes for outputs
+     * with H + W <= 128 (and channels-last inputs), keeps the weights in
+     * opmath; its generic kernel stores them in the dtype. */
+    bool opmath_weights = u->mode == UP_LINEAR && u->n == 2 && x->dtype != ALLOY_F64 &&
+                          out->sizes[2] + out->sizes[3] <= 128;
+    alloy_dtype wt = opmath_weights ? ALLOY_F32 : x->dtype;
+    err = taps_build(&t[i], j >= 0 ? u->mode : UP_NEAREST, in[i], os[i], align, has, scale, wt);
+  }
+  int64_t planes = x->sizes[0] * x->sizes[1];
+  for (int64_t p = 0; !err && p < planes; p++) {
+    int64_t xo = (p / x->sizes[1]) * x->strides[0] + (p % x->sizes[1]) * x->strides[1];
+    int64_t oo = (p / out->sizes[1]) * out->strides[0] + (p % out->sizes[1]) * out->strides[1];
+    for (int64_t o0 = 0; o0 < os[0]; o0++)
+      for (int64_t o1 = 0; o1 < os[1]; o1++)
+        for (int64_t o2 = 0; o2 < os[2]; o2++) {
+          double acc0 = 0.0;
+          for (int64_t a = 0; a < t[0].n[o0]; a++) {
+            double acc1 = 0.0;
+            for (int64_t b = 0; b < t[1].n[o1]; b++) {
+              double acc2 = 0.0;
+              for (int64_t k = 0; k < t[2].n[o2]; k++) {
+                int64_t off = xo + t[0].idx[o0 * t[0].max + a] * xs[0] +
+                              t[1].idx[o1 * t[1].max + b] * xs[1] + t[2].idx[o2 * t[2].max + k] * xs[2];
+                acc2 += t[2].w[o2 * t[2].max + k] * ref_load_f(x->data, x->dtype, off);
+              }
+              acc1 += t[1].w[o1 * t[1].max + b] * acc2;
+            }
+            acc0 += t[0].w[o0 * t[0].max + a] * acc1;
+          }
+          ref_store_f(out->data, out->dtype, oo + o0 * ost[0] + o1 * ost[1] + o2 * ost[2], acc0);
+        }
+  }
+  for (int i = 0; i < 3; i++) taps_free(&t[i]);
+  return err;
+}
+
+#define UP_KERNEL(name, ...)                              \
+  static int name(const alloy_kernel_call *c) {           \
+    static const up_op u = __VA_ARGS__;                   \
+    return upsample(c, &u);                               \
+  }
+
+UP_KERNEL(k_upsample_nearest1d, {UP_NEAREST, 1, false, false, {"scales"}})
+UP_KERNEL(k_upsample_nearest_exact1d, {UP_NEAREST_EXACT, 1, false, false, {"scales"}})
+UP_KERNEL(k_upsample_nearest2d, {UP_NEAREST, 2, false, false, {"scales_h", "scales_w"}})
+UP_KERNEL(k_upsample_nearest2d_vec, {UP_NEAREST, 2, true, false, {NULL}})
+UP_KERNEL(k_upsample_linear1d, {UP_LINEAR, 1, false, true, {"scales"}})
+UP_KERNEL(k_upsample_bilinear2d, {UP_LINEAR, 2, false, true, {"scales_h", "scales_w"}})
+UP_KERNEL(k_upsample_bilinear2d_vec, {UP_LINEAR, 2, true, true, {NULL}})
+UP_KERNEL(k_upsample_bilinear2d_aa, {UP_LINEAR_AA, 2, false, true, {"scales_h", "scales_w"}})
+UP_KERNEL(k_upsample_bicubic2d, {UP_CUBIC, 2, false, true, {"scales_h", "scales_w"}})
+UP_KERNEL(k_upsample_trilinear3d, {UP_LINEAR, 3, false, true, {"scales_d", "scales_h", "scales_w"}})
+
+/* ---- grid sampling -------------------------------------------------------*/
+
+enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+
+/* A grid coordinate in [-1, 1] to a pixel position. */
+static double gs_unnormalize(double coord, int64_t size, bool align) {
+  return align ? (coord + 1.0) / 2.0 * (double)(size - 1) : ((coord + 1.0) * (double)size - 1.0) / 2.0;
+}
+
+static double gs_clip(double v, int64_t size) { return fmin((double)(size - 1), fmax(v, 0.0)); }
+
+/* Reflects v into [low, high] given as twice their values. */
+static double gs_reflect(double v, int64_t twice_low, int64_t twice_high) {
+  if (twice_low == twice_high) return 0.0;
+  double lo = (double)twice_low / 2.0, span = (double)(twice_high - twice_low) / 2.0;
+  v = fabs(v - lo);
+  double extra = fmod(v, span);
+  int64_t flips = (int64_t)floor(v / span);
+  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+}
+
+/* The padding mode applied to a pixel position; NaN and infinities land
+ * far outside (PyTorch's safe_downgrade_to_int_range). */
+static double gs_pad(double v, int64_t size, int pad, bool align) {
+  if (pad == GS_BORDER) v = gs_clip(v, size);
+  else if (pad == GS_REFLECTION) {
+    v = align ? gs_reflect(v, 0, 2 * (size - 1)) : gs_reflect(v, -1, 2 * size - 1);
+    v = gs_clip(v, size);
+  }
+  if (!isfinite(v) || v > (double)INT32_MAX || v < (double)INT32_MIN) return -100.0;
+  return v;
+}
+
+/* One sampled plane: the input plane at base with strides st (d, h, w;
+ * d unused in 2-d) and sizes sz. */
+typedef struct gs_plane {
+  const alloy_kernel_tensor *x;
+  int64_t base, st[3], sz[3];
+} gs_plane;
+
+/* The value at integer (d, h, w), 0 outside. */
+static double gs_at(const gs_plane *p, int64_t d, int64_t h, int64_t w) {
+  if (d < 0 || h < 0 || w < 0 || d >= p->sz[0] || h >= p->sz[1] || w >= p->sz[2]) return 0.0;
+  return ref_load_f(p->x->data, p->x->dtype, p->base + d * p->st[0] + h * p->st[1] + w * p->st[2]);
+}
+
+/* Bicubic reads each tap through the padding mode. */
+static double gs_at_padded(const gs_plane *p, int64_t h, int64_t w, int pad, bool align) {
+  double hh = gs_pad((double)h, p->sz[1], pad, align), ww = gs_pad((double)w, p->sz[2], pad, align);
+  return gs_at(p, 0, (int64_t)hh, (int64_t)ww);
+}
+
+/* Samples plane p at grid coordinates g (x, y[, z]) of an n-d sampler. */
+static double gs_sample(const gs_plane *p, int n, const double *g, int mode, int pad, bool align) {
+  /* dims: 0 = x (w), 1 = y (h), 2 = z (d) */
+  double pos[3] = {0, 0, 0};
+  const int64_t size[3] = {p->sz[2], p->sz[1], p->sz[0]};
+  if (mode == GS_BICUBIC) {
+    double ix = gs_unnormalize(g[0], size[0], align), iy = gs_unnormalize(g[1], size[1], align);
+    double fx = floor(ix), fy = floor(iy), tx = ix - fx, ty = iy - fy;
+    double cx[4] = {cubic2(tx + 1.0, -0.75), cubic1(tx, -0.75), cubic1(1.0 - tx, -0.75), cubic2(2.0 - tx, -0.75)};
+    double cy[4] = {cubic2(ty + 1.0, -0.75), cubic1(ty, -0.75), cubic1(1.0 - ty, -0.75), cubic2(2.0 - ty, -0.75)};
+    double acc = 0.0;
+    for (int j = 0; j < 4; j++) {
+      double row = 0.0;
+      for (int i = 0; i < 4; i++)
+        row += cx[i] * gs_at_padded(p, (int64_t)fy - 1 + j, (int64_t)fx - 1 + i, pad, align);
+      acc += cy[j] * row;
+    }
+    return acc;
+  }
+  for (int i = 0; i < n; i++) pos[i] = gs_pad(gs_unnormalize(g[i], size[i], align), size[i], pad, align);
+  if (mode == GS_NEAREST)
+    return gs_at(p, (int64_t)nearbyint(pos[2]), (int64_t)nearbyint(pos[1]), (int64_t)nearbyint(pos[0]));
+  /* (tri/bi)linear: the corners' weights are the opposite volumes */
+  int64_t f[3];
+  double frac[3];
+  for (int i = 0; i < 3; i++) {
+    f[i] = (int64_t)floor(pos[i]);
+    frac[i] = pos[i] - (double)f[i];
+  }
+  double acc = 0.0;
+  for (int dz = 0; dz < (n == 3 ? 2 : 1); dz++)
+    for (int dy = 0; dy < 2; dy++)
+      for (int dx = 0; dx < 2; dx++) {
+        double w = (dx ? frac[0] : 1.0 - frac[0]) * (dy ? frac[1] : 1.0 - frac[1]);
+        if (n == 3) w *= dz ? frac[2] : 1.0 - frac[2];
+        acc += w * gs_at(p, n == 3 ? f[2] + dz : 0, f[1] + dy, f[0] + dx);
+      }
+  return acc;
+}
+
+/* grid_sampler_{2,3}d(input, grid, interpolation_mode, padding_mode,
+ * align_corners): input (N, C, [D,] H, W), grid (N, [D',] H', W', n) of
+ * (x, y[, z]) in [-1, 1]. */
+static int grid_sampler(const alloy_kernel_call *c, int n) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "input"), *grid = ref_tensor(c, "grid"),
+                            *out = &c->outputs[0];
+  if (!x || !grid) return 1;
+  int64_t mode = GS_BILINEAR, pad = GS_ZEROS;
+  bool align = false;
+  ref_int(c, "interpolation_mode", &mode);
+  ref_int(c, "padding_mode", &pad);
+  ref_bool(c, "align_corners", &align);
+  gs_plane p = {x, 0, {0, 0, 0}, {1, 1, 1}};
+  for (int i = 0; i < n; i++) {
+    p.sz[3 - n + i] = x->sizes[2 + i];
+    p.st[3 - n + i] = x->strides[2 + i];
+  }
+  int64_t os[3] = {1, 1, 1}, ost[3] = {0, 0, 0}, gst[3] = {0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    os[3 - n + i] = out->sizes[2 + i];
+    ost[3 - n + i] = out->strides[2 + i];
+    gst[3 - n + i] = grid->strides[1 + i];
+  }
+  int64_t gc = grid->strides[grid->rank - 1];
+  for (int64_t b = 0; b < x->sizes[0]; b++)
+    for (int64_t o0 = 0; o0 < os[0]; o0++)
+      for (int64_t o1 = 0; o1 < os[1]; o1++)
+        for (int64_t o2 = 0; o2 < os[2]; o2++) {
+          double g[3];
+          int64_t go = b * grid->strides[0] + o0 * gst[0] + o1 * gst[1] + o2 * gst[2];
+          for (int i = 0; i < n; i++) g[i] = ref_load_f(grid->data, grid->dtype, go + i * gc);
+          for (int64_t ch = 0; ch < x->sizes[1]; ch++) {
+            p.base = b * x->strides[0] + ch * x->strides[1];
+            double v = gs_sample(&p, n, g, (int)mode, (int)pad, align);
+            ref_store_f(out->data, out->dtype,
+                        b * out->strides[0] + ch * out->strides[1] + o0 * ost[0] + o1 * ost[1] + o2 * ost[2], v);
+          }
+        }
+  return 0;
+}
+
+static int k_grid_sampler_2d(const alloy_kernel_call *c) { return grid_sampler(c, 2); }
+static int k_grid_sampler_3d(const alloy_kernel_call *c) { return grid_sampler(c, 3); }
+
+extern const alloy_kernel ref_kernels_nn_4[];
+const alloy_kernel ref_kernels_nn_4[] = {
+    REF_KERNEL("aten.upsample_nearest1d.default", k_upsample_nearest1d),
+    REF_KERNEL("aten._upsample_nearest_exact1d.default", k_upsample_nearest_exact1d),
+    REF_KERNEL("aten.upsample_nearest2d.default", k_upsample_nearest2d),
+    REF_KERNEL("aten.upsample_nearest2d.vec", k_upsample_nearest2d_vec),
+    REF_KERNEL("aten.upsample_linear1d.default", k_upsample_linear1d),
+    REF_KERNEL("aten.upsample_bilinear2d.default", k_upsample_bilinear2d),
+    REF_KERNEL("aten.upsample_bilinear2d.vec", k_upsample_bilinear2d_vec),
+    REF_KERNEL("aten._upsample_bilinear2d_aa.default", k_upsample_bilinear2d_aa),
+    REF_KERNEL("aten.upsample_bicubic2d.default", k_upsample_bicubic2d),
+    REF_KERNEL("aten.upsample_trilinear3d.default", k_upsample_trilinear3d),
+    REF_KERNEL("aten.grid_sampler_2d.default", k_grid_sampler_2d),
+    REF_KERNEL("aten.grid_sampler_3d.default", k_grid_sampler_3d),
+    {NULL, NULL, NULL, NULL},
+};

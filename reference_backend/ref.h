@@ -1,0 +1,88 @@
+/*
+ * reference_backend/ref.h: what the reference backend's files share: the
+ * kernel table, and the strided element access every kernel is built on.
+ */
+#ifndef ALLOY_REF_H
+#define ALLOY_REF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alloy/kernel_table.h"
+
+/* Kernel tables by family (reference_backend/kernels_<family>.c), each
+ * ending with a {NULL} row; reference_backend/ref.c joins them. */
+extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
+    ref_kernels_shape[], ref_kernels_index[], ref_kernels_nn[],
+    ref_kernels_nn_2[], ref_kernels_nn_3[], ref_kernels_factory[];
+
+/* A reference kernel: everything through the call. Returns 0, or nonzero
+ * after ref_fail() said why. */
+typedef int (*ref_kernel_fn)(const alloy_kernel_call *c);
+#define REF_KERNEL(op, fn) {op, "*", (alloy_kernel_fn)(fn), "int(call)"}
+
+/* Element access by dtype: every value passes through double (floats,
+ * bool) or int64 (integers), the widest types that hold each exactly. */
+double ref_load_f(const void *base, alloy_dtype t, int64_t index);
+int64_t ref_load_i(const void *base, alloy_dtype t, int64_t index);
+void ref_store_f(void *base, alloy_dtype t, int64_t index, double v);
+void ref_store_i(void *base, alloy_dtype t, int64_t index, int64_t v);
+
+/* Iterates an output's elements in row-major order, tracking the element
+ * offset of each operand (strides may be 0 for broadcast dims). */
+typedef struct ref_iter {
+  int rank, nops;
+  int64_t sizes[16];
+  int64_t strides[4][16]; /* per operand, in elements */
+  int64_t index[16];
+  int64_t offset[4];
+  int64_t remaining;
+} ref_iter;
+
+/* Sets up an iterator over out's shape; operand 0 is out, the others are
+ * broadcast to it (their trailing dims aligned, size-1 dims repeated). */
+void ref_iter_init(ref_iter *it, const alloy_kernel_tensor *out,
+                   const alloy_kernel_tensor *const *ins, int nins);
+/* Advances; false when done. Offsets are valid while it returns true. */
+bool ref_iter_next(ref_iter *it);
+
+/* ---- reading a node's arguments, by schema name ------------------------
+ * Tensor arguments come from the call's inputs; everything else from the
+ * node through the host table. */
+
+/* The tensor argument called name, or NULL when it is None or a Python
+ * number (a wrapped number: read it with ref_scalar). */
+const alloy_kernel_tensor *ref_tensor(const alloy_kernel_call *c, const char *name);
+/* Item k of the Tensor[] / Tensor?[] argument called name (NULL for None
+ * items), and the list's length. */
+const alloy_kernel_tensor *ref_tensor_item(const alloy_kernel_call *c, const char *name, int k);
+int ref_list_size(const alloy_kernel_call *c, const char *name);
+/* Scalars. Each returns false when the argument is None or absent. */
+bool ref_int(const alloy_kernel_call *c, const char *name, int64_t *out);
+bool ref_float(const alloy_kernel_call *c, const char *name, double *out);
+bool ref_bool(const alloy_kernel_call *c, const char *name, bool *out);
+bool ref_dtype(const alloy_kernel_call *c, const char *name, alloy_dtype *out);
+const char *ref_str(const alloy_kernel_call *c, const char *name);
+/* int[] arguments (a single int for int[N] repeats); returns the count or
+ * -1 when None. */
+int ref_ints(const alloy_kernel_call *c, const char *name, int64_t *out, int cap);
+/* A Scalar argument, or a Python number given for a Tensor argument. */
+bool ref_scalar(const alloy_kernel_call *c, const char *name, double *out);
+
+/* The operand called name as a tensor: the input, or a Python number
+ * (Scalar argument or wrapped number) as a zero-dim float64 or int64 tensor
+ * held in *scratch. NULL when None. */
+typedef struct ref_scalar_tensor {
+  alloy_kernel_tensor t;
+  union {
+    double f;
+    int64_t i;
+  } value;
+} ref_scalar_tensor;
+const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *name,
+                                       ref_scalar_tensor *scratch);
+
+/* Number of elements of a tensor. */
+int64_t ref_numel(const alloy_kernel_tensor *t);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * alloy/plugin.h: the plugin ABI. A backend is a shared library
+ * liballoy-<name>.so that exports one symbol, ALLOY_PLUGIN_ENTRY, and talks
+ * to the host only through the two tables below: the host's (what a plugin
+ * may call) and the plugin's (what the host calls). A plugin links against
+ * libc and its vendor runtime, never against Alloy's own library.
+ *
+ * Versioning (docs/abi.md gives the whole policy):
+ *   - ALLOY_ABI_MAJOR changes only when something is removed, reordered or
+ *     changes meaning; a host refuses a plugin of another major, naming both.
+ *   - ALLOY_ABI_MINOR changes when an entry or field is appended. Either side
+ *     may be newer: a reader checks struct_size (ALLOY_HAS_FIELD) before
+ *     touching a field that a minor added, and NULL-checks optional entries.
+ * Every struct here begins with `size_t struct_size`, set by whoever fills
+ * the struct to sizeof the struct as it was compiled, and only grows at its
+ * end. Layouts are pinned by tests/test_abi_layout.c.
+ *
+ * Conventions for every entry: an `alloy_error *` result is NULL on success,
+ * else an error made with host->error_new that the receiver frees (the host
+ * frees what a plugin returns; a plugin frees what the host returns, with
+ * host->error_free). Objects a plugin creates (backend, executable, buffer,
+ * queue, event) are opaque to the host and released through the plugin's
+ * matching release entry, exactly once. "Borrowed" means valid for the
+ * duration of the call only.
+ *
+ * An entry that fails leaves its out-parameters untouched, so the caller
+ * never releases what was not made.
+ *
+ * Threads: the entry symbol may be called from several threads at once
+ * (two runtimes opening together); it must only return its static table.
+ * The host calls backend_open/backend_close, and the entries that
+ * create or release objects, from one thread at a time per backend. execute,
+ * the buffer copies and event_wait may be called from several threads at
+ * once on distinct queues; a plugin that cannot do that serializes inside.
+ * Every host-table entry is thread-safe unless its comment says otherwise.
+ */
+#ifndef ALLOY_PLUGIN_H
+#define ALLOY_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy/dtype.h"
+#include "alloy/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ALLOY_ABI_MAJOR 1
+#define ALLOY_ABI_MINOR 0
+
+/* The one symbol a plugin exports, of type alloy_plugin_entry_fn. */
+#define ALLOY_PLUGIN_ENTRY "alloy_plugin_init"
+
+#if defined(__GNUC__)
+#define ALLOY_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define ALLOY_PLUGIN_EXPORT
+#endif
+
+/* True when struct *s, as filled by the other side, holds field. */
+#define ALLOY_HAS_FIELD(s, type, field) \
+  ((s)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* Opaque host objects a plugin reads through the host table. They stay
+ * valid as the comments of the entries that hand them out say. */
+typedef struct alloy_graph alloy_graph;
+typedef struct alloy_node alloy_node;
+typedef struct alloy_value alloy_value;
+typedef struct alloy_arg alloy_arg;
+typedef struct alloy_claims alloy_claims;
+
+/* Opaque plugin objects: each plugin defines these structs its own way. */
+typedef struct alloy_backend alloy_backend;
+typedef struct alloy_executable alloy_executable;
+typedef struct alloy_buffer alloy_buffer;
+typedef struct alloy_queue alloy_queue;
+typedef struct alloy_event alloy_event;
+
+/* ---- extension chains ---------------------------------------------------
+ * Device-specific data (a CUDA stream, a HIP stream) travels in a chain of
+ * extensions hung off the structs that accept one, never in new fields of
+ * the core structs. A reader skips types it does not know. */
+typedef enum alloy_ext_type {
+  ALLOY_EXT_CUDA_STREAM = 1, /* alloy_ext_stream: a cudaStream_t */
+  ALLOY_EXT_HIP_STREAM = 2,  /* alloy_ext_stream: a hipStream_t  */
+} alloy_ext_type;
+
+typedef struct alloy_ext {
+  size_t struct_size;
+  uint32_t type;               /* an alloy_ext_type                      */
+  const struct alloy_ext *next; /* borrowed; NULL ends the chain         */
+} alloy_ext;
+
+typedef struct alloy_ext_stream {
+  alloy_ext base;
+  void *stream; /* borrowed: the caller's stream, used for this call only */
+} alloy_ext_stream;
+
+/* ---- the host table -----------------------------------------------------
+ * Filled by the host, read-only for the plugin, valid from the entry call
+ * until the plugin is unloaded. The first six fields never move in any
+ * major version, so that a plugin can always report a version mismatch. */
+
+typedef enum alloy_log_level {
+  ALLOY_LOG_DEBUG = 0,
+  ALLOY_LOG_INFO = 1,
+  ALLOY_LOG_WARNING = 2,
+  ALLOY_LOG_ERROR = 3,
+} alloy_log_level;
+
+/* An argument's kind as the host table reports it (same values as
+ * alloy_arg_kind in alloy/ops.h). */
+typedef enum alloy_arg_type {
+  ALLOY_ARG_TYPE_NONE = 0,
+  ALLOY_ARG_TYPE_VALUE = 1,  /* a tensor or scalar value of the graph    */
+  ALLOY_ARG_TYPE_INT = 2,    /* an integer, maybe symbolic               */
+  ALLOY_ARG_TYPE_FLOAT = 3,
+  ALLOY_ARG_TYPE_BOOL = 4,
+  ALLOY_ARG_TYPE_STR = 5,
+  ALLOY_ARG_TYPE_DTYPE = 6,
+  ALLOY_ARG_TYPE_LAYOUT = 7,
+  ALLOY_ARG_TYPE_DEVICE = 8,
+  ALLOY_ARG_TYPE_MEMORY_FORMAT = 9,
+  ALLOY_ARG_TYPE_LIST = 10,
+} alloy_arg_type;
+
+typedef struct alloy_host_api {
+  size_t struct_size;
+  uint32_t abi_major; /* the host's ALLOY_ABI_MAJOR */
+  uint32_t abi_minor; /* the host's ALLOY_ABI_MINOR */
+  /* Makes an error with a message (copied). Never returns NULL. */
+  alloy_error *(*error_new)(alloy_error_code code, const char *message);
+  /* Frees an error the host returned to the plugin; accepts NULL. */
+  void (*error_free)(alloy_error *err);
+  /* Logs one line (copied) under the plugin's name. */
+  void (*log)(alloy_log_level level, const char *plugin_name,
+              const char *message);
+
+  /* The message of an error (lives as long as the error). */
+  const char *(*error_message)(const alloy_error *err);
+  /* Memory the other side frees: a plugin allocates with host->alloc what
+   * it hands to the host to free (serialized executables), and frees with
+   * host->free what the host allocated for it. 64-byte aligned. */
+  void *(*alloc)(size_t size);
+  void (*free)(void *ptr);
+
+  /* Graph access, read-only. A graph handed to claim() is borrowed for the
+   * call; one handed to compile() lives until the executable made from it
+   * is released. Nodes, values and arguments live as long as their graph.
+   * Indices are 0-based; out-of-range indices give NULL / 0. */
+  int (*graph_num_nodes)(const alloy_graph *g);
+  const alloy_node *(*graph_node)(const alloy_graph *g, int i);
+  int (*graph_num_inputs)(const alloy_graph *g);
+  const alloy_value *(*graph_input)(const alloy_graph *g, int i);
+  int (*graph_num_outputs)(const alloy_graph *g);
+  const alloy_value *(*graph_output)(const alloy_graph *g, int i);
+
+  /* "aten.add.Tensor": lives while the host process runs. */
+  const char *(*node_op_name)(const alloy_node *n);
+  /* The op's stable id (its line in Alloy's op table; never reused). */
+  int (*node_op_id)(const alloy_node *n);
+  /* Arguments in schema order, defaults filled in. */
+  int (*node_num_args)(const alloy_node *n);
+  const alloy_arg *(*node_arg)(const alloy_node *n, int i);
+  /* The schema's name of argument i ("alpha"), or NULL. */
+  const char *(*node_arg_name)(const alloy_node *n, int i);
+  int (*node_num_outputs)(const alloy_node *n);
+  const alloy_value *(*node_output)(const alloy_node *n, int i);
+
+  /* Values. kind: 0 tensor, 1 SymInt, 2 float, 3 bool (alloy_value_kind). */
+  int (*value_kind)(const alloy_value *v);
+  const char *(*value_name)(const alloy_value *v);
+  alloy_dtype (*value_dtype)(const alloy_value *v);
+  int (*value_rank)(const alloy_value *v);
+  /* Size d: returns 1 and sets *size when concrete, 0 when symbolic. */
+  int (*value_size)(const alloy_value *v, int d, int64_t *size);
+  /* Size d as text ("s0*16"), like snprintf; the range of a symbolic size. */
+  size_t (*value_size_text)(const alloy_value *v, int d, char *buf,
+                            size_t cap);
+  void (*value_size_range)(const alloy_value *v, int d, int64_t *lo,
+                           int64_t *hi);
+  /* Size d under the symbol values execute() received; 0 with *out
+   * untouched when a symbol is unbound. For a SymInt value, d is ignored
+   * and its integer value is evaluated. */
+  int (*value_size_eval)(const alloy_value *v, int d, const int64_t *symbols,
+                         int num_symbols, int64_t *out);
+
+  /* Arguments. Each reader returns 0 when the argument is not of its kind.
+   * Lists nest: arg_list_item gives the k-th item as an argument. */
+  alloy_arg_type (*arg_type)(const alloy_arg *a);
+  int (*arg_int)(const alloy_arg *a, int64_t *out); /* 0 also if symbolic */
+  int (*arg_float)(const alloy_arg *a, double *out); /* ints convert */
+  int (*arg_bool)(const alloy_arg *a, int *out);
+  /* The string (lives as long as the graph), or NULL. */
+  const char *(*arg_str)(const alloy_arg *a);
+  int (*arg_dtype)(const alloy_arg *a, alloy_dtype *out);
+  /* Layout, memory format, or device type (alloy/ops.h enums); device
+   * index in *index when given. */
+  int (*arg_enum)(const alloy_arg *a, int *value, int *index);
+  const alloy_value *(*arg_value)(const alloy_arg *a);
+  int (*arg_list_size)(const alloy_arg *a);
+  const alloy_arg *(*arg_list_item)(const alloy_arg *a, int k);
+
+  /* Claims: claim() calls this once per node it can run, with the node's
+   * index in the graph and an estimated cost in seconds (negative: no
+   * estimate). Not thread-safe for one claims object. */
+  void (*claims_add)(alloy_claims *claims, int node_index, double cost);
+} alloy_host_api;
+
+/* ---- what the plugin fills in ------------------------------------------ */
+
+typedef enum alloy_device_kind {
+  ALLOY_DEVICE_KIND_CPU = 0,
+  ALLOY_DEVICE_KIND_GPU = 1,
+  ALLOY_DEVICE_KIND_ACCELERATOR = 2,
+} alloy_device_kind;
+
+/* Filled by the plugin in device_info; struct_size set by the host. */
+typedef struct alloy_device_info {
+  size_t struct_size;
+  const char *name;      /* plugin-owned, lives while the backend is open */
+  alloy_device_kind kind;
+  uint64_t memory_bytes; /* memory the device offers, 0 when unknown     */
+} alloy_device_info;
+
+/* Set by the host for compile(). */
+typedef struct alloy_compile_options {
+  size_t struct_size;
+  int32_t device;       /* device index of the backend                   */
+  int32_t opt_level;    /* 0 none .. 3 most; a hint                      */
+  const alloy_ext *ext; /* borrowed extension chain, or NULL             */
+} alloy_compile_options;
+
+/* A tensor as execute() sees it: a buffer of the plugin, and where in it.
+ * Outputs whose sizes depend on the data (nonzero, unique, ...) come with
+ * buffer NULL: the plugin allocates the buffer (buffer_allocate) and writes
+ * buffer, offset, sizes and strides (the arrays are the host's, rank
+ * entries, writable); the host then owns and releases that buffer. */
+typedef struct alloy_tensor {
+  size_t struct_size;
+  alloy_buffer *buffer;   /* borrowed; a buffer of this backend, or NULL */
+  uint64_t offset;        /* bytes from the buffer's start               */
+  alloy_dtype dtype;
+  int32_t rank;
+  int64_t *sizes;         /* borrowed, rank entries; read-only for inputs */
+  int64_t *strides;       /* borrowed, rank entries, in elements          */
+} alloy_tensor;
+
+/* Set by the host for execute(). The tensors, the arrays and the chain are
+ * borrowed until execution completes (the call returns with *done NULL, or
+ * *done is signalled). Inputs are in the order of the partition graph's
+ * inputs, outputs in the order of its outputs; output buffers are allocated
+ * by the host with the concrete sizes given. */
+typedef struct alloy_execute_args {
+  size_t struct_size;
+  const alloy_tensor *inputs;
+  int32_t num_inputs;
+  alloy_tensor *outputs; /* written by the plugin only as said above    */
+  int32_t num_outputs;
+  /* Values of the graph's symbols, by symbol index, for sizes computed at
+   * run time (the partition's symbolic sizes evaluate with these). */
+  const int64_t *symbols;
+  int32_t num_symbols;
+  alloy_queue *queue;   /* NULL: run synchronously on the default queue  */
+  alloy_event **done;   /* out: completion event, or NULL when finished;
+                         * the host releases it with event_release       */
+  const alloy_ext *ext; /* borrowed extension chain, or NULL             */
+} alloy_execute_args;
+
+/* Compatibility of a serialized executable, written by serialize. */
+typedef struct alloy_compat_info {
+  size_t struct_size;
+  const char *plugin_version; /* plugin-owned, static                   */
+  const char *device_model;   /* plugin-owned, static ("sm_90", "avx2")  */
+} alloy_compat_info;
+
+/* ---- the plugin table ---------------------------------------------------
+ * Static in the plugin, valid while it is loaded. Required entries must be
+ * non-NULL; optional ones may be NULL (or absent, in a plugin built against
+ * an older minor: check with ALLOY_HAS_FIELD). */
+typedef struct alloy_plugin_api {
+  size_t struct_size;
+  uint32_t abi_major; /* the plugin's ALLOY_ABI_MAJOR */
+  uint32_t abi_minor; /* the plugin's ALLOY_ABI_MINOR */
+  /* Identity: static strings. name is what ALLOY_BACKENDS and --backend
+   * match, case-insensitively: [a-z0-9_]+ by convention. */
+  const char *name;
+  const char *vendor;
+  const char *version;
+
+  /* Opens an instance. host stays valid until backend_close. Required. */
+  alloy_error *(*backend_open)(const alloy_host_api *host, alloy_backend **out);
+  /* Releases the instance and anything of it not yet released. Required. */
+  void (*backend_close)(alloy_backend *be);
+
+  /* Devices. Required. device_info fills what info->struct_size allows. */
+  int (*device_count)(alloy_backend *be);
+  alloy_error *(*device_info)(alloy_backend *be, int device,
+                              alloy_device_info *info);
+
+  /* Claims the nodes of g it can run (host->claims_add per node). Required.
+   * Must not keep g or anything of it after returning. */
+  alloy_error *(*claim)(alloy_backend *be, const alloy_graph *g,
+                        alloy_claims *claims);
+  /* Compiles a partition (every node of which it claimed). Required. */
+  alloy_error *(*compile)(alloy_backend *be, const alloy_graph *partition,
+                          const alloy_compile_options *options,
+                          alloy_executable **out);
+  /* Runs an executable. Required. */
+  alloy_error *(*execute)(alloy_backend *be, alloy_executable *exe,
+                          const alloy_execute_args *args);
+  void (*executable_release)(alloy_backend *be, alloy_executable *exe);
+
+  /* Device memory. Required. buffer_host_pointer: the address the host may
+   * read and write directly, or NULL when the memory is not host-visible
+   * (then the host uses the copies). */
+  alloy_error *(*buffer_allocate)(alloy_backend *be, int device,
+                                  uint64_t bytes, alloy_buffer **out);
+  void (*buffer_release)(alloy_backend *be, alloy_buffer *buf);
+  void *(*buffer_host_pointer)(alloy_backend *be, alloy_buffer *buf);
+  /* Copies. queue NULL: synchronous, *done untouched (done may be NULL).
+   * With a queue: ordered on it; *done receives a completion event or NULL
+   * when already complete. src/dst host memory is borrowed until then. */
+  alloy_error *(*buffer_copy_from_host)(alloy_backend *be, alloy_buffer *dst,
+                                        uint64_t offset, const void *src,
+                                        uint64_t bytes, alloy_queue *queue,
+                                        alloy_event **done);
+  alloy_error *(*buffer_copy_to_host)(alloy_backend *be, void *dst,
+                                      alloy_buffer *src, uint64_t offset,
+                                      uint64_t bytes, alloy_queue *queue,
+                                      alloy_event **done);
+  alloy_error *(*buffer_copy)(alloy_backend *be, alloy_buffer *dst,
+                              uint64_t dst_offset, alloy_buffer *src,
+                              uint64_t src_offset, uint64_t bytes,
+                              alloy_queue *queue, alloy_event **done);
+
+  /* Queues (streams) and events. Required. */
+  alloy_error *(*queue_create)(alloy_backend *be, int device,
+                               alloy_queue **out);
+  void (*queue_release)(alloy_backend *be, alloy_queue *q);
+  /* Blocks until the event is signalled; its error when the work failed. */
+  alloy_error *(*event_wait)(alloy_backend *be, alloy_event *ev);
+  /* 1 when signalled, 0 when not yet. */
+  int (*event_query)(alloy_backend *be, alloy_event *ev);
+  void (*event_release)(alloy_backend *be, alloy_event *ev);
+
+  /* Optional: a compile cache. serialize writes bytes allocated with
+   * host->alloc (the host frees them) and compatibility information;
+   * deserialize reads bytes it wrote, or fails with ALLOY_ERR_VERSION. */
+  alloy_error *(*executable_serialize)(alloy_backend *be,
+                                       alloy_executable *exe, void **bytes,
+                                       uint64_t *size, alloy_compat_info *info);
+  alloy_error *(*executable_deserialize)(alloy_backend *be,
+                                         const alloy_graph *partition,
+                                         const void *bytes, uint64_t size,
+                                         alloy_executable **out);
+} alloy_plugin_api;
+
+/* The entry: called once per load with the host's table. Returns the
+ * plugin's table (static), or NULL to refuse (after host->log saying why).
+ * A plugin must not call anything but host->log, error_new and error_free
+ * when host->abi_major differs from its own. */
+typedef const alloy_plugin_api *(*alloy_plugin_entry_fn)(
+    const alloy_host_api *host);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

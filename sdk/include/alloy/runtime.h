@@ -1,0 +1,104 @@
+/*
+ * alloy/runtime.h: the host side for applications: find and load backends
+ * by name, compile a graph on one, run it on host tensors.
+ *
+ * A runtime owns the plugins it loaded (shared libraries found on the search
+ * path, plus the reference backend built into the library) and every object
+ * made through them; alloy_runtime_close releases all of it. A runtime may
+ * be used from one thread at a time; distinct runtimes are independent.
+ *
+ * Search order for liballoy-<name>.so: each folder of $ALLOY_PLUGIN_PATH
+ * (colon-separated), then ../lib/alloy/ next to the running program (the
+ * build tree and an installed prefix both have it), then the extra folders
+ * of the options. A file that fails to load, or is refused (another ABI
+ * major, no entry symbol, a missing required entry, a name already taken),
+ * is listed with its reason and never stops the others.
+ */
+#ifndef ALLOY_RUNTIME_H
+#define ALLOY_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alloy/graph.h"
+#include "alloy/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct alloy_runtime alloy_runtime;
+typedef struct alloy_program alloy_program;
+
+typedef struct alloy_runtime_options {
+  size_t struct_size;
+  /* Extra folders searched after the standard ones (borrowed, may be
+   * NULL); used by tests. */
+  const char *const *plugin_dirs;
+  int32_t num_plugin_dirs;
+  /* Skip $ALLOY_PLUGIN_PATH and ../lib/alloy/ (tests that want only their
+   * own folders). */
+  bool no_default_paths;
+} alloy_runtime_options;
+
+/* Loads every backend found. options may be NULL. Fails only when memory
+ * runs out; refused plugins are reported by alloy_runtime_backend_info. */
+alloy_error *alloy_runtime_open(const alloy_runtime_options *options,
+                                alloy_runtime **out);
+void alloy_runtime_close(alloy_runtime *rt); /* accepts NULL */
+
+/* One row of `alloy backends`. Strings live as long as the runtime. */
+typedef struct alloy_backend_info {
+  size_t struct_size;
+  const char *name;     /* the plugin's name, or the file's <name> when
+                         * it was refused before its table could be read */
+  const char *vendor;   /* "" when refused early                        */
+  const char *version;  /* "" when refused early                        */
+  uint32_t abi_major, abi_minor; /* the plugin's; 0 when unknown        */
+  int32_t num_devices;
+  const char *devices;  /* "cpu0 (cpu)", comma-separated                 */
+  const char *path;     /* the file, or "(built in)"                    */
+  bool ok;              /* loaded and usable                            */
+  const char *status;   /* "ok", or "refused: <reason>"                 */
+} alloy_backend_info;
+
+/* Every plugin found, usable or not, in priority order: ALLOY_BACKENDS
+ * (comma-separated names, case-insensitive) first in its order, then the
+ * others in search order, the reference backend "ref" last. */
+int alloy_runtime_num_backends(const alloy_runtime *rt);
+void alloy_runtime_backend_info(const alloy_runtime *rt, int i,
+                                alloy_backend_info *info);
+/* The index of the usable backend called name (case-insensitive), or -1. */
+int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name);
+
+/* Compiles g to run wholly on backend i: every node must be claimed (the
+ * error names the first node that is not). g is borrowed for the call: the
+ * program keeps its own copy. */
+alloy_error *alloy_program_compile(alloy_runtime *rt, int backend,
+                                   const alloy_graph *g, alloy_program **out);
+void alloy_program_release(alloy_program *p); /* accepts NULL */
+
+/* A tensor in host memory, row-major contiguous. */
+typedef struct alloy_host_tensor {
+  size_t struct_size;
+  alloy_dtype dtype;
+  int32_t rank;
+  const int64_t *sizes; /* rank entries */
+  void *data;           /* numel * dtype size bytes */
+} alloy_host_tensor;
+
+/* Runs a compiled program. inputs match the graph's inputs in order (their
+ * sizes bind the graph's symbols; a size outside a symbol's range or
+ * disagreeing with the graph is an error naming the input and dim). outputs:
+ * the caller passes num_outputs structs; each gets dtype, rank, sizes and
+ * data allocated by the runtime, owned by the program until the next run or
+ * its release. */
+alloy_error *alloy_program_run(alloy_program *p,
+                               const alloy_host_tensor *inputs,
+                               int num_inputs, alloy_host_tensor *outputs,
+                               int num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,213 @@
+/*
+ * sdk/src/host.c: the host function table (alloy_host_api). It is the only
+ * way a plugin sees Alloy: read-only views of graphs, nodes, values and
+ * arguments over the IR's internal structures, plus errors, logging, memory
+ * and claims. Every entry is a thin, thread-safe reader: graphs handed to
+ * plugins are not mutated while a plugin holds them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/src/host.h"
+
+_Static_assert((int)ALLOY_ARG_TYPE_LIST == (int)ALLOY_ARG_LIST &&
+                   (int)ALLOY_ARG_TYPE_VALUE == (int)ALLOY_ARG_VALUE &&
+                   (int)ALLOY_ARG_TYPE_MEMORY_FORMAT == (int)ALLOY_ARG_MEMORY_FORMAT,
+               "the ABI's argument types mirror alloy_arg_kind");
+
+static alloy_error *host_error_new(alloy_error_code code, const char *message) {
+  return alloy_error_new(code, "%s", message ? message : "(no message)");
+}
+
+static _Thread_local char last_log[512];
+
+const char *alloy_host_last_log(void) { return last_log[0] ? last_log : NULL; }
+void alloy_host_clear_last_log(void) { last_log[0] = '\0'; }
+
+/* Plugin logs go to stderr only when ALLOY_LOG asks for them (a level
+ * number, 0 = debug); a library does not print on its own. Warnings and
+ * errors are remembered for the loader's refusal messages. */
+static void host_log(alloy_log_level level, const char *plugin, const char *message) {
+  static const char *names[] = {"debug", "info", "warning", "error"};
+  if (level >= ALLOY_LOG_WARNING)
+    snprintf(last_log, sizeof last_log, "%s", message ? message : "");
+  const char *env = getenv("ALLOY_LOG");
+  if (env && (int)level >= atoi(env))
+    fprintf(stderr, "alloy [%s] %s: %s\n", (unsigned)level < 4 ? names[level] : "?",
+            plugin ? plugin : "?", message ? message : "");
+}
+
+static void *host_alloc(size_t size) {
+  return aligned_alloc(64, (size + 63) & ~(size_t)63);
+}
+
+/* ---- graphs --------------------------------------------------------- */
+
+static int graph_num_nodes(const alloy_graph *g) { return alloy_graph_num_nodes(g); }
+static const alloy_node *graph_node(const alloy_graph *g, int i) { return alloy_graph_node(g, i); }
+static int graph_num_inputs(const alloy_graph *g) { return alloy_graph_num_inputs(g); }
+static const alloy_value *graph_input(const alloy_graph *g, int i) { return alloy_graph_input(g, i); }
+static int graph_num_outputs(const alloy_graph *g) { return alloy_graph_num_outputs(g); }
+static const alloy_value *graph_output(const alloy_graph *g, int i) { return alloy_graph_output(g, i); }
+
+static const char *node_op_name(const alloy_node *n) { return n->op->name; }
+static int node_op_id(const alloy_node *n) { return n->op->id; }
+static int node_num_args(const alloy_node *n) { return n->op->schema->nargs; }
+static const alloy_arg *node_arg(const alloy_node *n, int i) { return alloy_node_arg(n, i); }
+static const char *node_arg_name(const alloy_node *n, int i) {
+  return i >= 0 && i < n->op->schema->nargs ? n->op->schema->args[i].name : NULL;
+}
+static int node_num_outputs(const alloy_node *n) { return n->nout; }
+static const alloy_value *node_output(const alloy_node *n, int i) { return alloy_node_output(n, i); }
+
+static int value_kind(const alloy_value *v) { return (int)v->kind; }
+static const char *value_name(const alloy_value *v) { return v->name; }
+static alloy_dtype value_dtype(const alloy_value *v) { return v->dtype; }
+static int value_rank(const alloy_value *v) { return v->rank; }
+
+static const alloy_dim *value_dim(const alloy_value *v, int d) {
+  return d >= 0 && d < v->rank ? &v->shape[d] : NULL;
+}
+
+static int value_size(const alloy_value *v, int d, int64_t *size) {
+  const alloy_dim *dim = value_dim(v, d);
+  if (!dim || !alloy_dim_is_const(*dim)) return 0;
+  *size = dim->value;
+  return 1;
+}
+
+static size_t value_size_text(const alloy_value *v, int d, char *buf, size_t cap) {
+  const alloy_dim *dim = value_dim(v, d);
+  if (!dim) {
+    if (cap) buf[0] = '\0';
+    return 0;
+  }
+  return alloy_dim_print(*dim, buf, cap);
+}
+
+static void value_size_range(const alloy_value *v, int d, int64_t *lo, int64_t *hi) {
+  const alloy_dim *dim = value_dim(v, d);
+  if (!dim) {
+    *lo = *hi = 0;
+    return;
+  }
+  alloy_dim_range(*dim, lo, hi);
+}
+
+static int value_size_eval(const alloy_value *v, int d, const int64_t *symbols,
+                           int num_symbols, int64_t *out) {
+  const alloy_dim *dim = v->kind == ALLOY_VALUE_INT ? &v->int_value : value_dim(v, d);
+  if (!dim) return 0;
+  alloy_error *e = alloy_dim_eval(NULL, *dim, symbols, NULL, num_symbols, out);
+  alloy_error_free(e);
+  return e == NULL;
+}
+
+/* ---- arguments ------------------------------------------------------ */
+
+static alloy_arg_type arg_type(const alloy_arg *a) { return (alloy_arg_type)a->kind; }
+
+static int arg_int(const alloy_arg *a, int64_t *out) {
+  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) return *out = a->u.i.value, 1;
+  if (a->kind == ALLOY_ARG_BOOL) return *out = a->u.b, 1;
+  return 0;
+}
+
+static int arg_float(const alloy_arg *a, double *out) {
+  if (a->kind == ALLOY_ARG_FLOAT) return *out = a->u.f, 1;
+  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) return *out = (double)a->u.i.value, 1;
+  if (a->kind == ALLOY_ARG_BOOL) return *out = a->u.b, 1;
+  return 0;
+}
+
+static int arg_bool(const alloy_arg *a, int *out) {
+  if (a->kind == ALLOY_ARG_BOOL) return *out = a->u.b, 1;
+  return 0;
+}
+
+static const char *arg_str(const alloy_arg *a) {
+  return a->kind == ALLOY_ARG_STR ? a->u.s : NULL;
+}
+
+static int arg_dtype(const alloy_arg *a, alloy_dtype *out) {
+  if (a->kind == ALLOY_ARG_DTYPE) return *out = a->u.dtype, 1;
+  return 0;
+}
+
+static int arg_enum(const alloy_arg *a, int *value, int *index) {
+  switch (a->kind) {
+    case ALLOY_ARG_LAYOUT: *value = (int)a->u.layout; break;
+    case ALLOY_ARG_MEMORY_FORMAT: *value = (int)a->u.memory_format; break;
+    case ALLOY_ARG_DEVICE:
+      *value = (int)a->u.device.type;
+      if (index) *index = a->u.device.index;
+      break;
+    default: return 0;
+  }
+  return 1;
+}
+
+static const alloy_value *arg_value(const alloy_arg *a) {
+  return a->kind == ALLOY_ARG_VALUE ? a->u.value : NULL;
+}
+
+static int arg_list_size(const alloy_arg *a) {
+  return a->kind == ALLOY_ARG_LIST ? a->u.list.n : 0;
+}
+
+static const alloy_arg *arg_list_item(const alloy_arg *a, int k) {
+  return a->kind == ALLOY_ARG_LIST && k >= 0 && k < a->u.list.n ? &a->u.list.items[k] : NULL;
+}
+
+static void claims_add(alloy_claims *c, int node_index, double cost) {
+  if (!c || node_index < 0 || node_index >= c->num_nodes) return;
+  c->claimed[node_index] = true;
+  c->cost[node_index] = cost;
+}
+
+static const alloy_host_api host_table = {
+    .struct_size = sizeof(alloy_host_api),
+    .abi_major = ALLOY_ABI_MAJOR,
+    .abi_minor = ALLOY_ABI_MINOR,
+    .error_new = host_error_new,
+    .error_free = alloy_error_free,
+    .log = host_log,
+    .error_message = alloy_error_message,
+    .alloc = host_alloc,
+    .free = free,
+    .graph_num_nodes = graph_num_nodes,
+    .graph_node = graph_node,
+    .graph_num_inputs = graph_num_inputs,
+    .graph_input = graph_input,
+    .graph_num_outputs = graph_num_outputs,
+    .graph_output = graph_output,
+    .node_op_name = node_op_name,
+    .node_op_id = node_op_id,
+    .node_num_args = node_num_args,
+    .node_arg = node_arg,
+    .node_arg_name = node_arg_name,
+    .node_num_outputs = node_num_outputs,
+    .node_output = node_output,
+    .value_kind = value_kind,
+    .value_name = value_name,
+    .value_dtype = value_dtype,
+    .value_rank = value_rank,
+    .value_size = value_size,
+    .value_size_text = value_size_text,
+    .value_size_range = value_size_range,
+    .value_size_eval = value_size_eval,
+    .arg_type = arg_type,
+    .arg_int = arg_int,
+    .arg_float = arg_float,
+    .arg_bool = arg_bool,
+    .arg_str = arg_str,
+    .arg_dtype = arg_dtype,
+    .arg_enum = arg_enum,
+    .arg_value = arg_value,
+    .arg_list_size = arg_list_size,
+    .arg_list_item = arg_list_item,
+    .claims_add = claims_add,
+};
+
+const alloy_host_api *alloy_host_table(void) { return &host_table; }

@@ -1,0 +1,276 @@
+/*
+ * sdk/src/program.c: a graph compiled on one backend, and running it on
+ * host tensors. This is the single-backend path (claim, compile, execute);
+ * the partitioner that spreads one graph over several backends builds on it.
+ *
+ * Running binds the graph's symbols from the inputs' actual sizes (a size
+ * that is a plain symbol binds it; every other size must then evaluate to
+ * the actual one), checks each symbol's range, allocates backend buffers,
+ * copies inputs in, executes, waits, and copies outputs out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/src/runtime_internal.h"
+
+struct alloy_program {
+  alloy_runtime *rt;
+  alloy_loaded *be;        /* the backend row, owned by the runtime */
+  alloy_graph *graph;      /* the program's own copy */
+  alloy_executable *exe;
+  void **out_data;         /* outputs of the last run, owned here */
+  int64_t *out_sizes;      /* num_outputs * ALLOY_MAX_RANK */
+};
+
+static alloy_error *oom(void) {
+  return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,
+                                   alloy_program **out) {
+  *out = NULL;
+  if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backend);
+  alloy_loaded *row = &rt->backends[backend];
+  alloy_program *p = calloc(1, sizeof *p);
+  if (!p) return oom();
+  p->rt = rt;
+  p->be = row;
+  alloy_error *e = alloy_graph_clone(g, &p->graph);
+  int n = e ? 0 : alloy_graph_num_nodes(p->graph);
+  alloy_claims claims = {n, calloc((size_t)(n ? n : 1), sizeof(bool)),
+                         calloc((size_t)(n ? n : 1), sizeof(double))};
+  if (!e && (!claims.claimed || !claims.cost)) e = oom();
+  if (!e && (e = row->api->claim(row->be, p->graph, &claims)))
+    e = alloy_error_wrap(e, "backend %s: claim", row->name);
+  for (int i = 0; i < n && !e; i++)
+    if (!claims.claimed[i]) {
+      alloy_node *node = alloy_graph_node(p->graph, i);
+      const char *vname = alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "";
+      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
+                          "backend %s does not claim node %d (%s, op %s)", row->name, i, vname,
+                          alloy_op_name(alloy_node_op(node)));
+    }
+  free(claims.claimed);
+  free(claims.cost);
+  alloy_compile_options opts = {.struct_size = sizeof opts, .device = 0, .opt_level = 2};
+  if (!e && (e = row->api->compile(row->be, p->graph, &opts, &p->exe)))
+    e = alloy_error_wrap(e, "backend %s: compile", row->name);
+  int nout = p->graph ? alloy_graph_num_outputs(p->graph) : 0;
+  if (!e) {
+    p->out_data = calloc((size_t)(nout ? nout : 1), sizeof *p->out_data);
+    p->out_sizes = calloc((size_t)(nout ? nout : 1) * ALLOY_MAX_RANK, sizeof *p->out_sizes);
+    if (!p->out_data || !p->out_sizes) e = oom();
+  }
+  if (e) {
+    alloy_program_release(p);
+    return e;
+  }
+  *out = p;
+  return NULL;
+}
+
+static void free_outputs(alloy_program *p) {
+  int nout = alloy_graph_num_outputs(p->graph);
+  for (int i = 0; i < nout; i++) {
+    free(p->out_data[i]);
+    p->out_data[i] = NULL;
+  }
+}
+
+void alloy_program_release(alloy_program *p) {
+  if (!p) return;
+  if (p->exe) p->be->api->executable_release(p->be->be, p->exe);
+  if (p->graph && p->out_data) free_outputs(p);
+  free(p->out_data);
+  free(p->out_sizes);
+  alloy_graph_free(p->graph);
+  free(p);
+}
+
+/* Binds symbols from the inputs' sizes and checks every input dim. */
+static alloy_error *bind_symbols(alloy_program *p, const alloy_host_tensor *inputs, int n,
+                                 int64_t *values, bool *bound, int nsyms) {
+  alloy_symtab *st = alloy_graph_symtab(p->graph);
+  for (int i = 0; i < n; i++) {
+    const alloy_value *v = alloy_graph_input(p->graph, i);
+    if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
+    for (int d = 0; d < alloy_value_rank(v); d++) {
+      alloy_dim dim = alloy_value_shape(v)[d];
+      for (int s = 0; s < nsyms; s++)
+        if (!bound[s] && alloy_dim_same(dim, alloy_symtab_symbol(st, s))) {
+          int64_t lo, hi, got = inputs[i].sizes[d];
+          alloy_symtab_range(st, s, &lo, &hi);
+          if (got < lo || got > hi)
+            return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                                   "input %d (%s) dim %d is %lld, outside the range [%lld, %lld] of "
+                                   "symbol %s",
+                                   i, alloy_value_name(v), d, (long long)got, (long long)lo,
+                                   (long long)hi, alloy_symtab_name(st, s));
+          values[s] = got;
+          bound[s] = true;
+        }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    const alloy_value *v = alloy_graph_input(p->graph, i);
+    if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
+    for (int d = 0; d < alloy_value_rank(v); d++) {
+      int64_t want;
+      alloy_error *e = alloy_dim_eval(st, alloy_value_shape(v)[d], values, bound, nsyms, &want);
+      if (e) return alloy_error_wrap(e, "input %d (%s) dim %d", i, alloy_value_name(v), d);
+      if (want != inputs[i].sizes[d]) {
+        char text[128];
+        alloy_dim_print(alloy_value_shape(v)[d], text, sizeof text);
+        return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                               "input %d (%s) dim %d is %lld, the graph says %s = %lld", i,
+                               alloy_value_name(v), d, (long long)inputs[i].sizes[d], text,
+                               (long long)want);
+      }
+    }
+  }
+  return NULL;
+}
+
+static int64_t numel_of(const int64_t *sizes, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= sizes[d];
+  return n;
+}
+
+static void contiguous_strides(const int64_t *sizes, int rank, int64_t *strides) {
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+}
+
+static bool alloy_tensor_contiguous(const alloy_tensor *t) {
+  int64_t want[ALLOY_MAX_RANK];
+  contiguous_strides(t->sizes, t->rank, want);
+  for (int d = 0; d < t->rank; d++)
+    if (t->sizes[d] > 1 && t->strides[d] != want[d]) return false;
+  return true;
+}
+
+typedef struct {
+  alloy_buffer *buf;
+  int64_t sizes[ALLOY_MAX_RANK], strides[ALLOY_MAX_RANK];
+  uint64_t bytes;
+} run_tensor;
+
+alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs) {
+  const alloy_plugin_api *api = p->be->api;
+  alloy_backend *be = p->be->be;
+  int nin = alloy_graph_num_inputs(p->graph), nout = alloy_graph_num_outputs(p->graph);
+  if (num_inputs != nin || num_outputs != nout)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "the graph has %d inputs and %d outputs; %d and %d given", nin, nout,
+                           num_inputs, num_outputs);
+  for (int i = 0; i < nin; i++) {
+    const alloy_value *v = alloy_graph_input(p->graph, i);
+    if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR)
+      return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "input %d (%s) is a scalar; only tensor inputs "
+                             "can be passed to alloy_program_run", i, alloy_value_name(v));
+    if (inputs[i].dtype != alloy_value_dtype(v) || inputs[i].rank != alloy_value_rank(v))
+      return alloy_error_new(ALLOY_ERR_TYPE, "input %d (%s): expected %s of rank %d, got %s of rank %d",
+                             i, alloy_value_name(v), alloy_dtype_name(alloy_value_dtype(v)),
+                             alloy_value_rank(v), alloy_dtype_name(inputs[i].dtype), (int)inputs[i].rank);
+  }
+  alloy_symtab *st = alloy_graph_symtab(p->graph);
+  int nsyms = alloy_symtab_count(st);
+  int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
+  bool *bound = calloc((size_t)(nsyms ? nsyms : 1), sizeof *bound);
+  run_tensor *rts = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *rts);
+  alloy_tensor *tensors = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *tensors);
+  alloy_error *e = (!values || !bound || !rts || !tensors) ? oom() : NULL;
+  if (!e) e = bind_symbols(p, inputs, nin, values, bound, nsyms);
+  /* Sizes of every tensor: inputs as given, outputs evaluated. */
+  for (int k = 0; k < nin + nout && !e; k++) {
+    const alloy_value *v = k < nin ? alloy_graph_input(p->graph, k) : alloy_graph_output(p->graph, k - nin);
+    int rank = alloy_value_rank(v);
+    run_tensor *t = &rts[k];
+    bool data_dependent = false;
+    for (int d = 0; d < rank && !e; d++) {
+      if (k < nin) {
+        t->sizes[d] = inputs[k].sizes[d];
+      } else {
+        alloy_error *de = alloy_dim_eval(st, alloy_value_shape(v)[d], values, bound, nsyms, &t->sizes[d]);
+        /* A size no input binds is known only after running: the plugin
+         * allocates that output (alloy_tensor with buffer NULL). */
+        if (de) data_dependent = true, t->sizes[d] = -1;
+        alloy_error_free(de);
+      }
+    }
+    if (e) break;
+    tensors[k] = (alloy_tensor){.struct_size = sizeof(alloy_tensor), .buffer = NULL, .offset = 0,
+                                .dtype = alloy_value_dtype(v), .rank = rank, .sizes = t->sizes,
+                                .strides = t->strides};
+    if (data_dependent) continue;
+    contiguous_strides(t->sizes, rank, t->strides);
+    t->bytes = (uint64_t)numel_of(t->sizes, rank) * alloy_dtype_size(alloy_value_dtype(v));
+    if ((e = api->buffer_allocate(be, 0, t->bytes ? t->bytes : 1, &t->buf))) {
+      e = alloy_error_wrap(e, "backend %s: buffer_allocate", p->be->name);
+      break;
+    }
+    if (k < nin && t->bytes &&
+        (e = api->buffer_copy_from_host(be, t->buf, 0, inputs[k].data, t->bytes, NULL, NULL)))
+      e = alloy_error_wrap(e, "backend %s: copying input %d in", p->be->name, k);
+    tensors[k].buffer = t->buf;
+  }
+  if (!e) {
+    alloy_event *done = NULL;
+    alloy_execute_args args = {.struct_size = sizeof args, .inputs = tensors, .num_inputs = nin,
+                               .outputs = tensors + nin, .num_outputs = nout, .symbols = values,
+                               .num_symbols = nsyms, .queue = NULL, .done = &done, .ext = NULL};
+    e = api->execute(be, p->exe, &args);
+    if (!e && done) e = api->event_wait(be, done);
+    if (done) api->event_release(be, done);
+    if (e) e = alloy_error_wrap(e, "backend %s: execute", p->be->name);
+  }
+  /* Outputs the plugin allocated: the host owns them now. */
+  for (int k = nin; k < nin + nout; k++)
+    if (!rts[k].buf && tensors[k].buffer) {
+      rts[k].buf = tensors[k].buffer;
+      if (!e && !alloy_tensor_contiguous(&tensors[k]))
+        e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s: output %d came back non-contiguous",
+                            p->be->name, k - nin);
+      rts[k].bytes = (uint64_t)numel_of(rts[k].sizes, tensors[k].rank) *
+                     alloy_dtype_size(tensors[k].dtype);
+    }
+  for (int k = nin; k < nin + nout && !e; k++)
+    if (!rts[k].buf)
+      e = alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: output %d has data-dependent sizes and "
+                          "the plugin did not allocate it", p->be->name, k - nin);
+  if (!e) free_outputs(p);
+  for (int k = 0; k < nout && !e; k++) {
+    run_tensor *t = &rts[nin + k];
+    const alloy_value *v = alloy_graph_output(p->graph, k);
+    uint64_t offset = tensors[nin + k].offset;
+    p->out_data[k] = malloc(t->bytes ? t->bytes : 1);
+    if (!p->out_data[k]) {
+      e = oom();
+      break;
+    }
+    if (t->bytes && (e = api->buffer_copy_to_host(be, p->out_data[k], t->buf, offset, t->bytes, NULL, NULL))) {
+      e = alloy_error_wrap(e, "backend %s: copying output %d out", p->be->name, k);
+      break;
+    }
+    int64_t *sizes = &p->out_sizes[k * ALLOY_MAX_RANK];
+    memcpy(sizes, t->sizes, sizeof *sizes * ALLOY_MAX_RANK);
+    outputs[k].dtype = alloy_value_dtype(v);
+    outputs[k].rank = alloy_value_rank(v);
+    outputs[k].sizes = sizes;
+    outputs[k].data = p->out_data[k];
+  }
+  for (int k = 0; k < nin + nout && rts; k++)
+    if (rts[k].buf) api->buffer_release(be, rts[k].buf);
+  free(values);
+  free(bound);
+  free(rts);
+  free(tensors);
+  return e;
+}
