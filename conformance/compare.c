@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 static const struct {
@@ -111,4 +112,59 @@ bool conform_compare(const char *op, const alloy_host_tensor *got, const alloy_s
   snprintf(why, cap, "max abs err %.3g, max rel err %.3g, first mismatch at %s: got %.9g, expected %.9g",
            max_abs, max_rel, at, load(got->data, got->dtype, first), load(want->data, want->dtype, first));
   return false;
+}
+
+bool conform_op_has_ties(const char *op) {
+  static const char *const ops[] = {
+      "aten.sort.default",    "aten.topk.default",   "aten.kthvalue.default",
+      "aten.median.dim",      "aten.nanmedian.dim",  "aten.mode.default",
+      "aten.cummax.default",  "aten.cummin.default",
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(op, ops[i])) return true;
+  return false;
+}
+
+static int64_t load_index(const void *p, int64_t i) {
+  int64_t v;
+  memcpy(&v, (const char *)p + 8 * i, 8);
+  return v;
+}
+
+bool conform_ties_ok(const char *op, const alloy_host_tensor *got, const alloy_st_entry *want,
+                     const alloy_st_entry *self, int64_t dim) {
+  (void)op;
+  if (got->dtype != ALLOY_I64 || want->dtype != ALLOY_I64 || got->rank != want->rank) return false;
+  int rank = self->rank;
+  if (rank == 0) return true; /* a scalar has one index: 0 */
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank) return false;
+  bool reduced = got->rank == rank - 1;
+  if (!reduced && got->rank != rank) return false;
+  int64_t n = 1, strides[16];
+  for (int d = 0; d < got->rank; d++) {
+    if (got->sizes[d] != want->shape[d]) return false;
+    n *= got->sizes[d];
+  }
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= self->shape[d];
+  }
+  for (int64_t i = 0; i < n; i++) {
+    /* i's coordinates in the index tensor, mapped to self's */
+    int64_t rest = i, base = 0;
+    for (int d = got->rank - 1; d >= 0; d--) {
+      int64_t coord = got->sizes[d] ? rest % got->sizes[d] : 0;
+      rest = got->sizes[d] ? rest / got->sizes[d] : 0;
+      int sd = reduced && d >= dim ? d + 1 : d;
+      if (sd != dim) base += coord * strides[sd];
+    }
+    int64_t a = load_index(got->data, i), b = load_index(want->data, i);
+    if (a < 0 || a >= self->shape[dim] || b < 0 || b >= self->shape[dim]) return false;
+    double va = load(self->data, self->dtype, base + a * strides[dim]);
+    double vb = load(self->data, self->dtype, base + b * strides[dim]);
+    if (!(va == vb || (isnan(va) && isnan(vb)))) return false;
+  }
+  return true;
 }

@@ -25,4 +25,14 @@ conform_tolerance conform_tolerance_for(const char *op, alloy_dtype t);
 bool conform_compare(const char *op, const alloy_host_tensor *got,
                      const alloy_st_entry *want, char *why, size_t cap);
 
+/* For ops whose index output may pick any of equal values (see "Ties in
+ * index outputs" in the golden README): true when every index of got
+ * selects, along dim of self, a value equal to the one want's index
+ * selects. An index tensor of one rank less than self had dim reduced. */
+bool conform_ties_ok(const char *op, const alloy_host_tensor *got,
+                     const alloy_st_entry *want, const alloy_st_entry *self,
+                     int64_t dim);
+/* The ops that may break ties their own way. */
+bool conform_op_has_ties(const char *op);
+
 #endif

@@ -2,26 +2,34 @@
  * reference_backend/kernels_nn.c: reference kernels, nn family, part 1:
  * the matrix products (mm, bmm, mv, dot, vdot, addmm, addbmm, baddbmm,
  * addmv, addr, linear, _trilinear, scaled_dot_product_attention), the
- * convolutions (forward, transposed, backward) and the distances
- * (_cdist_forward, _pdist_forward). Pooling is in kernels_nn_2.c, norms,
- * losses and activations in kernels_nn_3.c, resampling in kernels_nn_4.c.
+ * convolutions (forward, transposed, backward), the distances
+ * (_cdist_forward, _pdist_forward) and the vector ops (linalg_cross,
+ * linalg_vector_norm, renorm). Pooling is in kernels_nn_2.c, norms, losses
+ * and activations in kernels_nn_3.c, resampling in kernels_nn_4.c.
  *
  * Products and convolutions share one blocked GEMM (packed panels of A and
- * B, a MR x NR register tile), instantiated for three arithmetics chosen by
- * the output's dtype: float for float32 (PyTorch's CPU GEMM accumulates
- * float32 in float), double for float64, float16 and bfloat16 (opmath,
- * rounded once on store), and uint64 for integers and bool (wrapping, as
- * PyTorch's integer kernels do). A convolution is im2col + GEMM; the
- * transposed form and the input gradient are GEMM + col2im. float32, float64
- * and int64 inputs are read in place through their strides; other dtypes
- * are first converted to a dense copy in the arithmetic's type.
+ * B, an MR x NR register tile), instantiated for three arithmetics chosen
+ * by the output's dtype: float for float32, accumulated with fused
+ * multiply-adds as the BLAS behind PyTorch's CPU GEMM does (where a sum
+ * cancels, the corpus tells the roundings apart); double for float64,
+ * float16 and bfloat16 (opmath, rounded once on store); uint64 for integers
+ * and bool (wrapping, as PyTorch's integer kernels do). A convolution is
+ * im2col + GEMM (a 1x1 one reads its input in place); the transposed form
+ * and the input gradient are GEMM + col2im. float32, float64 and int64
+ * inputs are read in place through their strides; other dtypes are first
+ * converted to a dense copy in the arithmetic's type. Where PyTorch rounds
+ * an intermediate to the dtype (addbmm's per-batch additions, addr's and
+ * _trilinear's elementwise stages, linalg_cross), the kernel does too.
  *
- * Accumulation order: a GEMM sums k sequentially within blocks of KC and
- * the blocks in order; everything else (attention's softmax, distances,
- * _trilinear, bias gradients) sums sequentially in index order in double.
+ * Accumulation order: a GEMM sums k sequentially (fused, for float32)
+ * within blocks of KC = 256 and adds the blocks in order; everything else
+ * (attention's softmax, distances, _trilinear, norms, bias gradients) sums
+ * sequentially in index order in double.
  */
 #include <math.h>
 #include <stdalign.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +40,18 @@ enum { MAX_RANK = 16 }; /* as ref_iter */
 static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Logs why a kernel fails; returns the nonzero status it returns. */
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
+  return 1;
+}
 
 /* ---- dense scratch tensors ----------------------------------------------
  * Row-major buffers that kernels compute into, described as kernel tensors
@@ -61,8 +81,7 @@ static void dense_free(dense *d) {
   d->t.data = NULL;
 }
 
-/* dst[i] = src[i] over dst's shape, src broadcast to it: through double
- * for a float destination (one rounding), int64 otherwise. */
+/* Row-major contiguous (size-1 dims aside). */
 static bool is_dense(const alloy_kernel_tensor *t) {
   int64_t n = 1;
   for (int d = t->rank - 1; d >= 0; d--) {
@@ -72,11 +91,14 @@ static bool is_dense(const alloy_kernel_tensor *t) {
   return true;
 }
 
+/* dst[i] = src[i] over dst's shape, src broadcast to it: through double
+ * for a float destination (one rounding), int64 otherwise. */
 static void copy_elems(const alloy_kernel_tensor *dst, const alloy_kernel_tensor *src) {
   bool same = dst->dtype == src->dtype && dst->rank == src->rank && is_dense(dst) && is_dense(src);
   for (int d = 0; same && d < dst->rank; d++) same = dst->sizes[d] == src->sizes[d];
   if (same) { /* the common case of a dense result: one block */
-    memcpy(dst->data, src->data, (size_t)ref_numel(dst) * alloy_dtype_size(dst->dtype));
+    int64_t n = ref_numel(dst);
+    if (n > 0) memcpy(dst->data, src->data, (size_t)n * alloy_dtype_size(dst->dtype));
     return;
   }
   ref_iter it;
@@ -88,7 +110,7 @@ static void copy_elems(const alloy_kernel_tensor *dst, const alloy_kernel_tensor
   }
 }
 
-/* Fills a tensor with zeros . */
+/* Fills a tensor with zeros. */
 static void zero_fill(const alloy_kernel_tensor *t) {
   ref_iter it;
   ref_iter_init(&it, t, NULL, 0);
@@ -229,8 +251,10 @@ static void *at_mut(void *p, int64_t i, size_t size) { return (char *)p + i * (i
 
 static int gemm(const kit *K, const gemm_op *g) {
   if (g->m <= 0 || g->n <= 0 || g->k <= 0) return 0;
-  size_t z = K->size;
-  void *ap = malloc(z * KC * (MC + MR)), *bp = malloc(z * KC * (NC + NR));
+  /* packing buffers sized for this product: small ones stay small */
+  size_t z = K->size, kmax = (size_t)min64(KC, g->k);
+  size_t am = (size_t)((min64(MC, g->m) + MR - 1) / MR * MR), bn = (size_t)((min64(NC, g->n) + NR - 1) / NR * NR);
+  void *ap = malloc(z * kmax * am), *bp = malloc(z * kmax * bn);
   alignas(16) uint64_t tile[MR * NR];
   if (!ap || !bp) {
     free(ap);
@@ -361,15 +385,15 @@ static int run_product(const alloy_kernel_call *c, prod_shape shape, const char 
                        const char *bn, bool adds) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, an), *b = ref_tensor(c, bn);
   const alloy_kernel_tensor *self = adds ? ref_tensor(c, "self") : NULL;
-  if (!a || !b || (adds && !self)) return 1;
+  if (!a || !b || (adds && !self)) return fail(c, "missing tensor argument");
   double alpha = 1.0, beta = 1.0;
   ref_float(c, "alpha", &alpha);
   ref_float(c, "beta", &beta);
   num_kind k = kind_of(out->dtype);
   const kit *K = kits[k];
   tview va, vb;
-  if (view_of(a, k, false, &va)) return 1;
-  if (view_of(b, k, false, &vb)) return view_free(&va), 1;
+  if (view_of(a, k, false, &va)) return fail(c, "out of memory");
+  if (view_of(b, k, false, &vb)) return view_free(&va), fail(c, "out of memory");
   gemm_op g = {0};
   int64_t batch = 1, abs, bbs;
   switch (shape) {
@@ -404,7 +428,7 @@ static int run_product(const alloy_kernel_call *c, prod_shape shape, const char 
   dense_free(&prod);
   view_free(&va);
   view_free(&vb);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 static int k_mm(const alloy_kernel_call *c) { return run_product(c, P_MM, "self", "mat2", false); }
@@ -427,18 +451,18 @@ static int k_addmv(const alloy_kernel_call *c) { return run_product(c, P_MV, "ma
 static int k_linear(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight"), *bias = ref_tensor(c, "bias");
-  if (!x || !w) return 1;
+  if (!x || !w) return fail(c, "missing tensor argument");
   num_kind k = kind_of(out->dtype);
   tview vx, vw;
-  if (view_of(x, k, false, &vx)) return 1;
+  if (view_of(x, k, false, &vx)) return fail(c, "out of memory");
   /* the input's rows must walk with one stride: else it is copied dense */
   int64_t rs = collapsed_stride(&vx, 0, x->rank - 1);
   if (rs < 0) {
     view_free(&vx);
-    if (view_of(x, k, true, &vx)) return 1;
+    if (view_of(x, k, true, &vx)) return fail(c, "out of memory");
     rs = collapsed_stride(&vx, 0, x->rank - 1);
   }
-  if (view_of(w, k, false, &vw)) return view_free(&vx), 1;
+  if (view_of(w, k, false, &vw)) return view_free(&vx), fail(c, "out of memory");
   int64_t in = x->sizes[x->rank - 1];
   gemm_op g = {.m = 1, .k = in, .a = vx.p, .ars = rs, .acs = vx.st[x->rank - 1], .b = vw.p};
   for (int d = 0; d < x->rank - 1; d++) g.m *= x->sizes[d];
@@ -462,7 +486,7 @@ static int k_linear(const alloy_kernel_call *c) {
   dense_free(&prod);
   view_free(&vx);
   view_free(&vw);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* v rounded to dtype t, as a tensor of t holds it (PyTorch rounds
@@ -480,7 +504,7 @@ static double round_to(alloy_dtype t, double v) {
 static int k_addr(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *self = ref_tensor(c, "self"),
                             *v1 = ref_tensor(c, "vec1"), *v2 = ref_tensor(c, "vec2");
-  if (!self || !v1 || !v2) return 1;
+  if (!self || !v1 || !v2) return fail(c, "missing tensor argument");
   double alpha = 1.0, beta = 1.0;
   ref_float(c, "alpha", &alpha);
   ref_float(c, "beta", &beta);
@@ -588,7 +612,7 @@ static int k_trilinear(const alloy_kernel_call *c) {
     tr.in[t] = ref_tensor(c, names[t]);
     int64_t ex[MAX_RANK];
     int n = ref_ints(c, expands[t], ex, MAX_RANK);
-    if (!tr.in[t] || n < 0) return 1;
+    if (!tr.in[t] || n < 0) return fail(c, "missing tensor argument");
     tr.total = tr.in[t]->rank + n;
     bool expanded[MAX_RANK] = {false};
     for (int e = 0; e < n; e++) expanded[ex[e]] = true;
@@ -670,7 +694,7 @@ static int k_sdpa(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *q = ref_tensor(c, "query"),
                             *k = ref_tensor(c, "key"), *v = ref_tensor(c, "value"),
                             *mask = ref_tensor(c, "attn_mask");
-  if (!q || !k || !v) return 1;
+  if (!q || !k || !v) return fail(c, "missing tensor argument");
   bool causal = false, gqa = false;
   ref_bool(c, "is_causal", &causal);
   ref_bool(c, "enable_gqa", &gqa);
@@ -737,7 +761,7 @@ static int k_sdpa(const alloy_kernel_call *c) {
   free(V);
   free(P);
   free(O);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* ---- convolution --------------------------------------------------------*/
@@ -932,7 +956,7 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
                     const alloy_kernel_tensor *out, num_kind k) {
   const kit *K = kits[k];
   int n = x->rank - 2;
-  if (n < 1 || n > 3 || groups < 1) return 1;
+  if (n < 1 || n > 3 || groups < 1) return fail(c, "convolution: %d spatial dims, groups %lld", n, (long long)groups);
   /* out's spatial dims are its last n whatever its batch */
   const int64_t *osp = out->sizes + out->rank - n;
   int64_t cout = out->sizes[out->rank - n - 1];
@@ -940,8 +964,8 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
   if (transposed) conv_geom(c, n, osp, w->sizes + 2, x->sizes + 2, &g);
   else conv_geom(c, n, x->sizes + 2, w->sizes + 2, osp, &g);
   tview vw, vb = {0};
-  if (view_of(w, k, true, &vw)) return 1;
-  if (bias && view_of(bias, k, true, &vb)) return view_free(&vw), 1;
+  if (view_of(w, k, true, &vw)) return fail(c, "out of memory");
+  if (bias && view_of(bias, k, true, &vb)) return view_free(&vw), fail(c, "out of memory");
   dense res;
   int err = dense_new(&res, kind_dtype[k], out->rank, out->sizes);
   if (!err && transposed && collapsed_stride(x, 2, x->rank) < 0) {
@@ -962,7 +986,7 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
   dense_free(&res);
   view_free(&vw);
   view_free(&vb);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -976,7 +1000,7 @@ static int k_convolution(const alloy_kernel_call *c) {
   ref_int(c, "groups", &groups);
   num_kind k = kind_of(out->dtype);
   tview vx;
-  if (!x || view_of(x, k, false, &vx)) return 1;
+  if (!x || view_of(x, k, false, &vx)) return fail(c, "out of memory");
   int err = conv_run(c, &vx, ref_tensor(c, "weight"), ref_tensor(c, "bias"), transposed, groups, out, k);
   view_free(&vx);
   return err;
@@ -990,7 +1014,7 @@ static int k_conv2d(const alloy_kernel_call *c) {
   ref_int(c, "groups", &groups);
   num_kind k = kind_of(out->dtype);
   tview vx;
-  if (!x || view_of(x, k, false, &vx)) return 1;
+  if (!x || view_of(x, k, false, &vx)) return fail(c, "out of memory");
   if (vx.rank == 3) {
     memmove(vx.sizes + 1, vx.sizes, sizeof *vx.sizes * 3);
     memmove(vx.st + 1, vx.st, sizeof *vx.st * 3);
@@ -1014,7 +1038,7 @@ static int k_conv2d(const alloy_kernel_call *c) {
 static int k_convolution_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_output"), *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight");
-  if (!go || !x || !w) return 1;
+  if (!go || !x || !w) return fail(c, "missing tensor argument");
   bool transposed = false, mask[3] = {true, true, true};
   int64_t groups = 1;
   ref_bool(c, "transposed", &transposed);
@@ -1023,16 +1047,17 @@ static int k_convolution_backward(const alloy_kernel_call *c) {
   int nm = ref_ints(c, "output_mask", m, 3);
   for (int i = 0; i < nm; i++) mask[i] = m[i] != 0;
   int n = x->rank - 2;
-  if (n < 1 || n > 3 || groups < 1) return 1;
+  if (n < 1 || n > 3 || groups < 1)
+    return fail(c, "convolution_backward: %d spatial dims, groups %lld", n, (long long)groups);
   num_kind k = kind_of(go->dtype);
   const kit *K = kits[k];
   geom g; /* the forward's image is x (plain) or y (transposed) */
   if (transposed) conv_geom(c, n, go->sizes + 2, w->sizes + 2, x->sizes + 2, &g);
   else conv_geom(c, n, x->sizes + 2, w->sizes + 2, go->sizes + 2, &g);
   tview vgo, vx, vw;
-  if (view_of(go, k, true, &vgo)) return 1;
-  if (view_of(x, k, true, &vx)) return view_free(&vgo), 1;
-  if (view_of(w, k, true, &vw)) return view_free(&vgo), view_free(&vx), 1;
+  if (view_of(go, k, true, &vgo)) return fail(c, "out of memory");
+  if (view_of(x, k, true, &vx)) return view_free(&vgo), fail(c, "out of memory");
+  if (view_of(w, k, true, &vw)) return view_free(&vgo), view_free(&vx), fail(c, "out of memory");
   int err = 0;
   const alloy_kernel_tensor *gi = &c->outputs[0], *gw = &c->outputs[1], *gb = &c->outputs[2];
   if (mask[0]) {
@@ -1079,7 +1104,7 @@ static int k_convolution_backward(const alloy_kernel_call *c) {
   view_free(&vgo);
   view_free(&vx);
   view_free(&vw);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* ---- distances ----------------------------------------------------------*/
@@ -1108,7 +1133,7 @@ static double row_distance(const alloy_kernel_tensor *a, int64_t ao, int64_t as,
  * rounding differs from the direct form: it is followed here, in double. */
 static int k_cdist(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, "x1"), *b = ref_tensor(c, "x2");
-  if (!a || !b) return 1;
+  if (!a || !b) return fail(c, "missing tensor argument");
   double p = 2.0;
   int64_t mode = 0;
   ref_float(c, "p", &p);
@@ -1153,7 +1178,7 @@ static int k_cdist(const alloy_kernel_call *c) {
  * of the upper triangle. */
 static int k_pdist(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return 1;
+  if (!x) return fail(c, "missing tensor argument");
   double p = 2.0;
   ref_float(c, "p", &p);
   int64_t n = x->sizes[0], m = x->sizes[1], k = 0;
@@ -1162,6 +1187,160 @@ static int k_pdist(const alloy_kernel_call *c) {
       ref_store_f(out->data, out->dtype, k * out->strides[0],
                   row_distance(x, i * x->strides[0], x->strides[1], x, j * x->strides[0],
                                x->strides[1], m, p));
+  return 0;
+}
+
+/* ---- vector ops ---------------------------------------------------------*/
+
+/* linalg_cross(self, other, dim): the cross product along dim (size 3) of
+ * the broadcast operands: out[i] = a[i+1] b[i+2] - a[i+2] b[i+1]. Each
+ * product and the difference are rounded to the dtype, as PyTorch's kernel
+ * computes in it; integers wrap. */
+static int k_linalg_cross(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, "self"), *b = ref_tensor(c, "other");
+  if (!a || !b) return fail(c, "missing tensor argument");
+  int64_t dim = -1;
+  ref_int(c, "dim", &dim);
+  if (dim < 0) dim += out->rank;
+  if (dim < 0 || dim >= out->rank || out->sizes[dim] != 3)
+    return fail(c, "linalg_cross: dim %lld does not have size 3", (long long)dim);
+  /* iterate the output with dim pinned to 0, then visit the 3 components */
+  int64_t sizes[MAX_RANK];
+  memcpy(sizes, out->sizes, sizeof *sizes * (size_t)out->rank);
+  sizes[dim] = 1;
+  alloy_kernel_tensor o1 = {out->data, out->dtype, out->rank, sizes, out->strides};
+  const alloy_kernel_tensor *ins[2] = {a, b};
+  int64_t sa = a->sizes[dim - (out->rank - a->rank)] == 1 ? 0 : a->strides[dim - (out->rank - a->rank)];
+  int64_t sb = b->sizes[dim - (out->rank - b->rank)] == 1 ? 0 : b->strides[dim - (out->rank - b->rank)];
+  bool fl = is_float(out->dtype);
+  ref_iter it;
+  ref_iter_init(&it, &o1, ins, 2);
+  while (ref_iter_next(&it)) {
+    for (int i = 0; i < 3; i++) {
+      int j = (i + 1) % 3, k = (i + 2) % 3;
+      int64_t oo = it.offset[0] + i * out->strides[dim];
+      if (fl) {
+        double aj = ref_load_f(a->data, a->dtype, it.offset[1] + j * sa), ak = ref_load_f(a->data, a->dtype, it.offset[1] + k * sa);
+        double bj = ref_load_f(b->data, b->dtype, it.offset[2] + j * sb), bk = ref_load_f(b->data, b->dtype, it.offset[2] + k * sb);
+        ref_store_f(out->data, out->dtype, oo, round_to(out->dtype, aj * bk) - round_to(out->dtype, ak * bj));
+      } else {
+        uint64_t aj = (uint64_t)ref_load_i(a->data, a->dtype, it.offset[1] + j * sa), ak = (uint64_t)ref_load_i(a->data, a->dtype, it.offset[1] + k * sa);
+        uint64_t bj = (uint64_t)ref_load_i(b->data, b->dtype, it.offset[2] + j * sb), bk = (uint64_t)ref_load_i(b->data, b->dtype, it.offset[2] + k * sb);
+        ref_store_i(out->data, out->dtype, oo, (int64_t)(aj * bk - ak * bj));
+      }
+    }
+  }
+  return 0;
+}
+
+/* A p-norm accumulated over a stream of values: p = 0 counts nonzeros,
+ * +-inf takes the largest / smallest magnitude (NaN wins), others sum
+ * |x|^p. */
+typedef struct pnorm {
+  double p, acc;
+} pnorm;
+
+static void pnorm_init(pnorm *n, double p) {
+  n->p = p;
+  n->acc = isinf(p) ? (p > 0 ? 0.0 : INFINITY) : 0.0;
+}
+
+static void pnorm_add(pnorm *n, double x) {
+  double v = fabs(x);
+  if (isnan(v)) n->acc = v;
+  else if (isnan(n->acc)) return;
+  else if (n->p == 0.0) n->acc += v != 0.0;
+  else if (isinf(n->p)) n->acc = n->p > 0 ? fmax(n->acc, v) : fmin(n->acc, v);
+  else if (n->p == 1.0) n->acc += v;
+  else if (n->p == 2.0) n->acc += v * v;
+  else n->acc += pow(v, n->p);
+}
+
+static double pnorm_value(const pnorm *n) {
+  if (n->p == 0.0 || n->p == 1.0 || isinf(n->p)) return n->acc;
+  return n->p == 2.0 ? sqrt(n->acc) : pow(n->acc, 1.0 / n->p);
+}
+
+/* For each element of x (in row-major order), the index of the reduction
+ * it belongs to when the dims marked in reduce are reduced away. */
+static void reduction_index(const alloy_kernel_tensor *x, const bool *reduce, int64_t *slot) {
+  ref_iter it;
+  ref_iter_init(&it, x, NULL, 0);
+  for (int64_t k = 0; ref_iter_next(&it); k++) {
+    int64_t s = 0;
+    for (int d = 0; d < x->rank; d++)
+      if (!reduce[d]) s = s * x->sizes[d] + it.index[d];
+    slot[k] = s;
+  }
+}
+
+/* linalg_vector_norm(self, ord, dim, keepdim, dtype): the ord-norm over dim
+ * (None or empty: every dim), in double; each output's elements are taken
+ * in index order. */
+static int k_linalg_vector_norm(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
+  if (!x) return fail(c, "missing tensor argument");
+  double ord = 2.0;
+  ref_float(c, "ord", &ord);
+  int64_t dims[MAX_RANK];
+  int nd = ref_ints(c, "dim", dims, MAX_RANK);
+  bool reduce[MAX_RANK];
+  for (int d = 0; d < x->rank; d++) reduce[d] = nd <= 0;
+  for (int i = 0; i < nd; i++) {
+    int64_t d = dims[i] < 0 ? dims[i] + (x->rank ? x->rank : 1) : dims[i];
+    if (d >= 0 && d < x->rank) reduce[d] = true;
+  }
+  int64_t n = ref_numel(x), nout = ref_numel(out);
+  int64_t *slot = malloc(sizeof(int64_t) * (size_t)max64(1, n));
+  pnorm *acc = malloc(sizeof(pnorm) * (size_t)max64(1, nout));
+  if (!slot || !acc) {
+    free(slot);
+    free(acc);
+    return fail(c, "out of memory");
+  }
+  reduction_index(x, reduce, slot);
+  for (int64_t i = 0; i < nout; i++) pnorm_init(&acc[i], ord);
+  ref_iter it;
+  ref_iter_init(&it, x, NULL, 0);
+  for (int64_t k = 0; ref_iter_next(&it); k++)
+    pnorm_add(&acc[slot[k]], ref_load_f(x->data, x->dtype, it.offset[0]));
+  ref_iter_init(&it, out, NULL, 0);
+  for (int64_t k = 0; ref_iter_next(&it); k++) ref_store_f(out->data, out->dtype, it.offset[0], pnorm_value(&acc[k]));
+  free(slot);
+  free(acc);
+  return 0;
+}
+
+/* renorm(self, p, dim, maxnorm): each slice along dim whose p-norm exceeds
+ * maxnorm is scaled by maxnorm / (norm + 1e-7). As PyTorch: the norm in
+ * opmath, the factor rounded to the dtype, then self * factor. */
+static int k_renorm(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
+  if (!x || x->rank < 1) return fail(c, "missing tensor argument");
+  double p = 2.0, maxnorm = 0.0;
+  int64_t dim = 0;
+  ref_float(c, "p", &p);
+  ref_float(c, "maxnorm", &maxnorm);
+  ref_int(c, "dim", &dim);
+  if (dim < 0) dim += x->rank;
+  if (dim < 0 || dim >= x->rank) return fail(c, "renorm: dim %lld out of range", (long long)dim);
+  int64_t ns = x->sizes[dim];
+  pnorm *acc = malloc(sizeof(pnorm) * (size_t)max64(1, ns));
+  if (!acc) return fail(c, "out of memory");
+  for (int64_t i = 0; i < ns; i++) pnorm_init(&acc[i], p);
+  ref_iter it;
+  ref_iter_init(&it, x, NULL, 0);
+  while (ref_iter_next(&it)) pnorm_add(&acc[it.index[dim]], ref_load_f(x->data, x->dtype, it.offset[0]));
+  for (int64_t i = 0; i < ns; i++) {
+    double norm = pnorm_value(&acc[i]);
+    acc[i].acc = round_to(out->dtype, norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0);
+  }
+  const alloy_kernel_tensor *in = x;
+  ref_iter_init(&it, out, &in, 1);
+  while (ref_iter_next(&it))
+    ref_store_f(out->data, out->dtype, it.offset[0],
+                ref_load_f(x->data, x->dtype, it.offset[1]) * acc[it.index[dim]].acc);
+  free(acc);
   return 0;
 }
 
@@ -1184,5 +1363,8 @@ const alloy_kernel ref_kernels_nn[] = {
     REF_KERNEL("aten.convolution_backward.default", k_convolution_backward),
     REF_KERNEL("aten._cdist_forward.default", k_cdist),
     REF_KERNEL("aten._pdist_forward.default", k_pdist),
+    REF_KERNEL("aten.linalg_cross.default", k_linalg_cross),
+    REF_KERNEL("aten.linalg_vector_norm.default", k_linalg_vector_norm),
+    REF_KERNEL("aten.renorm.default", k_renorm),
     {NULL, NULL, NULL, NULL},
 };

@@ -16,6 +16,9 @@
  * deviations).
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +27,18 @@
 enum { MAX_RANK = 16 }; /* as ref_iter */
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Logs why a kernel fails; returns the nonzero status it returns. */
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
+  return 1;
+}
 
 /* ---- dense double arrays ------------------------------------------------*/
 
@@ -85,7 +100,7 @@ static void moments(const double *x, int64_t n, int64_t stride, double eps, doub
 static int layer_norm(const alloy_kernel_call *c, bool stats) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias");
-  if (!x) return 1;
+  if (!x) return fail(c, "missing tensor argument");
   int64_t ns[MAX_RANK];
   int k = ref_ints(c, "normalized_shape", ns, MAX_RANK);
   double eps = 1e-5;
@@ -114,7 +129,7 @@ static int layer_norm(const alloy_kernel_call *c, bool stats) {
   free(B);
   free(mean);
   free(rstd);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 static int k_native_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, true); }
@@ -142,7 +157,7 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight"), *tm = ref_tensor(c, "mean"),
                             *tr = ref_tensor(c, "rstd");
-  if (!go || !x || !tm || !tr) return 1;
+  if (!go || !x || !tm || !tr) return fail(c, "missing tensor argument");
   bool mask[3];
   output_mask(c, mask);
   int64_t ns[MAX_RANK];
@@ -181,7 +196,7 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   free(gw);
   free(gb);
   free(g);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* The group norm's layout: N items of C channels of HxW values each,
@@ -204,7 +219,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias");
   gn_dims d;
-  if (!x || gn_dims_of(c, &d)) return 1;
+  if (!x || gn_dims_of(c, &d)) return fail(c, "missing tensor argument");
   double eps = 1e-5;
   ref_float(c, "eps", &eps);
   double *X = load_all(x), *W = load_all(w), *B = load_all(b);
@@ -235,7 +250,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
   free(B);
   free(mean);
   free(rstd);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
@@ -245,7 +260,7 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
                             *tm = ref_tensor(c, "mean"), *tr = ref_tensor(c, "rstd"),
                             *w = ref_tensor(c, "weight");
   gn_dims d;
-  if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return 1;
+  if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return fail(c, "missing tensor argument");
   bool mask[3];
   output_mask(c, mask);
   double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
@@ -285,7 +300,7 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
   free(gw);
   free(gb);
   free(g);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 /* The batch norms: out = input * alpha[c] + beta[c] with alpha = invstd *
@@ -299,7 +314,7 @@ static int batch_norm(const alloy_kernel_call *c, int training_mode) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias"), *rm = ref_tensor(c, "running_mean"),
                             *rv = ref_tensor(c, "running_var");
-  if (!x || x->rank < 2) return 1;
+  if (!x || x->rank < 2) return fail(c, "missing tensor argument");
   bool training = training_mode == 1;
   if (training_mode < 0 && !ref_bool(c, "training", &training)) training = true;
   if (!rm || !rv) training = true; /* no running stats: the batch's */
@@ -355,7 +370,7 @@ static int batch_norm(const alloy_kernel_call *c, int training_mode) {
   free(RV);
   free(mean);
   free(invstd);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 static int k_native_batch_norm(const alloy_kernel_call *c) { return batch_norm(c, -1); }
@@ -385,17 +400,16 @@ static void reduce_loss(const alloy_kernel_tensor *out, const double *v, int64_t
 }
 
 /* The elementwise part of a loss: one value from the operands' values at an
- * element (absent operands read as NAN), with the op's scalar arguments. */
-typedef double (*loss_fn)(const double *v, double arg, alloy_dtype t);
+ * element (given[i]: operand i is there), with the op's scalar argument. */
+typedef double (*loss_fn)(const double *v, const bool *given, double arg, alloy_dtype t);
 
 /* Evaluates a loss over the broadcast of up to four named operands (the
  * first two required) and reduces it. */
 static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, int nnames,
                           loss_fn fn, double arg) {
   const alloy_kernel_tensor *out = &c->outputs[0], *in[4] = {NULL};
-  int n = 0;
   for (int i = 0; i < nnames; i++) in[i] = ref_tensor(c, names[i]);
-  if (!in[0] || !in[1]) return 1;
+  if (!in[0] || !in[1]) return fail(c, "missing tensor argument");
   /* the broadcast shape of the operands given */
   int64_t sizes[MAX_RANK];
   int rank = 0;
@@ -408,67 +422,76 @@ static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, 
       if (in[i] && di >= 0 && in[i]->sizes[di] != 1) sizes[d] = in[i]->sizes[di];
     }
   }
-  int64_t strides[MAX_RANK] = {0};
-  alloy_kernel_tensor shape = {NULL, out->dtype, rank, sizes, strides};
-  const alloy_kernel_tensor *ops[4];
-  int slot[4];
+  /* up to four operands: more than ref_iter carries, so each operand's
+   * broadcast strides are walked here */
+  int64_t bst[4][MAX_RANK] = {{0}}, idx[MAX_RANK] = {0}, total = 1;
+  for (int d = 0; d < rank; d++) total *= sizes[d];
   for (int i = 0; i < nnames; i++)
-    slot[i] = in[i] ? n : -1;
-  for (int i = 0; i < nnames; i++)
-    if (in[i]) ops[n++] = in[i];
-  int64_t total = ref_numel(&shape);
+    for (int d = 0; in[i] && d < rank; d++) {
+      int di = d - (rank - in[i]->rank);
+      bst[i][d] = di < 0 || in[i]->sizes[di] == 1 ? 0 : in[i]->strides[di];
+    }
+  bool given[4];
+  for (int i = 0; i < nnames; i++) given[i] = in[i] != NULL;
   double *v = malloc(sizeof(double) * (size_t)max64(1, total));
-  if (!v) return 1;
-  ref_iter it;
-  ref_iter_init(&it, &shape, ops, n);
-  for (int64_t k = 0; ref_iter_next(&it); k++) {
-    double x[4];
-    for (int i = 0; i < nnames; i++)
-      x[i] = slot[i] < 0 ? NAN : ref_load_f(in[i]->data, in[i]->dtype, it.offset[1 + slot[i]]);
-    v[k] = round_to(out->dtype, fn(x, arg, out->dtype));
+  if (!v) return fail(c, "out of memory");
+  for (int64_t k = 0; k < total; k++) {
+    double x[4] = {0, 0, 0, 0};
+    for (int i = 0; i < nnames; i++) {
+      if (!given[i]) continue;
+      int64_t off = 0;
+      for (int d = 0; d < rank; d++) off += idx[d] * bst[i][d];
+      x[i] = ref_load_f(in[i]->data, in[i]->dtype, off);
+    }
+    v[k] = round_to(out->dtype, fn(x, given, arg, out->dtype));
+    for (int d = rank - 1; d >= 0 && ++idx[d] == sizes[d]; d--) idx[d] = 0;
   }
   reduce_loss(out, v, total, reduction_of(c));
   free(v);
   return 0;
 }
 
-static double mse_f(const double *v, double arg, alloy_dtype t) {
+static double mse_f(const double *v, const bool *given, double arg, alloy_dtype t) {
+  (void)given;
   (void)arg;
   (void)t;
   return (v[0] - v[1]) * (v[0] - v[1]);
 }
-static double huber_f(const double *v, double delta, alloy_dtype t) {
+static double huber_f(const double *v, const bool *given, double delta, alloy_dtype t) {
+  (void)given;
   (void)t;
   double z = fabs(v[0] - v[1]);
   return z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta);
 }
-static double smooth_l1_f(const double *v, double beta, alloy_dtype t) {
+static double smooth_l1_f(const double *v, const bool *given, double beta, alloy_dtype t) {
+  (void)given;
   (void)t;
   double z = fabs(v[0] - v[1]);
   if (beta == 0.0) return z;
   return z < beta ? 0.5 * z * z / beta : z - 0.5 * beta;
 }
 /* log1p(exp(-x * y)), each step a tensor of the dtype (exp may overflow it) */
-static double soft_margin_f(const double *v, double arg, alloy_dtype t) {
+static double soft_margin_f(const double *v, const bool *given, double arg, alloy_dtype t) {
+  (void)given;
   (void)arg;
   return log1p(round_to(t, exp(round_to(t, -v[1] * v[0]))));
 }
 /* PyTorch clamps the logs at -100; the weight multiplies the rounded loss */
-static double bce_f(const double *v, double arg, alloy_dtype t) {
+static double bce_f(const double *v, const bool *given, double arg, alloy_dtype t) {
   (void)arg;
   double x = v[0], y = v[1];
   double l = (y - 1.0) * fmax(log1p(-x), -100.0) - y * fmax(log(x), -100.0);
-  return isnan(v[2]) ? l : round_to(t, l) * v[2];
+  return given[2] ? round_to(t, l) * v[2] : l;
 }
 /* (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight */
-static double bce_logits_f(const double *v, double arg, alloy_dtype t) {
+static double bce_logits_f(const double *v, const bool *given, double arg, alloy_dtype t) {
   (void)arg;
   (void)t;
   double x = v[0], y = v[1];
   double log_sig = fmin(x, 0.0) - log1p(exp(-fabs(x)));
-  double lw = isnan(v[3]) ? 1.0 : (v[3] - 1.0) * y + 1.0;
+  double lw = given[3] ? (v[3] - 1.0) * y + 1.0 : 1.0;
   double l = (1.0 - y) * x - lw * log_sig;
-  return isnan(v[2]) ? l : l * v[2];
+  return given[2] ? l * v[2] : l;
 }
 
 static const char *const xy[] = {"self", "target"};
@@ -505,13 +528,13 @@ static int nll_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0],
                             *tw = &c->outputs[1];
-  if (!x || !t) return 1;
+  if (!x || !t) return fail(c, "missing tensor argument");
   int64_t red = reduction_of(c), ignore = -100;
   ref_int(c, "ignore_index", &ignore);
   int cdim = x->rank == 1 ? 0 : 1;
   int64_t C = x->sizes[cdim], n = ref_numel(t);
   double *v = malloc(sizeof(double) * (size_t)max64(1, n));
-  if (!v) return 1;
+  if (!v) return fail(c, "out of memory");
   double wsum = 0.0;
   ref_iter it;
   ref_iter_init(&it, t, NULL, 0);
@@ -521,7 +544,7 @@ static int nll_loss(const alloy_kernel_call *c) {
     if (cls == ignore) continue;
     if (cls < 0 || cls >= C) {
       free(v);
-      return 1;
+      return fail(c, "nll_loss: target %lld is out of bounds", (long long)cls);
     }
     /* self's offset: target's index with the class inserted at cdim */
     int64_t off = cls * x->strides[cdim];
@@ -552,7 +575,7 @@ static int nll_loss(const alloy_kernel_call *c) {
 static int k_multi_margin_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0];
-  if (!x || !t) return 1;
+  if (!x || !t) return fail(c, "missing tensor argument");
   double p = 1.0, margin = 1.0;
   ref_float(c, "p", &p);
   ref_float(c, "margin", &margin);
@@ -560,12 +583,12 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
   int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
   int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
   double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
-  if (!v) return 1;
+  if (!v) return fail(c, "out of memory");
   for (int64_t r = 0; r < rows; r++) {
     int64_t y = ref_load_i(t->data, t->dtype, t->rank ? r * t->strides[0] : 0);
     if (y < 0 || y >= C) {
       free(v);
-      return 1;
+      return fail(c, "multi_margin_loss: target %lld is out of bounds", (long long)y);
     }
     double xy_ = ref_load_f(x->data, x->dtype, r * rs + y * cs), s = 0.0;
     for (int64_t j = 0; j < C; j++) {
@@ -590,7 +613,7 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
 static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *out = &c->outputs[0], *ist = &c->outputs[1];
-  if (!x || !t) return 1;
+  if (!x || !t) return fail(c, "missing tensor argument");
   int64_t red = reduction_of(c);
   int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
   int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
@@ -598,7 +621,7 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
   int64_t irs = ist->rank == 2 ? ist->strides[0] : 0, ics = ist->rank == 0 ? 0 : ist->strides[ist->rank - 1];
   double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
   bool *is = malloc(sizeof(bool) * (size_t)max64(1, C));
-  int err = !v || !is;
+  int err = !v || !is ? fail(c, "out of memory") : 0;
   for (int64_t r = 0; !err && r < rows; r++) {
     memset(is, 0, sizeof(bool) * (size_t)C);
     int64_t nl = 0;
@@ -606,7 +629,7 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
       int64_t y = ref_load_i(t->data, t->dtype, r * trs + nl * tcs);
       if (y < 0) break;
       if (y >= C) {
-        err = 1;
+        err = fail(c, "multilabel_margin_loss: target %lld is out of bounds", (long long)y);
         break;
       }
       is[y] = true;
@@ -631,6 +654,179 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
 }
 
 
+/* ---- activations and their helpers -------------------------------------*/
+
+/* glu(self, dim): a * sigmoid(b), a and b the halves of dim. */
+static int k_glu(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
+  if (!x || x->rank < 1) return fail(c, "missing tensor argument");
+  int64_t dim = -1;
+  ref_int(c, "dim", &dim);
+  if (dim < 0) dim += x->rank;
+  if (dim < 0 || dim >= x->rank) return fail(c, "glu: dim %lld out of range", (long long)dim);
+  int64_t half = x->sizes[dim] / 2;
+  const alloy_kernel_tensor *in = x;
+  ref_iter it;
+  ref_iter_init(&it, out, &in, 1); /* x's first half has out's shape */
+  while (ref_iter_next(&it)) {
+    double a = ref_load_f(x->data, x->dtype, it.offset[1]);
+    double b = ref_load_f(x->data, x->dtype, it.offset[1] + half * x->strides[dim]);
+    ref_store_f(out->data, out->dtype, it.offset[0], a / (1.0 + exp(-b)));
+  }
+  return 0;
+}
+
+/* _prelu_kernel(self, weight): x where positive, else weight * x
+ * (broadcast). */
+static int k_prelu(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *ins[2] = {ref_tensor(c, "self"), ref_tensor(c, "weight")};
+  if (!ins[0] || !ins[1]) return fail(c, "missing tensor argument");
+  ref_iter it;
+  ref_iter_init(&it, out, ins, 2);
+  while (ref_iter_next(&it)) {
+    double x = ref_load_f(ins[0]->data, ins[0]->dtype, it.offset[1]);
+    ref_store_f(out->data, out->dtype, it.offset[0],
+                x > 0.0 ? x : ref_load_f(ins[1]->data, ins[1]->dtype, it.offset[2]) * x);
+  }
+  return 0;
+}
+
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+ * 3"): counter-based, so element k of a draw uses counter k. */
+static void philox(uint32_t ctr[4], uint32_t key0, uint32_t key1) {
+  for (int r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0], p1 = (uint64_t)0xCD9E8D57u * ctr[2];
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ key0, n2 = (uint32_t)(p0 >> 32) ^ ctr[3] ^ key1;
+    ctr[1] = (uint32_t)p1;
+    ctr[3] = (uint32_t)p0;
+    ctr[0] = n0;
+    ctr[2] = n2;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+}
+
+/* A uniform double in [0, 1) for element k of draw `stream`. */
+static double philox_uniform(uint64_t stream, uint64_t k) {
+  uint32_t ctr[4] = {(uint32_t)k, (uint32_t)(k >> 32), (uint32_t)stream, (uint32_t)(stream >> 32)};
+  philox(ctr, 0x2545F491u, 0x9E3779B9u);
+  uint64_t bits = ((uint64_t)ctr[0] << 21) ^ ctr[1];
+  return (double)(bits & ((1ull << 53) - 1)) / 9007199254740992.0;
+}
+
+/* Each training call of rrelu draws from a new stream. */
+static _Atomic uint64_t rrelu_stream;
+
+/* rrelu_with_noise(self, noise, lower, upper, training, generator): in
+ * evaluation, a leaky relu of slope (lower + upper) / 2; in training, each
+ * non-positive x is scaled by a uniform draw from [lower, upper] (the noise
+ * it writes is a mutation: only the output is produced). */
+static int k_rrelu_with_noise(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
+  if (!x) return fail(c, "missing tensor argument");
+  double lower = 0.125, upper = 1.0 / 3.0;
+  bool training = false;
+  ref_float(c, "lower", &lower);
+  ref_float(c, "upper", &upper);
+  ref_bool(c, "training", &training);
+  uint64_t stream = training ? rrelu_stream++ : 0;
+  const alloy_kernel_tensor *in = x;
+  ref_iter it;
+  ref_iter_init(&it, out, &in, 1);
+  for (uint64_t k = 0; ref_iter_next(&it); k++) {
+    double v = ref_load_f(x->data, x->dtype, it.offset[1]);
+    double slope = training ? round_to(x->dtype, lower + (upper - lower) * philox_uniform(stream, k))
+                            : (lower + upper) / 2.0;
+    ref_store_f(out->data, out->dtype, it.offset[0], v > 0.0 ? v : v * slope);
+  }
+  return 0;
+}
+
+/* log_sigmoid_forward(self) -> (output, buffer): min(x, 0) - log1p(z) with
+ * z = exp(-|x|), the buffer PyTorch's CPU kernel keeps. */
+static int k_log_sigmoid_forward(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *buf = &c->outputs[1], *x = ref_tensor(c, "self");
+  if (!x) return fail(c, "missing tensor argument");
+  const alloy_kernel_tensor *ins[2] = {buf, x};
+  ref_iter it;
+  ref_iter_init(&it, out, ins, 2);
+  while (ref_iter_next(&it)) {
+    double v = ref_load_f(x->data, x->dtype, it.offset[2]), z = exp(-fabs(v));
+    ref_store_f(out->data, out->dtype, it.offset[0], fmin(v, 0.0) - log1p(z));
+    ref_store_f(buf->data, buf->dtype, it.offset[1], z);
+  }
+  return 0;
+}
+
+/* _softmax_backward_data(grad_output, output, dim, input_dtype):
+ * y * (g - sum(g * y over dim)). */
+static int k_softmax_backward_data(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *g = ref_tensor(c, "grad_output"), *y = ref_tensor(c, "output");
+  if (!g || !y) return fail(c, "missing tensor argument");
+  int64_t dim = 0;
+  ref_int(c, "dim", &dim);
+  if (dim < 0) dim += g->rank ? g->rank : 1;
+  int64_t len = g->rank ? g->sizes[dim] : 1;
+  int64_t gs = g->rank ? g->strides[dim] : 0, ys = y->rank ? y->strides[dim] : 0, os = out->rank ? out->strides[dim] : 0;
+  /* iterate the positions with dim pinned to 0 */
+  int64_t sizes[MAX_RANK];
+  memcpy(sizes, out->sizes, sizeof *sizes * (size_t)out->rank);
+  if (out->rank) sizes[dim] = 1;
+  alloy_kernel_tensor o1 = {out->data, out->dtype, out->rank, sizes, out->strides};
+  const alloy_kernel_tensor *ins[2] = {g, y};
+  ref_iter it;
+  ref_iter_init(&it, &o1, ins, 2);
+  while (ref_iter_next(&it)) {
+    double dot = 0.0;
+    for (int64_t i = 0; i < len; i++)
+      dot += ref_load_f(g->data, g->dtype, it.offset[1] + i * gs) * ref_load_f(y->data, y->dtype, it.offset[2] + i * ys);
+    for (int64_t i = 0; i < len; i++) {
+      double yv = ref_load_f(y->data, y->dtype, it.offset[2] + i * ys);
+      ref_store_f(out->data, out->dtype, it.offset[0] + i * os,
+                  yv * (ref_load_f(g->data, g->dtype, it.offset[1] + i * gs) - dot));
+    }
+  }
+  return 0;
+}
+
+/* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+ * scale_grad_by_freq): each gradient row added to the row of its index
+ * (not padding_idx), divided by the index's count when scale_grad_by_freq;
+ * the additions round in the gradient's dtype, in index order, as
+ * PyTorch's add_ does. */
+static int k_embedding_dense_backward(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0], *g = ref_tensor(c, "grad_output"), *idx = ref_tensor(c, "indices");
+  if (!g || !idx || out->rank != 2) return fail(c, "missing tensor argument");
+  int64_t padding = -1, rows = out->sizes[0], D = out->sizes[1];
+  bool by_freq = false;
+  ref_int(c, "padding_idx", &padding);
+  ref_bool(c, "scale_grad_by_freq", &by_freq);
+  int64_t n = ref_numel(idx);
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)max64(1, n)), *count = calloc((size_t)max64(1, rows), sizeof(int64_t));
+  double *G = load_all(g);
+  int err = !ids || !count || !G ? fail(c, "out of memory") : 0;
+  zero_fill(out);
+  ref_iter it;
+  ref_iter_init(&it, idx, NULL, 0);
+  for (int64_t k = 0; !err && ref_iter_next(&it); k++) {
+    ids[k] = ref_load_i(idx->data, idx->dtype, it.offset[0]);
+    if (ids[k] < 0 || ids[k] >= rows) err = fail(c, "embedding_dense_backward: index %lld out of range", (long long)ids[k]);
+    else count[ids[k]]++;
+  }
+  for (int64_t k = 0; !err && k < n; k++) {
+    if (ids[k] == padding) continue;
+    double scale = by_freq ? 1.0 / (double)count[ids[k]] : 1.0;
+    for (int64_t j = 0; j < D; j++) {
+      int64_t off = ids[k] * out->strides[0] + j * out->strides[1];
+      ref_store_f(out->data, out->dtype, off, ref_load_f(out->data, out->dtype, off) + G[k * D + j] * scale);
+    }
+  }
+  free(ids);
+  free(count);
+  free(G);
+  return err;
+}
+
 const alloy_kernel ref_kernels_nn_3[] = {
     REF_KERNEL("aten.native_layer_norm.default", k_native_layer_norm),
     REF_KERNEL("aten.layer_norm.default", k_layer_norm),
@@ -652,5 +848,11 @@ const alloy_kernel ref_kernels_nn_3[] = {
     REF_KERNEL("aten.nll_loss2d_forward.default", nll_loss),
     REF_KERNEL("aten.multi_margin_loss.default", k_multi_margin_loss),
     REF_KERNEL("aten.multilabel_margin_loss_forward.default", k_multilabel_margin_loss),
+    REF_KERNEL("aten.glu.default", k_glu),
+    REF_KERNEL("aten._prelu_kernel.default", k_prelu),
+    REF_KERNEL("aten.rrelu_with_noise.default", k_rrelu_with_noise),
+    REF_KERNEL("aten.log_sigmoid_forward.default", k_log_sigmoid_forward),
+    REF_KERNEL("aten._softmax_backward_data.default", k_softmax_backward_data),
+    REF_KERNEL("aten.embedding_dense_backward.default", k_embedding_dense_backward),
     {NULL, NULL, NULL, NULL},
 };

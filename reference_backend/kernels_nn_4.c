@@ -15,9 +15,13 @@
  *
  * Accumulation order: the nested tap sums run in tap order, in double,
  * rounded once on store; grid sampling sums its corners in PyTorch's order
- * (nw, ne, sw, se; then the bottom layer in 3-d) in double.
+ * (nw, ne, sw, se; then the bottom layer in 3-d), in double for float32
+ * and float64 and in the dtype itself (each step rounded, as PyTorch's
+ * scalar kernels compute) for float16 and bfloat16.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +35,18 @@ static double round_to(alloy_dtype t, double v) {
   uint64_t buf;
   ref_store_f(&buf, t, 0, v);
   return ref_load_f(&buf, t, 0);
+}
+
+/* Logs why a kernel fails; returns the nonzero status it returns. */
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
+  return 1;
 }
 
 /* A float list argument (scale_factors); returns its length, or -1 when it
@@ -187,7 +203,7 @@ typedef struct up_op {
 /* out[.., o0, o1, o2] = sum over the taps of each dim, nested. */
 static int upsample(const alloy_kernel_call *c, const up_op *u) {
   const alloy_kernel_tensor *x = ref_tensor(c, u->vec ? "input" : "self"), *out = &c->outputs[0];
-  if (!x || x->rank != u->n + 2) return 1;
+  if (!x || x->rank != u->n + 2) return fail(c, "missing tensor argument");
   bool align = false;
   if (u->has_align) ref_bool(c, "align_corners", &align);
   double factors[3];
@@ -240,7 +256,7 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
         }
   }
   for (int i = 0; i < 3; i++) taps_free(&t[i]);
-  return err;
+  return err ? fail(c, "out of memory") : 0;
 }
 
 #define UP_KERNEL(name, ...)                              \
@@ -265,31 +281,50 @@ UP_KERNEL(k_upsample_trilinear3d, {UP_LINEAR, 3, false, true, {"scales_d", "scal
 enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
+/* Grid sampling computes in the input's dtype, each operation rounded
+ * (PyTorch's scalar kernels for float16 and bfloat16 do; float32 and
+ * float64 are computed here in double). rt: the rounding dtype. */
+typedef struct gs_ctx {
+  alloy_dtype rt;
+  int pad;
+  bool align;
+} gs_ctx;
+
+static double R(const gs_ctx *g, double v) { return round_to(g->rt, v); }
+
 /* A grid coordinate in [-1, 1] to a pixel position. */
-static double gs_unnormalize(double coord, int64_t size, bool align) {
-  return align ? (coord + 1.0) / 2.0 * (double)(size - 1) : ((coord + 1.0) * (double)size - 1.0) / 2.0;
+static double gs_unnormalize(const gs_ctx *g, double coord, int64_t size) {
+  if (g->align) return R(g, R(g, R(g, coord + 1.0) / 2.0) * (double)(size - 1));
+  return R(g, R(g, R(g, R(g, coord + 1.0) * (double)size) - 1.0) / 2.0);
 }
 
 static double gs_clip(double v, int64_t size) { return fmin((double)(size - 1), fmax(v, 0.0)); }
 
 /* Reflects v into [low, high] given as twice their values. */
-static double gs_reflect(double v, int64_t twice_low, int64_t twice_high) {
+static double gs_reflect(const gs_ctx *g, double v, int64_t twice_low, int64_t twice_high) {
   if (twice_low == twice_high) return 0.0;
   double lo = (double)twice_low / 2.0, span = (double)(twice_high - twice_low) / 2.0;
-  v = fabs(v - lo);
-  double extra = fmod(v, span);
-  int64_t flips = (int64_t)floor(v / span);
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  v = R(g, fabs(R(g, v - lo)));
+  double extra = R(g, fmod(v, span));
+  int64_t flips = (int64_t)floor(R(g, v / span));
+  return flips % 2 == 0 ? R(g, extra + lo) : R(g, R(g, span - extra) + lo);
 }
 
-/* The padding mode applied to a pixel position; NaN and infinities land
- * far outside (PyTorch's safe_downgrade_to_int_range). */
-static double gs_pad(double v, int64_t size, int pad, bool align) {
-  if (pad == GS_BORDER) v = gs_clip(v, size);
-  else if (pad == GS_REFLECTION) {
-    v = align ? gs_reflect(v, 0, 2 * (size - 1)) : gs_reflect(v, -1, 2 * size - 1);
+/* The padding mode applied to a pixel position. */
+static double gs_pad(const gs_ctx *g, double v, int64_t size) {
+  if (g->pad == GS_BORDER) {
+    v = gs_clip(v, size);
+  } else if (g->pad == GS_REFLECTION) {
+    v = g->align ? gs_reflect(g, v, 0, 2 * (size - 1)) : gs_reflect(g, v, -1, 2 * size - 1);
     v = gs_clip(v, size);
   }
+  return v;
+}
+
+/* ... plus PyTorch's safe_downgrade_to_int_range: NaN and huge values
+ * land far outside. */
+static double gs_source(const gs_ctx *g, double coord, int64_t size) {
+  double v = gs_pad(g, gs_unnormalize(g, coord, size), size);
   if (!isfinite(v) || v > (double)INT32_MAX || v < (double)INT32_MIN) return -100.0;
   return v;
 }
@@ -308,47 +343,51 @@ static double gs_at(const gs_plane *p, int64_t d, int64_t h, int64_t w) {
 }
 
 /* Bicubic reads each tap through the padding mode. */
-static double gs_at_padded(const gs_plane *p, int64_t h, int64_t w, int pad, bool align) {
-  double hh = gs_pad((double)h, p->sz[1], pad, align), ww = gs_pad((double)w, p->sz[2], pad, align);
-  return gs_at(p, 0, (int64_t)hh, (int64_t)ww);
+static double gs_at_padded(const gs_ctx *g, const gs_plane *p, int64_t h, int64_t w) {
+  return gs_at(p, 0, (int64_t)gs_pad(g, (double)h, p->sz[1]), (int64_t)gs_pad(g, (double)w, p->sz[2]));
 }
 
-/* Samples plane p at grid coordinates g (x, y[, z]) of an n-d sampler. */
-static double gs_sample(const gs_plane *p, int n, const double *g, int mode, int pad, bool align) {
-  /* dims: 0 = x (w), 1 = y (h), 2 = z (d) */
-  double pos[3] = {0, 0, 0};
-  const int64_t size[3] = {p->sz[2], p->sz[1], p->sz[0]};
+/* x0 c0 + x1 c1 + x2 c2 + x3 c3 with Keys' coefficients at t */
+static double gs_cubic(const gs_ctx *g, const double *v, double t) {
+  double cw[4] = {cubic2(t + 1.0, -0.75), cubic1(t, -0.75), cubic1(1.0 - t, -0.75),
+                  cubic2(2.0 - t, -0.75)}, acc = 0.0;
+  for (int i = 0; i < 4; i++) acc = R(g, acc + R(g, v[i] * R(g, cw[i])));
+  return acc;
+}
+
+/* Samples plane p at grid coordinates c (x, y[, z]) of an n-d sampler. */
+static double gs_sample(const gs_ctx *g, const gs_plane *p, int n, const double *c, int mode) {
+  const int64_t size[3] = {p->sz[2], p->sz[1], p->sz[0]}; /* x (w), y (h), z (d) */
   if (mode == GS_BICUBIC) {
-    double ix = gs_unnormalize(g[0], size[0], align), iy = gs_unnormalize(g[1], size[1], align);
-    double fx = floor(ix), fy = floor(iy), tx = ix - fx, ty = iy - fy;
-    double cx[4] = {cubic2(tx + 1.0, -0.75), cubic1(tx, -0.75), cubic1(1.0 - tx, -0.75), cubic2(2.0 - tx, -0.75)};
-    double cy[4] = {cubic2(ty + 1.0, -0.75), cubic1(ty, -0.75), cubic1(1.0 - ty, -0.75), cubic2(2.0 - ty, -0.75)};
-    double acc = 0.0;
+    double ix = gs_unnormalize(g, c[0], size[0]), iy = gs_unnormalize(g, c[1], size[1]);
+    double fx = floor(ix), fy = floor(iy), tx = R(g, ix - fx), ty = R(g, iy - fy), rows[4];
     for (int j = 0; j < 4; j++) {
-      double row = 0.0;
-      for (int i = 0; i < 4; i++)
-        row += cx[i] * gs_at_padded(p, (int64_t)fy - 1 + j, (int64_t)fx - 1 + i, pad, align);
-      acc += cy[j] * row;
+      double v[4];
+      for (int i = 0; i < 4; i++) v[i] = gs_at_padded(g, p, (int64_t)fy - 1 + j, (int64_t)fx - 1 + i);
+      rows[j] = gs_cubic(g, v, tx);
     }
-    return acc;
+    return gs_cubic(g, rows, ty);
   }
-  for (int i = 0; i < n; i++) pos[i] = gs_pad(gs_unnormalize(g[i], size[i], align), size[i], pad, align);
+  double pos[3] = {0, 0, 0};
+  for (int i = 0; i < n; i++) pos[i] = gs_source(g, c[i], size[i]);
   if (mode == GS_NEAREST)
     return gs_at(p, (int64_t)nearbyint(pos[2]), (int64_t)nearbyint(pos[1]), (int64_t)nearbyint(pos[0]));
-  /* (tri/bi)linear: the corners' weights are the opposite volumes */
+  /* (tri/bi)linear: each corner weighs the opposite box, ((wx wy) wz) */
   int64_t f[3];
-  double frac[3];
-  for (int i = 0; i < 3; i++) {
-    f[i] = (int64_t)floor(pos[i]);
-    frac[i] = pos[i] - (double)f[i];
-  }
+  for (int i = 0; i < 3; i++) f[i] = (int64_t)floor(pos[i]);
   double acc = 0.0;
   for (int dz = 0; dz < (n == 3 ? 2 : 1); dz++)
     for (int dy = 0; dy < 2; dy++)
       for (int dx = 0; dx < 2; dx++) {
-        double w = (dx ? frac[0] : 1.0 - frac[0]) * (dy ? frac[1] : 1.0 - frac[1]);
-        if (n == 3) w *= dz ? frac[2] : 1.0 - frac[2];
-        acc += w * gs_at(p, n == 3 ? f[2] + dz : 0, f[1] + dy, f[0] + dx);
+        const int d[3] = {dx, dy, dz};
+        double w = 1.0;
+        for (int i = 0; i < n; i++) {
+          double wi = d[i] ? R(g, pos[i] - (double)f[i]) : R(g, (double)(f[i] + 1) - pos[i]);
+          w = i ? R(g, w * wi) : wi;
+        }
+        int64_t z = n == 3 ? f[2] + dz : 0, y = f[1] + dy, x = f[0] + dx;
+        if (z < 0 || y < 0 || x < 0 || z >= p->sz[0] || y >= p->sz[1] || x >= p->sz[2]) continue;
+        acc = R(g, acc + R(g, gs_at(p, z, y, x) * w));
       }
   return acc;
 }
@@ -359,12 +398,13 @@ static double gs_sample(const gs_plane *p, int n, const double *g, int mode, int
 static int grid_sampler(const alloy_kernel_call *c, int n) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *grid = ref_tensor(c, "grid"),
                             *out = &c->outputs[0];
-  if (!x || !grid) return 1;
+  if (!x || !grid) return fail(c, "missing tensor argument");
   int64_t mode = GS_BILINEAR, pad = GS_ZEROS;
-  bool align = false;
+  gs_ctx g = {x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16 ? x->dtype : ALLOY_F64, GS_ZEROS, false};
   ref_int(c, "interpolation_mode", &mode);
   ref_int(c, "padding_mode", &pad);
-  ref_bool(c, "align_corners", &align);
+  ref_bool(c, "align_corners", &g.align);
+  g.pad = (int)pad;
   gs_plane p = {x, 0, {0, 0, 0}, {1, 1, 1}};
   for (int i = 0; i < n; i++) {
     p.sz[3 - n + i] = x->sizes[2 + i];
@@ -381,12 +421,12 @@ static int grid_sampler(const alloy_kernel_call *c, int n) {
     for (int64_t o0 = 0; o0 < os[0]; o0++)
       for (int64_t o1 = 0; o1 < os[1]; o1++)
         for (int64_t o2 = 0; o2 < os[2]; o2++) {
-          double g[3];
+          double coord[3];
           int64_t go = b * grid->strides[0] + o0 * gst[0] + o1 * gst[1] + o2 * gst[2];
-          for (int i = 0; i < n; i++) g[i] = ref_load_f(grid->data, grid->dtype, go + i * gc);
+          for (int i = 0; i < n; i++) coord[i] = ref_load_f(grid->data, grid->dtype, go + i * gc);
           for (int64_t ch = 0; ch < x->sizes[1]; ch++) {
             p.base = b * x->strides[0] + ch * x->strides[1];
-            double v = gs_sample(&p, n, g, (int)mode, (int)pad, align);
+            double v = gs_sample(&g, &p, n, coord, (int)mode);
             ref_store_f(out->data, out->dtype,
                         b * out->strides[0] + ch * out->strides[1] + o0 * ost[0] + o1 * ost[1] + o2 * ost[2], v);
           }

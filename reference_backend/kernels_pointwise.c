@@ -20,9 +20,12 @@
  * and bfloat16 compute in float32 as PyTorch's "opmath" does. Where
  * PyTorch's result depends on rounding each step in its own precision
  * (floor and trunc division, round with decimals, the polynomial
- * recurrences) the functions round each step the same way (pw_ctx.rnd and
- * .single). Integer arithmetic wraps: computed in uint64, truncated to the
- * dtype on store. Integer division and remainder by zero fail the call with
+ * recurrences, logit, trigamma) the functions round each step the same
+ * way (pw_ctx.rnd and .single); float16/bfloat16 mul and div by a
+ * one-element tensor keep it in float32, as PyTorch's kernels do. The one
+ * sum here, mvlgamma's, accumulates sequentially in index order in double.
+ * Integer arithmetic wraps: computed in uint64, truncated to the dtype on
+ * store. Integer division and remainder by zero fail the call with
  * "ZeroDivisionError", as PyTorch raises.
  */
 #include <float.h>
@@ -275,6 +278,10 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
   if (cd == NO_DTYPE) cd = ALLOY_F32;
   if ((op->promo == PROMO_FLOAT || (op->promo == PROMO_DIV && p.mode == 0)) && !is_float(cd)) cd = ALLOY_F32;
   const alloy_kernel_tensor *out = &c->outputs[0];
+  /* Scalar bounds take part in clamp's promotion (clamp(int, 0.5) is
+   * float): shape inference already made the output float, so compute in
+   * it. */
+  if (!is_float(cd) && is_float(out->dtype)) cd = out->dtype;
   p.cd = cd;
   p.out = out->dtype;
   p.rnd = cd;
@@ -322,20 +329,27 @@ static double add_f(const double *x, pw_ctx *p) { return x[0] + p->s[0] * x[1]; 
 static int64_t add_i(const int64_t *x, pw_ctx *p) {
   return wrap((uint64_t)x[0] + (uint64_t)p->si[0] * (uint64_t)x[1]);
 }
+/* PyTorch refuses - on bool tensors (subtraction and negation). */
+static bool bool_minus(pw_ctx *p) {
+  if (p->cd == ALLOY_BOOL) p->err = "the - operator is not supported on bool tensors";
+  return p->err != NULL;
+}
 static double sub_f(const double *x, pw_ctx *p) { return x[0] - p->s[0] * x[1]; }
 static int64_t sub_i(const int64_t *x, pw_ctx *p) {
-  return wrap((uint64_t)x[0] - (uint64_t)p->si[0] * (uint64_t)x[1]);
+  return bool_minus(p) ? 0 : wrap((uint64_t)x[0] - (uint64_t)p->si[0] * (uint64_t)x[1]);
 }
 /* rsub(self, other, alpha) = other - alpha * self */
 static double rsub_f(const double *x, pw_ctx *p) { return x[1] - p->s[0] * x[0]; }
 static int64_t rsub_i(const int64_t *x, pw_ctx *p) {
-  return wrap((uint64_t)x[1] - (uint64_t)p->si[0] * (uint64_t)x[0]);
+  return bool_minus(p) ? 0 : wrap((uint64_t)x[1] - (uint64_t)p->si[0] * (uint64_t)x[0]);
 }
 /* the prims take no alpha */
 static double padd_f(const double *x, pw_ctx *p) { (void)p; return x[0] + x[1]; }
 static int64_t padd_i(const int64_t *x, pw_ctx *p) { (void)p; return wrap((uint64_t)x[0] + (uint64_t)x[1]); }
 static double psub_f(const double *x, pw_ctx *p) { (void)p; return x[0] - x[1]; }
-static int64_t psub_i(const int64_t *x, pw_ctx *p) { (void)p; return wrap((uint64_t)x[0] - (uint64_t)x[1]); }
+static int64_t psub_i(const int64_t *x, pw_ctx *p) {
+  return bool_minus(p) ? 0 : wrap((uint64_t)x[0] - (uint64_t)x[1]);
+}
 static double mul_f(const double *x, pw_ctx *p) { (void)p; return x[0] * x[1]; }
 static int64_t mul_i(const int64_t *x, pw_ctx *p) { (void)p; return wrap((uint64_t)x[0] * (uint64_t)x[1]); }
 
@@ -620,7 +634,7 @@ POLY_F(legendre_f, ref_legendre_p)
 UNARY_F(abs_f, fabs(a))
 UNARY_I(abs_i, a < 0 ? wrap(0u - (uint64_t)a) : a)
 UNARY_F(neg_f, -a)
-UNARY_I(neg_i, wrap(0u - (uint64_t)a))
+static int64_t neg_i(const int64_t *x, pw_ctx *p) { return bool_minus(p) ? 0 : wrap(0u - (uint64_t)x[0]); }
 UNARY_F(identity_f, a)
 UNARY_I(identity_i, a)
 /* sign and sgn of NaN are 0, of -0.0 is +0.0: (0 < a) - (a < 0) */

@@ -39,8 +39,10 @@ run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example
 if [ -f "$golden/ops/ops.jsonl" ]; then
   run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta \
     --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt
+  run_suite "golden ops, reference backend" "$build/bin/alloy" conform --backend ref \
+    --golden "$golden/ops" --known-failures conformance/ref_known_failures.txt
 else
-  echo "== golden ops, meta backend"
+  echo "== golden ops, meta and reference backends"
   echo "the golden corpus is missing: expected $golden/ops/ops.jsonl (../shared beside the clone): counted as 1 failure"
   total_fail=$((total_fail + 1))
 fi

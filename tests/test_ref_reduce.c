@@ -49,9 +49,13 @@ static void case_close(rt_case *t) {
 }
 
 /* A graph input holding data (borrowed until the run). */
-static alloy_arg case_input(rt_case *t, alloy_dtype dt, const int64_t *shape, int rank, void *data) {
+static alloy_arg case_input(rt_case *t, alloy_dtype dt, const int64_t *shape, int rank,
+                            void *data) {
   alloy_dim dims[4];
-  for (int d = 0; d < rank; d++) dims[d] = alloy_dim_const(shape[d]), t->shapes[t->nin][d] = shape[d];
+  for (int d = 0; d < rank; d++) {
+    dims[d] = alloy_dim_const(shape[d]);
+    t->shapes[t->nin][d] = shape[d];
+  }
   alloy_value_type ty = {ALLOY_VALUE_TENSOR, dt, rank, dims, NULL, {ALLOY_DEVICE_CPU, -1}, {0}};
   alloy_value *v = NULL;
   CHECK_OK(alloy_graph_add_input(t->g, NULL, &ty, &v));
@@ -133,7 +137,8 @@ TEST(ref_reduce_prim_sum_dims) {
   rt_case t;
   REQUIRE(case_open(&t));
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_F32, shape23, 2, mat23), int_list(l, 1, (int64_t[]){1})};
+  alloy_arg args[2] = {case_input(&t, ALLOY_F32, shape23, 2, mat23),
+                       int_list(l, 1, (int64_t[]){1})};
   if (case_run(&t, "prims.sum.default", args, 2)) {
     CHECK(shape_is(&t.out[0], 1, (int64_t[]){2}));
     CHECK(values_are(&t.out[0], (double[]){3, 12}, 2, 0));
@@ -192,7 +197,8 @@ TEST(ref_reduce_prim_amax_amin) {
     rt_case t;
     REQUIRE(case_open(&t));
     alloy_arg l[1];
-    alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m), int_list(l, 1, (int64_t[]){1})};
+    alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
+                         int_list(l, 1, (int64_t[]){1})};
     if (case_run(&t, ops[k], args, 2)) CHECK(values_are(&t.out[0], want[k], 2, 0));
     case_close(&t);
   }
@@ -214,8 +220,10 @@ TEST(ref_reduce_prim_xor_sum) {
   REQUIRE(case_open(&t));
   int64_t x[4] = {1, 2, 4, 8};
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x), int_list(l, 1, (int64_t[]){0})};
-  if (case_run(&t, "prims.xor_sum.default", args, 2)) CHECK(longs_are(&t.out[0], (int64_t[]){5, 10}, 2));
+  alloy_arg args[2] = {case_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x),
+                       int_list(l, 1, (int64_t[]){0})};
+  if (case_run(&t, "prims.xor_sum.default", args, 2))
+    CHECK(longs_are(&t.out[0], (int64_t[]){5, 10}, 2));
   case_close(&t);
 
   REQUIRE(case_open(&t));
@@ -251,9 +259,10 @@ TEST(ref_reduce_prim_var) {
   REQUIRE(case_open(&t));
   float m[4] = {1, 3, 2, 6};
   alloy_arg l[1];
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m), int_list(l, 1, (int64_t[]){1}),
-                       alloy_arg_float(0)};
-  if (case_run(&t, "prims.var.default", args, 3)) CHECK(values_are(&t.out[0], (double[]){1, 4}, 2, 0));
+  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
+                       int_list(l, 1, (int64_t[]){1}), alloy_arg_float(0)};
+  if (case_run(&t, "prims.var.default", args, 3))
+    CHECK(values_are(&t.out[0], (double[]){1, 4}, 2, 0));
   case_close(&t);
 }
 
@@ -266,8 +275,8 @@ TEST(ref_reduce_var_dim_unbiased) {
     rt_case t;
     REQUIRE(case_open(&t));
     alloy_arg l[1];
-    alloy_arg args[3] = {case_input(&t, ALLOY_F32, shape23, 2, mat23), int_list(l, 1, (int64_t[]){1}),
-                         alloy_arg_bool(unbiased[k])};
+    alloy_arg args[3] = {case_input(&t, ALLOY_F32, shape23, 2, mat23),
+                         int_list(l, 1, (int64_t[]){1}), alloy_arg_bool(unbiased[k])};
     if (case_run(&t, "aten.var.dim", args, 3))
       CHECK(values_are(&t.out[0], (double[]){want[k], want[k]}, 2, 1e-6));
     case_close(&t);

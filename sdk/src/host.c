@@ -99,7 +99,12 @@ static int value_size_eval(const alloy_value *v, int d, const int64_t *symbols,
                            int num_symbols, int64_t *out) {
   const alloy_dim *dim = v->kind == ALLOY_VALUE_INT ? &v->int_value : value_dim(v, d);
   if (!dim) return 0;
-  alloy_error *e = alloy_dim_eval(NULL, *dim, symbols, NULL, num_symbols, out);
+  /* INT64_MIN marks a symbol not bound yet (a data-dependent size). */
+  bool small[64] = {false}, *bound = num_symbols <= 64 ? small : malloc((size_t)num_symbols);
+  if (!bound) return 0;
+  for (int i = 0; i < num_symbols; i++) bound[i] = symbols[i] != INT64_MIN;
+  alloy_error *e = alloy_dim_eval(NULL, *dim, symbols, bound, num_symbols, out);
+  if (bound != small) free(bound);
   alloy_error_free(e);
   return e == NULL;
 }

@@ -221,6 +221,9 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
       e = alloy_error_wrap(e, "backend %s: copying input %d in", p->be->name, k);
     tensors[k].buffer = t->buf;
   }
+  /* Symbols no input bound (data-dependent sizes) travel as INT64_MIN. */
+  for (int i = 0; i < nsyms && !e; i++)
+    if (!bound[i]) values[i] = INT64_MIN;
   if (!e) {
     alloy_event *done = NULL;
     alloy_execute_args args = {.struct_size = sizeof args, .inputs = tensors, .num_inputs = nin,

@@ -260,7 +260,8 @@ typedef struct alloy_execute_args {
   alloy_tensor *outputs; /* written by the plugin only as said above    */
   int32_t num_outputs;
   /* Values of the graph's symbols, by symbol index, for sizes computed at
-   * run time (the partition's symbolic sizes evaluate with these). */
+   * run time (the partition's symbolic sizes evaluate with these); a
+   * symbol no input binds (a data-dependent size) is INT64_MIN. */
   const int64_t *symbols;
   int32_t num_symbols;
   alloy_queue *queue;   /* NULL: run synchronously on the default queue  */
