@@ -437,7 +437,7 @@ static int grid_sampler(const alloy_kernel_call *c, int n) {
 static int k_grid_sampler_2d(const alloy_kernel_call *c) { return grid_sampler(c, 2); }
 static int k_grid_sampler_3d(const alloy_kernel_call *c) { return grid_sampler(c, 3); }
 
-extern const alloy_kernel ref_kernels_nn_4[];
+
 const alloy_kernel ref_kernels_nn_4[] = {
     REF_KERNEL("aten.upsample_nearest1d.default", k_upsample_nearest1d),
     REF_KERNEL("aten._upsample_nearest_exact1d.default", k_upsample_nearest_exact1d),

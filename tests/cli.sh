@@ -20,5 +20,16 @@ check "check rejects a missing file" sh -c "! '$alloy' check /nonexistent.air"
 check "conform needs --backend" sh -c "! '$alloy' conform"
 check "conform reports a missing corpus" sh -c "'$alloy' conform --backend meta --golden /nonexistent 2>&1 | grep -q missing"
 check "unknown command fails" sh -c "! '$alloy' frobnicate"
+
+# alloy backends: found beside the program, and on ALLOY_PLUGIN_PATH.
+build=$(dirname "$(dirname "$alloy")")
+backends=$(ALLOY_PLUGIN_PATH="$build/tests/plugins" "$alloy" backends 2>&1)
+row() { printf '%s\n' "$backends" | grep -E "^$1 "; }
+check "backends lists ref, ok" sh -c "printf '%s\n' \"$(row ref)\" | grep -q ' ok '"
+check "backends lists example, ok" sh -c "printf '%s\n' \"$(row example)\" | grep -q ' ok '"
+check "backends shows a refused plugin with its reason" \
+  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.0'"
+check "ALLOY_BACKENDS puts example first, ref stays last" \
+  sh -c "ALLOY_BACKENDS=EXAMPLE '$alloy' backends | sed -n '2p;\$p' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^example ref $'"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
