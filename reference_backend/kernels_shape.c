@@ -3,7 +3,9 @@
  * views and movements (view/reshape, permute, expand, slice, select,
  * diagonal, unfold, as_strided, flip, ...), their *_copy and *_scatter
  * variants, cat/stack and the splits, paddings, im2col/col2im, the shuffles,
- * dtype conversions and copies, and the prims of the same kinds.
+ * dtype conversions and copies, and the prims of the same kinds. The
+ * linear algebra, random and FFT prims are in kernels_shape_2.c; the helpers
+ * both files use (the views, their walks, fail) are in kernels_shape.h.
  *
  * Every output here is a fresh tensor (the runtime runs views functionally),
  * so each op is a copy with index arithmetic. Two loops do nearly all of it:
@@ -18,31 +20,28 @@
  * double, sequentially in the columns' row-major order; diff rounds each of
  * its passes to the dtype, as PyTorch's repeated subtraction does.
  */
-#include <complex.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference_backend/kernels_shape.h"
 #include "reference_backend/ref.h"
 
-#define MAXR 16
-
-static int fail(const alloy_kernel_call *c, const char *what) {
+int ref_shape_fail(const alloy_kernel_call *c, const char *what) {
   char msg[256];
   snprintf(msg, sizeof msg, "%s: %s", c->host->node_op_name(c->node), what);
   c->host->log(ALLOY_LOG_ERROR, "ref", msg);
   return 1;
 }
 
-static int64_t wrap_dim(int64_t d, int rank) {
+int64_t ref_shape_wrap_dim(int64_t d, int rank) {
   int r = rank > 0 ? rank : 1; /* a 0-dim tensor takes dim 0 and -1 */
   return d < 0 ? d + r : d;
 }
 
-static int64_t numel_of(const int64_t *sizes, int rank) {
+int64_t ref_shape_numel_of(const int64_t *sizes, int rank) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= sizes[d];
   return n;
@@ -112,20 +111,13 @@ static void store_fill(const alloy_kernel_tensor *t, int64_t off, const fill *v)
 
 /* ---- views and the walks over them -------------------------------------- */
 
-/* A strided window on some data: element idx sits at
- * offset + sum(idx[d] * strides[d]). */
-typedef struct view {
-  int rank;
-  int64_t sizes[MAXR], strides[MAXR], offset;
-} view;
-
-static view view_of(const alloy_kernel_tensor *t) {
+view ref_shape_view_of(const alloy_kernel_tensor *t) {
   view v = {.rank = t->rank};
   for (int d = 0; d < t->rank; d++) v.sizes[d] = t->sizes[d], v.strides[d] = t->strides[d];
   return v;
 }
 
-static int64_t view_numel(const view *v) { return numel_of(v->sizes, v->rank); }
+int64_t ref_shape_view_numel(const view *v) { return ref_shape_numel_of(v->sizes, v->rank); }
 
 static void view_drop(view *v, int d) {
   for (int k = d; k + 1 < v->rank; k++) v->sizes[k] = v->sizes[k + 1], v->strides[k] = v->strides[k + 1];
@@ -181,19 +173,13 @@ static view view_broadcast(const view *v, const int64_t *sizes, int rank) {
   return b;
 }
 
-/* Row-major position in a view: index and element offset. */
-typedef struct walker {
-  const view *v;
-  int64_t idx[MAXR], off;
-} walker;
-
-static void walk_init(walker *w, const view *v) {
+void ref_shape_walk_init(walker *w, const view *v) {
   memset(w, 0, sizeof *w);
   w->v = v;
   w->off = v->offset;
 }
 
-static void walk_next(walker *w) {
+void ref_shape_walk_next(walker *w) {
   const view *v = w->v;
   for (int d = v->rank - 1; d >= 0; d--) {
     if (++w->idx[d] < v->sizes[d]) {
@@ -210,35 +196,36 @@ static void walk_next(walker *w) {
 static void copy_n(void *dst, alloy_dtype dt, const view *dv, const void *src, alloy_dtype st,
                    const view *sv, int64_t n) {
   walker a, b;
-  walk_init(&a, dv);
-  walk_init(&b, sv);
-  for (int64_t i = 0; i < n; i++, walk_next(&a), walk_next(&b)) move(dst, dt, a.off, src, st, b.off);
+  ref_shape_walk_init(&a, dv);
+  ref_shape_walk_init(&b, sv);
+  for (int64_t i = 0; i < n; i++, ref_shape_walk_next(&a), ref_shape_walk_next(&b))
+    move(dst, dt, a.off, src, st, b.off);
 }
 
 static void copy_view(const alloy_kernel_tensor *out, const view *dv, const alloy_kernel_tensor *in,
                       const view *sv) {
-  int64_t n = view_numel(dv), m = view_numel(sv);
+  int64_t n = ref_shape_view_numel(dv), m = ref_shape_view_numel(sv);
   copy_n(out->data, out->dtype, dv, in->data, in->dtype, sv, n < m ? n : m);
 }
 
 /* out = in's elements in row-major order (any shapes of equal size). */
 static void copy_flat(const alloy_kernel_tensor *out, const alloy_kernel_tensor *in) {
-  view dv = view_of(out), sv = view_of(in);
+  view dv = ref_shape_view_of(out), sv = ref_shape_view_of(in);
   copy_view(out, &dv, in, &sv);
 }
 
 /* out = in seen through the window sv (sv's shape is out's). */
 static int copy_from(const alloy_kernel_tensor *out, const alloy_kernel_tensor *in, const view *sv) {
-  view dv = view_of(out);
+  view dv = ref_shape_view_of(out);
   copy_view(out, &dv, in, sv);
   return 0;
 }
 
 static void fill_all(const alloy_kernel_tensor *t, const fill *v) {
-  view tv = view_of(t);
+  view tv = ref_shape_view_of(t);
   walker w;
-  walk_init(&w, &tv);
-  for (int64_t i = view_numel(&tv); i > 0; i--, walk_next(&w)) store_fill(t, w.off, v);
+  ref_shape_walk_init(&w, &tv);
+  for (int64_t i = ref_shape_view_numel(&tv); i > 0; i--, ref_shape_walk_next(&w)) store_fill(t, w.off, v);
 }
 
 /* Where output element idx comes from: true with the input's element offset
@@ -247,10 +234,10 @@ typedef bool (*gather_fn)(const void *ctx, const int64_t *idx, int64_t *off);
 
 static int gather(const alloy_kernel_tensor *out, const alloy_kernel_tensor *in, gather_fn f,
                   const void *ctx, const fill *v) {
-  view ov = view_of(out);
+  view ov = ref_shape_view_of(out);
   walker w;
-  walk_init(&w, &ov);
-  for (int64_t i = view_numel(&ov); i > 0; i--, walk_next(&w)) {
+  ref_shape_walk_init(&w, &ov);
+  for (int64_t i = ref_shape_view_numel(&ov); i > 0; i--, ref_shape_walk_next(&w)) {
     int64_t off;
     if (f(ctx, w.idx, &off)) move(out->data, out->dtype, w.off, in->data, in->dtype, off);
     else store_fill(out, w.off, v);
@@ -282,7 +269,7 @@ static void *contiguous_data(const alloy_kernel_tensor *t, void **temp) {
   int64_t n = ref_numel(t);
   *temp = malloc((size_t)(n ? n : 1) * alloy_dtype_size(t->dtype));
   if (!*temp) return NULL;
-  view sv = view_of(t), dv = {.rank = 1, .sizes = {n}, .strides = {1}};
+  view sv = ref_shape_view_of(t), dv = {.rank = 1, .sizes = {n}, .strides = {1}};
   copy_n(*temp, t->dtype, &dv, t->data, t->dtype, &sv, n);
   return *temp;
 }
@@ -300,15 +287,15 @@ static int k_flat(const alloy_kernel_call *c) {
 /* copy(self, src) / copy_: src broadcast to self's shape, in self's dtype. */
 static int k_copy(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *src = ref_tensor(c, "src");
-  if (!src) return fail(c, "src must be a tensor");
-  view sv = view_of(src), bv = view_broadcast(&sv, out->sizes, out->rank);
+  if (!src) return ref_shape_fail(c, "src must be a tensor");
+  view sv = ref_shape_view_of(src), bv = view_broadcast(&sv, out->sizes, out->rank);
   return copy_from(out, src, &bv);
 }
 
 /* prims.copy_to(a, b): b's elements into a's shape and dtype. */
 static int k_copy_to(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *b = ref_tensor(c, "b");
-  if (!b) return fail(c, "b must be a tensor");
+  if (!b) return ref_shape_fail(c, "b must be a tensor");
   copy_flat(&c->outputs[0], b);
   return 0;
 }
@@ -327,12 +314,12 @@ static int k_view_of_dtype(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   void *temp;
   const char *bytes = contiguous_data(in, &temp);
-  if (!bytes) return fail(c, "out of memory");
+  if (!bytes) return ref_shape_fail(c, "out of memory");
   size_t es = alloy_dtype_size(out->dtype);
-  view ov = view_of(out);
+  view ov = ref_shape_view_of(out);
   walker w;
-  walk_init(&w, &ov);
-  for (int64_t i = 0; i < view_numel(&ov); i++, walk_next(&w))
+  ref_shape_walk_init(&w, &ov);
+  for (int64_t i = 0; i < ref_shape_view_numel(&ov); i++, ref_shape_walk_next(&w))
     memcpy((char *)out->data + w.off * (int64_t)es, bytes + i * (int64_t)es, es);
   free(temp);
   return 0;
@@ -343,10 +330,10 @@ static int k_conj(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   copy_flat(out, &c->inputs[0]);
   if (!alloy_dtype_is_complex(out->dtype)) return 0;
-  view ov = view_of(out);
+  view ov = ref_shape_view_of(out);
   walker w;
-  walk_init(&w, &ov);
-  for (int64_t i = view_numel(&ov); i > 0; i--, walk_next(&w)) {
+  ref_shape_walk_init(&w, &ov);
+  for (int64_t i = ref_shape_view_numel(&ov); i > 0; i--, ref_shape_walk_next(&w)) {
     if (out->dtype == ALLOY_C64) ((float *)out->data)[2 * w.off + 1] *= -1.0f;
     else ((double *)out->data)[2 * w.off + 1] *= -1.0;
   }
@@ -359,7 +346,7 @@ static int k_where(const alloy_kernel_call *c) {
   ref_scalar_tensor s[3];
   const alloy_kernel_tensor *ins[3] = {ref_operand(c, "pred", &s[0]), ref_operand(c, "a", &s[1]),
                                        ref_operand(c, "b", &s[2])};
-  if (!ins[0] || !ins[1] || !ins[2]) return fail(c, "pred, a and b must be given");
+  if (!ins[0] || !ins[1] || !ins[2]) return ref_shape_fail(c, "pred, a and b must be given");
   ref_iter it;
   ref_iter_init(&it, out, ins, 3);
   while (ref_iter_next(&it)) {
@@ -373,7 +360,8 @@ static int k_where(const alloy_kernel_call *c) {
 /* prims.item: the one element, as the scalar output's dtype. */
 static int k_item(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  if (ref_numel(in) != 1) return fail(c, "a Tensor with other than one element cannot be converted to Scalar");
+  if (ref_numel(in) != 1)
+    return ref_shape_fail(c, "a Tensor with other than one element cannot be converted to Scalar");
   move(out->data, out->dtype, 0, in->data, in->dtype, 0);
   return 0;
 }
@@ -408,7 +396,7 @@ static int extreme_value(const alloy_kernel_call *c, bool max) {
       store_fill(out, 0, &v);
       return 0;
     }
-  return fail(c, "no extreme values for this dtype");
+  return ref_shape_fail(c, "no extreme values for this dtype");
 }
 
 static int k_maximum_value(const alloy_kernel_call *c) { return extreme_value(c, true); }
@@ -426,7 +414,7 @@ static int k_nothing(const alloy_kernel_call *c) {
 /* expand(size): the input's dims aligned to the trailing sizes. */
 static int k_expand(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  view v = view_of(in), b = view_broadcast(&v, out->sizes, out->rank);
+  view v = ref_shape_view_of(in), b = view_broadcast(&v, out->sizes, out->rank);
   return copy_from(out, in, &b);
 }
 
@@ -436,12 +424,12 @@ static int k_broadcast_in_dim(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int64_t bd[MAXR];
   int n = ref_ints(c, "broadcast_dimensions", bd, MAXR);
-  if (n != in->rank) return fail(c, "broadcast_dimensions must name every input dim");
+  if (n != in->rank) return ref_shape_fail(c, "broadcast_dimensions must name every input dim");
   view b = {.rank = out->rank};
   for (int d = 0; d < out->rank; d++) b.sizes[d] = out->sizes[d];
   for (int k = 0; k < n; k++) {
-    int64_t d = wrap_dim(bd[k], out->rank);
-    if (d < 0 || d >= out->rank) return fail(c, "broadcast dimension out of range");
+    int64_t d = ref_shape_wrap_dim(bd[k], out->rank);
+    if (d < 0 || d >= out->rank) return ref_shape_fail(c, "broadcast dimension out of range");
     b.strides[d] = in->sizes[k] == 1 ? 0 : in->strides[k];
   }
   return copy_from(out, in, &b);
@@ -453,11 +441,11 @@ static int permute(const alloy_kernel_call *c, const char *arg) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int64_t dims[MAXR];
   int n = ref_ints(c, arg, dims, MAXR);
-  if (n != in->rank) return fail(c, "the permutation must name every dim");
+  if (n != in->rank) return ref_shape_fail(c, "the permutation must name every dim");
   view v = {.rank = n};
   for (int k = 0; k < n; k++) {
-    int64_t d = wrap_dim(dims[k], in->rank);
-    if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+    int64_t d = ref_shape_wrap_dim(dims[k], in->rank);
+    if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
     v.sizes[k] = in->sizes[d], v.strides[k] = in->strides[d];
   }
   return copy_from(out, in, &v);
@@ -468,9 +456,11 @@ static int k_prims_transpose(const alloy_kernel_call *c) { return permute(c, "pe
 
 static int k_transpose(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
-  view v = view_of(in);
-  int64_t a = wrap_dim(int_arg(c, "dim0", 0), in->rank), b = wrap_dim(int_arg(c, "dim1", 1), in->rank);
-  if (in->rank > 0 && (a < 0 || a >= in->rank || b < 0 || b >= in->rank)) return fail(c, "dim out of range");
+  view v = ref_shape_view_of(in);
+  int64_t a = ref_shape_wrap_dim(int_arg(c, "dim0", 0), in->rank),
+          b = ref_shape_wrap_dim(int_arg(c, "dim1", 1), in->rank);
+  if (in->rank > 0 && (a < 0 || a >= in->rank || b < 0 || b >= in->rank))
+    return ref_shape_fail(c, "dim out of range");
   if (in->rank > 0) view_swap(&v, (int)a, (int)b);
   return copy_from(&c->outputs[0], in, &v);
 }
@@ -478,7 +468,7 @@ static int k_transpose(const alloy_kernel_call *c) {
 /* t: transposes a matrix; vectors and scalars stay. */
 static int k_t(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
-  view v = view_of(in);
+  view v = ref_shape_view_of(in);
   if (in->rank == 2) view_swap(&v, 0, 1);
   return copy_from(&c->outputs[0], in, &v);
 }
@@ -494,20 +484,20 @@ static int64_t slice_start(const alloy_kernel_call *c, int64_t size) {
 
 static int k_slice(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), in->rank);
-  if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
-  view v = view_of(in);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), in->rank);
+  if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
+  view v = ref_shape_view_of(in);
   view_slice(&v, d, slice_start(c, in->sizes[d]), out->sizes[d], int_arg(c, "step", 1));
   return copy_from(out, in, &v);
 }
 
 static int k_narrow_copy(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), in->rank);
-  if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), in->rank);
+  if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
   int64_t start = int_arg(c, "start", 0);
   if (start < 0) start += in->sizes[d];
-  view v = view_of(in);
+  view v = ref_shape_view_of(in);
   view_slice(&v, d, start, out->sizes[d], 1);
   return copy_from(out, in, &v);
 }
@@ -521,26 +511,27 @@ static bool select_index(const alloy_kernel_call *c, int64_t size, int64_t *inde
 
 static int k_select(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), in->rank);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), in->rank);
   int64_t index;
-  if (d < 0 || d >= in->rank || !select_index(c, in->sizes[d], &index)) return fail(c, "index out of range");
-  view v = view_of(in);
+  if (d < 0 || d >= in->rank || !select_index(c, in->sizes[d], &index))
+    return ref_shape_fail(c, "index out of range");
+  view v = ref_shape_view_of(in);
   view_select(&v, d, index);
   return copy_from(&c->outputs[0], in, &v);
 }
 
 /* The diagonal's dims (dim1, dim2, wrapped); false when they are wrong. */
 static bool diagonal_dims(const alloy_kernel_call *c, int rank, int dflt1, int dflt2, int *a, int *b) {
-  *a = (int)wrap_dim(int_arg(c, "dim1", dflt1), rank);
-  *b = (int)wrap_dim(int_arg(c, "dim2", dflt2), rank);
+  *a = (int)ref_shape_wrap_dim(int_arg(c, "dim1", dflt1), rank);
+  *b = (int)ref_shape_wrap_dim(int_arg(c, "dim2", dflt2), rank);
   return *a >= 0 && *a < rank && *b >= 0 && *b < rank && *a != *b;
 }
 
 static int k_diagonal(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int a, b;
-  if (!diagonal_dims(c, in->rank, 0, 1, &a, &b)) return fail(c, "bad diagonal dims");
-  view v = view_of(in);
+  if (!diagonal_dims(c, in->rank, 0, 1, &a, &b)) return ref_shape_fail(c, "bad diagonal dims");
+  view v = ref_shape_view_of(in);
   view_diagonal(&v, int_arg(c, "offset", 0), a, b, out->sizes[out->rank - 1]);
   return copy_from(out, in, &v);
 }
@@ -549,9 +540,9 @@ static int k_diagonal(const alloy_kernel_call *c) {
 static int k_unfold(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   if (in->rank == 0) return k_flat(c);
-  int d = (int)wrap_dim(int_arg(c, "dimension", 0), in->rank);
-  if (d < 0 || d >= in->rank) return fail(c, "dimension out of range");
-  view v = view_of(in);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dimension", 0), in->rank);
+  if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dimension out of range");
+  view v = ref_shape_view_of(in);
   int64_t stride = v.strides[d];
   v.sizes[d] = out->sizes[d];
   v.strides[d] = stride * int_arg(c, "step", 1);
@@ -564,10 +555,10 @@ static int k_flip(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
   int64_t dims[MAXR];
   int n = ref_ints(c, "dims", dims, MAXR);
-  view v = view_of(in);
+  view v = ref_shape_view_of(in);
   for (int k = 0; k < n && in->rank > 0; k++) { /* a 0-dim tensor flips to itself */
-    int64_t d = wrap_dim(dims[k], in->rank);
-    if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+    int64_t d = ref_shape_wrap_dim(dims[k], in->rank);
+    if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
     view_flip(&v, (int)d);
   }
   return copy_from(&c->outputs[0], in, &v);
@@ -578,11 +569,11 @@ static int k_flip(const alloy_kernel_call *c) {
 static int k_rot90(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
   int64_t dims[2] = {0, 1};
-  if (ref_ints(c, "dims", dims, 2) != 2) return fail(c, "dims must have two entries");
-  int a = (int)wrap_dim(dims[0], in->rank), b = (int)wrap_dim(dims[1], in->rank);
-  if (a < 0 || a >= in->rank || b < 0 || b >= in->rank || a == b) return fail(c, "bad dims");
+  if (ref_ints(c, "dims", dims, 2) != 2) return ref_shape_fail(c, "dims must have two entries");
+  int a = (int)ref_shape_wrap_dim(dims[0], in->rank), b = (int)ref_shape_wrap_dim(dims[1], in->rank);
+  if (a < 0 || a >= in->rank || b < 0 || b >= in->rank || a == b) return ref_shape_fail(c, "bad dims");
   int64_t k = ((int_arg(c, "k", 1) % 4) + 4) % 4;
-  view v = view_of(in);
+  view v = ref_shape_view_of(in);
   if (k == 1) view_flip(&v, b), view_swap(&v, a, b);
   if (k == 2) view_flip(&v, a), view_flip(&v, b);
   if (k == 3) view_flip(&v, a), view_swap(&v, a, b);
@@ -614,10 +605,10 @@ static bool strided_window(const alloy_kernel_call *c, int64_t n, view *v) {
 static int k_as_strided(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   view v;
-  if (!strided_window(c, ref_numel(in), &v)) return fail(c, "the window reaches outside the storage");
+  if (!strided_window(c, ref_numel(in), &v)) return ref_shape_fail(c, "the window reaches outside the storage");
   void *temp;
   alloy_kernel_tensor flat = *in;
-  if (!(flat.data = contiguous_data(in, &temp))) return fail(c, "out of memory");
+  if (!(flat.data = contiguous_data(in, &temp))) return ref_shape_fail(c, "out of memory");
   copy_from(out, &flat, &v);
   free(temp);
   return 0;
@@ -629,12 +620,12 @@ static int k_as_strided_scatter(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = &c->inputs[0], *src = &c->inputs[1], *out = &c->outputs[0];
   int64_t n = ref_numel(self);
   view v;
-  if (!strided_window(c, n, &v)) return fail(c, "the window reaches outside the storage");
+  if (!strided_window(c, n, &v)) return ref_shape_fail(c, "the window reaches outside the storage");
   void *buf = malloc((size_t)(n ? n : 1) * alloy_dtype_size(out->dtype));
-  if (!buf) return fail(c, "out of memory");
+  if (!buf) return ref_shape_fail(c, "out of memory");
   alloy_kernel_tensor flat = {buf, out->dtype, 1, &n, (const int64_t[]){1}};
   copy_flat(&flat, self);
-  view sv = view_of(src);
+  view sv = ref_shape_view_of(src);
   copy_view(&flat, &v, src, &sv);
   copy_flat(out, &flat);
   free(buf);
@@ -646,9 +637,9 @@ static int k_as_strided_scatter(const alloy_kernel_call *c) {
 static int k_slice_scatter(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *src = &c->inputs[1];
   copy_flat(out, &c->inputs[0]);
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), out->rank);
-  if (d < 0 || d >= out->rank || src->rank != out->rank) return fail(c, "bad dim or src");
-  view v = view_of(out), sv = view_of(src);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), out->rank);
+  if (d < 0 || d >= out->rank || src->rank != out->rank) return ref_shape_fail(c, "bad dim or src");
+  view v = ref_shape_view_of(out), sv = ref_shape_view_of(src);
   view_slice(&v, d, slice_start(c, out->sizes[d]), src->sizes[d], int_arg(c, "step", 1));
   copy_view(out, &v, src, &sv);
   return 0;
@@ -657,10 +648,11 @@ static int k_slice_scatter(const alloy_kernel_call *c) {
 static int k_select_scatter(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *src = &c->inputs[1];
   copy_flat(out, &c->inputs[0]);
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), out->rank);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), out->rank);
   int64_t index;
-  if (d < 0 || d >= out->rank || !select_index(c, out->sizes[d], &index)) return fail(c, "index out of range");
-  view v = view_of(out), sv = view_of(src);
+  if (d < 0 || d >= out->rank || !select_index(c, out->sizes[d], &index))
+    return ref_shape_fail(c, "index out of range");
+  view v = ref_shape_view_of(out), sv = ref_shape_view_of(src);
   view_select(&v, d, index);
   copy_view(out, &v, src, &sv);
   return 0;
@@ -670,8 +662,8 @@ static int k_diagonal_scatter(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *src = &c->inputs[1];
   copy_flat(out, &c->inputs[0]);
   int a, b;
-  if (!diagonal_dims(c, out->rank, 0, 1, &a, &b) || src->rank < 1) return fail(c, "bad diagonal dims");
-  view v = view_of(out), sv = view_of(src);
+  if (!diagonal_dims(c, out->rank, 0, 1, &a, &b) || src->rank < 1) return ref_shape_fail(c, "bad diagonal dims");
+  view v = ref_shape_view_of(out), sv = ref_shape_view_of(src);
   view_diagonal(&v, int_arg(c, "offset", 0), a, b, src->sizes[src->rank - 1]);
   copy_view(out, &v, src, &sv);
   return 0;
@@ -683,15 +675,15 @@ static int k_diagonal_scatter(const alloy_kernel_call *c) {
  * legacy empty 1-D input ([0]) joins nothing. */
 static int k_cat(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), out->rank);
-  if (d < 0 || d >= out->rank) return fail(c, "dim out of range");
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), out->rank);
+  if (d < 0 || d >= out->rank) return ref_shape_fail(c, "dim out of range");
   int64_t at = 0;
   for (int k = 0, n = ref_list_size(c, "tensors"); k < n; k++) {
     const alloy_kernel_tensor *t = ref_tensor_item(c, "tensors", k);
-    if (!t) return fail(c, "tensors must be tensors");
+    if (!t) return ref_shape_fail(c, "tensors must be tensors");
     if (t->rank == 1 && t->sizes[0] == 0 && out->rank != 1) continue;
-    if (t->rank != out->rank) return fail(c, "inputs of different ranks");
-    view v = view_of(out), sv = view_of(t);
+    if (t->rank != out->rank) return ref_shape_fail(c, "inputs of different ranks");
+    view v = ref_shape_view_of(out), sv = ref_shape_view_of(t);
     view_slice(&v, d, at, t->sizes[d], 1);
     copy_view(out, &v, t, &sv);
     at += t->sizes[d];
@@ -701,12 +693,12 @@ static int k_cat(const alloy_kernel_call *c) {
 
 static int k_stack(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), out->rank);
-  if (d < 0 || d >= out->rank) return fail(c, "dim out of range");
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), out->rank);
+  if (d < 0 || d >= out->rank) return ref_shape_fail(c, "dim out of range");
   for (int k = 0, n = ref_list_size(c, "tensors"); k < n; k++) {
     const alloy_kernel_tensor *t = ref_tensor_item(c, "tensors", k);
-    if (!t) return fail(c, "tensors must be tensors");
-    view v = view_of(out), sv = view_of(t);
+    if (!t) return ref_shape_fail(c, "tensors must be tensors");
+    view v = ref_shape_view_of(out), sv = ref_shape_view_of(t);
     view_select(&v, d, k);
     copy_view(out, &v, t, &sv);
   }
@@ -721,11 +713,11 @@ static int k_block_diag(const alloy_kernel_call *c) {
   int64_t r = 0, col = 0;
   for (int k = 0, n = ref_list_size(c, "tensors"); k < n; k++) {
     const alloy_kernel_tensor *t = ref_tensor_item(c, "tensors", k);
-    if (!t || t->rank > 2) return fail(c, "block_diag takes tensors of at most 2 dims");
+    if (!t || t->rank > 2) return ref_shape_fail(c, "block_diag takes tensors of at most 2 dims");
     view sv = {.rank = 2, .sizes = {1, 1}};
     if (t->rank == 1) sv.sizes[1] = t->sizes[0], sv.strides[1] = t->strides[0];
-    if (t->rank == 2) sv = view_of(t);
-    view v = view_of(out);
+    if (t->rank == 2) sv = ref_shape_view_of(t);
+    view v = ref_shape_view_of(out);
     view_slice(&v, 0, r, sv.sizes[0], 1);
     view_slice(&v, 1, col, sv.sizes[1], 1);
     copy_view(out, &v, t, &sv);
@@ -741,16 +733,16 @@ static int k_chunk_cat(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   int d = out->rank - 2;
   int64_t chunks = int_arg(c, "num_chunks", 1), col0 = 0;
-  if (d < 0 || chunks <= 0) return fail(c, "bad dim or num_chunks");
+  if (d < 0 || chunks <= 0) return ref_shape_fail(c, "bad dim or num_chunks");
   fill_all(out, &zero_fill);
   for (int k = 0, n = ref_list_size(c, "tensors"); k < n; k++) {
     const alloy_kernel_tensor *t = ref_tensor_item(c, "tensors", k);
-    if (!t || t->rank <= d) return fail(c, "an input has too few dims");
-    int64_t chunk = (t->sizes[d] + chunks - 1) / chunks, post = numel_of(t->sizes + d + 1, t->rank - d - 1);
-    view tv = view_of(t);
+    if (!t || t->rank <= d) return ref_shape_fail(c, "an input has too few dims");
+    int64_t chunk = (t->sizes[d] + chunks - 1) / chunks, post = ref_shape_numel_of(t->sizes + d + 1, t->rank - d - 1);
+    view tv = ref_shape_view_of(t);
     walker w;
-    walk_init(&w, &tv);
-    for (int64_t i = view_numel(&tv); i > 0; i--, walk_next(&w)) {
+    ref_shape_walk_init(&w, &tv);
+    for (int64_t i = ref_shape_view_numel(&tv); i > 0; i--, ref_shape_walk_next(&w)) {
       int64_t q = 0;
       for (int e = d + 1; e < t->rank; e++) q = q * t->sizes[e] + w.idx[e];
       int64_t off = (w.idx[d] / chunk) * out->strides[d] +
@@ -767,12 +759,12 @@ static int k_chunk_cat(const alloy_kernel_call *c) {
  * dim that follows outputs 0..k-1 (their sizes say where). */
 static int k_split(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), in->rank);
-  if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), in->rank);
+  if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
   int64_t at = 0;
   for (int k = 0; k < c->num_outputs; k++) {
     const alloy_kernel_tensor *out = &c->outputs[k];
-    view v = view_of(in);
+    view v = ref_shape_view_of(in);
     view_slice(&v, d, at, out->sizes[d], 1);
     copy_from(out, in, &v);
     at += out->sizes[d];
@@ -783,10 +775,10 @@ static int k_split(const alloy_kernel_call *c) {
 /* unbind(_copy): output k is select(dim, k). */
 static int k_unbind(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
-  int d = (int)wrap_dim(int_arg(c, "dim", 0), in->rank);
-  if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", 0), in->rank);
+  if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
   for (int k = 0; k < c->num_outputs; k++) {
-    view v = view_of(in);
+    view v = ref_shape_view_of(in);
     view_select(&v, d, k);
     copy_from(&c->outputs[k], in, &v);
   }
@@ -816,7 +808,7 @@ static bool g_repeat(const void *ctx, const int64_t *idx, int64_t *off) {
 
 static int k_repeat(const alloy_kernel_call *c) {
   gctx g = {.in = &c->inputs[0], .orank = c->outputs[0].rank};
-  if (g.orank < g.in->rank) return fail(c, "fewer repeats than dims");
+  if (g.orank < g.in->rank) return ref_shape_fail(c, "fewer repeats than dims");
   return gather(&c->outputs[0], g.in, g_repeat, &g, &zero_fill);
 }
 
@@ -838,21 +830,21 @@ static int k_roll(const alloy_kernel_call *c) {
   int64_t n = ref_numel(in);
   if (n == 0) return 0;
   if (nd <= 0) { /* rolls the flattened tensor */
-    if (ns != 1) return fail(c, "shifts must have one entry when dims is empty");
-    view ov = view_of(out);
+    if (ns != 1) return ref_shape_fail(c, "shifts must have one entry when dims is empty");
+    view ov = ref_shape_view_of(out);
     walker w;
-    walk_init(&w, &ov);
-    for (int64_t i = 0; i < n; i++, walk_next(&w)) {
+    ref_shape_walk_init(&w, &ov);
+    for (int64_t i = 0; i < n; i++, ref_shape_walk_next(&w)) {
       int64_t from = ((i - shifts[0]) % n + n) % n;
       move(out->data, out->dtype, w.off, in->data, in->dtype, flat_offset(in, from));
     }
     return 0;
   }
-  if (ns != nd) return fail(c, "shifts and dims must have the same length");
+  if (ns != nd) return ref_shape_fail(c, "shifts and dims must have the same length");
   gctx g = {.in = in, .orank = out->rank};
   for (int k = 0; k < nd; k++) {
-    int64_t d = wrap_dim(dims[k], in->rank);
-    if (d < 0 || d >= in->rank) return fail(c, "dim out of range");
+    int64_t d = ref_shape_wrap_dim(dims[k], in->rank);
+    if (d < 0 || d >= in->rank) return ref_shape_fail(c, "dim out of range");
     g.p[0][d] += shifts[k];
   }
   return gather(out, in, g_roll, &g, &zero_fill);
@@ -882,11 +874,12 @@ static int pad(const alloy_kernel_call *c, const char *arg, int mode, const fill
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int64_t p[2 * MAXR];
   int n = ref_ints(c, arg, p, 2 * MAXR);
-  if (n < 0 || n % 2 || n / 2 > in->rank || out->rank != in->rank) return fail(c, "bad padding");
+  if (n < 0 || n % 2 || n / 2 > in->rank || out->rank != in->rank) return ref_shape_fail(c, "bad padding");
   gctx g = {.in = in, .orank = out->rank, .k = {mode}};
   for (int j = 0; j < n / 2; j++) g.p[0][in->rank - 1 - j] = p[2 * j];
   for (int d = 0; d < in->rank; d++)
-    if (mode != PAD_CONSTANT && in->sizes[d] == 0 && out->sizes[d] > 0) return fail(c, "padding an empty dim");
+    if (mode != PAD_CONSTANT && in->sizes[d] == 0 && out->sizes[d] > 0)
+      return ref_shape_fail(c, "padding an empty dim");
   return gather(out, in, g_pad, &g, v);
 }
 
@@ -915,7 +908,7 @@ static bool g_triangle(const void *ctx, const int64_t *idx, int64_t *off) {
 
 static int triangle(const alloy_kernel_call *c, bool lower) {
   gctx g = {.in = &c->inputs[0], .k = {int_arg(c, "diagonal", 0), lower}};
-  if (g.in->rank < 2) return fail(c, "input tensor must have at least 2 dimensions");
+  if (g.in->rank < 2) return ref_shape_fail(c, "input tensor must have at least 2 dimensions");
   return gather(&c->outputs[0], g.in, g_triangle, &g, &zero_fill);
 }
 
@@ -938,7 +931,7 @@ static bool g_diag_embed(const void *ctx, const int64_t *idx, int64_t *off) {
 static int k_diag_embed(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int a, b;
-  if (in->rank < 1 || !diagonal_dims(c, out->rank, -2, -1, &a, &b)) return fail(c, "bad diagonal dims");
+  if (in->rank < 1 || !diagonal_dims(c, out->rank, -2, -1, &a, &b)) return ref_shape_fail(c, "bad diagonal dims");
   gctx g = {.in = in, .orank = out->rank, .k = {int_arg(c, "offset", 0), a, b}};
   return gather(out, in, g_diag_embed, &g, &zero_fill);
 }
@@ -973,7 +966,8 @@ static bool g_pixel_unshuffle(const void *ctx, const int64_t *idx, int64_t *off)
 
 static int shuffle(const alloy_kernel_call *c, const char *arg, gather_fn f) {
   gctx g = {.in = &c->inputs[0], .orank = c->outputs[0].rank, .k = {int_arg(c, arg, 1)}};
-  if (g.in->rank < 3 || g.k[0] <= 0) return fail(c, "needs a tensor of at least 3 dims and a positive factor");
+  if (g.in->rank < 3 || g.k[0] <= 0)
+    return ref_shape_fail(c, "needs a tensor of at least 3 dims and a positive factor");
   return gather(&c->outputs[0], g.in, f, &g, &zero_fill);
 }
 
@@ -995,7 +989,7 @@ static bool g_channel_shuffle(const void *ctx, const int64_t *idx, int64_t *off)
 static int k_channel_shuffle(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0];
   int64_t groups = int_arg(c, "groups", 1);
-  if (in->rank < 3 || groups <= 0 || in->sizes[1] % groups) return fail(c, "bad groups");
+  if (in->rank < 3 || groups <= 0 || in->sizes[1] % groups) return ref_shape_fail(c, "bad groups");
   gctx g = {.in = in, .orank = in->rank, .k = {groups, in->sizes[1] / groups}};
   return gather(&c->outputs[0], in, g_channel_shuffle, &g, &zero_fill);
 }
@@ -1046,10 +1040,10 @@ static bool g_im2col(const void *ctx, const int64_t *idx, int64_t *off) {
 
 static int k_im2col(const alloy_kernel_call *c) {
   im2col_ctx q = {.in = &c->inputs[0]};
-  if (q.in->rank != 3 && q.in->rank != 4) return fail(c, "expects a 3-D or 4-D input");
+  if (q.in->rank != 3 && q.in->rank != 4) return ref_shape_fail(c, "expects a 3-D or 4-D input");
   q.batched = q.in->rank == 4;
   int b = q.batched;
-  if (!window_args(c, q.in->sizes[b + 1], q.in->sizes[b + 2], &q.g)) return fail(c, "bad window");
+  if (!window_args(c, q.in->sizes[b + 1], q.in->sizes[b + 2], &q.g)) return ref_shape_fail(c, "bad window");
   return gather(&c->outputs[0], q.in, g_im2col, &q, &zero_fill);
 }
 
@@ -1057,33 +1051,33 @@ static int k_im2col(const alloy_kernel_call *c) {
  * row-major order, in double (int64 for integers). */
 static int k_col2im(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  if (in->rank != 2 && in->rank != 3) return fail(c, "expects a 2-D or 3-D input");
+  if (in->rank != 2 && in->rank != 3) return ref_shape_fail(c, "expects a 2-D or 3-D input");
   int b = in->rank == 3;
   int64_t h = out->sizes[b + 1], w = out->sizes[b + 2], n = ref_numel(out);
   window g;
-  if (!window_args(c, h, w, &g) || g.oh * g.ow != in->sizes[b + 1]) return fail(c, "bad window");
+  if (!window_args(c, h, w, &g) || g.oh * g.ow != in->sizes[b + 1]) return ref_shape_fail(c, "bad window");
   bool fl = alloy_dtype_is_float(out->dtype);
   double *accf = calloc((size_t)(n ? n : 1), sizeof *accf);
   uint64_t *acci = calloc((size_t)(n ? n : 1), sizeof *acci);
   if (!accf || !acci) {
     free(accf), free(acci);
-    return fail(c, "out of memory");
+    return ref_shape_fail(c, "out of memory");
   }
   int64_t chans = out->sizes[b];
-  view iv = view_of(in);
+  view iv = ref_shape_view_of(in);
   walker it;
-  walk_init(&it, &iv);
-  for (int64_t i = view_numel(&iv); i > 0; i--, walk_next(&it)) {
+  ref_shape_walk_init(&it, &iv);
+  for (int64_t i = ref_shape_view_numel(&iv); i > 0; i--, ref_shape_walk_next(&it)) {
     int64_t ch, y, x;
     if (!window_pixel(&g, it.idx[b], it.idx[b + 1], h, w, &ch, &y, &x)) continue;
     int64_t at = (((b ? it.idx[0] : 0) * chans + ch) * h + y) * w + x;
     if (fl) accf[at] += ref_load_f(in->data, in->dtype, it.off);
     else acci[at] += (uint64_t)ref_load_i(in->data, in->dtype, it.off);
   }
-  view ov = view_of(out);
+  view ov = ref_shape_view_of(out);
   walker wo;
-  walk_init(&wo, &ov);
-  for (int64_t i = 0; i < n; i++, walk_next(&wo)) {
+  ref_shape_walk_init(&wo, &ov);
+  for (int64_t i = 0; i < n; i++, ref_shape_walk_next(&wo)) {
     if (fl) ref_store_f(out->data, out->dtype, wo.off, accf[i]);
     else ref_store_i(out->data, out->dtype, wo.off, (int64_t)acci[i]);
   }
@@ -1097,16 +1091,17 @@ static int k_col2im(const alloy_kernel_call *c) {
  * Without output_size the output's length is the sum, known only here. */
 static int k_repeat_interleave(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *rep = &c->inputs[0], *out = &c->outputs[0];
-  if (rep->rank != 1) return fail(c, "repeats must be 1-D");
+  if (rep->rank != 1) return ref_shape_fail(c, "repeats must be 1-D");
   int64_t total = 0;
   for (int64_t i = 0; i < rep->sizes[0]; i++) {
     int64_t r = ref_load_i(rep->data, rep->dtype, i * rep->strides[0]);
-    if (r < 0) return fail(c, "repeats can not be negative");
+    if (r < 0) return ref_shape_fail(c, "repeats can not be negative");
     total += r;
   }
   if (ALLOY_HAS_FIELD(c, alloy_kernel_call, alloc_output) && c->alloc_output)
     out = c->alloc_output(c, 0, &total);
-  if (!out || !out->data || out->sizes[0] != total) return fail(c, "output_size disagrees with the repeats");
+  if (!out || !out->data || out->sizes[0] != total)
+    return ref_shape_fail(c, "output_size disagrees with the repeats");
   for (int64_t i = 0, at = 0; i < rep->sizes[0]; i++)
     for (int64_t r = ref_load_i(rep->data, rep->dtype, i * rep->strides[0]); r > 0; r--, at++)
       ref_store_i(out->data, out->dtype, at * out->strides[0], i);
@@ -1131,9 +1126,9 @@ static void difference(void *buf, alloy_dtype t, int64_t a, int64_t b) {
 static int k_diff(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   const alloy_kernel_tensor *parts[3] = {ref_tensor(c, "prepend"), ref_tensor(c, "self"), ref_tensor(c, "append")};
-  int d = (int)wrap_dim(int_arg(c, "dim", -1), out->rank);
+  int d = (int)ref_shape_wrap_dim(int_arg(c, "dim", -1), out->rank);
   int64_t steps = int_arg(c, "n", 1);
-  if (!parts[1] || d < 0 || d >= out->rank) return fail(c, "bad self or dim");
+  if (!parts[1] || d < 0 || d >= out->rank) return ref_shape_fail(c, "bad self or dim");
   if (steps == 0) {
     copy_flat(out, parts[1]);
     return 0;
@@ -1141,24 +1136,24 @@ static int k_diff(const alloy_kernel_call *c) {
   int64_t sizes[MAXR], len = 0;
   memcpy(sizes, out->sizes, sizeof *sizes * (size_t)out->rank);
   for (int k = 0; k < 3; k++) {
-    if (parts[k] && parts[k]->rank != out->rank) return fail(c, "prepend and append must have self's rank");
+    if (parts[k] && parts[k]->rank != out->rank) return ref_shape_fail(c, "prepend and append must have self's rank");
     if (parts[k]) len += parts[k]->sizes[d];
   }
   sizes[d] = len;
-  int64_t n = numel_of(sizes, out->rank), strides[MAXR], s = 1;
+  int64_t n = ref_shape_numel_of(sizes, out->rank), strides[MAXR], s = 1;
   for (int e = out->rank - 1; e >= 0; e--) strides[e] = s, s *= sizes[e];
   void *buf = malloc((size_t)(n ? n : 1) * alloy_dtype_size(out->dtype));
-  if (!buf) return fail(c, "out of memory");
+  if (!buf) return ref_shape_fail(c, "out of memory");
   alloy_kernel_tensor all = {buf, out->dtype, out->rank, sizes, strides};
   int64_t at = 0;
   for (int k = 0; k < 3; k++) {
     if (!parts[k]) continue;
-    view pv = view_of(parts[k]), v = view_of(&all);
+    view pv = ref_shape_view_of(parts[k]), v = ref_shape_view_of(&all);
     view_slice(&v, d, at, parts[k]->sizes[d], 1);
     copy_view(&all, &v, parts[k], &pv);
     at += parts[k]->sizes[d];
   }
-  int64_t inner = strides[d], outer = numel_of(sizes, d);
+  int64_t inner = strides[d], outer = ref_shape_numel_of(sizes, d);
   for (int64_t step = 0; step < steps && len - step > 1; step++)
     for (int64_t o = 0; o < outer; o++)
       for (int64_t i = 0; i + 1 < len - step; i++)
@@ -1166,297 +1161,12 @@ static int k_diff(const alloy_kernel_call *c) {
           int64_t a = (o * len + i) * inner + q;
           difference(buf, out->dtype, a, a + inner);
         }
-  view av = view_of(&all);
+  view av = ref_shape_view_of(&all);
   av.sizes[d] = out->sizes[d];
   copy_from(out, &all, &av);
   free(buf);
   return 0;
 }
-
-/* ---- prims.svd ------------------------------------------------------------
- * One-sided Jacobi (Hestenes) in double: the columns of a tall matrix B
- * (m >= n) are rotated until orthogonal, B V = U S; a wide matrix is done
- * transposed. Columns of U that S leaves undetermined (zero singular values,
- * full_matrices) are completed by Gram-Schmidt on the unit vectors. Singular
- * values come out descending; signs are Jacobi's (SVD's are not unique). */
-
-/* Makes column j of the m x cols matrix q (column-major) a unit vector
- * orthogonal to columns 0..j-1. */
-static void complete_column(double *q, int64_t m, int64_t j) {
-  for (int64_t e = 0; e < m; e++) {
-    double *v = q + j * m;
-    for (int64_t i = 0; i < m; i++) v[i] = i == e;
-    for (int pass = 0; pass < 2; pass++)
-      for (int64_t k = 0; k < j; k++) {
-        double dot = 0;
-        for (int64_t i = 0; i < m; i++) dot += q[k * m + i] * v[i];
-        for (int64_t i = 0; i < m; i++) v[i] -= dot * q[k * m + i];
-      }
-    double norm = 0;
-    for (int64_t i = 0; i < m; i++) norm += v[i] * v[i];
-    if (norm > 1e-6) {
-      for (int64_t i = 0; i < m; i++) v[i] /= sqrt(norm);
-      return;
-    }
-  }
-}
-
-/* b: m x n column-major (m >= n), destroyed. u: m x ucols, s: n, v: n x n,
- * all column-major. */
-static void svd_tall(double *b, int64_t m, int64_t n, double *u, int64_t ucols, double *s, double *v) {
-  for (int64_t i = 0; i < n * n; i++) v[i] = i % (n + 1) == 0;
-  for (int sweep = 0; sweep < 100; sweep++) {
-    bool rotated = false;
-    for (int64_t p = 0; p < n; p++)
-      for (int64_t q = p + 1; q < n; q++) {
-        double al = 0, be = 0, ga = 0, *bp = b + p * m, *bq = b + q * m;
-        for (int64_t i = 0; i < m; i++) al += bp[i] * bp[i], be += bq[i] * bq[i], ga += bp[i] * bq[i];
-        if (fabs(ga) <= 1e-15 * sqrt(al * be) || ga == 0) continue;
-        rotated = true;
-        double zeta = (be - al) / (2 * ga);
-        double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-        double cs = 1 / sqrt(1 + t * t), sn = cs * t;
-        for (int64_t i = 0; i < m; i++) {
-          double x = bp[i], y = bq[i];
-          bp[i] = cs * x - sn * y, bq[i] = sn * x + cs * y;
-        }
-        for (int64_t i = 0; i < n; i++) {
-          double x = v[p * n + i], y = v[q * n + i];
-          v[p * n + i] = cs * x - sn * y, v[q * n + i] = sn * x + cs * y;
-        }
-      }
-    if (!rotated) break;
-  }
-  for (int64_t j = 0; j < n; j++) {
-    double norm = 0;
-    for (int64_t i = 0; i < m; i++) norm += b[j * m + i] * b[j * m + i];
-    s[j] = sqrt(norm);
-  }
-  /* descending order: selection sort of columns of b and v with s */
-  for (int64_t j = 0; j < n; j++) {
-    int64_t best = j;
-    for (int64_t k = j + 1; k < n; k++)
-      if (s[k] > s[best]) best = k;
-    if (best == j) continue;
-    double t = s[j];
-    s[j] = s[best], s[best] = t;
-    for (int64_t i = 0; i < m; i++) t = b[j * m + i], b[j * m + i] = b[best * m + i], b[best * m + i] = t;
-    for (int64_t i = 0; i < n; i++) t = v[j * n + i], v[j * n + i] = v[best * n + i], v[best * n + i] = t;
-  }
-  double tiny = (s[0] > 0 ? s[0] : 1) * 1e-13 * (double)m;
-  for (int64_t j = 0; j < ucols; j++) {
-    if (j < n && s[j] > tiny)
-      for (int64_t i = 0; i < m; i++) u[j * m + i] = b[j * m + i] / s[j];
-    else
-      complete_column(u, m, j);
-  }
-}
-
-static int k_svd(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *a = &c->inputs[0], *uo = &c->outputs[0], *so = &c->outputs[1], *vo = &c->outputs[2];
-  if (c->num_outputs != 3 || a->rank < 2 || !alloy_dtype_is_float(a->dtype)) return fail(c, "expects a real matrix");
-  bool full = false;
-  ref_bool(c, "full_matrices", &full);
-  int r = a->rank;
-  int64_t m = a->sizes[r - 2], n = a->sizes[r - 1], k = m < n ? m : n, batch = numel_of(a->sizes, r - 2);
-  bool wide = m < n;
-  int64_t tm = wide ? n : m, tn = wide ? m : n; /* the tall problem */
-  int64_t ucols = full ? tm : tn;
-  double *b = malloc(sizeof *b * (size_t)(tm * tn + 1)), *u = malloc(sizeof *u * (size_t)(tm * ucols + 1));
-  double *s = malloc(sizeof *s * (size_t)(tn + 1)), *v = malloc(sizeof *v * (size_t)(tn * tn + 1));
-  if (!b || !u || !s || !v) {
-    free(b), free(u), free(s), free(v);
-    return fail(c, "out of memory");
-  }
-  for (int64_t bi = 0; bi < batch; bi++) {
-    /* batch offsets of every operand from the batch index */
-    int64_t ao = 0, uoff = 0, soff = 0, voff = 0, rem = bi;
-    for (int d = r - 3; d >= 0; d--) {
-      int64_t i = rem % a->sizes[d];
-      rem /= a->sizes[d];
-      ao += i * a->strides[d], uoff += i * uo->strides[d], soff += i * so->strides[d], voff += i * vo->strides[d];
-    }
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double x = ref_load_f(a->data, a->dtype, ao + i * a->strides[r - 2] + j * a->strides[r - 1]);
-        if (wide) b[i * tm + j] = x; /* B = A^T: column i of B is row i of A */
-        else b[j * tm + i] = x;
-      }
-    svd_tall(b, tm, tn, u, ucols, s, v);
-    for (int64_t j = 0; j < k; j++) ref_store_f(so->data, so->dtype, soff + j * so->strides[r - 2], s[j]);
-    /* tall: A = U S V^T. wide: A^T = U' S V'^T, so U = V' and Vh = U'^T. */
-    const double *left = wide ? v : u, *right = wide ? u : v;
-    int64_t lrows = m, lcols = uo->sizes[r - 1], rrows = vo->sizes[r - 2];
-    for (int64_t i = 0; i < lrows; i++)
-      for (int64_t j = 0; j < lcols; j++)
-        ref_store_f(uo->data, uo->dtype, uoff + i * uo->strides[r - 2] + j * uo->strides[r - 1], left[j * m + i]);
-    for (int64_t i = 0; i < rrows; i++)
-      for (int64_t j = 0; j < n; j++)
-        ref_store_f(vo->data, vo->dtype, voff + i * vo->strides[r - 2] + j * vo->strides[r - 1], right[i * n + j]);
-  }
-  free(b), free(u), free(s), free(v);
-  return 0;
-}
-
-/* ---- prims.uniform: Philox4x32-10 ------------------------------------------
- * A fixed key and a process-wide counter, so that consecutive calls draw
- * fresh numbers; each 32-bit word gives a float in [0, 1) from its top 24
- * bits, two words a double from 53 bits. Checked by moments, not values. */
-
-static void philox(uint32_t ctr[4], uint32_t k0, uint32_t k1) {
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0], p1 = (uint64_t)0xCD9E8D57u * ctr[2];
-    uint32_t c0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ k0, c2 = (uint32_t)(p0 >> 32) ^ ctr[3] ^ k1;
-    ctr[0] = c0, ctr[1] = (uint32_t)p1, ctr[2] = c2, ctr[3] = (uint32_t)p0;
-    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
-  }
-}
-
-static atomic_uint_fast64_t philox_counter;
-
-static int k_uniform(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *out = &c->outputs[0];
-  double lo = 0, hi = 1;
-  ref_float(c, "low", &lo);
-  ref_float(c, "high", &hi);
-  int64_t n = ref_numel(out);
-  bool wide = out->dtype == ALLOY_F64;
-  int64_t words = n * (wide ? 2 : 1), blocks = (words + 3) / 4;
-  uint64_t base = atomic_fetch_add(&philox_counter, (uint64_t)blocks);
-  view ov = view_of(out);
-  walker w;
-  walk_init(&w, &ov);
-  uint32_t ctr[4] = {0};
-  for (int64_t i = 0; i < n; i++, walk_next(&w)) {
-    uint32_t x[2];
-    for (int h = 0; h < (wide ? 2 : 1); h++) {
-      int64_t word = i * (wide ? 2 : 1) + h;
-      if (word % 4 == 0) {
-        uint64_t blk = base + (uint64_t)(word / 4);
-        ctr[0] = (uint32_t)blk, ctr[1] = (uint32_t)(blk >> 32), ctr[2] = 0, ctr[3] = 0;
-        philox(ctr, 0x5EED1234u, 0x0A110Du);
-      }
-      x[h] = ctr[word % 4];
-    }
-    double u = wide ? (double)((((uint64_t)x[0] << 32) | x[1]) >> 11) * 0x1.0p-53
-                    : (double)(x[0] >> 8) * 0x1.0p-24;
-    ref_store_f(out->data, out->dtype, w.off, lo + (hi - lo) * u);
-  }
-  return 0;
-}
-
-/* ---- prims.fft_* -----------------------------------------------------------
- * Plain unnormalized DFTs in double complex, one listed dim after another,
- * on a contiguous buffer. Complex tensors are (real, imag) pairs of float
- * (complex64) or double (complex128). */
-
-static double complex load_c(const alloy_kernel_tensor *t, int64_t off) {
-  if (t->dtype == ALLOY_C64) {
-    const float *p = (const float *)t->data + 2 * off;
-    return p[0] + p[1] * I;
-  }
-  if (t->dtype == ALLOY_C128) {
-    const double *p = (const double *)t->data + 2 * off;
-    return p[0] + p[1] * I;
-  }
-  return ref_load_f(t->data, t->dtype, off);
-}
-
-static void store_c(const alloy_kernel_tensor *t, int64_t off, double complex z) {
-  if (t->dtype == ALLOY_C64) {
-    float *p = (float *)t->data + 2 * off;
-    p[0] = (float)creal(z), p[1] = (float)cimag(z);
-  } else if (t->dtype == ALLOY_C128) {
-    double *p = (double *)t->data + 2 * off;
-    p[0] = creal(z), p[1] = cimag(z);
-  } else {
-    ref_store_f(t->data, t->dtype, off, creal(z));
-  }
-}
-
-/* The DFT along dim d of buf (contiguous, sizes), sign -1 forward. */
-static int dft_dim(double complex *buf, const int64_t *sizes, int rank, int d, int sign) {
-  int64_t n = sizes[d], inner = numel_of(sizes + d + 1, rank - d - 1), outer = numel_of(sizes, d);
-  if (n == 0) return 0;
-  double complex *tmp = malloc(sizeof *tmp * (size_t)n);
-  if (!tmp) return 1;
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t q = 0; q < inner; q++) {
-      double complex *x = buf + o * n * inner + q;
-      for (int64_t k = 0; k < n; k++) {
-        double complex acc = 0;
-        for (int64_t j = 0; j < n; j++) {
-          double ang = sign * 2.0 * M_PI * (double)((j * k) % n) / (double)n;
-          acc += x[j * inner] * (cos(ang) + sin(ang) * I);
-        }
-        tmp[k] = acc;
-      }
-      for (int64_t k = 0; k < n; k++) x[k * inner] = tmp[k];
-    }
-  free(tmp);
-  return 0;
-}
-
-/* The listed dims (wrapped), their count, or -1. */
-static int fft_dims(const alloy_kernel_call *c, int rank, int *dims) {
-  int64_t raw[MAXR];
-  int n = ref_ints(c, "dim", raw, MAXR);
-  for (int k = 0; k < n; k++) {
-    dims[k] = (int)wrap_dim(raw[k], rank);
-    if (dims[k] < 0 || dims[k] >= rank) return -1;
-  }
-  return n > 0 ? n : -1;
-}
-
-/* r2c (mode 0), c2c (1) and c2r (2). The buffer has the full signal's
- * shape: the input's, with c2r's last listed dim at last_dim_size. */
-static int fft(const alloy_kernel_call *c, int mode) {
-  const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
-  int dims[MAXR], nd = fft_dims(c, in->rank, dims);
-  if (nd < 0) return fail(c, "bad dim");
-  int last = dims[nd - 1];
-  int64_t sizes[MAXR], strides[MAXR], s = 1;
-  memcpy(sizes, in->sizes, sizeof *sizes * (size_t)in->rank);
-  if (mode == 2) sizes[last] = out->sizes[last];
-  for (int d = in->rank - 1; d >= 0; d--) strides[d] = s, s *= sizes[d];
-  double complex *buf = calloc((size_t)(s ? s : 1), sizeof *buf);
-  if (!buf) return fail(c, "out of memory");
-  view iv = view_of(in);
-  walker w;
-  walk_init(&w, &iv);
-  for (int64_t i = view_numel(&iv); i > 0; i--, walk_next(&w)) {
-    int64_t at = 0;
-    bool inside = true;
-    for (int d = 0; d < in->rank; d++) at += w.idx[d] * strides[d], inside &= w.idx[d] < sizes[d];
-    if (inside) buf[at] = load_c(in, w.off);
-  }
-  bool forward = true;
-  if (mode == 1) ref_bool(c, "forward", &forward);
-  int sign = mode == 2 ? 1 : forward ? -1 : 1, err = 0;
-  for (int k = 0; k < nd - (mode == 2); k++) err |= dft_dim(buf, sizes, in->rank, dims[k], sign);
-  if (mode == 2) { /* Hermitian-extend the last dim's half spectrum, then invert it */
-    int64_t n = sizes[last], m = in->sizes[last], inner = strides[last], outer = numel_of(sizes, last);
-    for (int64_t o = 0; o < outer; o++)
-      for (int64_t q = 0; q < inner; q++) {
-        double complex *x = buf + o * n * inner + q;
-        for (int64_t k = n / 2 + 1; k < n; k++) x[k * inner] = n - k < m ? conj(x[(n - k) * inner]) : 0;
-      }
-    err |= dft_dim(buf, sizes, in->rank, last, 1);
-  }
-  view ov = view_of(out);
-  walk_init(&w, &ov);
-  for (int64_t i = view_numel(&ov); i > 0; i--, walk_next(&w)) {
-    int64_t at = 0;
-    for (int d = 0; d < out->rank; d++) at += w.idx[d] * strides[d];
-    store_c(out, w.off, buf[at]);
-  }
-  free(buf);
-  return err ? fail(c, "out of memory") : 0;
-}
-
-static int k_fft_r2c(const alloy_kernel_call *c) { return fft(c, 0); }
-static int k_fft_c2c(const alloy_kernel_call *c) { return fft(c, 1); }
-static int k_fft_c2r(const alloy_kernel_call *c) { return fft(c, 2); }
 
 /* ---- the table -------------------------------------------------------------- */
 
@@ -1563,13 +1273,8 @@ const alloy_kernel ref_kernels_shape[] = {
     REF_KERNEL("aten.channel_shuffle.default", k_channel_shuffle),
     REF_KERNEL("aten.im2col.default", k_im2col),
     REF_KERNEL("aten.col2im.default", k_col2im),
-    /* data-dependent, stepwise, numeric prims */
+    /* data-dependent and stepwise */
     REF_KERNEL("aten.repeat_interleave.Tensor", k_repeat_interleave),
     REF_KERNEL("aten.diff.default", k_diff),
-    REF_KERNEL("prims.svd.default", k_svd),
-    REF_KERNEL("prims.uniform.default", k_uniform),
-    REF_KERNEL("prims.fft_r2c.default", k_fft_r2c),
-    REF_KERNEL("prims.fft_c2c.default", k_fft_c2c),
-    REF_KERNEL("prims.fft_c2r.default", k_fft_c2r),
     {NULL, NULL, NULL, NULL},
 };

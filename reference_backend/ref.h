@@ -13,9 +13,9 @@
 /* Kernel tables by family (reference_backend/kernels_<family>.c), each
  * ending with a {NULL} row; reference_backend/ref.c joins them. */
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
-    ref_kernels_shape[], ref_kernels_index[], ref_kernels_nn[],
-    ref_kernels_nn_2[], ref_kernels_nn_3[], ref_kernels_nn_4[],
-    ref_kernels_factory[];
+    ref_kernels_reduce_2[], ref_kernels_shape[], ref_kernels_shape_2[],
+    ref_kernels_index[], ref_kernels_nn[], ref_kernels_nn_2[],
+    ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_misc[];
 
 /* A reference kernel: everything through the call. Returns 0, or nonzero
  * after ref_fail() said why. */
