@@ -3,6 +3,8 @@
  * arguments by schema name: tensors from the call's inputs, the rest from
  * the node through the host table.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "reference_backend/ref.h"
@@ -113,4 +115,15 @@ const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *n
   scratch->t.data = &scratch->value;
   scratch->t.rank = 0;
   return &scratch->t;
+}
+
+int ref_fail(const alloy_kernel_call *c, const char *fmt, ...) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "%s: ", c->host->node_op_name(c->node));
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  c->host->log(ALLOY_LOG_ERROR, "ref", msg);
+  return 1;
 }

@@ -35,17 +35,6 @@
 
 static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
-
 /* Offset of the element at row-major position lin of t. */
 static int64_t linear_offset(const alloy_kernel_tensor *t, int64_t lin) {
   int64_t off = 0;
@@ -112,7 +101,7 @@ static int k_ones(const alloy_kernel_call *c) { fill(&c->outputs[0], one); retur
 /* full / full_like / new_full / prims.full*: fill_value; scalar_tensor: s. */
 static int fill_named(const alloy_kernel_call *c, const char *name) {
   number v;
-  if (!read_number(c, name, &v)) return fail(c, "%s: no value", name);
+  if (!read_number(c, name, &v)) return ref_fail(c, "%s: no value", name);
   fill(&c->outputs[0], v);
   return 0;
 }
@@ -160,7 +149,7 @@ static int k_arange(const alloy_kernel_call *c) {
 static int k_linspace(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   number a, b;
-  if (!read_number(c, "start", &a) || !read_number(c, "end", &b)) return fail(c, "linspace: no bounds");
+  if (!read_number(c, "start", &a) || !read_number(c, "end", &b)) return ref_fail(c, "linspace: no bounds");
   int64_t steps = out->sizes[0];
   if (steps == 0) return 0;
   if (steps == 1) {
@@ -185,7 +174,7 @@ static int k_logspace(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   number a, b;
   double base = 10.0;
-  if (!read_number(c, "start", &a) || !read_number(c, "end", &b)) return fail(c, "logspace: no bounds");
+  if (!read_number(c, "start", &a) || !read_number(c, "end", &b)) return ref_fail(c, "logspace: no bounds");
   ref_float(c, "base", &base);
   int64_t steps = out->sizes[0];
   if (steps == 1) {
@@ -326,7 +315,7 @@ static int k_randperm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   int64_t n = out->sizes[0];
   int64_t *p = malloc(sizeof *p * (size_t)(n ? n : 1));
-  if (!p) return fail(c, "randperm: out of memory");
+  if (!p) return ref_fail(c, "randperm: out of memory");
   for (int64_t i = 0; i < n; i++) p[i] = i;
   philox_stream s = stream_reserve(n);
   for (int64_t i = n - 1; i > 0; i--) {
@@ -591,7 +580,7 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
   int klu = slog ? 2 : 1;
   const alloy_kernel_tensor *lu = &c->outputs[klu], *piv = &c->outputs[klu + 1];
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -632,7 +621,7 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
   bool pivot = true;
   ref_bool(c, "pivot", &pivot);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = a->rank - 2;
@@ -670,7 +659,7 @@ static int k_lu_unpack(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *lu = ref_tensor(c, "LU_data"), *pv = ref_tensor(c, "LU_pivots");
   const alloy_kernel_tensor *Po = &c->outputs[0], *Lo = &c->outputs[1], *Uo = &c->outputs[2];
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(lu, 2), bidx[16] = {0}, m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = lu->rank - 2;
@@ -719,7 +708,7 @@ static int k_solve_ex(const alloy_kernel_call *c) {
   ref_bool(c, "left", &left);
   bool vec = x->rank == a->rank - 1;
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int tail = vec ? 1 : 2, br = x->rank - tail;
   int64_t nb = batch_count(x, tail), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
@@ -741,7 +730,7 @@ static int k_solve_ex(const alloy_kernel_call *c) {
 static int k_inv_ex(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -764,7 +753,7 @@ static int k_lu_solve(const alloy_kernel_call *c) {
   ref_bool(c, "left", &left);
   ref_bool(c, "adjoint", &adjoint);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0}, n = lu->sizes[lu->rank - 1];
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
@@ -803,7 +792,7 @@ static int cholesky_run(const alloy_kernel_call *c, bool ex) {
   bool upper = false;
   ref_bool(c, "upper", &upper);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2, rc = 0;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -812,7 +801,7 @@ static int cholesky_run(const alloy_kernel_call *c, bool ex) {
     if (upper) transpose(s.m[1], n, n, s.m[2]);
     mat_store(mat_at(&c->outputs[0], false, bidx, br), upper ? s.m[2] : s.m[1], n);
     if (ex) ref_store_i(c->outputs[1].data, c->outputs[1].dtype, scalar_at(&c->outputs[1], bidx, br), info);
-    else if (info) rc = fail(c, "cholesky: the leading minor of order %d is not positive-definite", info);
+    else if (info) rc = ref_fail(c, "cholesky: the leading minor of order %d is not positive-definite", info);
   }
   la_free(&s);
   return rc;
@@ -842,7 +831,7 @@ static int k_cholesky_inverse(const alloy_kernel_call *c) {
   bool upper = false;
   ref_bool(c, "upper", &upper);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -861,7 +850,7 @@ static int k_cholesky_solve(const alloy_kernel_call *c) {
   bool upper = false;
   ref_bool(c, "upper", &upper);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0};
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
@@ -886,7 +875,7 @@ static int tri_run(const alloy_kernel_call *c, bool legacy) {
   ref_bool(c, "unitriangular", &unit);
   ref_bool(c, "transpose", &trans);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0};
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
@@ -960,7 +949,7 @@ static void apply_reflector(const double *refl, int64_t ldr, int64_t j, double t
 static int k_geqrf(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self");
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -985,7 +974,7 @@ static void form_q(const double *refl, int64_t m, int64_t ldr, const double *tau
 static int k_householder_product(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "input"), *tau = ref_tensor(c, "tau"), *out = &c->outputs[0];
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
   int64_t nb = batch_count(out, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, out->sizes, br)) {
@@ -1004,7 +993,7 @@ static int k_householder_product(const alloy_kernel_call *c) {
 static int k_qr(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A"), *qo = &c->outputs[0], *ro = &c->outputs[1];
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, rrows = ro->sizes[ro->rank - 2];
   int br = a->rank - 2;
@@ -1033,7 +1022,7 @@ static int k_ormqr(const alloy_kernel_call *c) {
   ref_bool(c, "left", &left);
   ref_bool(c, "transpose", &trans);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
   int64_t nb = batch_count(out, 2), bidx[16] = {0}, ldr = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, out->sizes, br)) {
@@ -1073,7 +1062,7 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
                                40840800.0,          960960.0,            16380.0,
                                182.0,               1.0};
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1], nn = n * n;
   int br = a->rank - 2;
   for (int64_t bi = 0; bi < nb; bi++, next_batch(bidx, a->sizes, br)) {
@@ -1099,7 +1088,7 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
     double *Ut = malloc(sizeof *Ut * (size_t)(nn ? nn : 1)), *Vt = malloc(sizeof *Vt * (size_t)(nn ? nn : 1));
     if (!Ut || !Vt) {
       free(Ut), free(Vt), la_free(&s);
-      return fail(c, "out of memory");
+      return ref_fail(c, "out of memory");
     }
     matmul(A, W, n, Ut);
     for (int64_t i = 0; i < nn; i++) T[i] = b[12] * A6[i] + b[10] * A4[i] + b[8] * A2[i];
@@ -1242,7 +1231,7 @@ static int k_svd(const alloy_kernel_call *c) {
   ref_bool(c, "full_matrices", &full);
   ref_bool(c, "compute_uv", &uv);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
@@ -1267,7 +1256,7 @@ static int k_eigh(const alloy_kernel_call *c) {
   bool upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u'), vecs = true;
   ref_bool(c, "compute_v", &vecs);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
@@ -1326,7 +1315,7 @@ static int k_eigh(const alloy_kernel_call *c) {
 static int k_pinv(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self"), *at = ref_tensor(c, "atol"), *rt = ref_tensor(c, "rtol");
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
@@ -1365,7 +1354,7 @@ static int k_lstsq(const alloy_kernel_call *c) {
   double rcond = -1;
   ref_float(c, "rcond", &rcond);
   la_scratch s;
-  if (!la_begin(c, &s)) return fail(c, "linalg: matrix too large, or out of memory");
+  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int tail = vec ? 1 : 2, br = x->rank - tail;
   int64_t nb = batch_count(x, tail), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;

@@ -33,18 +33,6 @@
 static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 
 /* Logs why the kernel fails; returns the nonzero status to return. */
-static int fail(const alloy_kernel_call *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
-
 /* Element offset of multi-index idx in t. */
 static int64_t offset_of(const alloy_kernel_tensor *t, const int64_t *idx) {
   int64_t off = 0;
@@ -268,17 +256,17 @@ static void adv_free(adv_plan *p) {
 static int adv_mask(const alloy_kernel_call *c, adv_plan *p, const alloy_kernel_tensor *self,
                     const alloy_kernel_tensor *m, int d) {
   int k = m->rank;
-  if (d + k > self->rank) return fail(c, "too many indices for tensor of dimension %d", self->rank);
+  if (d + k > self->rank) return ref_fail(c, "too many indices for tensor of dimension %d", self->rank);
   for (int j = 0; j < k; j++)
     if (m->sizes[j] != self->sizes[d + j])
-      return fail(c, "the shape of the mask does not match the shape of the indexed tensor at dim %d",
+      return ref_fail(c, "the shape of the mask does not match the shape of the indexed tensor at dim %d",
                   d + j);
   int64_t n = ref_numel(m), u = 0, idx[MAXR] = {0};
   for (int64_t i = 0; i < n; i++, next_index(idx, m->sizes, k))
     u += ref_load_i(m->data, m->dtype, offset_of(m, idx)) != 0;
   for (int j = 0; j < k; j++) {
     int64_t *v = malloc(sizeof *v * (size_t)(u ? u : 1));
-    if (!v) return fail(c, "out of memory");
+    if (!v) return ref_fail(c, "out of memory");
     p->owned[p->nowned++] = v;
     p->made_size[d + j] = u;
     p->made[d + j] = (alloy_kernel_tensor){v, ALLOY_I64, 1, &p->made_size[d + j], &p->one_stride};
@@ -307,7 +295,7 @@ static int adv_plan_make(const alloy_kernel_call *c, adv_plan *p, const alloy_ke
       d += t->rank;
       continue;
     }
-    if (d >= self->rank) return fail(c, "too many indices for tensor of dimension %d", self->rank);
+    if (d >= self->rank) return ref_fail(c, "too many indices for tensor of dimension %d", self->rank);
     p->ix[d++] = t;
   }
   /* Broadcast the index shapes. */
@@ -325,7 +313,7 @@ static int adv_plan_make(const alloy_kernel_call *c, adv_plan *p, const alloy_ke
       int64_t *b = &p->bshape[p->brank - t->rank + j], s = t->sizes[j];
       if (*b == 1) *b = s;
       else if (s != 1 && s != *b)
-        return fail(c, "shape mismatch: indexing tensors could not be broadcast together");
+        return ref_fail(c, "shape mismatch: indexing tensors could not be broadcast together");
     }
   }
   bool adjacent = true;
@@ -357,7 +345,7 @@ static int adv_plan_make(const alloy_kernel_call *c, adv_plan *p, const alloy_ke
       p->rshape[r++] = self->sizes[i];
     }
   }
-  if (r > MAXR) return fail(c, "result rank %d exceeds %d", r, MAXR);
+  if (r > MAXR) return ref_fail(c, "result rank %d exceeds %d", r, MAXR);
   p->rrank = r;
   return 0;
 }
@@ -376,7 +364,7 @@ static bool adv_offset(const alloy_kernel_call *c, const adv_plan *p, const allo
       if (p->clamp) coord = coord < -n ? -n : coord > n - 1 ? n - 1 : coord;
       int64_t raw = coord;
       if (!wrap_index(&coord, n)) {
-        fail(c, "index %lld is out of bounds for dimension %d with size %lld", (long long)raw, d,
+        ref_fail(c, "index %lld is out of bounds for dimension %d with size %lld", (long long)raw, d,
              (long long)n);
         return false;
       }
@@ -394,7 +382,7 @@ static int k_index(const alloy_kernel_call *c) {
   adv_plan p;
   int rc = adv_plan_make(c, &p, self, "indices");
   const alloy_kernel_tensor *out = rc ? NULL : output_sized(c, 0, p.rshape);
-  if (!rc && !out) rc = fail(c, "index: cannot allocate the result");
+  if (!rc && !out) rc = ref_fail(c, "index: cannot allocate the result");
   int64_t idx[2 * MAXR] = {0}, n = rc ? 0 : numel_of(p.rshape, p.rrank), off;
   for (int64_t k = 0; k < n && !rc; k++, next_index(idx, p.rshape, p.rrank)) {
     if (!adv_offset(c, &p, self, idx, &off)) rc = 1;
@@ -447,7 +435,7 @@ static int k_unsafe_masked_index(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
   ref_scalar_tensor fs;
   const alloy_kernel_tensor *fill = ref_operand(c, "fill", &fs);
-  if (!fill) return fail(c, "_unsafe_masked_index: no fill value");
+  if (!fill) return ref_fail(c, "_unsafe_masked_index: no fill value");
   adv_plan p;
   int rc = adv_plan_make(c, &p, self, "indices");
   p.clamp = true;
@@ -506,12 +494,12 @@ static int k_gather(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *index = ref_tensor(c, "index"),
                             *out = &c->outputs[0];
   int dim;
-  if (!read_dim(c, self, &dim)) return fail(c, "gather: bad dim");
+  if (!read_dim(c, self, &dim)) return ref_fail(c, "gather: bad dim");
   int64_t idx[MAXR] = {0}, n = ref_numel(index), size = size_or_1(self, dim);
   for (int64_t k = 0; k < n; k++, next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
-      return fail(c, "gather: index %lld is out of bounds for dimension %d with size %lld",
+      return ref_fail(c, "gather: index %lld is out of bounds for dimension %d with size %lld",
                   (long long)raw, dim, (long long)size);
     copy_elem(out, offset_of(out, idx), self, along_offset(self, idx, dim, i));
   }
@@ -527,14 +515,14 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *index = ref_tensor(c, "index"),
                             *out = &c->outputs[0];
   int dim;
-  if (!read_dim(c, self, &dim)) return fail(c, "scatter: bad dim");
+  if (!read_dim(c, self, &dim)) return ref_fail(c, "scatter: bad dim");
   copy_into(out, self);
   int64_t idx[MAXR] = {0}, n = ref_numel(index), size = size_or_1(out, dim);
   double *count = NULL;
   if (mean) {
     int64_t on = ref_numel(out);
     count = calloc((size_t)(on ? on : 1), sizeof *count);
-    if (!count) return fail(c, "out of memory");
+    if (!count) return ref_fail(c, "out of memory");
     for (int64_t k = 0; k < on && include_self; k++) count[k] = 1;
   }
   /* Two passes: the reset must precede every contribution. */
@@ -544,7 +532,7 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
       int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
       if (!wrap_index(&i, size)) {
         free(count);
-        return fail(c, "scatter: index %lld is out of bounds for dimension %d with size %lld",
+        return ref_fail(c, "scatter: index %lld is out of bounds for dimension %d with size %lld",
                     (long long)raw, dim, (long long)size);
       }
       int64_t ooff = along_offset(out, idx, dim, i);
@@ -573,7 +561,7 @@ static int k_scatter_src(const alloy_kernel_call *c) {
 static int k_scatter_value(const alloy_kernel_call *c) {
   ref_scalar_tensor s;
   const alloy_kernel_tensor *v = ref_operand(c, "value", &s);
-  return v ? scatter_run(c, v, OP_SET, false, true) : fail(c, "scatter: no value");
+  return v ? scatter_run(c, v, OP_SET, false, true) : ref_fail(c, "scatter: no value");
 }
 
 static int k_scatter_add(const alloy_kernel_call *c) {
@@ -582,7 +570,7 @@ static int k_scatter_add(const alloy_kernel_call *c) {
 
 static int k_scatter_reduce(const alloy_kernel_call *c) {
   const reduce_name *r = find_reduce(ref_str(c, "reduce"));
-  if (!r) return fail(c, "scatter: unknown reduction '%s'", ref_str(c, "reduce"));
+  if (!r) return ref_fail(c, "scatter: unknown reduction '%s'", ref_str(c, "reduce"));
   bool include_self = true;
   ref_bool(c, "include_self", &include_self);
   return scatter_run(c, ref_tensor(c, "src"), r->op, r->mean, include_self);
@@ -596,12 +584,12 @@ static int read_vector_index(const alloy_kernel_call *c, const alloy_kernel_tens
                              int64_t **out, int64_t *count) {
   int64_t n = ref_numel(index);
   int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
-  if (!v) return fail(c, "out of memory");
+  if (!v) return ref_fail(c, "out of memory");
   for (int64_t k = 0; k < n; k++) {
     int64_t i = ref_load_i(index->data, index->dtype, linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size)) {
       free(v);
-      return fail(c, "index %lld is out of bounds for dimension with size %lld", (long long)raw,
+      return ref_fail(c, "index %lld is out of bounds for dimension with size %lld", (long long)raw,
                   (long long)size);
     }
     v[k] = i;
@@ -615,7 +603,7 @@ static int k_index_select(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *index = ref_tensor(c, "index"),
                             *out = &c->outputs[0];
   int dim;
-  if (!read_dim(c, self, &dim)) return fail(c, "index_select: bad dim");
+  if (!read_dim(c, self, &dim)) return ref_fail(c, "index_select: bad dim");
   int64_t *ix, nix;
   if (read_vector_index(c, index, size_or_1(self, dim), &ix, &nix)) return 1;
   int64_t idx[MAXR] = {0}, n = ref_numel(out);
@@ -700,7 +688,7 @@ static void visit_reduce(const alloy_kernel_tensor *out, int64_t ooff, const all
 /* Reads self, dim and index of an index_* op and copies self to out. */
 static int index_family_begin(const alloy_kernel_call *c, int *dim, int64_t **ix, int64_t *nix) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *out = &c->outputs[0];
-  if (!read_dim(c, self, dim)) return fail(c, "bad dim");
+  if (!read_dim(c, self, dim)) return ref_fail(c, "bad dim");
   copy_into(out, self);
   return read_vector_index(c, ref_tensor(c, "index"), size_or_1(self, *dim), ix, nix);
 }
@@ -732,7 +720,7 @@ static int k_index_fill(const alloy_kernel_call *c) {
   int64_t *ix, nix;
   ref_scalar_tensor s;
   slice_ctx x = {.value = ref_operand(c, "value", &s)};
-  if (!x.value) return fail(c, "index_fill: no value");
+  if (!x.value) return ref_fail(c, "index_fill: no value");
   if (index_family_begin(c, &dim, &ix, &nix)) return 1;
   for_slices(&c->outputs[0], NULL, dim, ix, nix, visit_fill, &x);
   free(ix);
@@ -742,7 +730,7 @@ static int k_index_fill(const alloy_kernel_call *c) {
 /* index_reduce(self, dim, index, source, reduce, include_self). */
 static int k_index_reduce(const alloy_kernel_call *c) {
   const reduce_name *r = find_reduce(ref_str(c, "reduce"));
-  if (!r) return fail(c, "index_reduce: unknown reduction '%s'", ref_str(c, "reduce"));
+  if (!r) return ref_fail(c, "index_reduce: unknown reduction '%s'", ref_str(c, "reduce"));
   bool include_self = true;
   ref_bool(c, "include_self", &include_self);
   int dim;
@@ -757,7 +745,7 @@ static int k_index_reduce(const alloy_kernel_call *c) {
     /* count[p] = contributions to p (plus self's one) */
     int64_t on = ref_numel(out);
     double *count = calloc((size_t)(on ? on : 1), sizeof *count);
-    if (!count) rc = fail(c, "out of memory");
+    if (!count) rc = ref_fail(c, "out of memory");
     for (int64_t k = 0; count && k < on; k++) count[k] = include_self;
     int64_t sizes[MAXR], idx[MAXR];
     for (int d = 0; d < out->rank; d++) sizes[d] = d == dim ? 1 : out->sizes[d];
@@ -787,7 +775,7 @@ static int k_take(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++, next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
-      return fail(c, "take: index %lld out of range for tensor of size %lld", (long long)raw,
+      return ref_fail(c, "take: index %lld out of range for tensor of size %lld", (long long)raw,
                   (long long)size);
     copy_elem(out, offset_of(out, idx), self, linear_offset(self, i));
   }
@@ -804,7 +792,7 @@ static int k_put(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++) {
     int64_t i = ref_load_i(index->data, index->dtype, linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size))
-      return fail(c, "put: index %lld out of range for tensor of size %lld", (long long)raw,
+      return ref_fail(c, "put: index %lld out of range for tensor of size %lld", (long long)raw,
                   (long long)size);
     accumulate(out, linear_offset(out, i), acc ? OP_ADD : OP_SET, src, linear_offset(src, k));
   }
@@ -820,7 +808,7 @@ static int k_masked_fill(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *ins[2] = {ref_tensor(c, "self"), ref_tensor(c, "mask")};
   ref_scalar_tensor s;
   const alloy_kernel_tensor *value = ref_operand(c, "value", &s);
-  if (!value) return fail(c, "masked_fill: no value");
+  if (!value) return ref_fail(c, "masked_fill: no value");
   ref_iter it;
   ref_iter_init(&it, out, ins, 2);
   while (ref_iter_next(&it)) {
@@ -843,7 +831,7 @@ static int k_masked_scatter(const alloy_kernel_call *c) {
       copy_elem(out, it.offset[0], ins[0], it.offset[1]);
       continue;
     }
-    if (next >= avail) return fail(c, "masked_scatter: expected source to have at least as many elements as the ones selected by the mask");
+    if (next >= avail) return ref_fail(c, "masked_scatter: expected source to have at least as many elements as the ones selected by the mask");
     copy_elem(out, it.offset[0], src, linear_offset(src, next++));
   }
   return 0;
@@ -857,14 +845,14 @@ static int k_masked_select(const alloy_kernel_call *c) {
   for (int d = 0; d < rank; d++) {
     int ds = d - (int)(rank - self->rank), dm = d - (int)(rank - mask->rank);
     int64_t a = ds >= 0 ? self->sizes[ds] : 1, b = dm >= 0 ? mask->sizes[dm] : 1;
-    if (a != b && a != 1 && b != 1) return fail(c, "masked_select: shapes do not broadcast");
+    if (a != b && a != 1 && b != 1) return ref_fail(c, "masked_select: shapes do not broadcast");
     shape[d] = a == 1 ? b : a;
   }
   int64_t idx[MAXR] = {0}, n = numel_of(shape, (int)rank), u = 0;
   for (int64_t k = 0; k < n; k++, next_index(idx, shape, (int)rank))
     u += ref_load_i(mask->data, mask->dtype, bcast_offset(mask, idx, (int)rank)) != 0;
   const alloy_kernel_tensor *out = output_sized(c, 0, &u);
-  if (!out) return fail(c, "masked_select: cannot allocate the result");
+  if (!out) return ref_fail(c, "masked_select: cannot allocate the result");
   memset(idx, 0, sizeof idx);
   for (int64_t k = 0, w = 0; k < n; k++, next_index(idx, shape, (int)rank))
     if (ref_load_i(mask->data, mask->dtype, bcast_offset(mask, idx, (int)rank)))
@@ -892,7 +880,7 @@ static int k_nonzero(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self");
   int64_t sizes[2] = {nonzero_walk(self, NULL, 0), self->rank};
   const alloy_kernel_tensor *out = output_sized(c, 0, sizes);
-  if (!out) return fail(c, "nonzero: cannot allocate the result");
+  if (!out) return ref_fail(c, "nonzero: cannot allocate the result");
   nonzero_walk(self, out, sizes[0]);
   return 0;
 }
@@ -920,7 +908,7 @@ static int k_embedding(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++, next_index(idx, ix->sizes, r)) {
     int64_t i = ref_load_i(ix->data, ix->dtype, offset_of(ix, idx));
     if (i < 0 || i >= rows)
-      return fail(c, "embedding: index %lld out of range for %lld rows", (long long)i, (long long)rows);
+      return ref_fail(c, "embedding: index %lld out of range for %lld rows", (long long)i, (long long)rows);
     int64_t obase = offset_of(out, idx);
     for (int64_t j = 0; j < dim; j++)
       copy_elem(out, obase + j * out->strides[r], w, i * w->strides[0] + j * w->strides[1]);
@@ -956,14 +944,14 @@ static int k_embedding_renorm(const alloy_kernel_call *c) {
   copy_into(out, self);
   int64_t n = ref_numel(ix), rows = out->sizes[0], dim = out->sizes[1];
   int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
-  if (!v) return fail(c, "out of memory");
+  if (!v) return ref_fail(c, "out of memory");
   for (int64_t k = 0; k < n; k++) v[k] = ref_load_i(ix->data, ix->dtype, linear_offset(ix, k));
   qsort(v, (size_t)n, sizeof *v, cmp_i64);
   for (int64_t k = 0; k < n; k++) {
     if (k > 0 && v[k] == v[k - 1]) continue;
     if (v[k] < 0 || v[k] >= rows) {
       free(v);
-      return fail(c, "embedding_renorm_: index %lld out of range", (long long)v[k]);
+      return ref_fail(c, "embedding_renorm_: index %lld out of range", (long long)v[k]);
     }
     double acc = 0;
     for (int64_t j = 0; j < dim; j++) {
@@ -1015,7 +1003,7 @@ static int k_embedding_bag(const alloy_kernel_call *c) {
   double *acc = malloc(sizeof *acc * (size_t)(dim ? dim : 1));
   if (!start || !acc) {
     free(start), free(acc);
-    return fail(c, "out of memory");
+    return ref_fail(c, "out of memory");
   }
   (void)noff;
   for (int64_t b = 0; b < bags; b++) start[b] = ref_load_i(offs->data, offs->dtype, b * offs->strides[0]);
@@ -1024,7 +1012,7 @@ static int k_embedding_bag(const alloy_kernel_call *c) {
   for (int64_t b = 0; b < bags && !rc; b++) {
     int64_t lo = start[b], hi = b + 1 < bags ? start[b + 1] : nidx, count = 0;
     if (lo < 0 || hi > nidx || lo > hi) {
-      rc = fail(c, "embedding_bag: bad offsets");
+      rc = ref_fail(c, "embedding_bag: bad offsets");
       break;
     }
     for (int64_t j = 0; j < dim; j++) acc[j] = 0;
@@ -1033,7 +1021,7 @@ static int k_embedding_bag(const alloy_kernel_call *c) {
       if (o2b->rank == 1 && o2b->sizes[0] == nidx)
         ref_store_i(o2b->data, o2b->dtype, k * o2b->strides[0], b);
       if (i < 0 || i >= rows) {
-        rc = fail(c, "embedding_bag: index %lld out of range for %lld rows", (long long)i, (long long)rows);
+        rc = ref_fail(c, "embedding_bag: index %lld out of range for %lld rows", (long long)i, (long long)rows);
         break;
       }
       if (i == padding_idx) continue;
@@ -1170,12 +1158,12 @@ static int tri_indices(const alloy_kernel_call *c, bool upper) {
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++) {
       if (upper ? j - i < offset : j - i > offset) continue;
-      if (w >= n) return fail(c, "tri_indices: more elements than the result holds");
+      if (w >= n) return ref_fail(c, "tri_indices: more elements than the result holds");
       ref_store_i(out->data, out->dtype, w * out->strides[1], i);
       ref_store_i(out->data, out->dtype, out->strides[0] + w * out->strides[1], j);
       w++;
     }
-  return w == n ? 0 : fail(c, "tri_indices: fewer elements than the result holds");
+  return w == n ? 0 : ref_fail(c, "tri_indices: fewer elements than the result holds");
 }
 
 static int k_tril_indices(const alloy_kernel_call *c) { return tri_indices(c, false); }

@@ -33,25 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference_backend/ref.h"
-
-enum { MAX_RANK = 16 }; /* as ref_iter */
-
-static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* Logs why a kernel fails; returns the nonzero status it returns. */
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
+#include "reference_backend/kernels_nn.h"
 
 /* ---- dense scratch tensors ----------------------------------------------
  * Row-major buffers that kernels compute into, described as kernel tensors
@@ -385,15 +367,15 @@ static int run_product(const alloy_kernel_call *c, prod_shape shape, const char 
                        const char *bn, bool adds) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, an), *b = ref_tensor(c, bn);
   const alloy_kernel_tensor *self = adds ? ref_tensor(c, "self") : NULL;
-  if (!a || !b || (adds && !self)) return fail(c, "missing tensor argument");
+  if (!a || !b || (adds && !self)) return ref_fail(c, "missing tensor argument");
   double alpha = 1.0, beta = 1.0;
   ref_float(c, "alpha", &alpha);
   ref_float(c, "beta", &beta);
   num_kind k = kind_of(out->dtype);
   const kit *K = kits[k];
   tview va, vb;
-  if (view_of(a, k, false, &va)) return fail(c, "out of memory");
-  if (view_of(b, k, false, &vb)) return view_free(&va), fail(c, "out of memory");
+  if (view_of(a, k, false, &va)) return ref_fail(c, "out of memory");
+  if (view_of(b, k, false, &vb)) return view_free(&va), ref_fail(c, "out of memory");
   gemm_op g = {0};
   int64_t batch = 1, abs, bbs;
   switch (shape) {
@@ -428,7 +410,7 @@ static int run_product(const alloy_kernel_call *c, prod_shape shape, const char 
   dense_free(&prod);
   view_free(&va);
   view_free(&vb);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 static int k_mm(const alloy_kernel_call *c) { return run_product(c, P_MM, "self", "mat2", false); }
@@ -451,18 +433,18 @@ static int k_addmv(const alloy_kernel_call *c) { return run_product(c, P_MV, "ma
 static int k_linear(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight"), *bias = ref_tensor(c, "bias");
-  if (!x || !w) return fail(c, "missing tensor argument");
+  if (!x || !w) return ref_fail(c, "missing tensor argument");
   num_kind k = kind_of(out->dtype);
   tview vx, vw;
-  if (view_of(x, k, false, &vx)) return fail(c, "out of memory");
+  if (view_of(x, k, false, &vx)) return ref_fail(c, "out of memory");
   /* the input's rows must walk with one stride: else it is copied dense */
   int64_t rs = collapsed_stride(&vx, 0, x->rank - 1);
   if (rs < 0) {
     view_free(&vx);
-    if (view_of(x, k, true, &vx)) return fail(c, "out of memory");
+    if (view_of(x, k, true, &vx)) return ref_fail(c, "out of memory");
     rs = collapsed_stride(&vx, 0, x->rank - 1);
   }
-  if (view_of(w, k, false, &vw)) return view_free(&vx), fail(c, "out of memory");
+  if (view_of(w, k, false, &vw)) return view_free(&vx), ref_fail(c, "out of memory");
   int64_t in = x->sizes[x->rank - 1];
   gemm_op g = {.m = 1, .k = in, .a = vx.p, .ars = rs, .acs = vx.st[x->rank - 1], .b = vw.p};
   for (int d = 0; d < x->rank - 1; d++) g.m *= x->sizes[d];
@@ -486,15 +468,7 @@ static int k_linear(const alloy_kernel_call *c) {
   dense_free(&prod);
   view_free(&vx);
   view_free(&vw);
-  return err ? fail(c, "out of memory") : 0;
-}
-
-/* v rounded to dtype t, as a tensor of t holds it (PyTorch rounds
- * float16 / bfloat16 intermediates where it materializes them). */
-static double round_to(alloy_dtype t, double v) {
-  uint64_t buf;
-  ref_store_f(&buf, t, 0, v);
-  return ref_load_f(&buf, t, 0);
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* addr(self, vec1, vec2, beta, alpha) = beta * self + alpha * vec1 (x)
@@ -504,7 +478,7 @@ static double round_to(alloy_dtype t, double v) {
 static int k_addr(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *self = ref_tensor(c, "self"),
                             *v1 = ref_tensor(c, "vec1"), *v2 = ref_tensor(c, "vec2");
-  if (!self || !v1 || !v2) return fail(c, "missing tensor argument");
+  if (!self || !v1 || !v2) return ref_fail(c, "missing tensor argument");
   double alpha = 1.0, beta = 1.0;
   ref_float(c, "alpha", &alpha);
   ref_float(c, "beta", &beta);
@@ -612,7 +586,7 @@ static int k_trilinear(const alloy_kernel_call *c) {
     tr.in[t] = ref_tensor(c, names[t]);
     int64_t ex[MAX_RANK];
     int n = ref_ints(c, expands[t], ex, MAX_RANK);
-    if (!tr.in[t] || n < 0) return fail(c, "missing tensor argument");
+    if (!tr.in[t] || n < 0) return ref_fail(c, "missing tensor argument");
     tr.total = tr.in[t]->rank + n;
     bool expanded[MAX_RANK] = {false};
     for (int e = 0; e < n; e++) expanded[ex[e]] = true;
@@ -694,7 +668,7 @@ static int k_sdpa(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *q = ref_tensor(c, "query"),
                             *k = ref_tensor(c, "key"), *v = ref_tensor(c, "value"),
                             *mask = ref_tensor(c, "attn_mask");
-  if (!q || !k || !v) return fail(c, "missing tensor argument");
+  if (!q || !k || !v) return ref_fail(c, "missing tensor argument");
   bool causal = false, gqa = false;
   ref_bool(c, "is_causal", &causal);
   ref_bool(c, "enable_gqa", &gqa);
@@ -761,7 +735,7 @@ static int k_sdpa(const alloy_kernel_call *c) {
   free(V);
   free(P);
   free(O);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* ---- convolution --------------------------------------------------------*/
@@ -956,7 +930,7 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
                     const alloy_kernel_tensor *out, num_kind k) {
   const kit *K = kits[k];
   int n = x->rank - 2;
-  if (n < 1 || n > 3 || groups < 1) return fail(c, "convolution: %d spatial dims, groups %lld", n, (long long)groups);
+  if (n < 1 || n > 3 || groups < 1) return ref_fail(c, "convolution: %d spatial dims, groups %lld", n, (long long)groups);
   /* out's spatial dims are its last n whatever its batch */
   const int64_t *osp = out->sizes + out->rank - n;
   int64_t cout = out->sizes[out->rank - n - 1];
@@ -964,8 +938,8 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
   if (transposed) conv_geom(c, n, osp, w->sizes + 2, x->sizes + 2, &g);
   else conv_geom(c, n, x->sizes + 2, w->sizes + 2, osp, &g);
   tview vw, vb = {0};
-  if (view_of(w, k, true, &vw)) return fail(c, "out of memory");
-  if (bias && view_of(bias, k, true, &vb)) return view_free(&vw), fail(c, "out of memory");
+  if (view_of(w, k, true, &vw)) return ref_fail(c, "out of memory");
+  if (bias && view_of(bias, k, true, &vb)) return view_free(&vw), ref_fail(c, "out of memory");
   dense res;
   int err = dense_new(&res, kind_dtype[k], out->rank, out->sizes);
   if (!err && transposed && collapsed_stride(x, 2, x->rank) < 0) {
@@ -986,7 +960,7 @@ static int conv_run(const alloy_kernel_call *c, tview *x, const alloy_kernel_ten
   dense_free(&res);
   view_free(&vw);
   view_free(&vb);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -1000,7 +974,7 @@ static int k_convolution(const alloy_kernel_call *c) {
   ref_int(c, "groups", &groups);
   num_kind k = kind_of(out->dtype);
   tview vx;
-  if (!x || view_of(x, k, false, &vx)) return fail(c, "out of memory");
+  if (!x || view_of(x, k, false, &vx)) return ref_fail(c, "out of memory");
   int err = conv_run(c, &vx, ref_tensor(c, "weight"), ref_tensor(c, "bias"), transposed, groups, out, k);
   view_free(&vx);
   return err;
@@ -1014,7 +988,7 @@ static int k_conv2d(const alloy_kernel_call *c) {
   ref_int(c, "groups", &groups);
   num_kind k = kind_of(out->dtype);
   tview vx;
-  if (!x || view_of(x, k, false, &vx)) return fail(c, "out of memory");
+  if (!x || view_of(x, k, false, &vx)) return ref_fail(c, "out of memory");
   if (vx.rank == 3) {
     memmove(vx.sizes + 1, vx.sizes, sizeof *vx.sizes * 3);
     memmove(vx.st + 1, vx.st, sizeof *vx.st * 3);
@@ -1038,7 +1012,7 @@ static int k_conv2d(const alloy_kernel_call *c) {
 static int k_convolution_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_output"), *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight");
-  if (!go || !x || !w) return fail(c, "missing tensor argument");
+  if (!go || !x || !w) return ref_fail(c, "missing tensor argument");
   bool transposed = false, mask[3] = {true, true, true};
   int64_t groups = 1;
   ref_bool(c, "transposed", &transposed);
@@ -1048,16 +1022,16 @@ static int k_convolution_backward(const alloy_kernel_call *c) {
   for (int i = 0; i < nm; i++) mask[i] = m[i] != 0;
   int n = x->rank - 2;
   if (n < 1 || n > 3 || groups < 1)
-    return fail(c, "convolution_backward: %d spatial dims, groups %lld", n, (long long)groups);
+    return ref_fail(c, "convolution_backward: %d spatial dims, groups %lld", n, (long long)groups);
   num_kind k = kind_of(go->dtype);
   const kit *K = kits[k];
   geom g; /* the forward's image is x (plain) or y (transposed) */
   if (transposed) conv_geom(c, n, go->sizes + 2, w->sizes + 2, x->sizes + 2, &g);
   else conv_geom(c, n, x->sizes + 2, w->sizes + 2, go->sizes + 2, &g);
   tview vgo, vx, vw;
-  if (view_of(go, k, true, &vgo)) return fail(c, "out of memory");
-  if (view_of(x, k, true, &vx)) return view_free(&vgo), fail(c, "out of memory");
-  if (view_of(w, k, true, &vw)) return view_free(&vgo), view_free(&vx), fail(c, "out of memory");
+  if (view_of(go, k, true, &vgo)) return ref_fail(c, "out of memory");
+  if (view_of(x, k, true, &vx)) return view_free(&vgo), ref_fail(c, "out of memory");
+  if (view_of(w, k, true, &vw)) return view_free(&vgo), view_free(&vx), ref_fail(c, "out of memory");
   int err = 0;
   const alloy_kernel_tensor *gi = &c->outputs[0], *gw = &c->outputs[1], *gb = &c->outputs[2];
   if (mask[0]) {
@@ -1104,7 +1078,7 @@ static int k_convolution_backward(const alloy_kernel_call *c) {
   view_free(&vgo);
   view_free(&vx);
   view_free(&vw);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* ---- distances ----------------------------------------------------------*/
@@ -1133,7 +1107,7 @@ static double row_distance(const alloy_kernel_tensor *a, int64_t ao, int64_t as,
  * rounding differs from the direct form: it is followed here, in double. */
 static int k_cdist(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, "x1"), *b = ref_tensor(c, "x2");
-  if (!a || !b) return fail(c, "missing tensor argument");
+  if (!a || !b) return ref_fail(c, "missing tensor argument");
   double p = 2.0;
   int64_t mode = 0;
   ref_float(c, "p", &p);
@@ -1178,7 +1152,7 @@ static int k_cdist(const alloy_kernel_call *c) {
  * of the upper triangle. */
 static int k_pdist(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   double p = 2.0;
   ref_float(c, "p", &p);
   int64_t n = x->sizes[0], m = x->sizes[1], k = 0;
@@ -1198,12 +1172,12 @@ static int k_pdist(const alloy_kernel_call *c) {
  * computes in it; integers wrap. */
 static int k_linalg_cross(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, "self"), *b = ref_tensor(c, "other");
-  if (!a || !b) return fail(c, "missing tensor argument");
+  if (!a || !b) return ref_fail(c, "missing tensor argument");
   int64_t dim = -1;
   ref_int(c, "dim", &dim);
   if (dim < 0) dim += out->rank;
   if (dim < 0 || dim >= out->rank || out->sizes[dim] != 3)
-    return fail(c, "linalg_cross: dim %lld does not have size 3", (long long)dim);
+    return ref_fail(c, "linalg_cross: dim %lld does not have size 3", (long long)dim);
   /* iterate the output with dim pinned to 0, then visit the 3 components */
   int64_t sizes[MAX_RANK];
   memcpy(sizes, out->sizes, sizeof *sizes * (size_t)out->rank);
@@ -1279,7 +1253,7 @@ static void reduction_index(const alloy_kernel_tensor *x, const bool *reduce, in
  * in index order. */
 static int k_linalg_vector_norm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   double ord = 2.0;
   ref_float(c, "ord", &ord);
   int64_t dims[MAX_RANK];
@@ -1296,7 +1270,7 @@ static int k_linalg_vector_norm(const alloy_kernel_call *c) {
   if (!slot || !acc) {
     free(slot);
     free(acc);
-    return fail(c, "out of memory");
+    return ref_fail(c, "out of memory");
   }
   reduction_index(x, reduce, slot);
   for (int64_t i = 0; i < nout; i++) pnorm_init(&acc[i], ord);
@@ -1316,17 +1290,17 @@ static int k_linalg_vector_norm(const alloy_kernel_call *c) {
  * opmath, the factor rounded to the dtype, then self * factor. */
 static int k_renorm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x || x->rank < 1) return fail(c, "missing tensor argument");
+  if (!x || x->rank < 1) return ref_fail(c, "missing tensor argument");
   double p = 2.0, maxnorm = 0.0;
   int64_t dim = 0;
   ref_float(c, "p", &p);
   ref_float(c, "maxnorm", &maxnorm);
   ref_int(c, "dim", &dim);
   if (dim < 0) dim += x->rank;
-  if (dim < 0 || dim >= x->rank) return fail(c, "renorm: dim %lld out of range", (long long)dim);
+  if (dim < 0 || dim >= x->rank) return ref_fail(c, "renorm: dim %lld out of range", (long long)dim);
   int64_t ns = x->sizes[dim];
   pnorm *acc = malloc(sizeof(pnorm) * (size_t)max64(1, ns));
-  if (!acc) return fail(c, "out of memory");
+  if (!acc) return ref_fail(c, "out of memory");
   for (int64_t i = 0; i < ns; i++) pnorm_init(&acc[i], p);
   ref_iter it;
   ref_iter_init(&it, x, NULL, 0);

@@ -20,30 +20,11 @@
  * spread (average pooling) accumulate in double and round once.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference_backend/ref.h"
-
-enum { MAX_RANK = 16 }; /* as ref_iter */
-
-static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* Logs why a kernel fails; returns the nonzero status it returns. */
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
+#include "reference_backend/kernels_nn.h"
 
 /* ---- planes -------------------------------------------------------------*/
 
@@ -117,13 +98,6 @@ static void pool_args_of(const alloy_kernel_call *c, int n, pool_args *a) {
   spatial_arg(c, "stride", n, 1, a->k, a->s);
   spatial_arg(c, "padding", n, 0, NULL, a->p);
   spatial_arg(c, "dilation", n, 1, NULL, a->d);
-}
-
-/* v rounded to dtype t, as a tensor of t holds it. */
-static double round_to(alloy_dtype t, double v) {
-  uint64_t buf;
-  ref_store_f(&buf, t, 0, v);
-  return ref_load_f(&buf, t, 0);
 }
 
 /* ---- average pooling ----------------------------------------------------*/
@@ -207,7 +181,7 @@ static void avg_fwd_visit(void *ctx, int64_t pl, const int64_t *o, const int64_t
  * Integers divide with C's truncation, as PyTorch's integer kernel does. */
 static int avg_pool(const alloy_kernel_call *c, int n) {
   avg_fwd f = {.x = ref_tensor(c, "self"), .out = &c->outputs[0], .n = n};
-  if (!f.x) return fail(c, "missing tensor argument");
+  if (!f.x) return ref_fail(c, "missing tensor argument");
   pool_args a;
   avg_rule r;
   pool_args_of(c, n, &a);
@@ -257,7 +231,7 @@ static void store_dense(const alloy_kernel_tensor *t, const double *v) {
 static int k_avg_pool2d_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *gi = &c->outputs[0], *x = ref_tensor(c, "self");
   avg_bwd b = {.go = ref_tensor(c, "grad_output"), .n = 2};
-  if (!b.go || !x) return fail(c, "missing tensor argument");
+  if (!b.go || !x) return ref_fail(c, "missing tensor argument");
   pool_args a;
   avg_rule r;
   pool_args_of(c, 2, &a);
@@ -265,7 +239,7 @@ static int k_avg_pool2d_backward(const alloy_kernel_call *c) {
   pspace_of(gi, 2, &b.is);
   pspace_of(b.go, 2, &b.gs);
   b.acc = calloc((size_t)max64(1, ref_numel(gi)), sizeof(double));
-  if (!b.acc) return fail(c, "out of memory");
+  if (!b.acc) return ref_fail(c, "out of memory");
   avg_walk(&b.is, &b.gs, &a, &r, avg_bwd_visit, &b);
   store_dense(gi, b.acc);
   free(b.acc);
@@ -316,7 +290,7 @@ static void maxacc_store(const maxacc *m, const alloy_kernel_tensor *out, int64_
 static int max_pool(const alloy_kernel_call *c, int n, bool with_indices) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *out = &c->outputs[0];
   const alloy_kernel_tensor *idx = with_indices ? &c->outputs[1] : NULL;
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   pool_args a;
   pool_args_of(c, n, &a);
   pspace xs, os;
@@ -364,7 +338,7 @@ static void zero_fill(const alloy_kernel_tensor *t) {
 static int k_max_pool2d_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *gi = &c->outputs[0], *go = ref_tensor(c, "grad_output"),
                             *idx = ref_tensor(c, "indices");
-  if (!go || !idx) return fail(c, "missing tensor argument");
+  if (!go || !idx) return ref_fail(c, "missing tensor argument");
   int n = 2;
   pspace is, gs, xs;
   pspace_of(gi, n, &is);
@@ -379,7 +353,7 @@ static int k_max_pool2d_backward(const alloy_kernel_call *c) {
           int64_t k = ref_load_i(idx->data, idx->dtype, xo + at3(&xs, o0, o1, o2));
           if (k == -1) continue;
           if (k < 0 || k >= is.n3)
-            return fail(c, "max_pool2d_with_indices_backward: index %lld out of range", (long long)k);
+            return ref_fail(c, "max_pool2d_with_indices_backward: index %lld out of range", (long long)k);
           int64_t off = io + at_flat(&is, k);
           ref_store_f(gi->data, gi->dtype, off,
                       ref_load_f(gi->data, gi->dtype, off) +
@@ -464,7 +438,7 @@ static void adaptive_max_visit(void *ctx, int64_t pl, const int64_t *o, const in
 static int adaptive_pool(const alloy_kernel_call *c, int n, bool max) {
   adaptive a = {.x = ref_tensor(c, "self"), .out = &c->outputs[0],
                 .idx = max ? &c->outputs[1] : NULL, .n = n};
-  if (!a.x) return fail(c, "missing tensor argument");
+  if (!a.x) return ref_fail(c, "missing tensor argument");
   pspace_of(a.x, n, &a.xs);
   pspace_of(a.out, n, &a.os);
   adaptive_walk(&a.xs, &a.os, max ? adaptive_max_visit : adaptive_avg_visit, &a);
@@ -494,11 +468,11 @@ static void adaptive_avg_bwd_visit(void *ctx, int64_t pl, const int64_t *o, cons
  * divided by its window's extents, spread over the window. */
 static int k_adaptive_avg_pool2d_backward(const alloy_kernel_call *c) {
   adaptive a = {.x = ref_tensor(c, "grad_output"), .out = &c->outputs[0], .n = 2};
-  if (!a.x) return fail(c, "missing tensor argument");
+  if (!a.x) return ref_fail(c, "missing tensor argument");
   pspace_of(a.out, 2, &a.xs);
   pspace_of(a.x, 2, &a.os);
   a.acc = calloc((size_t)max64(1, ref_numel(a.out)), sizeof(double));
-  if (!a.acc) return fail(c, "missing tensor argument");
+  if (!a.acc) return ref_fail(c, "missing tensor argument");
   adaptive_walk(&a.xs, &a.os, adaptive_avg_bwd_visit, &a);
   store_dense(a.out, a.acc);
   free(a.acc);
@@ -528,7 +502,7 @@ static void fractional_starts(double u, alloy_dtype t, int64_t in, int64_t out, 
 static int fractional_max_pool(const alloy_kernel_call *c, int n) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *rs = ref_tensor(c, "random_samples"),
                             *out = &c->outputs[0], *idx = &c->outputs[1];
-  if (!x || !rs) return fail(c, "missing tensor argument");
+  if (!x || !rs) return ref_fail(c, "missing tensor argument");
   int64_t k[3];
   spatial_arg(c, "kernel_size", n, 1, NULL, k);
   pspace xs, os;
@@ -539,7 +513,7 @@ static int fractional_max_pool(const alloy_kernel_call *c, int n) {
   const int *which = n == 2 ? which2 : which3;
   int64_t channels = x->sizes[x->rank - n - 1];
   int64_t *starts = malloc(sizeof(int64_t) * (size_t)max64(1, os.size[0] + os.size[1] + os.size[2]));
-  if (!starts) return fail(c, "out of memory");
+  if (!starts) return ref_fail(c, "out of memory");
   int64_t *st[3] = {starts, starts + os.size[0], starts + os.size[0] + os.size[1]};
   for (int64_t pl = 0; pl < xs.planes; pl++) {
     int64_t b = pl / channels, ch = pl % channels;
@@ -564,7 +538,7 @@ static int fractional_max_pool(const alloy_kernel_call *c, int n) {
               for (int64_t i2 = lo[2]; i2 < lo[2] + k[2]; i2++) {
                 if (i0 < 0 || i1 < 0 || i2 < 0 || i0 >= xs.size[0] || i1 >= xs.size[1] || i2 >= xs.size[2]) {
                   free(starts);
-                  return fail(c, "fractional_max_pool: a window leaves the input");
+                  return ref_fail(c, "fractional_max_pool: a window leaves the input");
                 }
                 maxacc_add(&m, x, xo + at3(&xs, i0, i1, i2), (i0 * xs.size[1] + i1) * xs.size[2] + i2);
               }
@@ -588,7 +562,7 @@ static int k_fractional_max_pool3d(const alloy_kernel_call *c) { return fraction
 static int max_unpool(const alloy_kernel_call *c, int n) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *idx = ref_tensor(c, "indices"),
                             *out = &c->outputs[0];
-  if (!x || !idx) return fail(c, "missing tensor argument");
+  if (!x || !idx) return ref_fail(c, "missing tensor argument");
   pspace xs, is, os;
   pspace_of(x, n, &xs);
   pspace_of(idx, n, &is);
@@ -601,7 +575,7 @@ static int max_unpool(const alloy_kernel_call *c, int n) {
         for (int64_t i2 = 0; i2 < xs.size[2]; i2++) {
           int64_t k = ref_load_i(idx->data, idx->dtype, io + at3(&is, i0, i1, i2));
           if (k < 0 || k >= os.n3)
-            return fail(c, "max_unpool: found an invalid max index %lld (output volume %lld)", (long long)k,
+            return ref_fail(c, "max_unpool: found an invalid max index %lld (output volume %lld)", (long long)k,
                         (long long)os.n3);
           int64_t src = xo + at3(&xs, i0, i1, i2), dst = oo + at_flat(&os, k);
           if (is_float(out->dtype)) ref_store_f(out->data, out->dtype, dst, ref_load_f(x->data, x->dtype, src));

@@ -16,29 +16,12 @@
  * deviations).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference_backend/ref.h"
-
-enum { MAX_RANK = 16 }; /* as ref_iter */
-
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* Logs why a kernel fails; returns the nonzero status it returns. */
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
+#include "reference_backend/kernels_nn.h"
 
 /* ---- dense double arrays ------------------------------------------------*/
 
@@ -58,13 +41,6 @@ static void store_all(const alloy_kernel_tensor *t, const double *v) {
   ref_iter it;
   ref_iter_init(&it, t, NULL, 0);
   for (int64_t i = 0; ref_iter_next(&it); i++) ref_store_f(t->data, t->dtype, it.offset[0], v[i]);
-}
-
-/* v rounded to dtype t, as a tensor of t holds it. */
-static double round_to(alloy_dtype t, double v) {
-  uint64_t buf;
-  ref_store_f(&buf, t, 0, v);
-  return ref_load_f(&buf, t, 0);
 }
 
 static void zero_fill(const alloy_kernel_tensor *t) {
@@ -100,7 +76,7 @@ static void moments(const double *x, int64_t n, int64_t stride, double eps, doub
 static int layer_norm(const alloy_kernel_call *c, bool stats) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias");
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   int64_t ns[MAX_RANK];
   int k = ref_ints(c, "normalized_shape", ns, MAX_RANK);
   double eps = 1e-5;
@@ -129,7 +105,7 @@ static int layer_norm(const alloy_kernel_call *c, bool stats) {
   free(B);
   free(mean);
   free(rstd);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 static int k_native_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, true); }
@@ -157,7 +133,7 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight"), *tm = ref_tensor(c, "mean"),
                             *tr = ref_tensor(c, "rstd");
-  if (!go || !x || !tm || !tr) return fail(c, "missing tensor argument");
+  if (!go || !x || !tm || !tr) return ref_fail(c, "missing tensor argument");
   bool mask[3];
   output_mask(c, mask);
   int64_t ns[MAX_RANK];
@@ -196,7 +172,7 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   free(gw);
   free(gb);
   free(g);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* The group norm's layout: N items of C channels of HxW values each,
@@ -219,7 +195,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias");
   gn_dims d;
-  if (!x || gn_dims_of(c, &d)) return fail(c, "missing tensor argument");
+  if (!x || gn_dims_of(c, &d)) return ref_fail(c, "missing tensor argument");
   double eps = 1e-5;
   ref_float(c, "eps", &eps);
   double *X = load_all(x), *W = load_all(w), *B = load_all(b);
@@ -250,7 +226,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
   free(B);
   free(mean);
   free(rstd);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
@@ -260,7 +236,7 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
                             *tm = ref_tensor(c, "mean"), *tr = ref_tensor(c, "rstd"),
                             *w = ref_tensor(c, "weight");
   gn_dims d;
-  if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return fail(c, "missing tensor argument");
+  if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return ref_fail(c, "missing tensor argument");
   bool mask[3];
   output_mask(c, mask);
   double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
@@ -300,7 +276,7 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
   free(gw);
   free(gb);
   free(g);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 /* The batch norms: out = input * alpha[c] + beta[c] with alpha = invstd *
@@ -314,7 +290,7 @@ static int batch_norm(const alloy_kernel_call *c, int training_mode) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *w = ref_tensor(c, "weight"),
                             *b = ref_tensor(c, "bias"), *rm = ref_tensor(c, "running_mean"),
                             *rv = ref_tensor(c, "running_var");
-  if (!x || x->rank < 2) return fail(c, "missing tensor argument");
+  if (!x || x->rank < 2) return ref_fail(c, "missing tensor argument");
   bool training = training_mode == 1;
   if (training_mode < 0 && !ref_bool(c, "training", &training)) training = true;
   if (!rm || !rv) training = true; /* no running stats: the batch's */
@@ -370,7 +346,7 @@ static int batch_norm(const alloy_kernel_call *c, int training_mode) {
   free(RV);
   free(mean);
   free(invstd);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 static int k_native_batch_norm(const alloy_kernel_call *c) { return batch_norm(c, -1); }
@@ -409,7 +385,7 @@ static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, 
                           loss_fn fn, double arg) {
   const alloy_kernel_tensor *out = &c->outputs[0], *in[4] = {NULL};
   for (int i = 0; i < nnames; i++) in[i] = ref_tensor(c, names[i]);
-  if (!in[0] || !in[1]) return fail(c, "missing tensor argument");
+  if (!in[0] || !in[1]) return ref_fail(c, "missing tensor argument");
   /* the broadcast shape of the operands given */
   int64_t sizes[MAX_RANK];
   int rank = 0;
@@ -434,7 +410,7 @@ static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, 
   bool given[4];
   for (int i = 0; i < nnames; i++) given[i] = in[i] != NULL;
   double *v = malloc(sizeof(double) * (size_t)max64(1, total));
-  if (!v) return fail(c, "out of memory");
+  if (!v) return ref_fail(c, "out of memory");
   for (int64_t k = 0; k < total; k++) {
     double x[4] = {0, 0, 0, 0};
     for (int i = 0; i < nnames; i++) {
@@ -528,13 +504,13 @@ static int nll_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0],
                             *tw = &c->outputs[1];
-  if (!x || !t) return fail(c, "missing tensor argument");
+  if (!x || !t) return ref_fail(c, "missing tensor argument");
   int64_t red = reduction_of(c), ignore = -100;
   ref_int(c, "ignore_index", &ignore);
   int cdim = x->rank == 1 ? 0 : 1;
   int64_t C = x->sizes[cdim], n = ref_numel(t);
   double *v = malloc(sizeof(double) * (size_t)max64(1, n));
-  if (!v) return fail(c, "out of memory");
+  if (!v) return ref_fail(c, "out of memory");
   double wsum = 0.0;
   ref_iter it;
   ref_iter_init(&it, t, NULL, 0);
@@ -544,7 +520,7 @@ static int nll_loss(const alloy_kernel_call *c) {
     if (cls == ignore) continue;
     if (cls < 0 || cls >= C) {
       free(v);
-      return fail(c, "nll_loss: target %lld is out of bounds", (long long)cls);
+      return ref_fail(c, "nll_loss: target %lld is out of bounds", (long long)cls);
     }
     /* self's offset: target's index with the class inserted at cdim */
     int64_t off = cls * x->strides[cdim];
@@ -575,7 +551,7 @@ static int nll_loss(const alloy_kernel_call *c) {
 static int k_multi_margin_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0];
-  if (!x || !t) return fail(c, "missing tensor argument");
+  if (!x || !t) return ref_fail(c, "missing tensor argument");
   double p = 1.0, margin = 1.0;
   ref_float(c, "p", &p);
   ref_float(c, "margin", &margin);
@@ -583,12 +559,12 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
   int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
   int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
   double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
-  if (!v) return fail(c, "out of memory");
+  if (!v) return ref_fail(c, "out of memory");
   for (int64_t r = 0; r < rows; r++) {
     int64_t y = ref_load_i(t->data, t->dtype, t->rank ? r * t->strides[0] : 0);
     if (y < 0 || y >= C) {
       free(v);
-      return fail(c, "multi_margin_loss: target %lld is out of bounds", (long long)y);
+      return ref_fail(c, "multi_margin_loss: target %lld is out of bounds", (long long)y);
     }
     double xy_ = ref_load_f(x->data, x->dtype, r * rs + y * cs), s = 0.0;
     for (int64_t j = 0; j < C; j++) {
@@ -613,7 +589,7 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
 static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *out = &c->outputs[0], *ist = &c->outputs[1];
-  if (!x || !t) return fail(c, "missing tensor argument");
+  if (!x || !t) return ref_fail(c, "missing tensor argument");
   int64_t red = reduction_of(c);
   int64_t rows = x->rank == 2 ? x->sizes[0] : 1, C = x->rank == 0 ? 1 : x->sizes[x->rank - 1];
   int64_t rs = x->rank == 2 ? x->strides[0] : 0, cs = x->rank == 0 ? 0 : x->strides[x->rank - 1];
@@ -621,7 +597,7 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
   int64_t irs = ist->rank == 2 ? ist->strides[0] : 0, ics = ist->rank == 0 ? 0 : ist->strides[ist->rank - 1];
   double *v = malloc(sizeof(double) * (size_t)max64(1, rows));
   bool *is = malloc(sizeof(bool) * (size_t)max64(1, C));
-  int err = !v || !is ? fail(c, "out of memory") : 0;
+  int err = !v || !is ? ref_fail(c, "out of memory") : 0;
   for (int64_t r = 0; !err && r < rows; r++) {
     memset(is, 0, sizeof(bool) * (size_t)C);
     int64_t nl = 0;
@@ -629,7 +605,7 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
       int64_t y = ref_load_i(t->data, t->dtype, r * trs + nl * tcs);
       if (y < 0) break;
       if (y >= C) {
-        err = fail(c, "multilabel_margin_loss: target %lld is out of bounds", (long long)y);
+        err = ref_fail(c, "multilabel_margin_loss: target %lld is out of bounds", (long long)y);
         break;
       }
       is[y] = true;
@@ -659,11 +635,11 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
 /* glu(self, dim): a * sigmoid(b), a and b the halves of dim. */
 static int k_glu(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x || x->rank < 1) return fail(c, "missing tensor argument");
+  if (!x || x->rank < 1) return ref_fail(c, "missing tensor argument");
   int64_t dim = -1;
   ref_int(c, "dim", &dim);
   if (dim < 0) dim += x->rank;
-  if (dim < 0 || dim >= x->rank) return fail(c, "glu: dim %lld out of range", (long long)dim);
+  if (dim < 0 || dim >= x->rank) return ref_fail(c, "glu: dim %lld out of range", (long long)dim);
   int64_t half = x->sizes[dim] / 2;
   const alloy_kernel_tensor *in = x;
   ref_iter it;
@@ -680,7 +656,7 @@ static int k_glu(const alloy_kernel_call *c) {
  * (broadcast). */
 static int k_prelu(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *ins[2] = {ref_tensor(c, "self"), ref_tensor(c, "weight")};
-  if (!ins[0] || !ins[1]) return fail(c, "missing tensor argument");
+  if (!ins[0] || !ins[1]) return ref_fail(c, "missing tensor argument");
   ref_iter it;
   ref_iter_init(&it, out, ins, 2);
   while (ref_iter_next(&it)) {
@@ -723,7 +699,7 @@ static _Atomic uint64_t rrelu_stream;
  * it writes is a mutation: only the output is produced). */
 static int k_rrelu_with_noise(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   double lower = 0.125, upper = 1.0 / 3.0;
   bool training = false;
   ref_float(c, "lower", &lower);
@@ -746,7 +722,7 @@ static int k_rrelu_with_noise(const alloy_kernel_call *c) {
  * z = exp(-|x|), the buffer PyTorch's CPU kernel keeps. */
 static int k_log_sigmoid_forward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *buf = &c->outputs[1], *x = ref_tensor(c, "self");
-  if (!x) return fail(c, "missing tensor argument");
+  if (!x) return ref_fail(c, "missing tensor argument");
   const alloy_kernel_tensor *ins[2] = {buf, x};
   ref_iter it;
   ref_iter_init(&it, out, ins, 2);
@@ -762,7 +738,7 @@ static int k_log_sigmoid_forward(const alloy_kernel_call *c) {
  * y * (g - sum(g * y over dim)). */
 static int k_softmax_backward_data(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *g = ref_tensor(c, "grad_output"), *y = ref_tensor(c, "output");
-  if (!g || !y) return fail(c, "missing tensor argument");
+  if (!g || !y) return ref_fail(c, "missing tensor argument");
   int64_t dim = 0;
   ref_int(c, "dim", &dim);
   if (dim < 0) dim += g->rank ? g->rank : 1;
@@ -796,7 +772,7 @@ static int k_softmax_backward_data(const alloy_kernel_call *c) {
  * PyTorch's add_ does. */
 static int k_embedding_dense_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *g = ref_tensor(c, "grad_output"), *idx = ref_tensor(c, "indices");
-  if (!g || !idx || out->rank != 2) return fail(c, "missing tensor argument");
+  if (!g || !idx || out->rank != 2) return ref_fail(c, "missing tensor argument");
   int64_t padding = -1, rows = out->sizes[0], D = out->sizes[1];
   bool by_freq = false;
   ref_int(c, "padding_idx", &padding);
@@ -804,13 +780,13 @@ static int k_embedding_dense_backward(const alloy_kernel_call *c) {
   int64_t n = ref_numel(idx);
   int64_t *ids = malloc(sizeof(int64_t) * (size_t)max64(1, n)), *count = calloc((size_t)max64(1, rows), sizeof(int64_t));
   double *G = load_all(g);
-  int err = !ids || !count || !G ? fail(c, "out of memory") : 0;
+  int err = !ids || !count || !G ? ref_fail(c, "out of memory") : 0;
   zero_fill(out);
   ref_iter it;
   ref_iter_init(&it, idx, NULL, 0);
   for (int64_t k = 0; !err && ref_iter_next(&it); k++) {
     ids[k] = ref_load_i(idx->data, idx->dtype, it.offset[0]);
-    if (ids[k] < 0 || ids[k] >= rows) err = fail(c, "embedding_dense_backward: index %lld out of range", (long long)ids[k]);
+    if (ids[k] < 0 || ids[k] >= rows) err = ref_fail(c, "embedding_dense_backward: index %lld out of range", (long long)ids[k]);
     else count[ids[k]]++;
   }
   for (int64_t k = 0; !err && k < n; k++) {

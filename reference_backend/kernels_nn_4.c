@@ -20,34 +20,11 @@
  * scalar kernels compute) for float16 and bfloat16.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference_backend/ref.h"
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* v rounded to dtype t, as a tensor of t holds it (float64: unchanged). */
-static double round_to(alloy_dtype t, double v) {
-  uint64_t buf;
-  ref_store_f(&buf, t, 0, v);
-  return ref_load_f(&buf, t, 0);
-}
-
-/* Logs why a kernel fails; returns the nonzero status it returns. */
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const alloy_kernel_call *c, const char *fmt, ...) {
-  char msg[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (c->host && c->host->log) c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
-}
+#include "reference_backend/kernels_nn.h"
 
 /* A float list argument (scale_factors); returns its length, or -1 when it
  * is None or absent. */
@@ -203,7 +180,7 @@ typedef struct up_op {
 /* out[.., o0, o1, o2] = sum over the taps of each dim, nested. */
 static int upsample(const alloy_kernel_call *c, const up_op *u) {
   const alloy_kernel_tensor *x = ref_tensor(c, u->vec ? "input" : "self"), *out = &c->outputs[0];
-  if (!x || x->rank != u->n + 2) return fail(c, "missing tensor argument");
+  if (!x || x->rank != u->n + 2) return ref_fail(c, "missing tensor argument");
   bool align = false;
   if (u->has_align) ref_bool(c, "align_corners", &align);
   double factors[3];
@@ -256,7 +233,7 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
         }
   }
   for (int i = 0; i < 3; i++) taps_free(&t[i]);
-  return err ? fail(c, "out of memory") : 0;
+  return err ? ref_fail(c, "out of memory") : 0;
 }
 
 #define UP_KERNEL(name, ...)                              \
@@ -398,7 +375,7 @@ static double gs_sample(const gs_ctx *g, const gs_plane *p, int n, const double 
 static int grid_sampler(const alloy_kernel_call *c, int n) {
   const alloy_kernel_tensor *x = ref_tensor(c, "input"), *grid = ref_tensor(c, "grid"),
                             *out = &c->outputs[0];
-  if (!x || !grid) return fail(c, "missing tensor argument");
+  if (!x || !grid) return ref_fail(c, "missing tensor argument");
   int64_t mode = GS_BILINEAR, pad = GS_ZEROS;
   gs_ctx g = {x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16 ? x->dtype : ALLOY_F64, GS_ZEROS, false};
   ref_int(c, "interpolation_mode", &mode);

@@ -34,44 +34,9 @@
 #include <string.h>
 
 #include "reference_backend/ref.h"
+#include "reference_backend/kernels_pointwise.h"
 
-/* ---- the special functions (kernels_pointwise_2.c) ---------------------- */
-double ref_digamma(double x);
-double ref_trigamma(double x, bool single);
-double ref_polygamma(int64_t n, double x, bool single);
-double ref_zeta(double s, double q);
-double ref_erfinv(double y);
-double ref_ndtri(double p);
-double ref_erfcx(double x);
-double ref_log_ndtr(double x);
-double ref_igamma(double a, double x);
-double ref_igammac(double a, double x);
-double ref_bessel_j0(double x);
-double ref_bessel_j1(double x);
-double ref_bessel_y0(double x);
-double ref_bessel_y1(double x);
-double ref_bessel_i0(double x);
-double ref_bessel_i0e(double x);
-double ref_bessel_i1(double x);
-double ref_bessel_i1e(double x);
-double ref_bessel_k0(double x);
-double ref_bessel_k0e(double x);
-double ref_bessel_k1(double x);
-double ref_bessel_k1e(double x);
-double ref_airy_ai(double x);
-double ref_spherical_bessel_j0(double x);
-double ref_chebyshev_t(double x, double n, bool single);
-double ref_chebyshev_u(double x, double n, bool single);
-double ref_chebyshev_v(double x, double n, bool single);
-double ref_chebyshev_w(double x, double n, bool single);
-double ref_shifted_chebyshev_t(double x, double n, bool single);
-double ref_shifted_chebyshev_u(double x, double n, bool single);
-double ref_shifted_chebyshev_v(double x, double n, bool single);
-double ref_shifted_chebyshev_w(double x, double n, bool single);
-double ref_hermite_h(double x, double n, bool single);
-double ref_hermite_he(double x, double n, bool single);
-double ref_laguerre_l(double x, double n, bool single);
-double ref_legendre_p(double x, double n, bool single);
+/* ---- the special functions: kernels_pointwise.h, kernels_pointwise_2.c */
 
 /* ---- the loop ------------------------------------------------------------ */
 
@@ -202,13 +167,6 @@ static int mode_of(const char *s) {
   return -1;
 }
 
-static int fail(const alloy_kernel_call *c, const char *msg) {
-  char line[256];
-  snprintf(line, sizeof line, "%s: %s", c->host->node_op_name(c->node), msg);
-  c->host->log(ALLOY_LOG_ERROR, "ref", line);
-  return 1;
-}
-
 /* Reads the scalar parameters named in op->params. */
 static int read_params(const alloy_kernel_call *c, const pw_op *op, pw_ctx *p) {
   char name[64];
@@ -218,7 +176,7 @@ static int read_params(const alloy_kernel_call *c, const pw_op *op, pw_ctx *p) {
     if (colon) {
       *colon = 0;
       p->mode = mode_of(ref_str(c, name));
-      if (p->mode < 0) return fail(c, "unknown mode");
+      if (p->mode < 0) return ref_fail(c, "%s", "unknown mode");
       continue;
     }
     double d;
@@ -296,7 +254,7 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
     if (p.has[k] && p.single) p.s[k] = (float)p.s[k];
 
   bool fl = is_float(cd);
-  if ((fl && !op->f) || (!fl && !op->i)) return fail(c, "not implemented for this dtype");
+  if ((fl && !op->f) || (!fl && !op->i)) return ref_fail(c, "%s", "not implemented for this dtype");
   ref_iter it;
   ref_iter_init(&it, out, ins, n);
   while (ref_iter_next(&it)) {
@@ -315,7 +273,7 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
       }
       ref_store_i(out->data, out->dtype, it.offset[0], op->i(x, &p));
     }
-    if (p.err) return fail(c, p.err);
+    if (p.err) return ref_fail(c, "%s", p.err);
   }
   return 0;
 }
@@ -1100,7 +1058,7 @@ static int k_pointwise(const alloy_kernel_call *c) {
   const char *name = c->host->node_op_name(c->node);
   for (size_t k = 0; k < sizeof pw_ops / sizeof pw_ops[0]; k++)
     if (!strcmp(pw_ops[k].op, name)) return run_pw(c, &pw_ops[k]);
-  return fail(c, "no pointwise descriptor");
+  return ref_fail(c, "%s", "no pointwise descriptor");
 }
 
 /* ---- kernels of their own -------------------------------------------------------- */
@@ -1109,7 +1067,7 @@ static int k_pointwise(const alloy_kernel_call *c) {
  * the iterator as an extra operand (same shape as the first). */
 static int k_frexp(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *m = &c->outputs[0], *e = &c->outputs[1];
-  if (!is_float(in->dtype)) return fail(c, "frexp only supports floating-point dtypes");
+  if (!is_float(in->dtype)) return ref_fail(c, "%s", "frexp only supports floating-point dtypes");
   const alloy_kernel_tensor *ops[2] = {in, e};
   ref_iter it;
   ref_iter_init(&it, m, ops, 2);
@@ -1124,7 +1082,7 @@ static int k_frexp(const alloy_kernel_call *c) {
 
 /* The imaginary part of a real tensor does not exist (PyTorch refuses). */
 static int k_imag(const alloy_kernel_call *c) {
-  return fail(c, "imag is not implemented for tensors with non-complex dtypes");
+  return ref_fail(c, "%s", "imag is not implemented for tensors with non-complex dtypes");
 }
 
 #define PW_ROW(op, operands, params, promo, f, i, flags) REF_KERNEL(op, k_pointwise),

@@ -30,10 +30,7 @@
 #include "reference_backend/ref.h"
 
 int ref_shape_fail(const alloy_kernel_call *c, const char *what) {
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s: %s", c->host->node_op_name(c->node), what);
-  c->host->log(ALLOY_LOG_ERROR, "ref", msg);
-  return 1;
+  return ref_fail(c, "%s", what);
 }
 
 int64_t ref_shape_wrap_dim(int64_t d, int rank) {

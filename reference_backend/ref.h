@@ -83,6 +83,11 @@ typedef struct ref_scalar_tensor {
 const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *name,
                                        ref_scalar_tensor *scratch);
 
+/* Logs why a kernel failed (prefixed with the node's op) through the host
+ * and returns 1, the kernel's failure result. */
+int ref_fail(const alloy_kernel_call *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Number of elements of a tensor. */
 int64_t ref_numel(const alloy_kernel_tensor *t);
 
