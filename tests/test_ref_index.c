@@ -12,81 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "alloy/graph.h"
-#include "alloy/runtime.h"
-#include "harness.h"
+#include "testref.h"
 
 /* kernels_factory.c's generator, for the known-answer check. */
 void ref_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
-
-/* A one-node program on ref: build inputs and the node, compile, run. The
- * outputs stay valid until ri_done. */
-typedef struct {
-  alloy_runtime *rt;
-  alloy_graph *g;
-  alloy_program *p;
-  alloy_host_tensor in[4], out[4];
-  int nin, nout;
-  alloy_node *node;
-} ri_case;
-
-static void ri_start(ri_case *c) {
-  memset(c, 0, sizeof *c);
-  CHECK_OK(alloy_runtime_open(NULL, &c->rt));
-  c->g = alloy_graph_new();
-}
-
-/* Adds a contiguous input tensor with its data (borrowed). */
-static alloy_value *ri_input(ri_case *c, alloy_dtype t, const int64_t *sizes, int rank, void *data) {
-  alloy_dim shape[8];
-  for (int d = 0; d < rank; d++) shape[d] = alloy_dim_const(sizes[d]);
-  alloy_value_type type = {ALLOY_VALUE_TENSOR, t, rank, shape, NULL, {ALLOY_DEVICE_CPU, -1}, {0}};
-  alloy_value *v = NULL;
-  CHECK_OK(alloy_graph_add_input(c->g, NULL, &type, &v));
-  c->in[c->nin++] = (alloy_host_tensor){sizeof(alloy_host_tensor), t, rank, sizes, data};
-  return v;
-}
-
-/* Adds the node and runs it; false when any step fails (expect_fail: the
- * run itself is expected to fail, and that is checked). */
-static bool ri_run(ri_case *c, const char *op, const alloy_arg *args, int nargs, const char *const *kw,
-                   const alloy_arg *kwargs, int nkw, bool expect_fail) {
-  const alloy_op *o = alloy_op_find(op);
-  if (!o) {
-    harness_fail(__FILE__, __LINE__, "no op %s", op);
-    return false;
-  }
-  alloy_error *e = alloy_graph_add_node(c->g, o, args, nargs, kw, kwargs, nkw, "out", &c->node);
-  alloy_value *outs[4];
-  if (!e) {
-    c->nout = alloy_node_num_outputs(c->node);
-    for (int k = 0; k < c->nout; k++) outs[k] = alloy_node_output(c->node, k);
-    e = alloy_graph_set_outputs(c->g, outs, c->nout);
-  }
-  int be = alloy_runtime_find_backend(c->rt, "ref");
-  if (!e) e = alloy_program_compile(c->rt, be, c->g, &c->p);
-  for (int k = 0; k < c->nout; k++) c->out[k].struct_size = sizeof c->out[k];
-  if (!e) {
-    e = alloy_program_run(c->p, c->in, c->nin, c->out, c->nout);
-    if (expect_fail) {
-      CHECK(e != NULL);
-      alloy_error_free(e);
-      return e != NULL;
-    }
-  }
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "%s: %s", op, alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
-}
-
-static void ri_done(ri_case *c) {
-  alloy_program_release(c->p);
-  alloy_graph_free(c->g);
-  alloy_runtime_close(c->rt);
-}
 
 static alloy_arg device_cpu(void) {
   alloy_arg a = {ALLOY_ARG_DEVICE, {0}};
@@ -94,15 +23,9 @@ static alloy_arg device_cpu(void) {
   return a;
 }
 
-static int64_t numel_of(const alloy_host_tensor *t) {
-  int64_t n = 1;
-  for (int d = 0; d < t->rank; d++) n *= t->sizes[d];
-  return n;
-}
-
 /* Sample mean and standard deviation of a float output. */
 static void moments(const alloy_host_tensor *t, double *mean, double *sd) {
-  int64_t n = numel_of(t);
+  int64_t n = tr_numel(t);
   double s = 0, s2 = 0;
   for (int64_t i = 0; i < n; i++) {
     double x = t->dtype == ALLOY_F64 ? ((const double *)t->data)[i] : ((const float *)t->data)[i];
@@ -130,57 +53,57 @@ TEST(ref_philox_known_answers) {
 }
 
 TEST(ref_prims_iota) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   alloy_arg args[1] = {alloy_arg_int(5)};
   const char *kw[5] = {"start", "step", "dtype", "device", "requires_grad"};
   alloy_arg kwa[5] = {alloy_arg_int(3), alloy_arg_int(-2), alloy_arg_dtype(ALLOY_I64), device_cpu(),
                       alloy_arg_bool(false)};
-  if (ri_run(&c, "prims.iota.default", args, 1, kw, kwa, 5, false)) {
+  if (tr_run_kw(&c, "prims.iota.default", args, 1, kw, kwa, 5)) {
     const int64_t *v = c.out[0].data;
     static const int64_t want[5] = {3, 1, -1, -3, -5};
     CHECK_INT(c.out[0].dtype, ALLOY_I64);
-    CHECK_INT(numel_of(&c.out[0]), 5);
+    CHECK_INT(tr_numel(&c.out[0]), 5);
     for (int i = 0; i < 5; i++) CHECK_INT(v[i], want[i]);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 TEST(ref_prims_full_and_scalar_tensor) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   alloy_arg dims[2] = {alloy_arg_int(2), alloy_arg_int(3)};
   alloy_arg args[2] = {alloy_arg_list(dims, 2), alloy_arg_float(2.5)};
   const char *kw[3] = {"dtype", "device", "requires_grad"};
   alloy_arg kwa[3] = {alloy_arg_dtype(ALLOY_F32), device_cpu(), alloy_arg_bool(false)};
-  if (ri_run(&c, "prims.full.default", args, 2, kw, kwa, 3, false)) {
-    CHECK_INT(numel_of(&c.out[0]), 6);
+  if (tr_run_kw(&c, "prims.full.default", args, 2, kw, kwa, 3)) {
+    CHECK_INT(tr_numel(&c.out[0]), 6);
     for (int i = 0; i < 6; i++) CHECK(((const float *)c.out[0].data)[i] == 2.5f);
   }
-  ri_done(&c);
+  tr_close(&c);
 
   /* full_like of a float tensor, as int32: 7.9 truncates to 7 */
-  ri_start(&c);
+  tr_open(&c);
   int64_t s[1] = {4};
   float x[4] = {1, 2, 3, 4};
-  alloy_value *a = ri_input(&c, ALLOY_F32, s, 1, x);
+  alloy_value *a = tr_input_value(&c, ALLOY_F32, s, 1, x);
   alloy_arg largs[2] = {alloy_arg_value(a), alloy_arg_float(7.9)};
   alloy_arg lkwa[3] = {alloy_arg_dtype(ALLOY_I32), device_cpu(), alloy_arg_bool(false)};
-  if (ri_run(&c, "prims.full_like.default", largs, 2, kw, lkwa, 3, false)) {
+  if (tr_run_kw(&c, "prims.full_like.default", largs, 2, kw, lkwa, 3)) {
     CHECK_INT(c.out[0].dtype, ALLOY_I32);
     for (int i = 0; i < 4; i++) CHECK_INT(((const int32_t *)c.out[0].data)[i], 7);
   }
-  ri_done(&c);
+  tr_close(&c);
 
-  ri_start(&c);
+  tr_open(&c);
   alloy_arg sargs[1] = {alloy_arg_float(-3.25)};
   const char *skw[1] = {"dtype"};
   alloy_arg skwa[1] = {alloy_arg_dtype(ALLOY_F64)};
-  if (ri_run(&c, "prims.scalar_tensor.default", sargs, 1, skw, skwa, 1, false)) {
+  if (tr_run_kw(&c, "prims.scalar_tensor.default", sargs, 1, skw, skwa, 1)) {
     CHECK_INT(c.out[0].rank, 0);
     CHECK(((const double *)c.out[0].data)[0] == -3.25);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* The empties are zero-filled, so that runs are reproducible. */
@@ -188,45 +111,45 @@ TEST(ref_prims_empty_are_zero) {
   static const char *const ops[3] = {"prims.empty.default", "prims.empty_strided.default",
                                      "prims.empty_permuted.default"};
   for (int k = 0; k < 3; k++) {
-    ri_case c;
-    ri_start(&c);
+    tr_case c;
+    tr_open(&c);
     alloy_arg dims[2] = {alloy_arg_int(3), alloy_arg_int(2)};
     alloy_arg second[2] = {alloy_arg_int(k == 2 ? 1 : 2), alloy_arg_int(k == 2 ? 0 : 1)};
     alloy_arg args[2] = {alloy_arg_list(dims, 2), alloy_arg_list(second, 2)};
     const char *kw[3] = {"dtype", "device", "requires_grad"};
     alloy_arg kwa[3] = {alloy_arg_dtype(ALLOY_F32), device_cpu(), alloy_arg_bool(false)};
-    if (ri_run(&c, ops[k], args, k == 0 ? 1 : 2, kw, kwa, 3, false)) {
-      CHECK_INT(numel_of(&c.out[0]), 6);
+    if (tr_run_kw(&c, ops[k], args, k == 0 ? 1 : 2, kw, kwa, 3)) {
+      CHECK_INT(tr_numel(&c.out[0]), 6);
       for (int i = 0; i < 6; i++) CHECK(((const float *)c.out[0].data)[i] == 0.0f);
     }
-    ri_done(&c);
+    tr_close(&c);
   }
 }
 
 TEST(ref_prims_normal_moments) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   alloy_arg dims[1] = {alloy_arg_int(8192)};
   alloy_arg args[1] = {alloy_arg_list(dims, 1)};
   const char *kw[5] = {"mean", "std", "dtype", "device", "requires_grad"};
   alloy_arg kwa[5] = {alloy_arg_float(2.0), alloy_arg_float(3.0), alloy_arg_dtype(ALLOY_F64),
                       device_cpu(), alloy_arg_bool(false)};
-  if (ri_run(&c, "prims.normal.default", args, 1, kw, kwa, 5, false)) {
+  if (tr_run_kw(&c, "prims.normal.default", args, 1, kw, kwa, 5)) {
     double mean, sd;
     moments(&c.out[0], &mean, &sd);
     /* 8192 samples: the standard error of the mean is 3/90.5 = 0.033 */
     CHECK(fabs(mean - 2.0) < 0.15);
     CHECK(fabs(sd - 3.0) < 0.15);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 TEST(ref_rand_randn_randperm) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   alloy_arg dims[1] = {alloy_arg_int(8192)};
   alloy_arg args[1] = {alloy_arg_list(dims, 1)};
-  if (ri_run(&c, "aten.rand.default", args, 1, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.rand.default", args, 1, NULL, NULL, 0)) {
     const float *v = c.out[0].data;
     bool in_range = true;
     for (int i = 0; i < 8192; i++) in_range &= v[i] >= 0.0f && v[i] < 1.0f;
@@ -236,20 +159,20 @@ TEST(ref_rand_randn_randperm) {
     CHECK(fabs(mean - 0.5) < 0.02);
     CHECK(fabs(sd - sqrt(1.0 / 12)) < 0.02);
   }
-  ri_done(&c);
+  tr_close(&c);
 
-  ri_start(&c);
-  if (ri_run(&c, "aten.randn.default", args, 1, NULL, NULL, 0, false)) {
+  tr_open(&c);
+  if (tr_run_kw(&c, "aten.randn.default", args, 1, NULL, NULL, 0)) {
     double mean, sd;
     moments(&c.out[0], &mean, &sd);
     CHECK(fabs(mean) < 0.05);
     CHECK(fabs(sd - 1.0) < 0.05);
   }
-  ri_done(&c);
+  tr_close(&c);
 
-  ri_start(&c);
+  tr_open(&c);
   alloy_arg pargs[1] = {alloy_arg_int(50)};
-  if (ri_run(&c, "aten.randperm.default", pargs, 1, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.randperm.default", pargs, 1, NULL, NULL, 0)) {
     const int64_t *v = c.out[0].data;
     bool seen[50] = {false}, ok = true;
     for (int i = 0; i < 50; i++) {
@@ -258,20 +181,20 @@ TEST(ref_rand_randn_randperm) {
     }
     CHECK(ok);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* native_dropout(ones, 0.25, train): the kept fraction is about 0.75,
  * each kept element is 1/0.75, the mask says which. */
 TEST(ref_native_dropout) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   static float x[4096];
   for (int i = 0; i < 4096; i++) x[i] = 1.0f;
   int64_t s[1] = {4096};
-  alloy_value *a = ri_input(&c, ALLOY_F32, s, 1, x);
+  alloy_value *a = tr_input_value(&c, ALLOY_F32, s, 1, x);
   alloy_arg args[3] = {alloy_arg_value(a), alloy_arg_float(0.25), alloy_arg_bool(true)};
-  if (ri_run(&c, "aten.native_dropout.default", args, 3, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.native_dropout.default", args, 3, NULL, NULL, 0)) {
     const float *y = c.out[0].data;
     const uint8_t *m = c.out[1].data;
     int kept = 0;
@@ -283,117 +206,117 @@ TEST(ref_native_dropout) {
     CHECK(agree);
     CHECK(kept > 2900 && kept < 3250); /* 3072 +- 5 sigma */
   }
-  ri_done(&c);
+  tr_close(&c);
 
   /* out of training: the input passes and the mask is all true */
-  ri_start(&c);
-  a = ri_input(&c, ALLOY_F32, s, 1, x);
+  tr_open(&c);
+  a = tr_input_value(&c, ALLOY_F32, s, 1, x);
   alloy_arg eargs[3] = {alloy_arg_value(a), alloy_arg_float(0.25), alloy_arg_bool(false)};
-  if (ri_run(&c, "aten.native_dropout.default", eargs, 3, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.native_dropout.default", eargs, 3, NULL, NULL, 0)) {
     bool same = true;
     for (int i = 0; i < 4096; i++)
       same &= ((const float *)c.out[0].data)[i] == 1.0f && ((const uint8_t *)c.out[1].data)[i] == 1;
     CHECK(same);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* x = arange(24).view(2, 3, 4); x[[1, 0], :, [3, -3]]: the indexed dims
  * are not adjacent, so the broadcast index dim comes first: r[k, j] =
  * x[i0[k], j, i2[k]] = 12 * i0 + 4 * j + i2 (with -3 wrapping to 1). */
 TEST(ref_index_non_adjacent_with_none) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   static float x[24];
   for (int i = 0; i < 24; i++) x[i] = (float)i;
   int64_t xs[3] = {2, 3, 4}, is[1] = {2};
   int64_t i0[2] = {1, 0}, i2[2] = {3, -3};
-  alloy_value *vx = ri_input(&c, ALLOY_F32, xs, 3, x);
-  alloy_value *v0 = ri_input(&c, ALLOY_I64, is, 1, i0), *v2 = ri_input(&c, ALLOY_I64, is, 1, i2);
+  alloy_value *vx = tr_input_value(&c, ALLOY_F32, xs, 3, x);
+  alloy_value *v0 = tr_input_value(&c, ALLOY_I64, is, 1, i0), *v2 = tr_input_value(&c, ALLOY_I64, is, 1, i2);
   alloy_arg items[3] = {alloy_arg_value(v0), alloy_arg_none(), alloy_arg_value(v2)};
   alloy_arg args[2] = {alloy_arg_value(vx), alloy_arg_list(items, 3)};
-  if (ri_run(&c, "aten.index.Tensor", args, 2, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.index.Tensor", args, 2, NULL, NULL, 0)) {
     static const float want[6] = {15, 19, 23, 1, 5, 9};
     REQUIRE(c.out[0].rank == 2);
     CHECK_INT(c.out[0].sizes[0], 2);
     CHECK_INT(c.out[0].sizes[1], 3);
     for (int i = 0; i < 6; i++) CHECK(((const float *)c.out[0].data)[i] == want[i]);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* index_put(zeros(3, 3), [[0, 0, -1], [1, 1, 2]], [1, 2, 4], accumulate):
  * the repeated (0, 1) gets 1 + 2, (2, 2) gets 4. */
 TEST(ref_index_put_accumulate_repeats) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   float z[9] = {0};
   float vals[3] = {1, 2, 4};
   int64_t zs[2] = {3, 3}, is[1] = {3};
   int64_t r[3] = {0, 0, -1}, k[3] = {1, 1, 2};
-  alloy_value *vz = ri_input(&c, ALLOY_F32, zs, 2, z);
-  alloy_value *vr = ri_input(&c, ALLOY_I64, is, 1, r), *vk = ri_input(&c, ALLOY_I64, is, 1, k);
-  alloy_value *vv = ri_input(&c, ALLOY_F32, is, 1, vals);
+  alloy_value *vz = tr_input_value(&c, ALLOY_F32, zs, 2, z);
+  alloy_value *vr = tr_input_value(&c, ALLOY_I64, is, 1, r), *vk = tr_input_value(&c, ALLOY_I64, is, 1, k);
+  alloy_value *vv = tr_input_value(&c, ALLOY_F32, is, 1, vals);
   alloy_arg items[2] = {alloy_arg_value(vr), alloy_arg_value(vk)};
   alloy_arg args[4] = {alloy_arg_value(vz), alloy_arg_list(items, 2), alloy_arg_value(vv),
                        alloy_arg_bool(true)};
-  if (ri_run(&c, "aten.index_put.default", args, 4, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.index_put.default", args, 4, NULL, NULL, 0)) {
     static const float want[9] = {0, 3, 0, 0, 0, 0, 0, 0, 4};
     for (int i = 0; i < 9; i++) CHECK(((const float *)c.out[0].data)[i] == want[i]);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* gather with an index past the end fails the run instead of reading. */
 TEST(ref_gather_out_of_range_fails) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   float x[3] = {1, 2, 3};
   int64_t s[1] = {3}, is[1] = {2};
   int64_t ix[2] = {0, 3};
-  alloy_value *vx = ri_input(&c, ALLOY_F32, s, 1, x), *vi = ri_input(&c, ALLOY_I64, is, 1, ix);
+  alloy_value *vx = tr_input_value(&c, ALLOY_F32, s, 1, x), *vi = tr_input_value(&c, ALLOY_I64, is, 1, ix);
   alloy_arg args[3] = {alloy_arg_value(vx), alloy_arg_int(0), alloy_arg_value(vi)};
-  ri_run(&c, "aten.gather.default", args, 3, NULL, NULL, 0, true);
-  ri_done(&c);
+  tr_run_fails(&c, "aten.gather.default", args, 3, NULL, NULL, 0);
+  tr_close(&c);
 }
 
 /* scatter_reduce(amax, include_self=False) over [5, 1, 7] at [0, 0, 2]:
  * place 0 gets max(5, 1), place 1 keeps self, place 2 gets 7 alone. */
 TEST(ref_scatter_reduce_amax_without_self) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   int64_t self[3] = {-9, 42, -9}, src[3] = {5, 1, 7}, ix[3] = {0, 0, 2}, s[1] = {3};
-  alloy_value *a = ri_input(&c, ALLOY_I64, s, 1, self), *i = ri_input(&c, ALLOY_I64, s, 1, ix),
-              *b = ri_input(&c, ALLOY_I64, s, 1, src);
+  alloy_value *a = tr_input_value(&c, ALLOY_I64, s, 1, self), *i = tr_input_value(&c, ALLOY_I64, s, 1, ix),
+              *b = tr_input_value(&c, ALLOY_I64, s, 1, src);
   alloy_arg args[5] = {alloy_arg_value(a), alloy_arg_int(0), alloy_arg_value(i), alloy_arg_value(b),
                        alloy_arg_str("amax")};
   const char *kw[1] = {"include_self"};
   alloy_arg kwa[1] = {alloy_arg_bool(false)};
-  if (ri_run(&c, "aten.scatter_reduce.two", args, 5, kw, kwa, 1, false)) {
+  if (tr_run_kw(&c, "aten.scatter_reduce.two", args, 5, kw, kwa, 1)) {
     const int64_t *v = c.out[0].data;
     CHECK_INT(v[0], 5);
     CHECK_INT(v[1], 42);
     CHECK_INT(v[2], 7);
   }
-  ri_done(&c);
+  tr_close(&c);
 }
 
 /* x[mask]: a bool mask indexes by its nonzero places, so the result's
  * length depends on the data (the kernel allocates it). */
 TEST(ref_index_bool_mask) {
-  ri_case c;
-  ri_start(&c);
+  tr_case c;
+  tr_open(&c);
   float x[4] = {1, 2, 3, 4};
   uint8_t m[4] = {1, 0, 1, 1};
   int64_t s[1] = {4};
-  alloy_value *vx = ri_input(&c, ALLOY_F32, s, 1, x), *vm = ri_input(&c, ALLOY_BOOL, s, 1, m);
+  alloy_value *vx = tr_input_value(&c, ALLOY_F32, s, 1, x), *vm = tr_input_value(&c, ALLOY_BOOL, s, 1, m);
   alloy_arg items[1] = {alloy_arg_value(vm)};
   alloy_arg args[2] = {alloy_arg_value(vx), alloy_arg_list(items, 1)};
-  if (ri_run(&c, "aten.index.Tensor", args, 2, NULL, NULL, 0, false)) {
+  if (tr_run_kw(&c, "aten.index.Tensor", args, 2, NULL, NULL, 0)) {
     REQUIRE(c.out[0].rank == 1);
     CHECK_INT(c.out[0].sizes[0], 3);
     static const float want[3] = {1, 3, 4};
     for (int i = 0; i < 3; i++) CHECK(((const float *)c.out[0].data)[i] == want[i]);
   }
-  ri_done(&c);
+  tr_close(&c);
 }

@@ -20,135 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloy/graph.h"
-#include "alloy/ops.h"
-#include "alloy/runtime.h"
-#include "harness.h"
+#include "testref.h"
 
-/* ---- a graph under test --------------------------------------------------*/
-
-enum { MAX_IN = 8, MAX_OUT = 8 };
-
-typedef struct nn_case {
-  alloy_runtime *rt;
-  int backend;
-  alloy_graph *g;
-  alloy_program *prog;
-  alloy_host_tensor in[MAX_IN];
-  int64_t shapes[MAX_IN][5];
-  int nin;
-  alloy_host_tensor out[MAX_OUT];
-} nn_case;
-
-static bool case_open(nn_case *t) {
-  memset(t, 0, sizeof *t);
-  alloy_error *e = alloy_runtime_open(NULL, &t->rt);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "runtime: %s", alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  t->backend = alloy_runtime_find_backend(t->rt, "ref");
-  t->g = alloy_graph_new();
-  return t->backend >= 0 && t->g;
-}
-
-static void case_close(nn_case *t) {
-  alloy_program_release(t->prog);
-  alloy_graph_free(t->g);
-  alloy_runtime_close(t->rt);
-}
-
-/* A graph input holding data (borrowed until the run). */
-static alloy_arg case_input(nn_case *t, alloy_dtype dt, const int64_t *shape, int rank, void *data) {
-  alloy_dim dims[5];
-  for (int d = 0; d < rank; d++) {
-    dims[d] = alloy_dim_const(shape[d]);
-    t->shapes[t->nin][d] = shape[d];
-  }
-  alloy_value_type ty = {ALLOY_VALUE_TENSOR, dt, rank, dims, NULL, {ALLOY_DEVICE_CPU, -1}, {0}};
-  alloy_value *v = NULL;
-  CHECK_OK(alloy_graph_add_input(t->g, NULL, &ty, &v));
-  t->in[t->nin] = (alloy_host_tensor){sizeof(alloy_host_tensor), dt, rank, t->shapes[t->nin], data};
-  t->nin++;
-  return alloy_arg_value(v);
-}
-
-/* Adds op(args; kwargs); NULL (after a recorded failure) on error. */
-static alloy_node *case_node(nn_case *t, const char *op, const alloy_arg *args, int n,
-                             const char *const *kwn, const alloy_arg *kw, int nkw) {
-  const alloy_op *o = alloy_op_find(op);
-  if (!o) {
-    harness_fail(__FILE__, __LINE__, "no op %s", op);
-    return NULL;
-  }
-  alloy_node *node = NULL;
-  alloy_error *e = alloy_graph_add_node(t->g, o, args, n, kwn, kw, nkw, NULL, &node);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "%s: %s", op, alloy_error_message(e));
-    alloy_error_free(e);
-    return NULL;
-  }
-  return node;
-}
-
-/* Runs the graph with the given outputs, left in t->out. */
-static bool case_run_values(nn_case *t, alloy_value *const *outs, int nout) {
-  alloy_error *e = alloy_graph_set_outputs(t->g, outs, nout);
-  if (!e) e = alloy_program_compile(t->rt, t->backend, t->g, &t->prog);
-  for (int k = 0; k < MAX_OUT; k++) t->out[k].struct_size = sizeof t->out[k];
-  if (!e) e = alloy_program_run(t->prog, t->in, t->nin, t->out, nout);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "run: %s", alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
-}
-
-/* One node, all its outputs. */
-static bool case_run_kw(nn_case *t, const char *op, const alloy_arg *args, int n,
-                        const char *const *kwn, const alloy_arg *kw, int nkw) {
-  alloy_node *node = case_node(t, op, args, n, kwn, kw, nkw);
-  if (!node) return false;
-  alloy_value *outs[MAX_OUT];
-  int nout = alloy_node_num_outputs(node);
-  for (int k = 0; k < nout && k < MAX_OUT; k++) outs[k] = alloy_node_output(node, k);
-  return case_run_values(t, outs, nout);
-}
-
-static bool case_run(nn_case *t, const char *op, const alloy_arg *args, int n) {
-  return case_run_kw(t, op, args, n, NULL, NULL, 0);
-}
-
-static alloy_arg ints(alloy_arg *items, int n, const int64_t *v) {
-  for (int k = 0; k < n; k++) items[k] = alloy_arg_int(v[k]);
-  return alloy_arg_list(items, n);
-}
+/* ---- helpers (the graph under test: testref.h) ---------------------------*/
 
 static alloy_arg bools(alloy_arg *items, int n, const bool *v) {
   for (int k = 0; k < n; k++) items[k] = alloy_arg_bool(v[k]);
   return alloy_arg_list(items, n);
-}
-
-static bool shape_is(const alloy_host_tensor *h, int rank, const int64_t *want) {
-  if (h->rank != rank) {
-    harness_fail(__FILE__, __LINE__, "rank %d, expected %d", (int)h->rank, rank);
-    return false;
-  }
-  for (int d = 0; d < rank; d++)
-    if (h->sizes[d] != want[d]) {
-      harness_fail(__FILE__, __LINE__, "size %lld at dim %d, expected %lld", (long long)h->sizes[d], d,
-                   (long long)want[d]);
-      return false;
-    }
-  return true;
-}
-
-static int64_t numel_of(const alloy_host_tensor *h) {
-  int64_t n = 1;
-  for (int d = 0; d < h->rank; d++) n *= h->sizes[d];
-  return n;
 }
 
 static double value_at(const alloy_host_tensor *h, int64_t i) {
@@ -157,8 +35,8 @@ static double value_at(const alloy_host_tensor *h, int64_t i) {
 
 /* float32 or float64 values against want; NaN matches NaN. */
 static bool values_are(const alloy_host_tensor *h, const double *want, int n, double tol) {
-  if (numel_of(h) != n) {
-    harness_fail(__FILE__, __LINE__, "%lld elements, expected %d", (long long)numel_of(h), n);
+  if (tr_numel(h) != n) {
+    harness_fail(__FILE__, __LINE__, "%lld elements, expected %d", (long long)tr_numel(h), n);
     return false;
   }
   for (int i = 0; i < n; i++) {
@@ -168,17 +46,6 @@ static bool values_are(const alloy_host_tensor *h, const double *want, int n, do
       return false;
     }
   }
-  return true;
-}
-
-static bool longs_are(const alloy_host_tensor *h, const int64_t *want, int n) {
-  const int64_t *got = h->data;
-  for (int i = 0; i < n; i++)
-    if (got[i] != want[i]) {
-      harness_fail(__FILE__, __LINE__, "element %d: got %lld, expected %lld", i, (long long)got[i],
-                   (long long)want[i]);
-      return false;
-    }
   return true;
 }
 
@@ -204,28 +71,28 @@ TEST(ref_nn_convolution_backward_1d_by_hand) {
    * grad_weight[k] = sum_o g[o] x[o+k] = [1+4+9, 2+6+12] = [14, 20];
    * grad_bias = 1 + 2 + 3 = 6 */
   static double x[4] = {1, 2, 3, 4}, w[2] = {1, -1}, g[3] = {1, 2, 3};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[6][1];
   bool mask[3] = {true, true, true};
   alloy_arg m[3];
-  alloy_arg args[11] = {case_input(&t, ALLOY_F64, (int64_t[]){1, 1, 3}, 3, g),
-                        case_input(&t, ALLOY_F64, (int64_t[]){1, 1, 4}, 3, x),
-                        case_input(&t, ALLOY_F64, (int64_t[]){1, 1, 2}, 3, w),
-                        ints(l[0], 1, (int64_t[]){1}),
-                        ints(l[1], 1, (int64_t[]){1}),
-                        ints(l[2], 1, (int64_t[]){0}),
-                        ints(l[3], 1, (int64_t[]){1}),
+  alloy_arg args[11] = {tr_input(&t, ALLOY_F64, (int64_t[]){1, 1, 3}, 3, g),
+                        tr_input(&t, ALLOY_F64, (int64_t[]){1, 1, 4}, 3, x),
+                        tr_input(&t, ALLOY_F64, (int64_t[]){1, 1, 2}, 3, w),
+                        tr_ints(l[0], 1, (int64_t[]){1}),
+                        tr_ints(l[1], 1, (int64_t[]){1}),
+                        tr_ints(l[2], 1, (int64_t[]){0}),
+                        tr_ints(l[3], 1, (int64_t[]){1}),
                         alloy_arg_bool(false),
-                        ints(l[4], 1, (int64_t[]){0}),
+                        tr_ints(l[4], 1, (int64_t[]){0}),
                         alloy_arg_int(1),
                         bools(m, 3, mask)};
-  if (case_run(&t, "aten.convolution_backward.default", args, 11)) {
+  if (tr_run(&t, "aten.convolution_backward.default", args, 11)) {
     CHECK(values_are(&t.out[0], (double[]){1, 1, 1, -3}, 4, 0));
     CHECK(values_are(&t.out[1], (double[]){14, 20}, 2, 0));
     CHECK(values_are(&t.out[2], (double[]){6}, 1, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* Runs convolution and its backward on random data and checks the adjoint
@@ -234,8 +101,8 @@ TEST(ref_nn_convolution_backward_1d_by_hand) {
 static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const int64_t *ws,
                                const int64_t *stride, const int64_t *pad, const int64_t *dil,
                                bool transposed, const int64_t *opad, int64_t groups, double tol) {
-  nn_case t;
-  if (!case_open(&t)) return;
+  tr_case t;
+  if (!tr_open(&t)) return;
   int64_t nx = 1, nw = 1;
   for (int d = 0; d < n + 2; d++) {
     nx *= xs[d];
@@ -252,12 +119,12 @@ static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const i
     for (int64_t i = 0; i < nw; i++) w[i] = wf[i];
   }
   alloy_arg l[8][3];
-  alloy_arg xv = case_input(&t, dt, xs, n + 2, dt == ALLOY_F32 ? (void *)xf : (void *)x);
-  alloy_arg wv = case_input(&t, dt, ws, n + 2, dt == ALLOY_F32 ? (void *)wf : (void *)w);
-  alloy_arg fwd[9] = {xv, wv, alloy_arg_none(), ints(l[0], n, stride), ints(l[1], n, pad),
-                      ints(l[2], n, dil), alloy_arg_bool(transposed), ints(l[3], n, opad),
+  alloy_arg xv = tr_input(&t, dt, xs, n + 2, dt == ALLOY_F32 ? (void *)xf : (void *)x);
+  alloy_arg wv = tr_input(&t, dt, ws, n + 2, dt == ALLOY_F32 ? (void *)wf : (void *)w);
+  alloy_arg fwd[9] = {xv, wv, alloy_arg_none(), tr_ints(l[0], n, stride), tr_ints(l[1], n, pad),
+                      tr_ints(l[2], n, dil), alloy_arg_bool(transposed), tr_ints(l[3], n, opad),
                       alloy_arg_int(groups)};
-  alloy_node *conv = case_node(&t, "aten.convolution.default", fwd, 9, NULL, NULL, 0);
+  alloy_node *conv = tr_node(&t, "aten.convolution.default", fwd, 9, NULL, NULL, 0);
   /* g: a random gradient of y's shape, as a graph input */
   int64_t ys[5] = {0}, ny = 1;
   if (conv) {
@@ -271,14 +138,14 @@ static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const i
   for (int64_t i = 0; i < ny; i++) g[i] = gf[i] = (float)g[i];
   int64_t cout = ys[1];
   alloy_arg m[3];
-  alloy_arg bwd[11] = {case_input(&t, dt, ys, n + 2, dt == ALLOY_F32 ? (void *)gf : (void *)g),
-                       xv, wv, ints(l[4], 1, &cout), ints(l[5], n, stride), ints(l[6], n, pad),
-                       ints(l[7], n, dil), alloy_arg_bool(transposed), ints(l[3], n, opad),
+  alloy_arg bwd[11] = {tr_input(&t, dt, ys, n + 2, dt == ALLOY_F32 ? (void *)gf : (void *)g),
+                       xv, wv, tr_ints(l[4], 1, &cout), tr_ints(l[5], n, stride), tr_ints(l[6], n, pad),
+                       tr_ints(l[7], n, dil), alloy_arg_bool(transposed), tr_ints(l[3], n, opad),
                        alloy_arg_int(groups), bools(m, 3, (bool[]){true, true, true})};
-  alloy_node *back = conv ? case_node(&t, "aten.convolution_backward.default", bwd, 11, NULL, NULL, 0) : NULL;
+  alloy_node *back = conv ? tr_node(&t, "aten.convolution_backward.default", bwd, 11, NULL, NULL, 0) : NULL;
   alloy_value *outs[4] = {conv ? alloy_node_output(conv, 0) : NULL, NULL, NULL, NULL};
   for (int k = 0; back && k < 3; k++) outs[1 + k] = alloy_node_output(back, k);
-  if (back && case_run_values(&t, outs, 4)) {
+  if (back && tr_run_values(&t, outs, 4)) {
     double yg = dot(g, &t.out[0], ny), xgi = dot(x, &t.out[1], nx), wgw = dot(w, &t.out[2], nw);
     double scale = 1.0 + fabs(yg);
     if (!(fabs(yg - xgi) <= tol * scale) || !(fabs(yg - wgw) <= tol * scale))
@@ -299,7 +166,7 @@ static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const i
   free(wf);
   free(g);
   free(gf);
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_convolution_backward_adjoint) {
@@ -331,19 +198,19 @@ TEST(ref_nn_conv2d_unbatched) {
    * Row 0: [1, 3, 5, 3]; row 1: [5, 12, 16, 9]; row 2: [11, 24, 28, 15];
    * row 3: [7, 15, 17, 9] */
   static float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 1, 1, 1}, b[1] = {10};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[1];
-  alloy_arg args[5] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x),
-                       case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, w),
-                       case_input(&t, ALLOY_F32, (int64_t[]){1}, 1, b), alloy_arg_int(1),
-                       ints(l, 1, (int64_t[]){1})};
-  if (case_run(&t, "aten.conv2d.default", args, 5)) {
-    CHECK(shape_is(&t.out[0], 3, (int64_t[]){1, 4, 4}));
+  alloy_arg args[5] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, w),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){1}, 1, b), alloy_arg_int(1),
+                       tr_ints(l, 1, (int64_t[]){1})};
+  if (tr_run(&t, "aten.conv2d.default", args, 5)) {
+    CHECK(tr_shape_is(&t.out[0], 3, (int64_t[]){1, 4, 4}));
     CHECK(values_are(&t.out[0],
                      (double[]){11, 13, 15, 13, 15, 22, 26, 19, 21, 34, 38, 25, 17, 25, 27, 19}, 16, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* ---- matrix products -----------------------------------------------------*/
@@ -352,24 +219,24 @@ TEST(ref_nn_linear) {
   /* x (2, 3) = [[1, 2, 3], [4, 5, 6]], w (2, 3) = [[1, 0, -1], [2, 1, 0]],
    * bias [10, 20]: x w^T = [[-2, 4], [-2, 13]] + bias = [[8, 24], [8, 33]] */
   static float x[6] = {1, 2, 3, 4, 5, 6}, w[6] = {1, 0, -1, 2, 1, 0}, b[2] = {10, 20};
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, x),
-                       case_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, w),
-                       case_input(&t, ALLOY_F32, (int64_t[]){2}, 1, b)};
-  if (case_run(&t, "aten.linear.default", args, 3)) CHECK(values_are(&t.out[0], (double[]){8, 24, 8, 33}, 4, 0));
-  case_close(&t);
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, x),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, w),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){2}, 1, b)};
+  if (tr_run(&t, "aten.linear.default", args, 3)) CHECK(values_are(&t.out[0], (double[]){8, 24, 8, 33}, 4, 0));
+  tr_close(&t);
 
   /* a 1-d weight [1, 1, 1]: row sums [6, 15], no bias */
-  REQUIRE(case_open(&t));
+  REQUIRE(tr_open(&t));
   static float w1[3] = {1, 1, 1};
-  alloy_arg a2[2] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, x),
-                     case_input(&t, ALLOY_F32, (int64_t[]){3}, 1, w1)};
-  if (case_run(&t, "aten.linear.default", a2, 2)) {
-    CHECK(shape_is(&t.out[0], 1, (int64_t[]){2}));
+  alloy_arg a2[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 3}, 2, x),
+                     tr_input(&t, ALLOY_F32, (int64_t[]){3}, 1, w1)};
+  if (tr_run(&t, "aten.linear.default", a2, 2)) {
+    CHECK(tr_shape_is(&t.out[0], 1, (int64_t[]){2}));
     CHECK(values_are(&t.out[0], (double[]){6, 15}, 2, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_sdpa_causal_scale) {
@@ -378,17 +245,17 @@ TEST(ref_nn_sdpa_causal_scale) {
    * weights [1/4, 3/4] -> 1/4 + 15/4 = 4 */
   double k1 = log(3.0) / 0.5;
   double q[2] = {1, 1}, k[2] = {0, k1}, v[2] = {1, 5};
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[6] = {case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, q),
-                       case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
-                       case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v),
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[6] = {tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, q),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v),
                        alloy_arg_none(), alloy_arg_float(0.0), alloy_arg_bool(true)};
   const char *kwn[1] = {"scale"};
   alloy_arg kw[1] = {alloy_arg_float(0.5)};
-  if (case_run_kw(&t, "aten.scaled_dot_product_attention.default", args, 6, kwn, kw, 1))
+  if (tr_run_kw(&t, "aten.scaled_dot_product_attention.default", args, 6, kwn, kw, 1))
     CHECK(values_are(&t.out[0], (double[]){1, 4}, 2, 1e-12));
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_sdpa_bool_mask_and_gqa) {
@@ -399,25 +266,25 @@ TEST(ref_nn_sdpa_bool_mask_and_gqa) {
    * [true, false] on head 0's second key leaves only key 0: 2. */
   double q[2] = {0, log(2.0)}, k[2] = {0, 1}, v[2] = {2, 8};
   uint8_t mask[4] = {1, 0, 1, 1}; /* (2, 1, 2): per head */
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[4] = {case_input(&t, ALLOY_F64, (int64_t[]){2, 1, 1}, 3, q),
-                       case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
-                       case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v), alloy_arg_none()};
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[4] = {tr_input(&t, ALLOY_F64, (int64_t[]){2, 1, 1}, 3, q),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v), alloy_arg_none()};
   const char *kwn[1] = {"enable_gqa"};
   alloy_arg kw[1] = {alloy_arg_bool(true)};
-  if (case_run_kw(&t, "aten.scaled_dot_product_attention.default", args, 4, kwn, kw, 1))
+  if (tr_run_kw(&t, "aten.scaled_dot_product_attention.default", args, 4, kwn, kw, 1))
     CHECK(values_are(&t.out[0], (double[]){5, 6}, 2, 1e-12));
-  case_close(&t);
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
-  alloy_arg a2[4] = {case_input(&t, ALLOY_F64, (int64_t[]){2, 1, 1}, 3, q),
-                     case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
-                     case_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v),
-                     case_input(&t, ALLOY_BOOL, (int64_t[]){2, 1, 2}, 3, mask)};
-  if (case_run_kw(&t, "aten.scaled_dot_product_attention.default", a2, 4, kwn, kw, 1))
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[4] = {tr_input(&t, ALLOY_F64, (int64_t[]){2, 1, 1}, 3, q),
+                     tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, k),
+                     tr_input(&t, ALLOY_F64, (int64_t[]){1, 2, 1}, 3, v),
+                     tr_input(&t, ALLOY_BOOL, (int64_t[]){2, 1, 2}, 3, mask)};
+  if (tr_run_kw(&t, "aten.scaled_dot_product_attention.default", a2, 4, kwn, kw, 1))
     CHECK(values_are(&t.out[0], (double[]){2, 6}, 2, 1e-12));
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* ---- normalization -------------------------------------------------------*/
@@ -444,24 +311,24 @@ TEST(ref_nn_layer_norm_backward) {
   fill(b, N, 9);
   fill(g, R * N, 10);
   double eps = 1e-5;
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[2][2];
-  alloy_arg xv = case_input(&t, ALLOY_F64, (int64_t[]){2, 2, 3}, 3, x);
-  alloy_arg wv = case_input(&t, ALLOY_F64, (int64_t[]){2, 3}, 2, w);
-  alloy_arg bv = case_input(&t, ALLOY_F64, (int64_t[]){2, 3}, 2, b);
-  alloy_arg fwd[5] = {xv, ints(l[0], 2, (int64_t[]){2, 3}), wv, bv, alloy_arg_float(eps)};
-  alloy_node *ln = case_node(&t, "aten.native_layer_norm.default", fwd, 5, NULL, NULL, 0);
+  alloy_arg xv = tr_input(&t, ALLOY_F64, (int64_t[]){2, 2, 3}, 3, x);
+  alloy_arg wv = tr_input(&t, ALLOY_F64, (int64_t[]){2, 3}, 2, w);
+  alloy_arg bv = tr_input(&t, ALLOY_F64, (int64_t[]){2, 3}, 2, b);
+  alloy_arg fwd[5] = {xv, tr_ints(l[0], 2, (int64_t[]){2, 3}), wv, bv, alloy_arg_float(eps)};
+  alloy_node *ln = tr_node(&t, "aten.native_layer_norm.default", fwd, 5, NULL, NULL, 0);
   REQUIRE(ln);
   alloy_arg m[3];
-  alloy_arg bwd[8] = {case_input(&t, ALLOY_F64, (int64_t[]){2, 2, 3}, 3, g), xv,
-                      ints(l[1], 2, (int64_t[]){2, 3}), alloy_arg_value(alloy_node_output(ln, 1)),
+  alloy_arg bwd[8] = {tr_input(&t, ALLOY_F64, (int64_t[]){2, 2, 3}, 3, g), xv,
+                      tr_ints(l[1], 2, (int64_t[]){2, 3}), alloy_arg_value(alloy_node_output(ln, 1)),
                       alloy_arg_value(alloy_node_output(ln, 2)), wv, bv,
                       bools(m, 3, (bool[]){true, true, true})};
-  alloy_node *back = case_node(&t, "aten.native_layer_norm_backward.default", bwd, 8, NULL, NULL, 0);
+  alloy_node *back = tr_node(&t, "aten.native_layer_norm_backward.default", bwd, 8, NULL, NULL, 0);
   REQUIRE(back);
   alloy_value *outs[3] = {alloy_node_output(back, 0), alloy_node_output(back, 1), alloy_node_output(back, 2)};
-  if (case_run_values(&t, outs, 3)) {
+  if (tr_run_values(&t, outs, 3)) {
     double dx[R * N], dw[N] = {0}, db[N] = {0}, h = 1e-6;
     for (int i = 0; i < R * N; i++) {
       double lp = 0, lm = 0;
@@ -485,21 +352,21 @@ TEST(ref_nn_layer_norm_backward) {
     CHECK(values_are(&t.out[1], dw, N, 1e-12));
     CHECK(values_are(&t.out[2], db, N, 1e-12));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_layer_norm_aten) {
   /* layer_norm of [1, 2, 3] (eps 0): mean 2, var 2/3, y = (x - 2) * sqrt(3/2)
    * = [-1.224744871, 0, 1.224744871] */
   static double x[3] = {1, 2, 3};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[1];
-  alloy_arg args[5] = {case_input(&t, ALLOY_F64, (int64_t[]){3}, 1, x), ints(l, 1, (int64_t[]){3}),
+  alloy_arg args[5] = {tr_input(&t, ALLOY_F64, (int64_t[]){3}, 1, x), tr_ints(l, 1, (int64_t[]){3}),
                        alloy_arg_none(), alloy_arg_none(), alloy_arg_float(0.0)};
-  if (case_run(&t, "aten.layer_norm.default", args, 5))
+  if (tr_run(&t, "aten.layer_norm.default", args, 5))
     CHECK(values_are(&t.out[0], (double[]){-sqrt(1.5), 0, sqrt(1.5)}, 3, 1e-12));
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* group norm (N, C, HxW) in double, for the central differences */
@@ -529,23 +396,23 @@ TEST(ref_nn_group_norm_backward) {
   fill(w, C, 12);
   fill(b, C, 13);
   fill(g, T, 14);
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg xv = case_input(&t, ALLOY_F64, (int64_t[]){NB, C, HW}, 3, x);
-  alloy_arg wv = case_input(&t, ALLOY_F64, (int64_t[]){C}, 1, w);
-  alloy_arg fwd[8] = {xv, wv, case_input(&t, ALLOY_F64, (int64_t[]){C}, 1, b), alloy_arg_int(NB),
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg xv = tr_input(&t, ALLOY_F64, (int64_t[]){NB, C, HW}, 3, x);
+  alloy_arg wv = tr_input(&t, ALLOY_F64, (int64_t[]){C}, 1, w);
+  alloy_arg fwd[8] = {xv, wv, tr_input(&t, ALLOY_F64, (int64_t[]){C}, 1, b), alloy_arg_int(NB),
                       alloy_arg_int(C), alloy_arg_int(HW), alloy_arg_int(G), alloy_arg_float(eps)};
-  alloy_node *gn = case_node(&t, "aten.native_group_norm.default", fwd, 8, NULL, NULL, 0);
+  alloy_node *gn = tr_node(&t, "aten.native_group_norm.default", fwd, 8, NULL, NULL, 0);
   REQUIRE(gn);
   alloy_arg m[3];
-  alloy_arg bwd[10] = {case_input(&t, ALLOY_F64, (int64_t[]){NB, C, HW}, 3, g), xv,
+  alloy_arg bwd[10] = {tr_input(&t, ALLOY_F64, (int64_t[]){NB, C, HW}, 3, g), xv,
                        alloy_arg_value(alloy_node_output(gn, 1)), alloy_arg_value(alloy_node_output(gn, 2)),
                        wv, alloy_arg_int(NB), alloy_arg_int(C), alloy_arg_int(HW), alloy_arg_int(G),
                        bools(m, 3, (bool[]){true, true, true})};
-  alloy_node *back = case_node(&t, "aten.native_group_norm_backward.default", bwd, 10, NULL, NULL, 0);
+  alloy_node *back = tr_node(&t, "aten.native_group_norm_backward.default", bwd, 10, NULL, NULL, 0);
   REQUIRE(back);
   alloy_value *outs[3] = {alloy_node_output(back, 0), alloy_node_output(back, 1), alloy_node_output(back, 2)};
-  if (case_run_values(&t, outs, 3)) {
+  if (tr_run_values(&t, outs, 3)) {
     double dx[T], dw[C] = {0}, db[C] = {0}, h = 1e-6, ones[C] = {1, 1, 1, 1}, zeros[C] = {0};
     for (int i = 0; i < T; i++) {
       double lp = 0, lm = 0;
@@ -569,7 +436,7 @@ TEST(ref_nn_group_norm_backward) {
     CHECK(values_are(&t.out[1], dw, C, 1e-12));
     CHECK(values_are(&t.out[2], db, C, 1e-12));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_batch_norm_variants) {
@@ -578,34 +445,34 @@ TEST(ref_nn_batch_norm_variants) {
    * [2, 1], bias [0, 1]: (x - m) / sd * w + b = [[0, 1], [2, 2]]; the
    * saved stats are empty. */
   static double x[4] = {1, 2, 3, 6}, w[2] = {2, 1}, b[2] = {0, 1}, rm[2] = {1, 2}, rv[2] = {4, 16};
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[7] = {case_input(&t, ALLOY_F64, (int64_t[]){2, 2}, 2, x),
-                       case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, w),
-                       case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, b),
-                       case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, rm),
-                       case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, rv), alloy_arg_float(0.1),
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[7] = {tr_input(&t, ALLOY_F64, (int64_t[]){2, 2}, 2, x),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, w),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, b),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, rm),
+                       tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, rv), alloy_arg_float(0.1),
                        alloy_arg_float(0.0)};
-  if (case_run(&t, "aten._native_batch_norm_legit_no_training.default", args, 7)) {
+  if (tr_run(&t, "aten._native_batch_norm_legit_no_training.default", args, 7)) {
     CHECK(values_are(&t.out[0], (double[]){0, 1, 2, 2}, 4, 1e-12));
-    CHECK_INT(numel_of(&t.out[1]), 0);
+    CHECK_INT(tr_numel(&t.out[1]), 0);
   }
-  case_close(&t);
+  tr_close(&t);
 
   /* no_stats, training: channel 0 [1, 3] mean 2 var 1, channel 1 [2, 6]
    * mean 4 var 4 (eps 0): xhat [[-1, -1], [1, 1]], then w and b:
    * [[-2, 0], [2, 2]]; save_mean [2, 4], save_invstd [1, 0.5] */
-  REQUIRE(case_open(&t));
-  alloy_arg a2[6] = {case_input(&t, ALLOY_F64, (int64_t[]){2, 2}, 2, x),
-                     case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, w),
-                     case_input(&t, ALLOY_F64, (int64_t[]){2}, 1, b), alloy_arg_bool(true),
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[6] = {tr_input(&t, ALLOY_F64, (int64_t[]){2, 2}, 2, x),
+                     tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, w),
+                     tr_input(&t, ALLOY_F64, (int64_t[]){2}, 1, b), alloy_arg_bool(true),
                      alloy_arg_float(0.1), alloy_arg_float(0.0)};
-  if (case_run(&t, "aten._native_batch_norm_legit.no_stats", a2, 6)) {
+  if (tr_run(&t, "aten._native_batch_norm_legit.no_stats", a2, 6)) {
     CHECK(values_are(&t.out[0], (double[]){-2, 0, 2, 2}, 4, 1e-12));
     CHECK(values_are(&t.out[1], (double[]){2, 4}, 2, 1e-12));
     CHECK(values_are(&t.out[2], (double[]){1, 0.5}, 2, 1e-12));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* ---- pooling -------------------------------------------------------------*/
@@ -616,30 +483,30 @@ TEST(ref_nn_avg_pool1d) {
    * count_include_pad false: [1, 2.5, 4.5]; true: [0.5, 2.5, 4.5] */
   static float x[5] = {1, 2, 3, 4, 5};
   for (int inc = 0; inc < 2; inc++) {
-    nn_case t;
-    REQUIRE(case_open(&t));
+    tr_case t;
+    REQUIRE(tr_open(&t));
     alloy_arg l[3][1];
-    alloy_arg args[6] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 5}, 3, x),
-                         ints(l[0], 1, (int64_t[]){2}), ints(l[1], 1, (int64_t[]){2}),
-                         ints(l[2], 1, (int64_t[]){1}), alloy_arg_bool(true), alloy_arg_bool(inc)};
-    if (case_run(&t, "aten.avg_pool1d.default", args, 6)) {
-      CHECK(shape_is(&t.out[0], 3, (int64_t[]){1, 1, 3}));
+    alloy_arg args[6] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 5}, 3, x),
+                         tr_ints(l[0], 1, (int64_t[]){2}), tr_ints(l[1], 1, (int64_t[]){2}),
+                         tr_ints(l[2], 1, (int64_t[]){1}), alloy_arg_bool(true), alloy_arg_bool(inc)};
+    if (tr_run(&t, "aten.avg_pool1d.default", args, 6)) {
+      CHECK(tr_shape_is(&t.out[0], 3, (int64_t[]){1, 1, 3}));
       CHECK(values_are(&t.out[0], (double[]){inc ? 0.5 : 1, 2.5, 4.5}, 3, 0));
     }
-    case_close(&t);
+    tr_close(&t);
   }
 }
 
 TEST(ref_nn_adaptive_avg_pool1d) {
   /* [1..5] into 3: windows [0, 2), [1, 4), [3, 5): [1.5, 3, 4.5] */
   static float x[5] = {1, 2, 3, 4, 5};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 5}, 2, x), ints(l, 1, (int64_t[]){3})};
-  if (case_run(&t, "aten.adaptive_avg_pool1d.default", args, 2))
+  alloy_arg args[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 5}, 2, x), tr_ints(l, 1, (int64_t[]){3})};
+  if (tr_run(&t, "aten.adaptive_avg_pool1d.default", args, 2))
     CHECK(values_are(&t.out[0], (double[]){1.5, 3, 4.5}, 3, 0));
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_avg_pool2d_backward) {
@@ -648,18 +515,18 @@ TEST(ref_nn_avg_pool2d_backward) {
    * divisor_override 1 instead: [[1,2,1],[2,4,2],[1,2,1]] */
   static float x[9] = {0}, g[4] = {1, 1, 1, 1};
   for (int ov = 0; ov < 2; ov++) {
-    nn_case t;
-    REQUIRE(case_open(&t));
+    tr_case t;
+    REQUIRE(tr_open(&t));
     alloy_arg l[3][1];
-    alloy_arg args[8] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, g),
-                         case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 3, 3}, 4, x),
-                         ints(l[0], 1, (int64_t[]){2}), ints(l[1], 1, (int64_t[]){1}),
-                         ints(l[2], 1, (int64_t[]){0}), alloy_arg_bool(false), alloy_arg_bool(true),
+    alloy_arg args[8] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, g),
+                         tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 3, 3}, 4, x),
+                         tr_ints(l[0], 1, (int64_t[]){2}), tr_ints(l[1], 1, (int64_t[]){1}),
+                         tr_ints(l[2], 1, (int64_t[]){0}), alloy_arg_bool(false), alloy_arg_bool(true),
                          ov ? alloy_arg_int(1) : alloy_arg_none()};
     double s = ov ? 1 : 0.25;
-    if (case_run(&t, "aten.avg_pool2d_backward.default", args, 8))
+    if (tr_run(&t, "aten.avg_pool2d_backward.default", args, 8))
       CHECK(values_are(&t.out[0], (double[]){s, 2 * s, s, 2 * s, 4 * s, 2 * s, s, 2 * s, s}, 9, 0));
-    case_close(&t);
+    tr_close(&t);
   }
 }
 
@@ -668,13 +535,13 @@ TEST(ref_nn_adaptive_avg_pool2d_backward) {
    * grad [[1, 2], [3, 4]] / 4 spread: cell (0,0) 1/4, (0,1) 3/4, (0,2) 2/4,
    * (1,0) 4/4, (1,1) 10/4, (1,2) 6/4, (2,0) 3/4, (2,1) 7/4, (2,2) 4/4 */
   static float x[9] = {0}, g[4] = {1, 2, 3, 4};
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 2, 2}, 3, g),
-                       case_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x)};
-  if (case_run(&t, "aten._adaptive_avg_pool2d_backward.default", args, 2))
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 2, 2}, 3, g),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x)};
+  if (tr_run(&t, "aten._adaptive_avg_pool2d_backward.default", args, 2))
     CHECK(values_are(&t.out[0], (double[]){0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1}, 9, 0));
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_max_pool2d_nan_and_indices) {
@@ -682,21 +549,21 @@ TEST(ref_nn_max_pool2d_nan_and_indices) {
    * holding the NaN give NaN; the others their max. With indices: the flat
    * offset in the plane: [[1, 1], [7, 8]] */
   static float x[9] = {1, NAN, 3, 4, 5, 6, 7, 8, 9};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[1], s1[1];
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x), ints(l, 1, (int64_t[]){2}),
-                       ints(s1, 1, (int64_t[]){1})};
-  if (case_run(&t, "aten.max_pool2d.default", args, 3))
+  alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x), tr_ints(l, 1, (int64_t[]){2}),
+                       tr_ints(s1, 1, (int64_t[]){1})};
+  if (tr_run(&t, "aten.max_pool2d.default", args, 3))
     CHECK(values_are(&t.out[0], (double[]){NAN, NAN, 8, 9}, 4, 0));
-  case_close(&t);
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
-  alloy_arg a2[3] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x), ints(l, 1, (int64_t[]){2}),
-                     ints(s1, 1, (int64_t[]){1})};
-  if (case_run(&t, "aten.max_pool2d_with_indices.default", a2, 3))
-    CHECK(longs_are(&t.out[1], (int64_t[]){1, 1, 7, 8}, 4));
-  case_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 3, 3}, 3, x), tr_ints(l, 1, (int64_t[]){2}),
+                     tr_ints(s1, 1, (int64_t[]){1})};
+  if (tr_run(&t, "aten.max_pool2d_with_indices.default", a2, 3))
+    CHECK(tr_longs_are(&t.out[1], (int64_t[]){1, 1, 7, 8}, 4));
+  tr_close(&t);
 }
 
 /* ---- upsampling ----------------------------------------------------------*/
@@ -705,27 +572,27 @@ TEST(ref_nn_upsample_vec) {
   /* nearest2d.vec with scale_factors [2, 2]: [[1, 2], [3, 4]] becomes each
    * value repeated in a 2x2 block */
   static float x[4] = {1, 2, 3, 4};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg f[2] = {alloy_arg_float(2.0), alloy_arg_float(2.0)};
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, x), alloy_arg_none(),
+  alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 2, 2}, 4, x), alloy_arg_none(),
                        alloy_arg_list(f, 2)};
-  if (case_run(&t, "aten.upsample_nearest2d.vec", args, 3)) {
-    CHECK(shape_is(&t.out[0], 4, (int64_t[]){1, 1, 4, 4}));
+  if (tr_run(&t, "aten.upsample_nearest2d.vec", args, 3)) {
+    CHECK(tr_shape_is(&t.out[0], 4, (int64_t[]){1, 1, 4, 4}));
     CHECK(values_are(&t.out[0], (double[]){1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}, 16, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 
   /* bilinear2d.vec, output_size [1, 3], align_corners: [0, 1] becomes
    * [0, 0.5, 1] */
   static float y[2] = {0, 1};
-  REQUIRE(case_open(&t));
+  REQUIRE(tr_open(&t));
   alloy_arg l[2];
-  alloy_arg a2[4] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 1, 2}, 4, y),
-                     ints(l, 2, (int64_t[]){1, 3}), alloy_arg_bool(true), alloy_arg_none()};
-  if (case_run(&t, "aten.upsample_bilinear2d.vec", a2, 4))
+  alloy_arg a2[4] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 1, 2}, 4, y),
+                     tr_ints(l, 2, (int64_t[]){1, 3}), alloy_arg_bool(true), alloy_arg_none()};
+  if (tr_run(&t, "aten.upsample_bilinear2d.vec", a2, 4))
     CHECK(values_are(&t.out[0], (double[]){0, 0.5, 1}, 3, 0));
-  case_close(&t);
+  tr_close(&t);
 }
 
 /* ---- embedding and losses ------------------------------------------------*/
@@ -739,16 +606,16 @@ TEST(ref_nn_embedding_dense_backward) {
   static const double want[3][6] = {{6, 8, 0, 0, 3, 4}, {3, 4, 0, 0, 3, 4}, {6, 8, 0, 0, 0, 0}};
   static const int64_t pad[3] = {-1, -1, 2};
   for (int k = 0; k < 3; k++) {
-    nn_case t;
-    REQUIRE(case_open(&t));
-    alloy_arg args[5] = {case_input(&t, ALLOY_F32, (int64_t[]){3, 2}, 2, g),
-                         case_input(&t, ALLOY_I64, (int64_t[]){3}, 1, idx), alloy_arg_int(3),
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg args[5] = {tr_input(&t, ALLOY_F32, (int64_t[]){3, 2}, 2, g),
+                         tr_input(&t, ALLOY_I64, (int64_t[]){3}, 1, idx), alloy_arg_int(3),
                          alloy_arg_int(pad[k]), alloy_arg_bool(k == 1)};
-    if (case_run(&t, "aten.embedding_dense_backward.default", args, 5)) {
-      CHECK(shape_is(&t.out[0], 2, (int64_t[]){3, 2}));
+    if (tr_run(&t, "aten.embedding_dense_backward.default", args, 5)) {
+      CHECK(tr_shape_is(&t.out[0], 2, (int64_t[]){3, 2}));
       CHECK(values_are(&t.out[0], want[k], 6, 0));
     }
-    case_close(&t);
+    tr_close(&t);
   }
 }
 
@@ -758,16 +625,16 @@ TEST(ref_nn_nll_loss_all_ignored) {
   static float x[4] = {1, 2, 3, 4};
   static int64_t y[2] = {1, 1};
   for (int red = 1; red <= 2; red++) {
-    nn_case t;
-    REQUIRE(case_open(&t));
-    alloy_arg args[5] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, x),
-                         case_input(&t, ALLOY_I64, (int64_t[]){2}, 1, y), alloy_arg_none(),
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg args[5] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, x),
+                         tr_input(&t, ALLOY_I64, (int64_t[]){2}, 1, y), alloy_arg_none(),
                          alloy_arg_int(red), alloy_arg_int(1)};
-    if (case_run(&t, "aten.nll_loss_forward.default", args, 5)) {
+    if (tr_run(&t, "aten.nll_loss_forward.default", args, 5)) {
       CHECK(values_are(&t.out[0], (double[]){red == 1 ? NAN : 0}, 1, 0));
       CHECK(values_are(&t.out[1], (double[]){0}, 1, 0));
     }
-    case_close(&t);
+    tr_close(&t);
   }
 }
 
@@ -776,12 +643,12 @@ TEST(ref_nn_max_unpool_invalid_index_fails) {
    * (PyTorch: "Found an invalid max index"), not a write out of bounds */
   static float x[1] = {5};
   static int64_t idx[1] = {9};
-  nn_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[2];
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){1, 1, 1}, 3, x),
-                       case_input(&t, ALLOY_I64, (int64_t[]){1, 1, 1}, 3, idx), ints(l, 2, (int64_t[]){3, 3})};
-  alloy_node *node = case_node(&t, "aten.max_unpool2d.default", args, 3, NULL, NULL, 0);
+  alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){1, 1, 1}, 3, x),
+                       tr_input(&t, ALLOY_I64, (int64_t[]){1, 1, 1}, 3, idx), tr_ints(l, 2, (int64_t[]){3, 3})};
+  alloy_node *node = tr_node(&t, "aten.max_unpool2d.default", args, 3, NULL, NULL, 0);
   REQUIRE(node);
   alloy_value *out = alloy_node_output(node, 0);
   alloy_error *e = alloy_graph_set_outputs(t.g, &out, 1);
@@ -791,7 +658,7 @@ TEST(ref_nn_max_unpool_invalid_index_fails) {
   CHECK(e != NULL);
   if (e) CHECK(strstr(alloy_error_message(e), "max_unpool2d") != NULL);
   alloy_error_free(e);
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_nn_bce_broadcast_weights) {
@@ -802,21 +669,21 @@ TEST(ref_nn_bce_broadcast_weights) {
   static float x[4] = {0, 0, 0, 0}, t4[4] = {1, 0, 1, 1}, w[2] = {1, 2}, pw[2] = {3, 1};
   static float half[4] = {0.5f, 0.5f, 0.5f, 0.5f};
   double l2 = log(2.0);
-  nn_case t;
-  REQUIRE(case_open(&t));
-  alloy_arg args[5] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, x),
-                       case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, t4),
-                       case_input(&t, ALLOY_F32, (int64_t[]){2}, 1, w),
-                       case_input(&t, ALLOY_F32, (int64_t[]){2}, 1, pw), alloy_arg_int(0)};
-  if (case_run(&t, "aten.binary_cross_entropy_with_logits.default", args, 5))
+  tr_case t;
+  REQUIRE(tr_open(&t));
+  alloy_arg args[5] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, x),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, t4),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){2}, 1, w),
+                       tr_input(&t, ALLOY_F32, (int64_t[]){2}, 1, pw), alloy_arg_int(0)};
+  if (tr_run(&t, "aten.binary_cross_entropy_with_logits.default", args, 5))
     CHECK(values_are(&t.out[0], (double[]){3 * l2, 2 * l2, 3 * l2, 2 * l2}, 4, 1e-6));
-  case_close(&t);
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
-  alloy_arg a2[4] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, half),
-                     case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, t4),
-                     case_input(&t, ALLOY_F32, (int64_t[]){2}, 1, w), alloy_arg_int(0)};
-  if (case_run(&t, "aten.binary_cross_entropy.default", a2, 4))
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[4] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, half),
+                     tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, t4),
+                     tr_input(&t, ALLOY_F32, (int64_t[]){2}, 1, w), alloy_arg_int(0)};
+  if (tr_run(&t, "aten.binary_cross_entropy.default", a2, 4))
     CHECK(values_are(&t.out[0], (double[]){l2, 2 * l2, l2, 2 * l2}, 4, 1e-6));
-  case_close(&t);
+  tr_close(&t);
 }

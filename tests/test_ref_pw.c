@@ -13,86 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloy/graph.h"
-#include "alloy/ops.h"
-#include "alloy/runtime.h"
-#include "harness.h"
-
-/* A one-node program under construction. */
-typedef struct tc {
-  alloy_runtime *rt;
-  int backend;
-  alloy_graph *g;
-  alloy_program *prog;
-  alloy_host_tensor in[4];
-  int64_t shapes[4][4];
-  int nin;
-  alloy_host_tensor out[2];
-} tc;
-
-static bool tc_open(tc *t) {
-  memset(t, 0, sizeof *t);
-  alloy_error *e = alloy_runtime_open(NULL, &t->rt);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "runtime: %s", alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  t->backend = alloy_runtime_find_backend(t->rt, "ref");
-  t->g = alloy_graph_new();
-  return t->backend >= 0 && t->g;
-}
-
-static void tc_close(tc *t) {
-  alloy_program_release(t->prog);
-  alloy_graph_free(t->g);
-  alloy_runtime_close(t->rt);
-}
-
-/* A 1-D graph input of n elements holding data (borrowed until the run). */
-static alloy_arg tc_input(tc *t, alloy_dtype dt, int64_t n, void *data) {
-  alloy_dim dims[1] = {alloy_dim_const(n)};
-  t->shapes[t->nin][0] = n;
-  alloy_value_type ty = {ALLOY_VALUE_TENSOR, dt, 1, dims, NULL, {ALLOY_DEVICE_CPU, -1}, {0}};
-  alloy_value *v = NULL;
-  CHECK_OK(alloy_graph_add_input(t->g, NULL, &ty, &v));
-  t->in[t->nin] = (alloy_host_tensor){sizeof(alloy_host_tensor), dt, 1, t->shapes[t->nin], data};
-  t->nin++;
-  return alloy_arg_value(v);
-}
-
-/* Adds op(args; kwargs) and runs it; returns the error (NULL on success),
- * leaving the outputs in t->out. */
-static alloy_error *tc_try(tc *t, const char *op, const alloy_arg *args, int n,
-                           const char *const *kwn, const alloy_arg *kw, int nkw) {
-  const alloy_op *o = alloy_op_find(op);
-  if (!o) return alloy_error_new(ALLOY_ERR_NOT_FOUND, "no op %s", op);
-  alloy_node *node = NULL;
-  alloy_error *e = alloy_graph_add_node(t->g, o, args, n, kwn, kw, nkw, "out", &node);
-  int nout = node ? alloy_node_num_outputs(node) : 0;
-  alloy_value *outs[2];
-  for (int k = 0; k < nout && k < 2; k++) outs[k] = alloy_node_output(node, k);
-  if (!e) e = alloy_graph_set_outputs(t->g, outs, nout);
-  if (!e) e = alloy_program_compile(t->rt, t->backend, t->g, &t->prog);
-  for (int k = 0; k < 2; k++) t->out[k].struct_size = sizeof t->out[k];
-  if (!e) e = alloy_program_run(t->prog, t->in, t->nin, t->out, nout);
-  return e;
-}
-
-static bool tc_run_kw(tc *t, const char *op, const alloy_arg *args, int n, const char *const *kwn,
-                      const alloy_arg *kw, int nkw) {
-  alloy_error *e = tc_try(t, op, args, n, kwn, kw, nkw);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "%s: %s", op, alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
-}
-
-static bool tc_run(tc *t, const char *op, const alloy_arg *args, int n) {
-  return tc_run_kw(t, op, args, n, NULL, NULL, 0);
-}
+#include "testref.h"
 
 /* Output k has dtype dt and n elements equal to want (NaN matches NaN;
  * tol relative, for the special functions). */
@@ -136,10 +57,10 @@ static bool longs_are(const alloy_host_tensor *h, alloy_dtype dt, const int64_t 
 /* op(a, b) on two float32 vectors of 4. */
 static void check_binary_f32(const char *op, const float *a, const float *b, const double *want,
                              alloy_dtype out, double tol) {
-  tc t;
-  if (!tc_open(&t)) return;
-  alloy_arg args[2] = {tc_input(&t, ALLOY_F32, 4, (void *)a), tc_input(&t, ALLOY_F32, 4, (void *)b)};
-  if (tc_run(&t, op, args, 2)) {
+  tr_case t;
+  if (!tr_open(&t)) return;
+  alloy_arg args[2] = {tr_input1(&t, ALLOY_F32, 4, (void *)a), tr_input1(&t, ALLOY_F32, 4, (void *)b)};
+  if (tr_run(&t, op, args, 2)) {
     if (out == ALLOY_BOOL) {
       int64_t w[4];
       for (int i = 0; i < 4; i++) w[i] = (int64_t)want[i];
@@ -148,26 +69,26 @@ static void check_binary_f32(const char *op, const float *a, const float *b, con
       printf("  in %s\n", op);
     }
   }
-  tc_close(&t);
+  tr_close(&t);
 }
 
 /* op(a, b) on two int64 vectors of 4. */
 static void check_binary_i64(const char *op, const int64_t *a, const int64_t *b, const int64_t *want,
                              alloy_dtype out) {
-  tc t;
-  if (!tc_open(&t)) return;
-  alloy_arg args[2] = {tc_input(&t, ALLOY_I64, 4, (void *)a), tc_input(&t, ALLOY_I64, 4, (void *)b)};
-  if (tc_run(&t, op, args, 2) && !longs_are(&t.out[0], out, want, 4)) printf("  in %s\n", op);
-  tc_close(&t);
+  tr_case t;
+  if (!tr_open(&t)) return;
+  alloy_arg args[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)a), tr_input1(&t, ALLOY_I64, 4, (void *)b)};
+  if (tr_run(&t, op, args, 2) && !longs_are(&t.out[0], out, want, 4)) printf("  in %s\n", op);
+  tr_close(&t);
 }
 
 /* op(a) on a float32 vector of 4. */
 static void check_unary_f32(const char *op, const float *a, const double *want, alloy_dtype out,
                             double tol) {
-  tc t;
-  if (!tc_open(&t)) return;
-  alloy_arg args[1] = {tc_input(&t, ALLOY_F32, 4, (void *)a)};
-  if (tc_run(&t, op, args, 1)) {
+  tr_case t;
+  if (!tr_open(&t)) return;
+  alloy_arg args[1] = {tr_input1(&t, ALLOY_F32, 4, (void *)a)};
+  if (tr_run(&t, op, args, 1)) {
     if (out == ALLOY_BOOL) {
       int64_t w[4];
       for (int i = 0; i < 4; i++) w[i] = (int64_t)want[i];
@@ -176,16 +97,16 @@ static void check_unary_f32(const char *op, const float *a, const double *want, 
       printf("  in %s\n", op);
     }
   }
-  tc_close(&t);
+  tr_close(&t);
 }
 
 /* op(a) on an int64 vector of 4. */
 static void check_unary_i64(const char *op, const int64_t *a, const int64_t *want) {
-  tc t;
-  if (!tc_open(&t)) return;
-  alloy_arg args[1] = {tc_input(&t, ALLOY_I64, 4, (void *)a)};
-  if (tc_run(&t, op, args, 1) && !longs_are(&t.out[0], ALLOY_I64, want, 4)) printf("  in %s\n", op);
-  tc_close(&t);
+  tr_case t;
+  if (!tr_open(&t)) return;
+  alloy_arg args[1] = {tr_input1(&t, ALLOY_I64, 4, (void *)a)};
+  if (tr_run(&t, op, args, 1) && !longs_are(&t.out[0], ALLOY_I64, want, 4)) printf("  in %s\n", op);
+  tr_close(&t);
 }
 
 TEST(ref_pw_prims_arithmetic) {
@@ -238,13 +159,13 @@ TEST(ref_pw_integer_division_by_zero_fails) {
                               "aten.remainder.Tensor", "aten.floor_divide.default"};
   static const int64_t a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 1, 1};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    tc t;
-    REQUIRE(tc_open(&t));
-    alloy_arg args[2] = {tc_input(&t, ALLOY_I64, 4, (void *)a), tc_input(&t, ALLOY_I64, 4, (void *)b)};
-    alloy_error *e = tc_try(&t, ops[k], args, 2, NULL, NULL, 0);
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg args[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)a), tr_input1(&t, ALLOY_I64, 4, (void *)b)};
+    alloy_error *e = tr_try(&t, ops[k], args, 2, NULL, NULL, 0);
     if (!e) harness_fail(__FILE__, __LINE__, "%s by zero succeeded", ops[k]);
     alloy_error_free(e);
-    tc_close(&t);
+    tr_close(&t);
   }
   /* floats divide to inf/NaN instead: 1 / 0 = inf, fmod(1, 0) = NaN */
   static const float x[4] = {1, -1, 0, 2}, z[4] = {0, 0, 0, 0};
@@ -265,26 +186,26 @@ TEST(ref_pw_prims_bits) {
   check_binary_i64("prims.bitwise_xor.default", x, y, (int64_t[]){6, 12, -6, -1}, ALLOY_I64);
   check_unary_i64("prims.bitwise_not.default", x, (int64_t[]){-13, -11, 0, -1});
   /* the width is the dtype's: an int32 shifted by 32 is 0 */
-  tc t;
-  REQUIRE(tc_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   static const int32_t v[4] = {1, 1, -2, 7}, s[4] = {31, 32, 31, 40};
-  alloy_arg args[2] = {tc_input(&t, ALLOY_I32, 4, (void *)v), tc_input(&t, ALLOY_I32, 4, (void *)s)};
+  alloy_arg args[2] = {tr_input1(&t, ALLOY_I32, 4, (void *)v), tr_input1(&t, ALLOY_I32, 4, (void *)s)};
   /* 1 << 31 wraps to INT32_MIN; -2 >> 31 = -1; 7 >> 40 = 0 */
-  if (tc_run(&t, "prims.shift_left.default", args, 2))
+  if (tr_run(&t, "prims.shift_left.default", args, 2))
     CHECK(longs_are(&t.out[0], ALLOY_I32, (int64_t[]){INT32_MIN, 0, 0, 0}, 4));
-  tc_close(&t);
-  REQUIRE(tc_open(&t));
-  alloy_arg args2[2] = {tc_input(&t, ALLOY_I32, 4, (void *)v), tc_input(&t, ALLOY_I32, 4, (void *)s)};
-  if (tc_run(&t, "prims.shift_right_arithmetic.default", args2, 2))
+  tr_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg args2[2] = {tr_input1(&t, ALLOY_I32, 4, (void *)v), tr_input1(&t, ALLOY_I32, 4, (void *)s)};
+  if (tr_run(&t, "prims.shift_right_arithmetic.default", args2, 2))
     CHECK(longs_are(&t.out[0], ALLOY_I32, (int64_t[]){0, 0, -1, 0}, 4));
-  tc_close(&t);
+  tr_close(&t);
   /* bitwise_not of bool is logical not */
-  REQUIRE(tc_open(&t));
+  REQUIRE(tr_open(&t));
   static const uint8_t bits[4] = {1, 0, 1, 0};
-  alloy_arg b1[1] = {tc_input(&t, ALLOY_BOOL, 4, (void *)bits)};
-  if (tc_run(&t, "prims.bitwise_not.default", b1, 1))
+  alloy_arg b1[1] = {tr_input1(&t, ALLOY_BOOL, 4, (void *)bits)};
+  if (tr_run(&t, "prims.bitwise_not.default", b1, 1))
     CHECK(longs_are(&t.out[0], ALLOY_BOOL, (int64_t[]){0, 1, 0, 1}, 4));
-  tc_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_pw_prims_unary_integer) {
@@ -443,95 +364,95 @@ TEST(ref_pw_prims_nextafter) {
   check_binary_f32("prims.nextafter.default", a, b,
                    (double[]){1 + 0x1p-23, 1 - 0x1p-24, -0x1p-149, 2}, ALLOY_F32, 0);
   /* float16: 1 -> 1 + 2^-10; 0 -> -2^-24 */
-  tc t;
-  REQUIRE(tc_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   uint16_t ha[4], hb[4];
   for (int i = 0; i < 4; i++) ha[i] = alloy_f16_from_f32(a[i]), hb[i] = alloy_f16_from_f32(b[i]);
-  alloy_arg args[2] = {tc_input(&t, ALLOY_F16, 4, ha), tc_input(&t, ALLOY_F16, 4, hb)};
-  if (tc_run(&t, "prims.nextafter.default", args, 2))
+  alloy_arg args[2] = {tr_input1(&t, ALLOY_F16, 4, ha), tr_input1(&t, ALLOY_F16, 4, hb)};
+  if (tr_run(&t, "prims.nextafter.default", args, 2))
     CHECK(doubles_are(&t.out[0], ALLOY_F16, (double[]){1 + 0x1p-10, 1 - 0x1p-11, -0x1p-24, 2}, 4, 0));
-  tc_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_pw_prims_frexp_fill_imag) {
   /* 8 = 0.5 * 2^4, -3 = -0.75 * 2^2, 0 = 0 * 2^0, 1 = 0.5 * 2^1 */
-  tc t;
-  REQUIRE(tc_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   static const float x[4] = {8, -3, 0, 1};
-  alloy_arg args[1] = {tc_input(&t, ALLOY_F32, 4, (void *)x)};
-  if (tc_run(&t, "prims.frexp.default", args, 1)) {
+  alloy_arg args[1] = {tr_input1(&t, ALLOY_F32, 4, (void *)x)};
+  if (tr_run(&t, "prims.frexp.default", args, 1)) {
     CHECK(doubles_are(&t.out[0], ALLOY_F32, (double[]){0.5, -0.75, 0, 0.5}, 4, 0));
     CHECK(longs_are(&t.out[1], ALLOY_I32, (int64_t[]){4, 2, 0, 1}, 4));
   }
-  tc_close(&t);
-  REQUIRE(tc_open(&t));
-  alloy_arg fill[2] = {tc_input(&t, ALLOY_F32, 4, (void *)x), alloy_arg_float(2.5)};
-  if (tc_run(&t, "prims.fill.default", fill, 2))
+  tr_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg fill[2] = {tr_input1(&t, ALLOY_F32, 4, (void *)x), alloy_arg_float(2.5)};
+  if (tr_run(&t, "prims.fill.default", fill, 2))
     CHECK(doubles_are(&t.out[0], ALLOY_F32, (double[]){2.5, 2.5, 2.5, 2.5}, 4, 0));
-  tc_close(&t);
+  tr_close(&t);
   /* the imaginary part of a real tensor is refused, as in PyTorch */
-  REQUIRE(tc_open(&t));
-  alloy_arg im[1] = {tc_input(&t, ALLOY_F32, 4, (void *)x)};
-  alloy_error *e = tc_try(&t, "prims.imag.default", im, 1, NULL, NULL, 0);
+  REQUIRE(tr_open(&t));
+  alloy_arg im[1] = {tr_input1(&t, ALLOY_F32, 4, (void *)x)};
+  alloy_error *e = tr_try(&t, "prims.imag.default", im, 1, NULL, NULL, 0);
   CHECK(e != NULL);
   alloy_error_free(e);
-  tc_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_pw_aten_without_samples) {
   /* pow.Scalar(2, [0, 1, 3, 10]) = [1, 2, 8, 1024] as int64 */
-  tc t;
-  REQUIRE(tc_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   static const int64_t e[4] = {0, 1, 3, 10};
-  alloy_arg args[2] = {alloy_arg_int(2), tc_input(&t, ALLOY_I64, 4, (void *)e)};
-  if (tc_run(&t, "aten.pow.Scalar", args, 2)) CHECK(longs_are(&t.out[0], ALLOY_I64, (int64_t[]){1, 2, 8, 1024}, 4));
-  tc_close(&t);
+  alloy_arg args[2] = {alloy_arg_int(2), tr_input1(&t, ALLOY_I64, 4, (void *)e)};
+  if (tr_run(&t, "aten.pow.Scalar", args, 2)) CHECK(longs_are(&t.out[0], ALLOY_I64, (int64_t[]){1, 2, 8, 1024}, 4));
+  tr_close(&t);
   /* div.Scalar_mode floor: [-7, 7, -8, 8] // 2 -> [-4, 3, -4, 4]; trunc -> [-3, 3, -4, 4] */
   static const int64_t n[4] = {-7, 7, -8, 8};
   const char *kwn[1] = {"rounding_mode"};
   const char *modes[2] = {"floor", "trunc"};
   const int64_t want[2][4] = {{-4, 3, -4, 4}, {-3, 3, -4, 4}};
   for (int m = 0; m < 2; m++) {
-    REQUIRE(tc_open(&t));
-    alloy_arg a2[2] = {tc_input(&t, ALLOY_I64, 4, (void *)n), alloy_arg_int(2)};
+    REQUIRE(tr_open(&t));
+    alloy_arg a2[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)n), alloy_arg_int(2)};
     alloy_arg kw[1] = {alloy_arg_str(modes[m])};
-    if (tc_run_kw(&t, "aten.div.Scalar_mode", a2, 2, kwn, kw, 1)) CHECK(longs_are(&t.out[0], ALLOY_I64, want[m], 4));
-    tc_close(&t);
+    if (tr_run_kw(&t, "aten.div.Scalar_mode", a2, 2, kwn, kw, 1)) CHECK(longs_are(&t.out[0], ALLOY_I64, want[m], 4));
+    tr_close(&t);
   }
   /* floor division of floats: -7.5 // 2 = -4, 7.5 // -2 = -4, -0.5 // 2 = -1, 0 // -2 = -0 */
   static const float fa[4] = {-7.5f, 7.5f, -0.5f, 0}, fb[4] = {2, -2, 2, -2};
   check_binary_f32("aten.floor_divide.default", fa, fb, (double[]){-4, -4, -1, -0.0}, ALLOY_F32, 0);
   /* fmod.Scalar(int, 3): C's sign; bitwise_xor.Scalar; gt.Scalar; __and__ */
   static const int64_t v[4] = {-7, 7, 5, 0};
-  REQUIRE(tc_open(&t));
-  alloy_arg f1[2] = {tc_input(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(3)};
-  if (tc_run(&t, "aten.fmod.Scalar", f1, 2)) CHECK(longs_are(&t.out[0], ALLOY_I64, (int64_t[]){-1, 1, 2, 0}, 4));
-  tc_close(&t);
-  REQUIRE(tc_open(&t));
-  alloy_arg x1[2] = {tc_input(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(3)};
-  if (tc_run(&t, "aten.bitwise_xor.Scalar", x1, 2))
+  REQUIRE(tr_open(&t));
+  alloy_arg f1[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(3)};
+  if (tr_run(&t, "aten.fmod.Scalar", f1, 2)) CHECK(longs_are(&t.out[0], ALLOY_I64, (int64_t[]){-1, 1, 2, 0}, 4));
+  tr_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg x1[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(3)};
+  if (tr_run(&t, "aten.bitwise_xor.Scalar", x1, 2))
     CHECK(longs_are(&t.out[0], ALLOY_I64, (int64_t[]){-6, 4, 6, 3}, 4));
-  tc_close(&t);
+  tr_close(&t);
   /* an int tensor compared with 4.5 compares in float: [F, T, T, F] */
-  REQUIRE(tc_open(&t));
-  alloy_arg g1[2] = {tc_input(&t, ALLOY_I64, 4, (void *)v), alloy_arg_float(4.5)};
-  if (tc_run(&t, "aten.gt.Scalar", g1, 2)) CHECK(longs_are(&t.out[0], ALLOY_BOOL, (int64_t[]){0, 1, 1, 0}, 4));
-  tc_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg g1[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)v), alloy_arg_float(4.5)};
+  if (tr_run(&t, "aten.gt.Scalar", g1, 2)) CHECK(longs_are(&t.out[0], ALLOY_BOOL, (int64_t[]){0, 1, 1, 0}, 4));
+  tr_close(&t);
   check_binary_i64("aten.__and__.Tensor", v, e, (int64_t[]){0, 1, 1, 0}, ALLOY_I64);
   /* relu_ keeps NaN and zeroes negatives */
   static const float r[4] = {-1, NAN, 2, -0.5f};
   check_unary_f32("aten.relu_.default", r, (double[]){0, NAN, 2, 0}, ALLOY_F32, 0);
   /* clamp of an int tensor by float bounds promotes to float32 */
-  REQUIRE(tc_open(&t));
+  REQUIRE(tr_open(&t));
   static const int64_t cl[4] = {0, 1, 2, 3};
-  alloy_arg c1[3] = {tc_input(&t, ALLOY_I64, 4, (void *)cl), alloy_arg_float(0.5), alloy_arg_float(2.5)};
-  if (tc_run(&t, "aten.clamp.default", c1, 3)) CHECK(doubles_are(&t.out[0], ALLOY_F32, (double[]){0.5, 1, 2, 2.5}, 4, 0));
-  tc_close(&t);
+  alloy_arg c1[3] = {tr_input1(&t, ALLOY_I64, 4, (void *)cl), alloy_arg_float(0.5), alloy_arg_float(2.5)};
+  if (tr_run(&t, "aten.clamp.default", c1, 3)) CHECK(doubles_are(&t.out[0], ALLOY_F32, (double[]){0.5, 1, 2, 2.5}, 4, 0));
+  tr_close(&t);
   /* integer pow with a negative Scalar exponent is refused */
-  REQUIRE(tc_open(&t));
-  alloy_arg p1[2] = {tc_input(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(-1)};
-  alloy_error *err = tc_try(&t, "aten.pow.Tensor_Scalar", p1, 2, NULL, NULL, 0);
+  REQUIRE(tr_open(&t));
+  alloy_arg p1[2] = {tr_input1(&t, ALLOY_I64, 4, (void *)v), alloy_arg_int(-1)};
+  alloy_error *err = tr_try(&t, "aten.pow.Tensor_Scalar", p1, 2, NULL, NULL, 0);
   CHECK(err != NULL);
   alloy_error_free(err);
-  tc_close(&t);
+  tr_close(&t);
 }

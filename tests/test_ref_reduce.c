@@ -12,98 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloy/graph.h"
-#include "alloy/ops.h"
-#include "alloy/runtime.h"
-#include "harness.h"
-
-/* A one-node program under construction. */
-typedef struct rt_case {
-  alloy_runtime *rt;
-  int backend;
-  alloy_graph *g;
-  alloy_program *prog;
-  alloy_host_tensor in[4];
-  int64_t shapes[4][4];
-  int nin;
-  alloy_host_tensor out[4];
-} rt_case;
-
-static bool case_open(rt_case *t) {
-  memset(t, 0, sizeof *t);
-  alloy_error *e = alloy_runtime_open(NULL, &t->rt);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "runtime: %s", alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  t->backend = alloy_runtime_find_backend(t->rt, "ref");
-  t->g = alloy_graph_new();
-  return t->backend >= 0 && t->g;
-}
-
-static void case_close(rt_case *t) {
-  alloy_program_release(t->prog);
-  alloy_graph_free(t->g);
-  alloy_runtime_close(t->rt);
-}
-
-/* A graph input holding data (borrowed until the run). */
-static alloy_arg case_input(rt_case *t, alloy_dtype dt, const int64_t *shape, int rank,
-                            void *data) {
-  alloy_dim dims[4];
-  for (int d = 0; d < rank; d++) {
-    dims[d] = alloy_dim_const(shape[d]);
-    t->shapes[t->nin][d] = shape[d];
-  }
-  alloy_value_type ty = {ALLOY_VALUE_TENSOR, dt, rank, dims, NULL, {ALLOY_DEVICE_CPU, -1}, {0}};
-  alloy_value *v = NULL;
-  CHECK_OK(alloy_graph_add_input(t->g, NULL, &ty, &v));
-  t->in[t->nin] = (alloy_host_tensor){sizeof(alloy_host_tensor), dt, rank, t->shapes[t->nin], data};
-  t->nin++;
-  return alloy_arg_value(v);
-}
-
-/* Adds op(args; kwargs), runs it, leaves its outputs in t->out. */
-static bool case_run_kw(rt_case *t, const char *op, const alloy_arg *args, int n,
-                        const char *const *kwn, const alloy_arg *kw, int nkw) {
-  const alloy_op *o = alloy_op_find(op);
-  if (!o) {
-    harness_fail(__FILE__, __LINE__, "no op %s", op);
-    return false;
-  }
-  alloy_node *node = NULL;
-  alloy_error *e = alloy_graph_add_node(t->g, o, args, n, kwn, kw, nkw, "out", &node);
-  int nout = node ? alloy_node_num_outputs(node) : 0;
-  alloy_value *outs[4];
-  for (int k = 0; k < nout && k < 4; k++) outs[k] = alloy_node_output(node, k);
-  if (!e) e = alloy_graph_set_outputs(t->g, outs, nout);
-  if (!e) e = alloy_program_compile(t->rt, t->backend, t->g, &t->prog);
-  for (int k = 0; k < 4; k++) t->out[k].struct_size = sizeof t->out[k];
-  if (!e) e = alloy_program_run(t->prog, t->in, t->nin, t->out, nout);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "%s: %s", op, alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
-}
-
-static bool case_run(rt_case *t, const char *op, const alloy_arg *args, int n) {
-  return case_run_kw(t, op, args, n, NULL, NULL, 0);
-}
-
-static alloy_arg int_list(alloy_arg *items, int n, const int64_t *v) {
-  for (int k = 0; k < n; k++) items[k] = alloy_arg_int(v[k]);
-  return alloy_arg_list(items, n);
-}
-
-static bool shape_is(const alloy_host_tensor *h, int rank, const int64_t *want) {
-  if (h->rank != rank) return false;
-  for (int d = 0; d < rank; d++)
-    if (h->sizes[d] != want[d]) return false;
-  return true;
-}
+#include "testref.h"
 
 /* Doubles of any float dtype the tests use (f32, f64); NaN matches NaN. */
 static bool values_are(const alloy_host_tensor *h, const double *want, int n, double tol) {
@@ -117,75 +26,64 @@ static bool values_are(const alloy_host_tensor *h, const double *want, int n, do
   return true;
 }
 
-static bool longs_are(const alloy_host_tensor *h, const int64_t *want, int n) {
-  const int64_t *got = h->data;
-  for (int i = 0; i < n; i++)
-    if (got[i] != want[i]) {
-      harness_fail(__FILE__, __LINE__, "element %d: got %lld, expected %lld", i, (long long)got[i],
-                   (long long)want[i]);
-      return false;
-    }
-  return true;
-}
-
 /* x = [[0, 1, 2], [3, 4, 5]] as float32 */
 static float mat23[6] = {0, 1, 2, 3, 4, 5};
 static const int64_t shape23[2] = {2, 3};
 
 TEST(ref_reduce_prim_sum_dims) {
   /* dims [1]: row sums [3, 12]; no keepdim in prims */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_F32, shape23, 2, mat23),
-                       int_list(l, 1, (int64_t[]){1})};
-  if (case_run(&t, "prims.sum.default", args, 2)) {
-    CHECK(shape_is(&t.out[0], 1, (int64_t[]){2}));
+  alloy_arg args[2] = {tr_input(&t, ALLOY_F32, shape23, 2, mat23),
+                       tr_ints(l, 1, (int64_t[]){1})};
+  if (tr_run(&t, "prims.sum.default", args, 2)) {
+    CHECK(tr_shape_is(&t.out[0], 1, (int64_t[]){2}));
     CHECK(values_are(&t.out[0], (double[]){3, 12}, 2, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 
   /* dims None: everything, 15; output_dtype float64 */
-  REQUIRE(case_open(&t));
-  alloy_arg a2[2] = {case_input(&t, ALLOY_F32, shape23, 2, mat23), alloy_arg_none()};
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[2] = {tr_input(&t, ALLOY_F32, shape23, 2, mat23), alloy_arg_none()};
   const char *kwn[1] = {"output_dtype"};
   alloy_arg kw[1] = {alloy_arg_dtype(ALLOY_F64)};
-  if (case_run_kw(&t, "prims.sum.default", a2, 2, kwn, kw, 1)) {
+  if (tr_run_kw(&t, "prims.sum.default", a2, 2, kwn, kw, 1)) {
     CHECK_INT(t.out[0].rank, 0);
     CHECK_INT(t.out[0].dtype, ALLOY_F64);
     CHECK(values_are(&t.out[0], (double[]){15}, 1, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 
   /* dims []: nothing reduced, unlike aten's dim=[] */
-  REQUIRE(case_open(&t));
-  alloy_arg a3[2] = {case_input(&t, ALLOY_F32, shape23, 2, mat23), alloy_arg_list(NULL, 0)};
-  if (case_run(&t, "prims.sum.default", a3, 2)) {
-    CHECK(shape_is(&t.out[0], 2, shape23));
+  REQUIRE(tr_open(&t));
+  alloy_arg a3[2] = {tr_input(&t, ALLOY_F32, shape23, 2, mat23), alloy_arg_list(NULL, 0)};
+  if (tr_run(&t, "prims.sum.default", a3, 2)) {
+    CHECK(tr_shape_is(&t.out[0], 2, shape23));
     CHECK(values_are(&t.out[0], (double[]){0, 1, 2, 3, 4, 5}, 6, 0));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_reduce_prim_prod_wraps) {
   /* int64 [[1, 2, 3], [4, 5, 6]] over dims [0]: [4, 10, 18];
    * [2^62, 4, 3]: 2^64 wraps to 0, times 3 is 0 */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   int64_t x[6] = {1, 2, 3, 4, 5, 6};
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_I64, shape23, 2, x), int_list(l, 1, (int64_t[]){0})};
-  if (case_run(&t, "prims.prod.default", args, 2)) {
+  alloy_arg args[2] = {tr_input(&t, ALLOY_I64, shape23, 2, x), tr_ints(l, 1, (int64_t[]){0})};
+  if (tr_run(&t, "prims.prod.default", args, 2)) {
     CHECK_INT(t.out[0].dtype, ALLOY_I64);
-    CHECK(longs_are(&t.out[0], (int64_t[]){4, 10, 18}, 3));
+    CHECK(tr_longs_are(&t.out[0], (int64_t[]){4, 10, 18}, 3));
   }
-  case_close(&t);
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
+  REQUIRE(tr_open(&t));
   int64_t big[3] = {(int64_t)1 << 62, 4, 3};
-  alloy_arg a2[2] = {case_input(&t, ALLOY_I64, (int64_t[]){3}, 1, big), alloy_arg_none()};
-  if (case_run(&t, "prims.prod.default", a2, 2)) CHECK(longs_are(&t.out[0], (int64_t[]){0}, 1));
-  case_close(&t);
+  alloy_arg a2[2] = {tr_input(&t, ALLOY_I64, (int64_t[]){3}, 1, big), alloy_arg_none()};
+  if (tr_run(&t, "prims.prod.default", a2, 2)) CHECK(tr_longs_are(&t.out[0], (int64_t[]){0}, 1));
+  tr_close(&t);
 }
 
 TEST(ref_reduce_prim_amax_amin) {
@@ -194,48 +92,48 @@ TEST(ref_reduce_prim_amax_amin) {
   static const char *const ops[2] = {"prims.amax.default", "prims.amin.default"};
   static const double want[2][2] = {{5, 7}, {1, 2}};
   for (int k = 0; k < 2; k++) {
-    rt_case t;
-    REQUIRE(case_open(&t));
+    tr_case t;
+    REQUIRE(tr_open(&t));
     alloy_arg l[1];
-    alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
-                         int_list(l, 1, (int64_t[]){1})};
-    if (case_run(&t, ops[k], args, 2)) CHECK(values_are(&t.out[0], want[k], 2, 0));
-    case_close(&t);
+    alloy_arg args[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
+                         tr_ints(l, 1, (int64_t[]){1})};
+    if (tr_run(&t, ops[k], args, 2)) CHECK(values_are(&t.out[0], want[k], 2, 0));
+    tr_close(&t);
   }
   /* a NaN propagates through both: [1, NaN, 3] */
   static float withnan[3] = {1, NAN, 3};
   for (int k = 0; k < 2; k++) {
-    rt_case t;
-    REQUIRE(case_open(&t));
-    alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){3}, 1, withnan), alloy_arg_none()};
-    if (case_run(&t, ops[k], args, 2)) CHECK(values_are(&t.out[0], (double[]){NAN}, 1, 0));
-    case_close(&t);
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg args[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){3}, 1, withnan), alloy_arg_none()};
+    if (tr_run(&t, ops[k], args, 2)) CHECK(values_are(&t.out[0], (double[]){NAN}, 1, 0));
+    tr_close(&t);
   }
 }
 
 TEST(ref_reduce_prim_xor_sum) {
   /* [[1, 2], [4, 8]] over dims [0]: [1^4, 2^8] = [5, 10]; over everything
    * 1^2^4^8 = 15; [5, 3, 6]: 5^3 = 6, 6^6 = 0 */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   int64_t x[4] = {1, 2, 4, 8};
   alloy_arg l[1];
-  alloy_arg args[2] = {case_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x),
-                       int_list(l, 1, (int64_t[]){0})};
-  if (case_run(&t, "prims.xor_sum.default", args, 2))
-    CHECK(longs_are(&t.out[0], (int64_t[]){5, 10}, 2));
-  case_close(&t);
+  alloy_arg args[2] = {tr_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x),
+                       tr_ints(l, 1, (int64_t[]){0})};
+  if (tr_run(&t, "prims.xor_sum.default", args, 2))
+    CHECK(tr_longs_are(&t.out[0], (int64_t[]){5, 10}, 2));
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
-  alloy_arg a2[2] = {case_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x), alloy_arg_none()};
-  if (case_run(&t, "prims.xor_sum.default", a2, 2)) CHECK(longs_are(&t.out[0], (int64_t[]){15}, 1));
-  case_close(&t);
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[2] = {tr_input(&t, ALLOY_I64, (int64_t[]){2, 2}, 2, x), alloy_arg_none()};
+  if (tr_run(&t, "prims.xor_sum.default", a2, 2)) CHECK(tr_longs_are(&t.out[0], (int64_t[]){15}, 1));
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
+  REQUIRE(tr_open(&t));
   int64_t y[3] = {5, 3, 6};
-  alloy_arg a3[2] = {case_input(&t, ALLOY_I64, (int64_t[]){3}, 1, y), alloy_arg_none()};
-  if (case_run(&t, "prims.xor_sum.default", a3, 2)) CHECK(longs_are(&t.out[0], (int64_t[]){0}, 1));
-  case_close(&t);
+  alloy_arg a3[2] = {tr_input(&t, ALLOY_I64, (int64_t[]){3}, 1, y), alloy_arg_none()};
+  if (tr_run(&t, "prims.xor_sum.default", a3, 2)) CHECK(tr_longs_are(&t.out[0], (int64_t[]){0}, 1));
+  tr_close(&t);
 }
 
 TEST(ref_reduce_prim_var) {
@@ -244,26 +142,26 @@ TEST(ref_reduce_prim_var) {
   static float x[4] = {1, 2, 3, 4};
   static const double corr[2] = {1, 0}, want[2] = {5.0 / 3.0, 1.25};
   for (int k = 0; k < 2; k++) {
-    rt_case t;
-    REQUIRE(case_open(&t));
-    alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){4}, 1, x), alloy_arg_none(),
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){4}, 1, x), alloy_arg_none(),
                          alloy_arg_float(corr[k])};
-    if (case_run(&t, "prims.var.default", args, 3)) {
+    if (tr_run(&t, "prims.var.default", args, 3)) {
       CHECK_INT(t.out[0].dtype, ALLOY_F32);
       CHECK(values_are(&t.out[0], &want[k], 1, 1e-6));
     }
-    case_close(&t);
+    tr_close(&t);
   }
   /* [[1, 3], [2, 6]] over dims [1], correction 0: rows 1 and 4 */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   float m[4] = {1, 3, 2, 6};
   alloy_arg l[1];
-  alloy_arg args[3] = {case_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
-                       int_list(l, 1, (int64_t[]){1}), alloy_arg_float(0)};
-  if (case_run(&t, "prims.var.default", args, 3))
+  alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){2, 2}, 2, m),
+                       tr_ints(l, 1, (int64_t[]){1}), alloy_arg_float(0)};
+  if (tr_run(&t, "prims.var.default", args, 3))
     CHECK(values_are(&t.out[0], (double[]){1, 4}, 2, 0));
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_reduce_var_dim_unbiased) {
@@ -272,105 +170,105 @@ TEST(ref_reduce_var_dim_unbiased) {
   static const bool unbiased[2] = {true, false};
   static const double want[2] = {1.0, 2.0 / 3.0};
   for (int k = 0; k < 2; k++) {
-    rt_case t;
-    REQUIRE(case_open(&t));
+    tr_case t;
+    REQUIRE(tr_open(&t));
     alloy_arg l[1];
-    alloy_arg args[3] = {case_input(&t, ALLOY_F32, shape23, 2, mat23),
-                         int_list(l, 1, (int64_t[]){1}), alloy_arg_bool(unbiased[k])};
-    if (case_run(&t, "aten.var.dim", args, 3))
+    alloy_arg args[3] = {tr_input(&t, ALLOY_F32, shape23, 2, mat23),
+                         tr_ints(l, 1, (int64_t[]){1}), alloy_arg_bool(unbiased[k])};
+    if (tr_run(&t, "aten.var.dim", args, 3))
       CHECK(values_are(&t.out[0], (double[]){want[k], want[k]}, 2, 1e-6));
-    case_close(&t);
+    tr_close(&t);
   }
 }
 
 TEST(ref_reduce_log_softmax_int_dtype) {
   /* log_softmax.int of int64 [0, 1] with dtype float64: the input becomes
    * float64 first; log(1 + e) = 1.3132616875182228 */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   int64_t x[2] = {0, 1};
-  alloy_arg args[3] = {case_input(&t, ALLOY_I64, (int64_t[]){2}, 1, x), alloy_arg_int(0),
+  alloy_arg args[3] = {tr_input(&t, ALLOY_I64, (int64_t[]){2}, 1, x), alloy_arg_int(0),
                        alloy_arg_dtype(ALLOY_F64)};
-  if (case_run(&t, "aten.log_softmax.int", args, 3)) {
+  if (tr_run(&t, "aten.log_softmax.int", args, 3)) {
     CHECK_INT(t.out[0].dtype, ALLOY_F64);
     double l = 1.3132616875182228;
     CHECK(values_are(&t.out[0], (double[]){-l, 1 - l}, 2, 1e-15));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_reduce_first_occurrence) {
   /* [3, 7, 7, NaN, NaN]: argmax is the first NaN (3); max.dim's value NaN
    * and index 3; on [3, 7, 7] argmax is the first 7 (1), argmin 0 */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   float x[5] = {3, 7, 7, NAN, NAN};
-  alloy_arg args[1] = {case_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x)};
-  if (case_run(&t, "aten.argmax.default", args, 1)) CHECK(longs_are(&t.out[0], (int64_t[]){3}, 1));
-  case_close(&t);
+  alloy_arg args[1] = {tr_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x)};
+  if (tr_run(&t, "aten.argmax.default", args, 1)) CHECK(tr_longs_are(&t.out[0], (int64_t[]){3}, 1));
+  tr_close(&t);
 
-  REQUIRE(case_open(&t));
-  alloy_arg a2[2] = {case_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x), alloy_arg_int(0)};
-  if (case_run(&t, "aten.max.dim", a2, 2)) {
+  REQUIRE(tr_open(&t));
+  alloy_arg a2[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x), alloy_arg_int(0)};
+  if (tr_run(&t, "aten.max.dim", a2, 2)) {
     CHECK(values_are(&t.out[0], (double[]){NAN}, 1, 0));
-    CHECK(longs_are(&t.out[1], (int64_t[]){3}, 1));
+    CHECK(tr_longs_are(&t.out[1], (int64_t[]){3}, 1));
   }
-  case_close(&t);
+  tr_close(&t);
 
   static const char *const ops[2] = {"aten.argmax.default", "aten.argmin.default"};
   static const int64_t want[2] = {1, 0};
   for (int k = 0; k < 2; k++) {
-    REQUIRE(case_open(&t));
-    alloy_arg a3[1] = {case_input(&t, ALLOY_F32, (int64_t[]){3}, 1, x)};
-    if (case_run(&t, ops[k], a3, 1)) CHECK(longs_are(&t.out[0], &want[k], 1));
-    case_close(&t);
+    REQUIRE(tr_open(&t));
+    alloy_arg a3[1] = {tr_input(&t, ALLOY_F32, (int64_t[]){3}, 1, x)};
+    if (tr_run(&t, ops[k], a3, 1)) CHECK(tr_longs_are(&t.out[0], &want[k], 1));
+    tr_close(&t);
   }
 }
 
 TEST(ref_reduce_sort_stable_descending) {
   /* sort.stable descending of [2, NaN, 5, 2, 5]: NaN first, then the 5s
    * and the 2s each in their original order: indices [1, 2, 4, 0, 3] */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   float x[5] = {2, NAN, 5, 2, 5};
-  alloy_arg args[1] = {case_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x)};
+  alloy_arg args[1] = {tr_input(&t, ALLOY_F32, (int64_t[]){5}, 1, x)};
   const char *kwn[2] = {"stable", "descending"};
   alloy_arg kw[2] = {alloy_arg_bool(true), alloy_arg_bool(true)};
-  if (case_run_kw(&t, "aten.sort.stable", args, 1, kwn, kw, 2)) {
+  if (tr_run_kw(&t, "aten.sort.stable", args, 1, kwn, kw, 2)) {
     CHECK(values_are(&t.out[0], (double[]){NAN, 5, 5, 2, 2}, 5, 0));
-    CHECK(longs_are(&t.out[1], (int64_t[]){1, 2, 4, 0, 3}, 5));
+    CHECK(tr_longs_are(&t.out[1], (int64_t[]){1, 2, 4, 0, 3}, 5));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_reduce_cummax_takes_last_equal) {
   /* cummax of [1, 3, 3, 2, NaN, 4]: values [1, 3, 3, 3, NaN, NaN], indices
    * [0, 1, 2, 2, 4, 4] (an equal value takes over, a NaN sticks) */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   float x[6] = {1, 3, 3, 2, NAN, 4};
-  alloy_arg args[2] = {case_input(&t, ALLOY_F32, (int64_t[]){6}, 1, x), alloy_arg_int(0)};
-  if (case_run(&t, "aten.cummax.default", args, 2)) {
+  alloy_arg args[2] = {tr_input(&t, ALLOY_F32, (int64_t[]){6}, 1, x), alloy_arg_int(0)};
+  if (tr_run(&t, "aten.cummax.default", args, 2)) {
     CHECK(values_are(&t.out[0], (double[]){1, 3, 3, 3, NAN, NAN}, 6, 0));
-    CHECK(longs_are(&t.out[1], (int64_t[]){0, 1, 2, 2, 4, 4}, 6));
+    CHECK(tr_longs_are(&t.out[1], (int64_t[]){0, 1, 2, 2, 4, 4}, 6));
   }
-  case_close(&t);
+  tr_close(&t);
 }
 
 TEST(ref_reduce_unique_consecutive_dim) {
   /* unique_consecutive over dim 1 of [[1, 1, 2, 1], [3, 3, 4, 3]]: columns
    * 0 and 1 are equal, then 2, then 3: values [[1, 2, 1], [3, 4, 3]],
    * inverse [0, 0, 1, 2], counts [2, 1, 1] */
-  rt_case t;
-  REQUIRE(case_open(&t));
+  tr_case t;
+  REQUIRE(tr_open(&t));
   int64_t x[8] = {1, 1, 2, 1, 3, 3, 4, 3};
-  alloy_arg args[4] = {case_input(&t, ALLOY_I64, (int64_t[]){2, 4}, 2, x), alloy_arg_bool(true),
+  alloy_arg args[4] = {tr_input(&t, ALLOY_I64, (int64_t[]){2, 4}, 2, x), alloy_arg_bool(true),
                        alloy_arg_bool(true), alloy_arg_int(1)};
-  if (case_run(&t, "aten.unique_consecutive.default", args, 4)) {
-    CHECK(shape_is(&t.out[0], 2, (int64_t[]){2, 3}));
-    CHECK(longs_are(&t.out[0], (int64_t[]){1, 2, 1, 3, 4, 3}, 6));
-    CHECK(longs_are(&t.out[1], (int64_t[]){0, 0, 1, 2}, 4));
-    CHECK(longs_are(&t.out[2], (int64_t[]){2, 1, 1}, 3));
+  if (tr_run(&t, "aten.unique_consecutive.default", args, 4)) {
+    CHECK(tr_shape_is(&t.out[0], 2, (int64_t[]){2, 3}));
+    CHECK(tr_longs_are(&t.out[0], (int64_t[]){1, 2, 1, 3, 4, 3}, 6));
+    CHECK(tr_longs_are(&t.out[1], (int64_t[]){0, 0, 1, 2}, 4));
+    CHECK(tr_longs_are(&t.out[2], (int64_t[]){2, 1, 1}, 3));
   }
-  case_close(&t);
+  tr_close(&t);
 }
