@@ -252,8 +252,10 @@ static int fft_dims(const alloy_kernel_call *c, int rank, int *dims) {
 }
 
 /* r2c (mode 0), c2c (1) and c2r (2). The buffer has the full signal's
- * shape: the input's, with c2r's last listed dim at last_dim_size. */
-static int fft(const alloy_kernel_call *c, int mode) {
+ * shape: the input's, with c2r's last listed dim at last_dim_size. norm is
+ * aten's normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n the signal's
+ * size over the transformed dims (the prims never normalize). */
+static int fft(const alloy_kernel_call *c, int mode, int64_t norm) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   int dims[MAXR], nd = fft_dims(c, in->rank, dims);
   if (nd < 0) return ref_shape_fail(c, "bad dim");
@@ -286,26 +288,42 @@ static int fft(const alloy_kernel_call *c, int mode) {
       }
     err |= dft_dim(buf, sizes, in->rank, last, 1);
   }
+  double signal = 1, scale = 1;
+  for (int k = 0; k < nd; k++) signal *= (double)sizes[dims[k]];
+  if (norm == 1 && signal > 0) scale = 1 / sqrt(signal);
+  if (norm == 2 && signal > 0) scale = 1 / signal;
   view ov = ref_shape_view_of(out);
   ref_shape_walk_init(&w, &ov);
   for (int64_t i = ref_shape_view_numel(&ov); i > 0; i--, ref_shape_walk_next(&w)) {
     int64_t at = 0;
     for (int d = 0; d < out->rank; d++) at += w.idx[d] * strides[d];
-    store_c(out, w.off, buf[at]);
+    store_c(out, w.off, buf[at] * scale);
   }
   free(buf);
   return err ? ref_shape_fail(c, "out of memory") : 0;
 }
 
-static int k_fft_r2c(const alloy_kernel_call *c) { return fft(c, 0); }
-static int k_fft_c2c(const alloy_kernel_call *c) { return fft(c, 1); }
-static int k_fft_c2r(const alloy_kernel_call *c) { return fft(c, 2); }
+static int k_fft_r2c(const alloy_kernel_call *c) { return fft(c, 0, 0); }
+static int k_fft_c2c(const alloy_kernel_call *c) { return fft(c, 1, 0); }
+static int k_fft_c2r(const alloy_kernel_call *c) { return fft(c, 2, 0); }
+
+/* aten's forms take the same arguments plus the normalization. */
+static int aten_fft(const alloy_kernel_call *c, int mode) {
+  int64_t norm = 0;
+  if (!ref_int(c, "normalization", &norm) || norm < 0 || norm > 2)
+    return ref_shape_fail(c, "normalization must be 0, 1 or 2");
+  return fft(c, mode, norm);
+}
+static int k_aten_fft_r2c(const alloy_kernel_call *c) { return aten_fft(c, 0); }
+static int k_aten_fft_c2r(const alloy_kernel_call *c) { return aten_fft(c, 2); }
 
 /* ---- the table -------------------------------------------------------------- */
 
 const alloy_kernel ref_kernels_shape_2[] = {
     REF_KERNEL("prims.svd.default", k_svd),
     REF_KERNEL("prims.uniform.default", k_uniform),
+    REF_KERNEL("aten._fft_r2c.default", k_aten_fft_r2c),
+    REF_KERNEL("aten._fft_c2r.default", k_aten_fft_c2r),
     REF_KERNEL("prims.fft_r2c.default", k_fft_r2c),
     REF_KERNEL("prims.fft_c2c.default", k_fft_c2c),
     REF_KERNEL("prims.fft_c2r.default", k_fft_c2r),

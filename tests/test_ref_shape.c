@@ -520,3 +520,34 @@ TEST(ref_shape_flatten_reshape_copy) {
   if (tr_run(&t, "aten.copy.default", c, 2)) CHECK(tr_longs_are(&t.out[0], (int64_t[]){1, -2, 3, 1, -2, 3}, 6));
   tr_close(&t);
 }
+
+/* aten._fft_r2c of [1, 2, 3, 4] over dim 0, onesided, normalized by 1/n:
+ * the DFT is [10, -2+2i, -2], so [2.5, -0.5+0.5i, -0.5]; and _fft_c2r of
+ * the unnormalized half spectrum, normalized by 1/n, gives the signal back. */
+TEST(ref_shape_aten_fft_normalization) {
+  tr_case t;
+  if (!tr_open(&t)) return;
+  float x[4] = {1, 2, 3, 4};
+  alloy_arg dims[1];
+  int64_t d0[1] = {0};
+  alloy_arg args[4] = {tr_input1(&t, ALLOY_F32, 4, x), tr_ints(dims, 1, d0), alloy_arg_int(2),
+                       alloy_arg_bool(true)};
+  if (tr_run(&t, "aten._fft_r2c.default", args, 4)) {
+    CHECK_INT(t.out[0].dtype, ALLOY_C64);
+    CHECK(tr_shape_is(&t.out[0], 1, (int64_t[]){3}));
+    const float *z = t.out[0].data;
+    const float want[6] = {2.5f, 0, -0.5f, 0.5f, -0.5f, 0};
+    for (int i = 0; i < 6; i++) CHECK(fabsf(z[i] - want[i]) < 1e-6f);
+  }
+  tr_close(&t);
+  if (!tr_open(&t)) return;
+  float spec[6] = {10, 0, -2, 2, -2, 0};
+  alloy_arg cargs[4] = {tr_input1(&t, ALLOY_C64, 3, spec), tr_ints(dims, 1, d0), alloy_arg_int(2),
+                        alloy_arg_int(4)};
+  if (tr_run(&t, "aten._fft_c2r.default", cargs, 4)) {
+    CHECK_INT(t.out[0].dtype, ALLOY_F32);
+    const float *y = t.out[0].data;
+    for (int i = 0; i < 4; i++) CHECK(fabsf(y[i] - x[i]) < 1e-5f);
+  }
+  tr_close(&t);
+}
