@@ -168,3 +168,5 @@ bool conform_ties_ok(const char *op, const alloy_host_tensor *got, const alloy_s
   }
   return true;
 }
+
+double conform_load(const alloy_st_entry *e, int64_t i) { return load(e->data, e->dtype, i); }

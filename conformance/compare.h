@@ -32,6 +32,9 @@ bool conform_compare(const char *op, const alloy_host_tensor *got,
 bool conform_ties_ok(const char *op, const alloy_host_tensor *got,
                      const alloy_st_entry *want, const alloy_st_entry *self,
                      int64_t dim);
+/* Element i (row-major) of a stored tensor, as double. */
+double conform_load(const alloy_st_entry *e, int64_t i);
+
 /* The ops that may break ties their own way. */
 bool conform_op_has_ties(const char *op);
 

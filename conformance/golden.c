@@ -379,6 +379,65 @@ static bool ties_accepted(case_ctx *c, alloy_node *node, const alloy_host_tensor
   return conform_ties_ok(op, got, want, c->inputs[0], dim);
 }
 
+/* Random ops are checked by what the randomness cannot change (shape,
+ * dtype, the range each value must lie in), never value by value: PyTorch's
+ * generator stream is not Alloy's. Each row says when an op is random and
+ * how to check it. */
+static double host_value(const alloy_host_tensor *t, int64_t i) {
+  alloy_st_entry e = {.dtype = t->dtype, .data = t->data};
+  return conform_load(&e, i);
+}
+
+/* rrelu in training mode: x >= 0 passes through; a negative x is scaled by
+ * a slope drawn from [lower, upper]. */
+static bool check_rrelu(case_ctx *c, alloy_node *node, const alloy_host_tensor *got, char *why,
+                        size_t cap) {
+  const alloy_st_entry *x = c->inputs[0];
+  double lower = 0.125, upper = 1.0 / 3.0;
+  const alloy_arg *lo = alloy_node_arg(node, 2), *hi = alloy_node_arg(node, 3);
+  if (lo->kind == ALLOY_ARG_FLOAT) lower = lo->u.f;
+  if (lo->kind == ALLOY_ARG_INT) lower = (double)lo->u.i.value;
+  if (hi->kind == ALLOY_ARG_FLOAT) upper = hi->u.f;
+  if (hi->kind == ALLOY_ARG_INT) upper = (double)hi->u.i.value;
+  conform_tolerance tol = conform_tolerance_for(alloy_op_name(alloy_node_op(node)), got->dtype);
+  int64_t n = 1;
+  for (int d = 0; d < got->rank; d++) n *= got->sizes[d];
+  for (int64_t i = 0; i < n; i++) {
+    double xi = conform_load(x, i), o = host_value(got, i);
+    bool ok = xi >= 0 || isnan(xi)
+                  ? (o == xi || (isnan(o) && isnan(xi)) || fabs(o - xi) <= tol.atol + tol.rtol * fabs(xi))
+                  : o <= xi * lower + tol.atol + tol.rtol * fabs(xi * lower) &&
+                        o >= xi * upper - tol.atol - tol.rtol * fabs(xi * upper);
+    if (!ok) {
+      snprintf(why, cap, "element %lld: rrelu(%g) = %g is not x for x >= 0, nor x times a slope in "
+               "[%g, %g]", (long long)i, xi, o, lower, upper);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool rrelu_training(alloy_node *node) {
+  const alloy_arg *a = alloy_node_arg(node, 4);
+  return a && a->kind == ALLOY_ARG_BOOL && a->u.b;
+}
+
+static const struct {
+  const char *op;
+  bool (*is_random)(alloy_node *node);
+  bool (*check)(case_ctx *c, alloy_node *node, const alloy_host_tensor *got, char *why, size_t cap);
+} random_ops[] = {
+    {"aten.rrelu_with_noise.default", rrelu_training, check_rrelu},
+};
+
+/* The random-op row for node, or -1 when its values are deterministic. */
+static int random_row(alloy_node *node) {
+  for (size_t i = 0; i < sizeof random_ops / sizeof random_ops[0]; i++)
+    if (!strcmp(random_ops[i].op, alloy_op_name(alloy_node_op(node))) && random_ops[i].is_random(node))
+      return (int)i;
+  return -1;
+}
+
 /* Runs the case's graph on a backend and compares values. */
 static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
                                 char *why, size_t cap) {
@@ -420,6 +479,20 @@ static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *nod
     if (!want) {
       snprintf(why, cap, "output %d: PyTorch's value is not a tensor", k);
       v = VERDICT_FAIL;
+    } else if (random_row(node) >= 0) {
+      int r = random_row(node);
+      if (res[k].dtype != want->dtype || res[k].rank != want->rank) {
+        snprintf(why, cap, "output %d: got %s of rank %d, expected %s of rank %d", k,
+                 alloy_dtype_name(res[k].dtype), (int)res[k].rank, alloy_dtype_name(want->dtype), want->rank);
+        v = VERDICT_FAIL;
+      }
+      for (int d = 0; d < res[k].rank && v == VERDICT_PASS; d++)
+        if (res[k].sizes[d] != want->shape[d]) {
+          snprintf(why, cap, "output %d: size %lld at dim %d, expected %lld", k,
+                   (long long)res[k].sizes[d], d, (long long)want->shape[d]);
+          v = VERDICT_FAIL;
+        }
+      if (v == VERDICT_PASS && !random_ops[r].check(c, node, &res[k], why, cap)) v = VERDICT_FAIL;
     } else if (!conform_compare(alloy_op_name(alloy_node_op(node)), &res[k], want, why, cap) &&
                !ties_accepted(c, node, &res[k], want)) {
       v = VERDICT_FAIL;
