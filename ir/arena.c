@@ -92,3 +92,9 @@ void alloy_arg_for_each_value(const alloy_arg *a, alloy_arg_value_fn fn,
       alloy_arg_for_each_value(&a->u.list.items[i], fn, ctx);
   }
 }
+
+uint64_t alloy_hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}

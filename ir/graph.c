@@ -32,16 +32,10 @@ static bool grow(void **arr, int *cap, int need, size_t elem) {
 
 /* --- value names ------------------------------------------------------ */
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 alloy_value *alloy_graph_find_value(const alloy_graph *g, const char *name) {
   if (!g->name_slots) return NULL;
   size_t mask = (size_t)g->name_cap - 1;
-  for (size_t i = hash_str(name) & mask; g->name_slots[i]; i = (i + 1) & mask)
+  for (size_t i = alloy_hash_str(name) & mask; g->name_slots[i]; i = (i + 1) & mask)
     if (!strcmp(g->name_slots[i]->name, name)) return g->name_slots[i];
   return NULL;
 }
@@ -54,7 +48,7 @@ static bool names_insert(alloy_graph *g, alloy_value *v) {
     for (int i = 0; i < g->name_cap; i++) {
       alloy_value *w = g->name_slots[i];
       if (!w) continue;
-      size_t j = hash_str(w->name) & (size_t)(ncap - 1);
+      size_t j = alloy_hash_str(w->name) & (size_t)(ncap - 1);
       while (slots[j]) j = (j + 1) & (size_t)(ncap - 1);
       slots[j] = w;
     }
@@ -62,7 +56,7 @@ static bool names_insert(alloy_graph *g, alloy_value *v) {
     g->name_slots = slots;
     g->name_cap = ncap;
   }
-  size_t j = hash_str(v->name) & (size_t)(g->name_cap - 1);
+  size_t j = alloy_hash_str(v->name) & (size_t)(g->name_cap - 1);
   while (g->name_slots[j]) j = (j + 1) & (size_t)(g->name_cap - 1);
   g->name_slots[j] = v;
   g->name_count++;
@@ -783,11 +777,7 @@ size_t alloy_value_type_print(alloy_value_kind kind, alloy_dtype dtype,
                               size_t cap) {
   static const char *scalar_names[] = {"", "SymInt", "float", "bool"};
   if (kind != ALLOY_VALUE_TENSOR) return (size_t)snprintf(buf, cap, "%s", scalar_names[kind]);
-  size_t len = (size_t)snprintf(buf, cap, "%s[", alloy_dtype_short_name(dtype));
-  for (int d = 0; d < rank; d++) {
-    if (d) len += (size_t)snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, ", ");
-    len += alloy_dim_print(shape[d], len < cap ? buf + len : NULL, len < cap ? cap - len : 0);
-  }
-  len += (size_t)snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "]");
-  return len;
+  char dims[1024];
+  meta_shape_text(shape, rank, dims, sizeof dims);
+  return (size_t)snprintf(buf, cap, "%s%s", alloy_dtype_short_name(dtype), dims);
 }

@@ -24,6 +24,9 @@ char *alloy_arena_strndup(alloy_arena *a, const char *s, size_t n);
 char *alloy_arena_strdup(alloy_arena *a, const char *s);
 void alloy_arena_free(alloy_arena *a);
 
+/* FNV-1a of a NUL-terminated string: the hash of the IR's name tables. */
+uint64_t alloy_hash_str(const char *s);
+
 /* Deep-copies an argument (lists, strings) into the arena; values are kept
  * by pointer. */
 alloy_error *alloy_arg_copy(alloy_arena *a, const alloy_arg *src,

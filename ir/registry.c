@@ -43,16 +43,10 @@ static struct {
 
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 
-static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 static const alloy_op *lookup(const char *name) {
   if (!reg.nslots) return NULL;
   size_t mask = reg.nslots - 1;
-  for (size_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+  for (size_t i = alloy_hash_str(name) & mask;; i = (i + 1) & mask) {
     if (!reg.slot_names[i]) return NULL;
     if (!strcmp(reg.slot_names[i], name)) return reg.slots[i];
   }
@@ -60,7 +54,7 @@ static const alloy_op *lookup(const char *name) {
 
 static void insert(const char *name, const alloy_op *op) {
   size_t mask = reg.nslots - 1;
-  size_t i = hash_name(name) & mask;
+  size_t i = alloy_hash_str(name) & mask;
   while (reg.slot_names[i]) i = (i + 1) & mask;
   reg.slot_names[i] = name;
   reg.slots[i] = op;

@@ -77,6 +77,15 @@ int ref_ints(const alloy_kernel_call *c, const char *name, int64_t *out, int cap
   return n < cap ? n : cap;
 }
 
+int ref_floats(const alloy_kernel_call *c, const char *name, double *out, int cap) {
+  const alloy_arg *a = arg_named(c, name);
+  if (!a || c->host->arg_type(a) != ALLOY_ARG_TYPE_LIST) return -1;
+  int n = c->host->arg_list_size(a);
+  for (int k = 0; k < n && k < cap; k++)
+    if (!c->host->arg_float(c->host->arg_list_item(a, k), &out[k])) return -1;
+  return n < cap ? n : cap;
+}
+
 bool ref_scalar(const alloy_kernel_call *c, const char *name, double *out) {
   return ref_float(c, name, out);
 }

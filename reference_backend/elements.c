@@ -130,3 +130,20 @@ bool ref_iter_next(ref_iter *it) {
   it->remaining--;
   return true;
 }
+
+bool ref_next_index(int64_t *idx, const int64_t *sizes, int rank) {
+  for (int d = rank - 1; d >= 0; d--) {
+    if (++idx[d] < sizes[d]) return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
+int64_t ref_linear_offset(const alloy_kernel_tensor *t, int64_t lin) {
+  int64_t off = 0;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    off += (lin % t->sizes[d]) * t->strides[d];
+    lin /= t->sizes[d];
+  }
+  return off;
+}

@@ -33,17 +33,6 @@
 
 #include "reference_backend/ref.h"
 
-static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
-
-/* Offset of the element at row-major position lin of t. */
-static int64_t linear_offset(const alloy_kernel_tensor *t, int64_t lin) {
-  int64_t off = 0;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    off += (lin % t->sizes[d]) * t->strides[d];
-    lin /= t->sizes[d];
-  }
-  return off;
-}
 
 /* ---- numbers as PyTorch's Scalar holds them ------------------------------ */
 
@@ -90,7 +79,7 @@ static double rnd(alloy_dtype t, double v) {
 
 static void fill(const alloy_kernel_tensor *out, number v) {
   int64_t n = ref_numel(out);
-  for (int64_t k = 0; k < n; k++) store_number(out, linear_offset(out, k), v);
+  for (int64_t k = 0; k < n; k++) store_number(out, ref_linear_offset(out, k), v);
 }
 
 static const number zero = {false, 0.0, 0}, one = {false, 1.0, 1};
@@ -133,7 +122,7 @@ static int k_arange(const alloy_kernel_call *c) {
   alloy_dtype acc = out->dtype == ALLOY_F16 || out->dtype == ALLOY_BF16 ? ALLOY_F32 : ALLOY_F64;
   double s = rnd(acc, number_as(start, out->dtype)), st = rnd(acc, number_as(step, out->dtype));
   for (int64_t k = 0; k < n; k++) {
-    int64_t off = linear_offset(out, k);
+    int64_t off = ref_linear_offset(out, k);
     if (is_float(out->dtype))
       ref_store_f(out->data, out->dtype, off, rnd(acc, s + rnd(acc, st * (double)k)));
     else
@@ -163,7 +152,7 @@ static int k_linspace(const alloy_kernel_call *c) {
   for (int64_t i = 0; i < steps; i++) {
     double v = i < half ? rnd(t, start + rnd(t, step * rnd(t, (double)i)))
                         : rnd(t, end - rnd(t, step * rnd(t, (double)(steps - i - 1))));
-    ref_store_f(out->data, out->dtype, linear_offset(out, i), v);
+    ref_store_f(out->data, out->dtype, ref_linear_offset(out, i), v);
   }
   return 0;
 }
@@ -186,7 +175,7 @@ static int k_logspace(const alloy_kernel_call *c) {
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; i++) {
     double x = i < half ? start + step * (double)i : end - step * (double)(steps - i - 1);
-    ref_store_f(out->data, out->dtype, linear_offset(out, i), pow(base, x));
+    ref_store_f(out->data, out->dtype, ref_linear_offset(out, i), pow(base, x));
   }
   return 0;
 }
@@ -198,7 +187,7 @@ static int k_iota(const alloy_kernel_call *c) {
   ref_int(c, "start", &start);
   ref_int(c, "step", &step);
   for (int64_t k = 0; k < n; k++)
-    ref_store_i(out->data, out->dtype, linear_offset(out, k), (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)k));
+    ref_store_i(out->data, out->dtype, ref_linear_offset(out, k), (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)k));
   return 0;
 }
 
@@ -290,7 +279,7 @@ static int k_rand(const alloy_kernel_call *c) {
   philox_stream s = stream_reserve(n);
   for (int64_t k = 0; k < n; k++) {
     philox_block b = stream_block(&s, k);
-    ref_store_f(out->data, out->dtype, linear_offset(out, k), uniform01(out->dtype, b.v[0], b.v[1]));
+    ref_store_f(out->data, out->dtype, ref_linear_offset(out, k), uniform01(out->dtype, b.v[0], b.v[1]));
   }
   return 0;
 }
@@ -304,7 +293,7 @@ static int k_randn(const alloy_kernel_call *c) {
   int64_t n = ref_numel(out);
   philox_stream s = stream_reserve(n);
   for (int64_t k = 0; k < n; k++)
-    ref_store_f(out->data, out->dtype, linear_offset(out, k), mean + std * normal01(stream_block(&s, k)));
+    ref_store_f(out->data, out->dtype, ref_linear_offset(out, k), mean + std * normal01(stream_block(&s, k)));
   return 0;
 }
 
@@ -325,7 +314,7 @@ static int k_randperm(const alloy_kernel_call *c) {
     p[i] = p[j];
     p[j] = t;
   }
-  for (int64_t i = 0; i < n; i++) ref_store_i(out->data, out->dtype, linear_offset(out, i), p[i]);
+  for (int64_t i = 0; i < n; i++) ref_store_i(out->data, out->dtype, ref_linear_offset(out, i), p[i]);
   free(p);
   return 0;
 }
@@ -342,7 +331,7 @@ static int dropout_run(const alloy_kernel_call *c, const alloy_kernel_tensor *ma
   double keep = 1.0 - p, scale = keep == 0 ? 0.0 : 1.0 / keep;
   philox_stream s = stream_reserve(train ? n : 0);
   for (int64_t k = 0; k < n; k++) {
-    int64_t xo = linear_offset(x, k), oo = linear_offset(out, k);
+    int64_t xo = ref_linear_offset(x, k), oo = ref_linear_offset(out, k);
     bool kept = true;
     if (train) {
       philox_block b = stream_block(&s, k);
@@ -350,7 +339,7 @@ static int dropout_run(const alloy_kernel_call *c, const alloy_kernel_tensor *ma
     }
     if (!train) ref_store_f(out->data, out->dtype, oo, ref_load_f(x->data, x->dtype, xo));
     else ref_store_f(out->data, out->dtype, oo, kept ? ref_load_f(x->data, x->dtype, xo) * scale : 0.0 * ref_load_f(x->data, x->dtype, xo));
-    if (mask) ref_store_i(mask->data, mask->dtype, linear_offset(mask, k), kept);
+    if (mask) ref_store_i(mask->data, mask->dtype, ref_linear_offset(mask, k), kept);
   }
   return 0;
 }
@@ -425,14 +414,6 @@ static int64_t scalar_at(const alloy_kernel_tensor *t, const int64_t *bidx, int 
     if (od >= 0 && t->sizes[d] != 1) off += bidx[od] * t->strides[d];
   }
   return off;
-}
-
-static bool next_batch(int64_t *idx, const int64_t *sizes, int rank) {
-  for (int d = rank - 1; d >= 0; d--) {
-    if (++idx[d] < sizes[d]) return true;
-    idx[d] = 0;
-  }
-  return false;
 }
 
 /* Number of matrices in out (its dims but the last `tail`). */
@@ -583,7 +564,7 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[1]);
     /* PyTorch factors A^T when A is contiguous (det(A^T) = det(A) and
      * LAPACK then needs no copy): LU and pivots are A^T's then. */
@@ -625,7 +606,7 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], m, n, s.piv, pivot);
     if (!unpack) {
@@ -663,7 +644,7 @@ static int k_lu_unpack(const alloy_kernel_call *c) {
   int64_t nb = batch_count(lu, 2), bidx[16] = {0}, m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = lu->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, lu->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, lu->sizes, br)) {
     mat_load(mat_at(lu, false, bidx, br), s.m[0]);
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
     if (Po->rank >= 2) {
@@ -711,7 +692,7 @@ static int k_solve_ex(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int tail = vec ? 1 : 2, br = x->rank - tail;
   int64_t nb = batch_count(x, tail), bidx[16] = {0}, n = a->sizes[a->rank - 1];
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
     mview bv = mat_at(bt, vec, bidx, br);
@@ -733,7 +714,7 @@ static int k_inv_ex(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
     for (int64_t i = 0; i < n * n; i++) s.m[1][i] = i % (n + 1) == 0;
@@ -756,7 +737,7 @@ static int k_lu_solve(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0}, n = lu->sizes[lu->rank - 1];
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     mat_load(mat_at(lu, false, bidx, br), s.m[0]);
     mview pvv = mat_at(pv, true, bidx, br), bv = mat_at(bt, false, bidx, br);
     for (int64_t i = 0; i < n; i++) s.piv[i] = (int32_t)ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
@@ -795,7 +776,7 @@ static int cholesky_run(const alloy_kernel_call *c, bool ex) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2, rc = 0;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     int info = cholesky(s.m[0], n, upper, s.m[1]);
     if (upper) transpose(s.m[1], n, n, s.m[2]);
@@ -834,7 +815,7 @@ static int k_cholesky_inverse(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     load_factor(mat_at(a, false, bidx, br), upper, s.m[0], s.m[2]);
     for (int64_t i = 0; i < n * n; i++) s.m[1][i] = i % (n + 1) == 0;
     chol_solve(s.m[0], n, s.m[1], n);
@@ -853,7 +834,7 @@ static int k_cholesky_solve(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0};
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     mview lv = mat_at(lt, false, bidx, br), bv = mat_at(bt, false, bidx, br);
     load_factor(lv, upper, s.m[0], s.m[2]);
     mat_load(bv, s.m[1]);
@@ -878,7 +859,7 @@ static int tri_run(const alloy_kernel_call *c, bool legacy) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
   int64_t nb = batch_count(x, 2), bidx[16] = {0};
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     mview av = mat_at(a, false, bidx, br), bv = mat_at(bt, false, bidx, br);
     int64_t n = av.rows;
     mat_load(av, s.m[0]);
@@ -952,7 +933,7 @@ static int k_geqrf(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     geqrf(s.m[0], m, n, s.m[1]);
     mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[0], n);
@@ -977,7 +958,7 @@ static int k_householder_product(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
   int64_t nb = batch_count(out, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, out->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, out->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     mview tv = mat_at(tau, true, bidx, br);
     mat_load(tv, s.m[1]);
@@ -997,7 +978,7 @@ static int k_qr(const alloy_kernel_call *c) {
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, rrows = ro->sizes[ro->rank - 2];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     geqrf(s.m[0], m, n, s.m[1]);
     for (int64_t i = 0; i < rrows; i++)
@@ -1025,7 +1006,7 @@ static int k_ormqr(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
   int64_t nb = batch_count(out, 2), bidx[16] = {0}, ldr = a->sizes[a->rank - 1];
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, out->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, out->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     mview tv = mat_at(tau, true, bidx, br), cv = mat_at(ct, false, bidx, br);
     mat_load(tv, s.m[1]);
@@ -1065,7 +1046,7 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1], nn = n * n;
   int br = a->rank - 2;
-  for (int64_t bi = 0; bi < nb; bi++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t bi = 0; bi < nb; bi++, ref_next_index(bidx, a->sizes, br)) {
     double *A = s.m[0], *A2 = s.m[1], *A4 = s.m[2], *A6 = s.m[3], *U = s.m[4], *V = s.m[5];
     mat_load(mat_at(a, false, bidx, br), A);
     double norm1 = 0;
@@ -1235,7 +1216,7 @@ static int k_svd(const alloy_kernel_call *c) {
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     mat_load(mat_at(a, false, bidx, br), s.m[0]);
     svd_any(s.m[0], m, n, full, s.m[1], s.m[2], s.m[3], s.m[4], s.m[5]);
     mat_store(mat_at(&c->outputs[1], true, bidx, br), s.m[2], 1);
@@ -1259,7 +1240,7 @@ static int k_eigh(const alloy_kernel_call *c) {
   if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     double *A = s.m[0], *S = s.m[1], *V = s.m[2], *w = s.m[3];
     mat_load(mat_at(a, false, bidx, br), A);
     for (int64_t i = 0; i < n; i++)
@@ -1320,7 +1301,7 @@ static int k_pinv(const alloy_kernel_call *c) {
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
   double eps = a->dtype == ALLOY_F64 ? 0x1p-52 : 0x1p-23;
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, a->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     double *U = s.m[1], *S = s.m[2], *VT = s.m[3], *X = s.m[0];
     mat_load(mat_at(a, false, bidx, br), X);
     svd_any(X, m, n, false, U, S, VT, s.m[4], s.m[5]);
@@ -1359,7 +1340,7 @@ static int k_lstsq(const alloy_kernel_call *c) {
   int64_t nb = batch_count(x, tail), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   if (rcond < 0) rcond = (a->dtype == ALLOY_F64 ? 0x1p-52 : 0x1p-23) * (double)(m > n ? m : n);
-  for (int64_t b = 0; b < nb; b++, next_batch(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     double *A = s.m[0], *tau = s.m[1], *B = s.m[2], *X = s.m[3];
     mview bv = mat_at(bt, vec, bidx, br);
     int64_t nr = bv.cols;

@@ -30,7 +30,6 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 
 /* Logs why the kernel fails; returns the nonzero status to return. */
 /* Element offset of multi-index idx in t. */
@@ -40,30 +39,10 @@ static int64_t offset_of(const alloy_kernel_tensor *t, const int64_t *idx) {
   return off;
 }
 
-/* Advances a row-major multi-index; false after the last element. */
-static bool next_index(int64_t *idx, const int64_t *sizes, int rank) {
-  for (int d = rank - 1; d >= 0; d--) {
-    if (++idx[d] < sizes[d]) return true;
-    idx[d] = 0;
-  }
-  return false;
-}
-
 static int64_t numel_of(const int64_t *sizes, int rank) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= sizes[d];
   return n;
-}
-
-/* The offset of element `lin` (row-major position) of t. */
-static int64_t linear_offset(const alloy_kernel_tensor *t, int64_t lin) {
-  int64_t off = 0;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    int64_t s = t->sizes[d];
-    off += (lin % s) * t->strides[d];
-    lin /= s;
-  }
-  return off;
 }
 
 /* Offset in t of the output position idx (rank orank) with t broadcast to
@@ -203,7 +182,7 @@ static void store_identity(const alloy_kernel_tensor *t, int64_t off, acc_op op)
  * mean reductions do. */
 static void divide_by_counts(const alloy_kernel_tensor *out, const double *count) {
   int64_t idx[MAXR] = {0}, n = ref_numel(out);
-  for (int64_t k = 0; k < n; k++, next_index(idx, out->sizes, out->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, out->sizes, out->rank)) {
     int64_t off = offset_of(out, idx);
     double cnt = count[k] == 0 ? 1 : count[k];
     if (is_float(out->dtype)) {
@@ -262,7 +241,7 @@ static int adv_mask(const alloy_kernel_call *c, adv_plan *p, const alloy_kernel_
       return ref_fail(c, "the shape of the mask does not match the shape of the indexed tensor at dim %d",
                   d + j);
   int64_t n = ref_numel(m), u = 0, idx[MAXR] = {0};
-  for (int64_t i = 0; i < n; i++, next_index(idx, m->sizes, k))
+  for (int64_t i = 0; i < n; i++, ref_next_index(idx, m->sizes, k))
     u += ref_load_i(m->data, m->dtype, offset_of(m, idx)) != 0;
   for (int j = 0; j < k; j++) {
     int64_t *v = malloc(sizeof *v * (size_t)(u ? u : 1));
@@ -273,7 +252,7 @@ static int adv_mask(const alloy_kernel_call *c, adv_plan *p, const alloy_kernel_
     p->ix[d + j] = &p->made[d + j];
   }
   memset(idx, 0, sizeof idx);
-  for (int64_t i = 0, w = 0; i < n; i++, next_index(idx, m->sizes, k))
+  for (int64_t i = 0, w = 0; i < n; i++, ref_next_index(idx, m->sizes, k))
     if (ref_load_i(m->data, m->dtype, offset_of(m, idx)) != 0) {
       for (int j = 0; j < k; j++) ((int64_t *)p->made[d + j].data)[w] = idx[j];
       w++;
@@ -384,7 +363,7 @@ static int k_index(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = rc ? NULL : output_sized(c, 0, p.rshape);
   if (!rc && !out) rc = ref_fail(c, "index: cannot allocate the result");
   int64_t idx[2 * MAXR] = {0}, n = rc ? 0 : numel_of(p.rshape, p.rrank), off;
-  for (int64_t k = 0; k < n && !rc; k++, next_index(idx, p.rshape, p.rrank)) {
+  for (int64_t k = 0; k < n && !rc; k++, ref_next_index(idx, p.rshape, p.rrank)) {
     if (!adv_offset(c, &p, self, idx, &off)) rc = 1;
     else copy_elem(out, offset_of(out, idx), self, off);
   }
@@ -403,7 +382,7 @@ static int adv_put(const alloy_kernel_call *c, const adv_plan *p, const alloy_ke
   int64_t zero_i = 0;
   alloy_kernel_tensor zero = {is_float(out->dtype) ? (void *)&zero_f : (void *)&zero_i,
                               is_float(out->dtype) ? ALLOY_F64 : ALLOY_I64, 0, NULL, NULL};
-  for (int64_t k = 0; k < n; k++, next_index(idx, p->rshape, p->rrank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, p->rshape, p->rrank)) {
     if (!adv_offset(c, p, out, idx, &off)) return 1;
     const alloy_kernel_tensor *src = values;
     int64_t soff = bcast_offset(values, idx, p->rrank);
@@ -441,7 +420,7 @@ static int k_unsafe_masked_index(const alloy_kernel_call *c) {
   p.clamp = true;
   int64_t idx[MAXR] = {0}, ridx[2 * MAXR], n = ref_numel(out), off;
   bool empty = ref_numel(self) == 0;
-  for (int64_t k = 0; k < n && !rc; k++, next_index(idx, out->sizes, out->rank)) {
+  for (int64_t k = 0; k < n && !rc; k++, ref_next_index(idx, out->sizes, out->rank)) {
     int64_t ooff = offset_of(out, idx);
     if (empty || !ref_load_i(mask->data, mask->dtype, bcast_offset(mask, idx, out->rank))) {
       copy_elem(out, ooff, fill, 0);
@@ -496,7 +475,7 @@ static int k_gather(const alloy_kernel_call *c) {
   int dim;
   if (!read_dim(c, self, &dim)) return ref_fail(c, "gather: bad dim");
   int64_t idx[MAXR] = {0}, n = ref_numel(index), size = size_or_1(self, dim);
-  for (int64_t k = 0; k < n; k++, next_index(idx, index->sizes, index->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
       return ref_fail(c, "gather: index %lld is out of bounds for dimension %d with size %lld",
@@ -528,7 +507,7 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
   /* Two passes: the reset must precede every contribution. */
   for (int pass = include_self ? 1 : 0; pass < 2; pass++) {
     memset(idx, 0, sizeof idx);
-    for (int64_t k = 0; k < n; k++, next_index(idx, index->sizes, index->rank)) {
+    for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
       int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
       if (!wrap_index(&i, size)) {
         free(count);
@@ -586,7 +565,7 @@ static int read_vector_index(const alloy_kernel_call *c, const alloy_kernel_tens
   int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
   if (!v) return ref_fail(c, "out of memory");
   for (int64_t k = 0; k < n; k++) {
-    int64_t i = ref_load_i(index->data, index->dtype, linear_offset(index, k)), raw = i;
+    int64_t i = ref_load_i(index->data, index->dtype, ref_linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size)) {
       free(v);
       return ref_fail(c, "index %lld is out of bounds for dimension with size %lld", (long long)raw,
@@ -607,7 +586,7 @@ static int k_index_select(const alloy_kernel_call *c) {
   int64_t *ix, nix;
   if (read_vector_index(c, index, size_or_1(self, dim), &ix, &nix)) return 1;
   int64_t idx[MAXR] = {0}, n = ref_numel(out);
-  for (int64_t k = 0; k < n; k++, next_index(idx, out->sizes, out->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, out->sizes, out->rank)) {
     int64_t i = out->rank ? ix[idx[dim]] : ix[0];
     copy_elem(out, offset_of(out, idx), self, along_offset(self, idx, dim, i));
   }
@@ -629,7 +608,7 @@ static void for_slices(const alloy_kernel_tensor *out, const alloy_kernel_tensor
   int64_t per = numel_of(sizes, rank);
   for (int64_t k = 0; k < nix; k++) {
     memset(idx, 0, sizeof idx);
-    for (int64_t e = 0; e < per; e++, next_index(idx, sizes, rank)) {
+    for (int64_t e = 0; e < per; e++, ref_next_index(idx, sizes, rank)) {
       int64_t ooff = 0, soff = 0;
       for (int d = 0; d < rank; d++) {
         ooff += (d == dim ? ix[k] : idx[d]) * out->strides[d];
@@ -752,7 +731,7 @@ static int k_index_reduce(const alloy_kernel_call *c) {
     int64_t per = numel_of(sizes, out->rank);
     for (int64_t k = 0; count && k < nix; k++) {
       memset(idx, 0, sizeof idx);
-      for (int64_t e = 0; e < per; e++, next_index(idx, sizes, out->rank)) {
+      for (int64_t e = 0; e < per; e++, ref_next_index(idx, sizes, out->rank)) {
         int64_t at[MAXR];
         memcpy(at, idx, sizeof at);
         if (out->rank) at[dim] = ix[k];
@@ -772,12 +751,12 @@ static int k_take(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *index = ref_tensor(c, "index"),
                             *out = &c->outputs[0];
   int64_t idx[MAXR] = {0}, n = ref_numel(index), size = ref_numel(self);
-  for (int64_t k = 0; k < n; k++, next_index(idx, index->sizes, index->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
       return ref_fail(c, "take: index %lld out of range for tensor of size %lld", (long long)raw,
                   (long long)size);
-    copy_elem(out, offset_of(out, idx), self, linear_offset(self, i));
+    copy_elem(out, offset_of(out, idx), self, ref_linear_offset(self, i));
   }
   return 0;
 }
@@ -790,11 +769,11 @@ static int k_put(const alloy_kernel_call *c) {
   copy_into(out, self);
   int64_t n = ref_numel(index), size = ref_numel(out);
   for (int64_t k = 0; k < n; k++) {
-    int64_t i = ref_load_i(index->data, index->dtype, linear_offset(index, k)), raw = i;
+    int64_t i = ref_load_i(index->data, index->dtype, ref_linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size))
       return ref_fail(c, "put: index %lld out of range for tensor of size %lld", (long long)raw,
                   (long long)size);
-    accumulate(out, linear_offset(out, i), acc ? OP_ADD : OP_SET, src, linear_offset(src, k));
+    accumulate(out, ref_linear_offset(out, i), acc ? OP_ADD : OP_SET, src, ref_linear_offset(src, k));
   }
   return 0;
 }
@@ -832,7 +811,7 @@ static int k_masked_scatter(const alloy_kernel_call *c) {
       continue;
     }
     if (next >= avail) return ref_fail(c, "masked_scatter: expected source to have at least as many elements as the ones selected by the mask");
-    copy_elem(out, it.offset[0], src, linear_offset(src, next++));
+    copy_elem(out, it.offset[0], src, ref_linear_offset(src, next++));
   }
   return 0;
 }
@@ -849,12 +828,12 @@ static int k_masked_select(const alloy_kernel_call *c) {
     shape[d] = a == 1 ? b : a;
   }
   int64_t idx[MAXR] = {0}, n = numel_of(shape, (int)rank), u = 0;
-  for (int64_t k = 0; k < n; k++, next_index(idx, shape, (int)rank))
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, shape, (int)rank))
     u += ref_load_i(mask->data, mask->dtype, bcast_offset(mask, idx, (int)rank)) != 0;
   const alloy_kernel_tensor *out = output_sized(c, 0, &u);
   if (!out) return ref_fail(c, "masked_select: cannot allocate the result");
   memset(idx, 0, sizeof idx);
-  for (int64_t k = 0, w = 0; k < n; k++, next_index(idx, shape, (int)rank))
+  for (int64_t k = 0, w = 0; k < n; k++, ref_next_index(idx, shape, (int)rank))
     if (ref_load_i(mask->data, mask->dtype, bcast_offset(mask, idx, (int)rank)))
       copy_elem(out, (w++) * (out->rank ? out->strides[0] : 0), self, bcast_offset(self, idx, (int)rank));
   return 0;
@@ -864,7 +843,7 @@ static int k_masked_select(const alloy_kernel_call *c) {
  * in *u. Writes at most cap rows into out (rank columns) when out is set. */
 static int64_t nonzero_walk(const alloy_kernel_tensor *self, const alloy_kernel_tensor *out, int64_t cap) {
   int64_t idx[MAXR] = {0}, n = ref_numel(self), u = 0;
-  for (int64_t k = 0; k < n; k++, next_index(idx, self->sizes, self->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, self->sizes, self->rank)) {
     int64_t off = offset_of(self, idx);
     bool nz = is_float(self->dtype) ? ref_load_f(self->data, self->dtype, off) != 0.0
                                     : ref_load_i(self->data, self->dtype, off) != 0;
@@ -905,7 +884,7 @@ static int k_embedding(const alloy_kernel_call *c) {
                             *out = &c->outputs[0];
   int64_t idx[MAXR] = {0}, n = ref_numel(ix), rows = w->sizes[0], dim = w->sizes[1];
   int r = ix->rank;
-  for (int64_t k = 0; k < n; k++, next_index(idx, ix->sizes, r)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, ix->sizes, r)) {
     int64_t i = ref_load_i(ix->data, ix->dtype, offset_of(ix, idx));
     if (i < 0 || i >= rows)
       return ref_fail(c, "embedding: index %lld out of range for %lld rows", (long long)i, (long long)rows);
@@ -945,7 +924,7 @@ static int k_embedding_renorm(const alloy_kernel_call *c) {
   int64_t n = ref_numel(ix), rows = out->sizes[0], dim = out->sizes[1];
   int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
   if (!v) return ref_fail(c, "out of memory");
-  for (int64_t k = 0; k < n; k++) v[k] = ref_load_i(ix->data, ix->dtype, linear_offset(ix, k));
+  for (int64_t k = 0; k < n; k++) v[k] = ref_load_i(ix->data, ix->dtype, ref_linear_offset(ix, k));
   qsort(v, (size_t)n, sizeof *v, cmp_i64);
   for (int64_t k = 0; k < n; k++) {
     if (k > 0 && v[k] == v[k - 1]) continue;
@@ -1109,7 +1088,7 @@ static int k_searchsorted(const alloy_kernel_call *c) {
   if (side && !strcmp(side, "right")) right = true;
   int64_t idx[MAXR] = {0}, n = ref_numel(x);
   int64_t zero[MAXR] = {0};
-  for (int64_t k = 0; k < n; k++, next_index(idx, x->sizes, x->rank))
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, x->sizes, x->rank))
     ref_store_i(out->data, out->dtype, offset_of(out, idx),
                 search_row(seq, seq->rank > 1 ? idx : zero, sorter, right, x, offset_of(x, idx)));
   return 0;
@@ -1121,7 +1100,7 @@ static int k_bucketize(const alloy_kernel_call *c) {
   bool right = false;
   ref_bool(c, "right", &right);
   int64_t idx[MAXR] = {0}, zero[MAXR] = {0}, n = ref_numel(x);
-  for (int64_t k = 0; k < n; k++, next_index(idx, x->sizes, x->rank))
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, x->sizes, x->rank))
     ref_store_i(out->data, out->dtype, offset_of(out, idx), search_row(b, zero, NULL, right, x, offset_of(x, idx)));
   return 0;
 }
@@ -1135,11 +1114,11 @@ static int k_isin(const alloy_kernel_call *c) {
   ref_bool(c, "invert", &invert);
   bool fl = is_float(e->dtype) || is_float(t->dtype);
   int64_t idx[MAXR] = {0}, n = ref_numel(e), m = ref_numel(t);
-  for (int64_t k = 0; k < n; k++, next_index(idx, e->sizes, e->rank)) {
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, e->sizes, e->rank)) {
     int64_t eoff = offset_of(e, idx);
     bool found = false;
     for (int64_t j = 0; j < m && !found; j++) {
-      int64_t toff = linear_offset(t, j);
+      int64_t toff = ref_linear_offset(t, j);
       found = fl ? val_f(e, eoff) == val_f(t, toff) : val_i(e, eoff) == val_i(t, toff);
     }
     ref_store_i(out->data, out->dtype, offset_of(out, idx), found != invert);

@@ -14,7 +14,6 @@
 
 enum { MAX_RANK = 16 }; /* as ref_iter */
 
-static inline bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 

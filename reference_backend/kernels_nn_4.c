@@ -28,21 +28,6 @@
 
 /* A float list argument (scale_factors); returns its length, or -1 when it
  * is None or absent. */
-static int float_list(const alloy_kernel_call *c, const char *name, double *out, int cap) {
-  int n = c->host->node_num_args(c->node);
-  for (int i = 0; i < n; i++) {
-    const char *an = c->host->node_arg_name(c->node, i);
-    if (!an || strcmp(an, name)) continue;
-    const alloy_arg *a = c->host->node_arg(c->node, i);
-    if (c->host->arg_type(a) != ALLOY_ARG_TYPE_LIST) return -1;
-    int k = c->host->arg_list_size(a);
-    for (int j = 0; j < k && j < cap; j++)
-      if (!c->host->arg_float(c->host->arg_list_item(a, j), &out[j])) return -1;
-    return k < cap ? k : cap;
-  }
-  return -1;
-}
-
 /* ---- the taps of one dim -------------------------------------------------*/
 
 typedef enum { UP_NEAREST, UP_NEAREST_EXACT, UP_LINEAR, UP_CUBIC, UP_LINEAR_AA } up_mode;
@@ -184,7 +169,7 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
   bool align = false;
   if (u->has_align) ref_bool(c, "align_corners", &align);
   double factors[3];
-  int nf = u->vec ? float_list(c, "scale_factors", factors, 3) : -1;
+  int nf = u->vec ? ref_floats(c, "scale_factors", factors, 3) : -1;
   taps t[3] = {{0}};
   int64_t in[3] = {1, 1, 1}, os[3] = {1, 1, 1}, xs[3] = {0, 0, 0}, ost[3] = {0, 0, 0};
   int err = 0;

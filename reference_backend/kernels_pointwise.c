@@ -86,7 +86,6 @@ typedef struct pw_op {
   unsigned flags;
 } pw_op;
 
-static bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 
 /* Rounds v to dtype t's precision (floats; others pass through). */
 static double round_to(alloy_dtype t, double v) {

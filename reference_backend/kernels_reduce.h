@@ -15,7 +15,6 @@
 
 #define MAX_DIMS 16 /* ALLOY_MAX_RANK */
 
-static inline bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
 
 /* v as a tensor of dtype t would hold it (rounding, truncation, wrapping). */
 static inline double round_to(alloy_dtype t, double v) {

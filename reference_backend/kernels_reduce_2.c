@@ -14,22 +14,6 @@
 
 /* ---- histograms ---------------------------------------------------------------*/
 
-/* Reads the float[] argument name; returns the count, or -1 when None. */
-static int float_list(const alloy_kernel_call *c, const char *name, double *out, int cap) {
-  const alloy_host_api *h = c->host;
-  for (int i = 0, n = h->node_num_args(c->node); i < n; i++) {
-    const char *an = h->node_arg_name(c->node, i);
-    if (!an || strcmp(an, name)) continue;
-    const alloy_arg *a = h->node_arg(c->node, i);
-    if (h->arg_type(a) != ALLOY_ARG_TYPE_LIST) return -1;
-    int m = h->arg_list_size(a);
-    for (int k = 0; k < m && k < cap; k++)
-      if (!h->arg_float(h->arg_list_item(a, k), &out[k])) return -1;
-    return m < cap ? m : cap;
-  }
-  return -1;
-}
-
 /* Bin edges of one dim: either linear (n + 1 edges from linspace, found by
  * interpolation) or given (found by binary search). Values are held as the
  * input dtype holds them. */
@@ -132,7 +116,7 @@ static int histogram_nd(const alloy_kernel_tensor *x, bool x_flat, int nd, const
 static int outer_edges(const alloy_kernel_call *c, const alloy_kernel_tensor *x, bool x_flat,
                        int nd, double *lo, double *hi) {
   double range[2 * MAX_DIMS];
-  int nr = float_list(c, "range", range, 2 * MAX_DIMS);
+  int nr = ref_floats(c, "range", range, 2 * MAX_DIMS);
   int64_t total = ref_numel(x), npoints = x_flat ? total : (nd ? total / nd : 0);
   for (int d = 0; d < nd; d++) {
     if (nr >= 2 * nd) {

@@ -22,6 +22,8 @@ extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
 typedef int (*ref_kernel_fn)(const alloy_kernel_call *c);
 #define REF_KERNEL(op, fn) {op, "*", (alloy_kernel_fn)(fn), "int(call)"}
 
+static inline bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
+
 /* Element access by dtype: every value passes through double (floats,
  * bool) or int64 (integers), the widest types that hold each exactly. */
 double ref_load_f(const void *base, alloy_dtype t, int64_t index);
@@ -39,6 +41,11 @@ typedef struct ref_iter {
   int64_t offset[4];
   int64_t remaining;
 } ref_iter;
+
+/* Steps the row-major multi-index idx over sizes; false after the last. */
+bool ref_next_index(int64_t *idx, const int64_t *sizes, int rank);
+/* Element offset (by t's strides) of the element at row-major position lin. */
+int64_t ref_linear_offset(const alloy_kernel_tensor *t, int64_t lin);
 
 /* Sets up an iterator over out's shape; operand 0 is out, the others are
  * broadcast to it (their trailing dims aligned, size-1 dims repeated). */
@@ -67,6 +74,8 @@ const char *ref_str(const alloy_kernel_call *c, const char *name);
 /* int[] arguments (a single int for int[N] repeats); returns the count or
  * -1 when None. */
 int ref_ints(const alloy_kernel_call *c, const char *name, int64_t *out, int cap);
+/* float[] arguments; returns the count or -1 when None or not floats. */
+int ref_floats(const alloy_kernel_call *c, const char *name, double *out, int cap);
 /* A Scalar argument, or a Python number given for a Tensor argument. */
 bool ref_scalar(const alloy_kernel_call *c, const char *name, double *out);
 
