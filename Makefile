@@ -8,11 +8,11 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wpointer-arith -Wvla
 CFLAGS   += -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE \
             -I. -Isdk/include $(EXTRA_CFLAGS)
-LDLIBS   += -ljansson -lffi -ldl -lpthread -lm
+LDLIBS   += -lzip -ljansson -lffi -ldl -lpthread -lm
 GOLDEN   ?= ../shared/golden
 
 # Debian packages the build needs (make deps installs the missing ones).
-DEPS      = libjansson-dev libffi-dev
+DEPS      = libjansson-dev libffi-dev libzip-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
@@ -136,7 +136,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/*.c)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
 	@mkdir -p build-fuzz
 	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -I. -Isdk/include $(FUZZ_FLAGS) \
-	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -ljansson -lffi -ldl -lpthread -lm
+	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -lzip -ljansson -lffi -ldl -lpthread -lm
 fuzz: deps-fuzz $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \
