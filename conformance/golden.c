@@ -17,9 +17,9 @@
 
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
+#include "alloy/safetensors.h"
 #include "conformance/compare.h"
 #include "ir/graph_internal.h"
-#include "ir/safetensors.h"
 
 typedef enum { VERDICT_PASS, VERDICT_FAIL, VERDICT_SKIP } verdict;
 
