@@ -154,6 +154,31 @@ static alloy_error *meta_matmul(alloy_meta *m) {
   return meta_out_tensor(m, 0, a->dtype, out, rank);
 }
 
+/* matmul(a, b), torch.matmul's rank rules: a 1-D operand is a row (a) or a
+ * column (b) that is dropped from the result again; 2-D and more multiply
+ * their last two dims and broadcast the dims before them. */
+static alloy_error *meta_matmul_nd(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  alloy_error *e = want_rank(m, 0, a, 1, ALLOY_MAX_RANK);
+  if (!e) e = want_rank(m, 1, b, 1, ALLOY_MAX_RANK);
+  if (!e) e = want_same_dtype(m, 0, a, 1, b);
+  if (e) return e;
+  /* The inner dims and the kept outer ones. */
+  alloy_dim ka = a->shape[a->rank - 1], kb = b->shape[b->rank == 1 ? 0 : b->rank - 2];
+  char sa[256], sb[256];
+  if (never_eq(m, ka, kb))
+    return meta_error(m, "shapes %s and %s cannot be multiplied",
+                      meta_shape_text(a->shape, a->rank, sa, sizeof sa),
+                      meta_shape_text(b->shape, b->rank, sb, sizeof sb));
+  alloy_dim out[ALLOY_MAX_RANK];
+  int rank = 0;
+  int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+  if ((e = meta_broadcast(m, a->shape, ba, b->shape, bb, out, &rank))) return e;
+  if (a->rank >= 2) out[rank++] = a->shape[a->rank - 2];
+  if (b->rank >= 2) out[rank++] = b->shape[b->rank - 1];
+  return meta_out_tensor(m, 0, a->dtype, out, rank);
+}
+
 /* linear(input, weight, bias): input @ weight.T + bias */
 static alloy_error *meta_linear(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0), *w = meta_tensor(m, 1), *bias = meta_tensor(m, 2);
@@ -771,6 +796,7 @@ static alloy_error *meta_fft_c2r(alloy_meta *m) {
 
 const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.mm.default", meta_matmul, MM},
+    {"aten.matmul.default", meta_matmul_nd, 0},
     {"aten.bmm.default", meta_matmul, BMM},
     {"aten.mv.default", meta_matmul, MV},
     {"aten.dot.default", meta_matmul, DOT},

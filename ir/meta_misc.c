@@ -4,7 +4,9 @@
  * (their SymInt results carry the symbolic size, stride or element count
  * itself), _local_scalar_dense (a value known only at run time: an int is a
  * fresh unbacked symbol), and the checks _assert_tensor_metadata and
- * _linalg_check_errors, which produce nothing.
+ * _linalg_check_errors, which produce nothing; and Python's scalar
+ * operators on SymInts that torch.export records (_operator.mul,
+ * torch.sym_max, ...), whose SymInt results are symbolic too.
  *
  * Alloy does not model storage offsets, and a tensor without recorded
  * strides is taken to be contiguous, as graph values are by default.
@@ -145,6 +147,159 @@ static alloy_error *meta_assert_tensor_metadata(alloy_meta *m) {
   return NULL;
 }
 
+/* ---- Python's scalar operators ---------------------------------------------
+ * torch.export records arithmetic on sizes as nodes whose target is a Python
+ * function: _operator.mul(sym_size_int_2, 16), torch.sym_max(a, b). A SymInt
+ * result is computed with the symbol table's arithmetic, so 16*s0 stays
+ * 16*s0 and (16*s0)//16 is s0 again. A SymBool or SymFloat result is a
+ * value known only at run time: the IR's bool and float scalars carry no
+ * value, even where the ranges prove a comparison (s0 >= 2 proves s0 > 1). A
+ * SymInt the IR cannot express (t if b else f, int() of a float, a symbolic
+ * exponent) is a fresh unbacked symbol, with the range the operands allow. */
+
+/* The families' parameters; the binary family's index this table. */
+enum { SYM_ADD, SYM_SUB, SYM_MUL, SYM_FLOORDIV, SYM_MOD, SYM_MIN, SYM_MAX };
+enum { SYM_NEG, SYM_POS };
+enum { SYM_TRUEDIV, SYM_TO_FLOAT, SYM_SQRT };
+static alloy_dim (*const sym_binary_fns[])(alloy_symtab *, alloy_dim, alloy_dim) = {
+    [SYM_ADD] = alloy_dim_add,           [SYM_SUB] = alloy_dim_sub,
+    [SYM_MUL] = alloy_dim_mul,           [SYM_FLOORDIV] = alloy_dim_floordiv,
+    [SYM_MOD] = alloy_dim_mod,           [SYM_MIN] = alloy_dim_min,
+    [SYM_MAX] = alloy_dim_max,
+};
+
+/* Largest exponent expanded into a product of a symbolic base (s0**64 is 64
+ * factors); a concrete base needs no cap, int64 overflow stops it first.
+ * A power beyond the cap, or one the symbol table cannot hold ((s0 + s1)**40
+ * has too many terms), is known at run time only. */
+enum { SYM_POW_MAX_FACTORS = 64 };
+
+/* A SymInt known only at run time: an unbacked symbol in [lo, hi], named
+ * from the node's numbering as meta_unbacked names its sizes, so that
+ * running the shape function again gives the same symbol. */
+static alloy_dim sym_unknown(alloy_meta *m, int64_t lo, int64_t hi) {
+  char name[32];
+  snprintf(name, sizeof name, "u%d", m->unbacked_next++);
+  alloy_dim d = alloy_dim_const(0);
+  alloy_error *e = alloy_sym_new_unbacked(m->st, name, lo, hi, &d);
+  if (e) {
+    alloy_error_free(e); /* the name is taken with another range */
+    d = alloy_sym_unbacked(m->st, lo, hi);
+  }
+  return d;
+}
+
+static bool provably_zero(alloy_meta *m, alloy_dim d) {
+  return alloy_dim_eq(m->st, d, alloy_dim_const(0)) == ALLOY_TRUE;
+}
+
+/* add, sub, mul, floordiv, mod (Python's: floor division, a remainder with
+ * the divisor's sign), sym_min, sym_max. */
+static alloy_error *meta_sym_binary(alloy_meta *m) {
+  alloy_dim a = meta_dim(m, 0), b = meta_dim(m, 1);
+  if ((m->param == SYM_FLOORDIV || m->param == SYM_MOD) && provably_zero(m, b))
+    return meta_error(m, "integer division or modulo by zero");
+  /* int64 overflow (INT64_MIN // -1) is the symbol table's sticky error,
+   * which meta_out_scalar reports. */
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, sym_binary_fns[m->param](m->st, a, b));
+}
+
+/* a ** b for b >= 0, by repeated squaring: a product of b factors of a. */
+static alloy_error *meta_sym_pow(alloy_meta *m) {
+  alloy_dim a = meta_dim(m, 0), b = meta_dim(m, 1);
+  int64_t alo, ahi, blo, bhi;
+  alloy_dim_range(a, &alo, &ahi);
+  alloy_dim_range(b, &blo, &bhi);
+  if (bhi < 0) {
+    char text[128];
+    alloy_dim_print(b, text, sizeof text);
+    return meta_error(m, "negative exponent %s: Python's int ** gives a float, not a "
+                         "SymInt", text);
+  }
+  bool symbolic = !alloy_dim_is_const(a);
+  if (!alloy_dim_is_const(b) || (symbolic && b.value > SYM_POW_MAX_FACTORS))
+    return meta_out_scalar(m, 0, ALLOY_VALUE_INT,
+                           sym_unknown(m, alo >= 0 ? 0 : INT64_MIN, ALLOY_SYM_INF));
+  alloy_dim r = alloy_dim_const(1), base = a;
+  for (int64_t e = b.value; e > 0;) {
+    if (e & 1) r = alloy_dim_mul(m->st, r, base);
+    e >>= 1;
+    if (e) base = alloy_dim_mul(m->st, base, base); /* never past a ** b */
+  }
+  /* A concrete overflow is an error (meta_out_scalar reports it); a
+   * symbolic power too large to write is a value of the run. */
+  if (symbolic && alloy_symtab_error(m->st)) {
+    alloy_symtab_clear_error(m->st);
+    r = sym_unknown(m, alo >= 0 ? 0 : INT64_MIN, ALLOY_SYM_INF);
+  }
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, r);
+}
+
+/* neg and pos. */
+static alloy_error *meta_sym_unary(alloy_meta *m) {
+  alloy_dim a = meta_dim(m, 0);
+  if (m->param == SYM_NEG) a = alloy_dim_sub(m->st, alloy_dim_const(0), a);
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, a);
+}
+
+/* Comparisons, and_, or_, sym_not: a SymBool. */
+static alloy_error *meta_sym_bool(alloy_meta *m) {
+  return meta_out_scalar(m, 0, ALLOY_VALUE_BOOL, alloy_dim_const(0));
+}
+
+/* sym_ite(b, t, f): t if b else f. */
+static alloy_error *meta_sym_ite(alloy_meta *m) {
+  alloy_dim t = meta_dim(m, 1), f = meta_dim(m, 2);
+  if (m->args[0].kind == ALLOY_ARG_BOOL) /* a literal condition */
+    return meta_out_scalar(m, 0, ALLOY_VALUE_INT, meta_bool(m, 0) ? t : f);
+  if (alloy_dim_same(t, f)) return meta_out_scalar(m, 0, ALLOY_VALUE_INT, t);
+  int64_t tlo, thi, flo, fhi;
+  alloy_dim_range(t, &tlo, &thi);
+  alloy_dim_range(f, &flo, &fhi);
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT,
+                         sym_unknown(m, tlo < flo ? tlo : flo, thi > fhi ? thi : fhi));
+}
+
+/* A SymFloat argument that is a float: a literal or a graph float value
+ * (an int or a SymInt is not). */
+static bool is_float_arg(const alloy_meta *m, int i) {
+  const alloy_arg *a = &m->args[i];
+  return a->kind == ALLOY_ARG_FLOAT ||
+         (a->kind == ALLOY_ARG_VALUE && a->u.value->kind == ALLOY_VALUE_FLOAT);
+}
+
+/* sym_int and math.trunc: an int is itself; a float rounds toward zero. */
+static alloy_error *meta_sym_to_int(alloy_meta *m) {
+  const alloy_arg *a = &m->args[0];
+  if (!is_float_arg(m, 0)) return meta_out_scalar(m, 0, ALLOY_VALUE_INT, meta_dim(m, 0));
+  if (a->kind == ALLOY_ARG_VALUE) /* a float known at run time */
+    return meta_out_scalar(m, 0, ALLOY_VALUE_INT, sym_unknown(m, INT64_MIN, ALLOY_SYM_INF));
+  double f = a->u.f;
+  if (!(f >= -0x1p63 && f < 0x1p63)) /* NaN and infinities fail too */
+    return meta_error(m, "cannot convert float %g to an int64 integer", f);
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, alloy_dim_const((int64_t)f));
+}
+
+/* truediv, sym_float, _sym_sqrt: a SymFloat. A divisor that is provably
+ * zero and a square root of a provably negative number fail as in Python. */
+static alloy_error *meta_sym_float(alloy_meta *m) {
+  int i = m->param == SYM_TRUEDIV ? 1 : 0;
+  bool zero, negative;
+  if (is_float_arg(m, i)) {
+    bool lit = m->args[i].kind == ALLOY_ARG_FLOAT;
+    zero = lit && m->args[i].u.f == 0.0;
+    negative = lit && m->args[i].u.f < 0.0;
+  } else {
+    alloy_dim d = meta_dim(m, i);
+    zero = provably_zero(m, d);
+    negative = alloy_dim_lt(m->st, d, alloy_dim_const(0)) == ALLOY_TRUE;
+  }
+  if (m->param == SYM_TRUEDIV && zero) return meta_error(m, "division by zero");
+  if (m->param == SYM_SQRT && negative)
+    return meta_error(m, "math domain error (a negative square root)");
+  return meta_out_scalar(m, 0, ALLOY_VALUE_FLOAT, alloy_dim_const(0));
+}
+
 const alloy_meta_entry alloy_meta_misc[] = {
     {"aten.sym_size.int", meta_sym_dim, 0},
     {"aten.sym_stride.int", meta_sym_dim, 1},
@@ -154,5 +309,31 @@ const alloy_meta_entry alloy_meta_misc[] = {
     {"aten._local_scalar_dense.default", meta_local_scalar_dense, 0},
     {"aten._linalg_check_errors.default", meta_linalg_check_errors, 0},
     {"aten._assert_tensor_metadata.default", meta_assert_tensor_metadata, 0},
+    /* Python's scalar operators */
+    {"_operator.add.default", meta_sym_binary, SYM_ADD},
+    {"_operator.sub.default", meta_sym_binary, SYM_SUB},
+    {"_operator.mul.default", meta_sym_binary, SYM_MUL},
+    {"_operator.floordiv.default", meta_sym_binary, SYM_FLOORDIV},
+    {"_operator.mod.default", meta_sym_binary, SYM_MOD},
+    {"torch.sym_min.default", meta_sym_binary, SYM_MIN},
+    {"torch.sym_max.default", meta_sym_binary, SYM_MAX},
+    {"_operator.pow.default", meta_sym_pow, 0},
+    {"_operator.neg.default", meta_sym_unary, SYM_NEG},
+    {"_operator.pos.default", meta_sym_unary, SYM_POS},
+    {"_operator.eq.default", meta_sym_bool, 0},
+    {"_operator.ne.default", meta_sym_bool, 0},
+    {"_operator.lt.default", meta_sym_bool, 0},
+    {"_operator.le.default", meta_sym_bool, 0},
+    {"_operator.gt.default", meta_sym_bool, 0},
+    {"_operator.ge.default", meta_sym_bool, 0},
+    {"_operator.and_.default", meta_sym_bool, 0},
+    {"_operator.or_.default", meta_sym_bool, 0},
+    {"torch.sym_not.default", meta_sym_bool, 0},
+    {"torch.sym_ite.default", meta_sym_ite, 0},
+    {"torch.sym_int.default", meta_sym_to_int, 0},
+    {"math.trunc.default", meta_sym_to_int, 0},
+    {"_operator.truediv.default", meta_sym_float, SYM_TRUEDIV},
+    {"torch.sym_float.default", meta_sym_float, SYM_TO_FLOAT},
+    {"torch._sym_sqrt.default", meta_sym_float, SYM_SQRT},
     {NULL, NULL, 0},
 };

@@ -168,9 +168,10 @@ static alloy_error *meta_copy(alloy_meta *m) {
 
 /* _to_copy, to.dtype, to.dtype_layout: argument 1 is the dtype (None keeps
  * self's); layout, device and memory format do not change the type. */
+/* The to.* overloads; param is the position of their dtype argument. */
 static alloy_error *meta_to(alloy_meta *m) {
   const alloy_value *v = self_of(m);
-  return meta_out_like(m, 0, v, meta_dtype_or(m, 1, v->dtype));
+  return meta_out_like(m, 0, v, meta_dtype_or(m, m->param, v->dtype));
 }
 
 /* --- view / reshape -------------------------------------------------------*/
@@ -1331,9 +1332,10 @@ const alloy_meta_entry alloy_meta_shape[] = {
     {"aten.triu.default", meta_like, LIKE_MATRIX},
     {"aten.copy.default", meta_copy, 0},
     {"aten.copy_.default", meta_copy, 0},
-    {"aten._to_copy.default", meta_to, 0},
-    {"aten.to.dtype", meta_to, 0},
-    {"aten.to.dtype_layout", meta_to, 0},
+    {"aten._to_copy.default", meta_to, 1},
+    {"aten.to.dtype", meta_to, 1},
+    {"aten.to.dtype_layout", meta_to, 1},
+    {"aten.to.device", meta_to, 2},
     /* reshaping */
     {"aten.view.default", meta_view, 0},
     {"aten.view_copy.default", meta_view, 0},

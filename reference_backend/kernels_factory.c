@@ -367,19 +367,13 @@ static int k_dropout(const alloy_kernel_call *c) {
  * the input's precision, so results agree to that precision, not bit for
  * bit. A matrix operand's batch dims broadcast against the output's. */
 
-#define LA_MAX 4096 /* elements of one matrix the reference handles */
+/* The shared pieces (ref_mview, ref_mat_at, ref_la_begin, ...) are
+ * declared in ref.h: kernels_ldl.c reads and writes its matrices with them. */
 
-/* A matrix of t in the batch position bidx (of rank brank): t's last two
- * dims (one when vec: a column). Size-1 batch dims of t repeat. */
-typedef struct {
-  const alloy_kernel_tensor *t;
-  int64_t base, rows, cols, rs, cs;
-} mview;
-
-static mview mat_at(const alloy_kernel_tensor *t, bool vec, const int64_t *bidx, int brank) {
+ref_mview ref_mat_at(const alloy_kernel_tensor *t, bool vec, const int64_t *bidx, int brank) {
   int tail = vec ? 1 : 2, tb = t->rank - tail;
-  mview v = {t, 0, t->sizes[tb], vec ? 1 : t->sizes[t->rank - 1], t->strides[tb],
-             vec ? 0 : t->strides[t->rank - 1]};
+  ref_mview v = {t, 0, t->sizes[tb], vec ? 1 : t->sizes[t->rank - 1], t->strides[tb],
+                 vec ? 0 : t->strides[t->rank - 1]};
   for (int d = 0; d < tb; d++) {
     int od = brank - tb + d;
     if (od >= 0 && t->sizes[d] != 1) v.base += bidx[od] * t->strides[d];
@@ -387,27 +381,25 @@ static mview mat_at(const alloy_kernel_tensor *t, bool vec, const int64_t *bidx,
   return v;
 }
 
-static void mat_load(mview v, double *a) {
+void ref_mat_load(ref_mview v, double *a) {
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++)
       a[i * v.cols + j] = ref_load_f(v.t->data, v.t->dtype, v.base + i * v.rs + j * v.cs);
 }
 
-/* Stores rows x cols of a (leading dim lda) into v's top-left corner. */
-static void mat_store(mview v, const double *a, int64_t lda) {
+void ref_mat_store(ref_mview v, const double *a, int64_t lda) {
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++)
       ref_store_f(v.t->data, v.t->dtype, v.base + i * v.rs + j * v.cs, a[i * lda + j]);
 }
 
-static void vec_store_i(const alloy_kernel_tensor *t, const int64_t *bidx, int brank, const int32_t *v,
-                        int64_t n) {
-  mview m = mat_at(t, true, bidx, brank);
+void ref_vec_store_i(const alloy_kernel_tensor *t, const int64_t *bidx, int brank, const int32_t *v,
+                     int64_t n) {
+  ref_mview m = ref_mat_at(t, true, bidx, brank);
   for (int64_t i = 0; i < n && i < m.rows; i++) ref_store_i(t->data, t->dtype, m.base + i * m.rs, v[i]);
 }
 
-/* Element at batch position bidx of a tensor holding one value per matrix. */
-static int64_t scalar_at(const alloy_kernel_tensor *t, const int64_t *bidx, int brank) {
+int64_t ref_scalar_at(const alloy_kernel_tensor *t, const int64_t *bidx, int brank) {
   int64_t off = 0;
   for (int d = 0; d < t->rank; d++) {
     int od = brank - t->rank + d;
@@ -416,40 +408,32 @@ static int64_t scalar_at(const alloy_kernel_tensor *t, const int64_t *bidx, int 
   return off;
 }
 
-/* Number of matrices in out (its dims but the last `tail`). */
-static int64_t batch_count(const alloy_kernel_tensor *out, int tail) {
+int64_t ref_batch_count(const alloy_kernel_tensor *out, int tail) {
   int64_t n = 1;
   for (int d = 0; d < out->rank - tail; d++) n *= out->sizes[d];
   return n;
 }
 
-/* Scratch for the matrix kernels: up to 6 matrices of LA_MAX doubles. */
-typedef struct {
-  double *m[6];
-  int32_t *piv;
-} la_scratch;
-
-static bool la_alloc(la_scratch *s) {
+static bool la_alloc(ref_la_scratch *s) {
   memset(s, 0, sizeof *s);
-  for (int k = 0; k < 6; k++) s->m[k] = calloc(LA_MAX, sizeof(double));
-  s->piv = calloc(LA_MAX, sizeof(int32_t));
+  for (int k = 0; k < 6; k++) s->m[k] = calloc(REF_LA_MAX, sizeof(double));
+  s->piv = calloc(REF_LA_MAX, sizeof(int32_t));
   bool ok = s->piv != NULL;
   for (int k = 0; k < 6; k++) ok &= s->m[k] != NULL;
   return ok;
 }
 
-static void la_free(la_scratch *s) {
+void ref_la_free(ref_la_scratch *s) {
   for (int k = 0; k < 6; k++) free(s->m[k]);
   free(s->piv);
 }
 
 static bool la_fits(const alloy_kernel_call *c);
 
-/* Checks the sizes and allocates the scratch (freed again on failure). */
-static bool la_begin(const alloy_kernel_call *c, la_scratch *s) {
+bool ref_la_begin(const alloy_kernel_call *c, ref_la_scratch *s) {
   memset(s, 0, sizeof *s);
   if (la_fits(c) && la_alloc(s)) return true;
-  la_free(s);
+  ref_la_free(s);
   return false;
 }
 
@@ -457,12 +441,12 @@ static bool la_fits(const alloy_kernel_call *c) {
   for (int k = 0; k < c->num_inputs; k++) {
     const alloy_kernel_tensor *t = &c->inputs[k];
     int64_t r = t->rank >= 2 ? t->sizes[t->rank - 2] : 1, cc = t->rank >= 1 ? t->sizes[t->rank - 1] : 1;
-    if (r * cc > LA_MAX || r > 64 * 64 || cc > 64 * 64) return false;
+    if (r * cc > REF_LA_MAX || r > 64 * 64 || cc > 64 * 64) return false;
   }
   for (int k = 0; k < c->num_outputs; k++) {
     const alloy_kernel_tensor *t = &c->outputs[k];
     int64_t r = t->rank >= 2 ? t->sizes[t->rank - 2] : 1, cc = t->rank >= 1 ? t->sizes[t->rank - 1] : 1;
-    if (r * cc > LA_MAX) return false;
+    if (r * cc > REF_LA_MAX) return false;
   }
   return true;
 }
@@ -523,7 +507,7 @@ static void tri_solve(const double *t, int64_t n, bool lower, bool unit, bool tr
 /* Solves op(A) X = B from A's LU (square n): op is A or A^T. */
 static void lu_solve_in(const double *lu, const int32_t *piv, int64_t n, bool trans, double *b, int64_t nrhs,
                         double *tmp) {
-  int64_t perm[LA_MAX > 4096 ? 4096 : LA_MAX];
+  int64_t perm[REF_LA_MAX > 4096 ? 4096 : REF_LA_MAX];
   pivots_to_perm(piv, n, n, perm);
   if (!trans) {
     for (int64_t i = 0; i < n; i++)
@@ -560,12 +544,12 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
   int klu = slog ? 2 : 1;
   const alloy_kernel_tensor *lu = &c->outputs[klu], *piv = &c->outputs[klu + 1];
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[1]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[1]);
     /* PyTorch factors A^T when A is contiguous (det(A^T) = det(A) and
      * LAPACK then needs no copy): LU and pivots are A^T's then. */
     if (contiguous(a)) transpose(s.m[1], n, n, s.m[0]);
@@ -580,16 +564,16 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
       if (s.piv[i] != i + 1) det = -det, sign = -sign;
     }
     if (sign == 0) logabs = -INFINITY;
-    mat_store(mat_at(lu, false, bidx, br), s.m[0], n);
-    vec_store_i(piv, bidx, br, s.piv, n);
+    ref_mat_store(ref_mat_at(lu, false, bidx, br), s.m[0], n);
+    ref_vec_store_i(piv, bidx, br, s.piv, n);
     if (slog) {
-      ref_store_f(c->outputs[0].data, c->outputs[0].dtype, scalar_at(&c->outputs[0], bidx, br), sign);
-      ref_store_f(c->outputs[1].data, c->outputs[1].dtype, scalar_at(&c->outputs[1], bidx, br), logabs);
+      ref_store_f(c->outputs[0].data, c->outputs[0].dtype, ref_scalar_at(&c->outputs[0], bidx, br), sign);
+      ref_store_f(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), logabs);
     } else {
-      ref_store_f(c->outputs[0].data, c->outputs[0].dtype, scalar_at(&c->outputs[0], bidx, br), det);
+      ref_store_f(c->outputs[0].data, c->outputs[0].dtype, ref_scalar_at(&c->outputs[0], bidx, br), det);
     }
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -601,19 +585,19 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
   bool pivot = true;
   ref_bool(c, "pivot", &pivot);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], m, n, s.piv, pivot);
     if (!unpack) {
-      mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[0], n);
-      vec_store_i(&c->outputs[1], bidx, br, s.piv, k);
+      ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[0], n);
+      ref_vec_store_i(&c->outputs[1], bidx, br, s.piv, k);
       int32_t inf = info;
-      ref_store_i(c->outputs[2].data, c->outputs[2].dtype, scalar_at(&c->outputs[2], bidx, br), inf);
+      ref_store_i(c->outputs[2].data, c->outputs[2].dtype, ref_scalar_at(&c->outputs[2], bidx, br), inf);
       continue;
     }
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
@@ -624,11 +608,11 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
       for (int64_t j = 0; j < k; j++) L[i * k + j] = i == j ? 1 : i > j ? s.m[0][i * n + j] : 0;
     for (int64_t i = 0; i < k; i++)
       for (int64_t j = 0; j < n; j++) U[i * n + j] = j >= i ? s.m[0][i * n + j] : 0;
-    if (c->outputs[0].rank >= 2 && pivot) mat_store(mat_at(&c->outputs[0], false, bidx, br), P, m);
-    mat_store(mat_at(&c->outputs[1], false, bidx, br), L, k);
-    mat_store(mat_at(&c->outputs[2], false, bidx, br), U, n);
+    if (c->outputs[0].rank >= 2 && pivot) ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), P, m);
+    ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), L, k);
+    ref_mat_store(ref_mat_at(&c->outputs[2], false, bidx, br), U, n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -639,32 +623,32 @@ static int k_lu(const alloy_kernel_call *c) { return lu_run(c, true); }
 static int k_lu_unpack(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *lu = ref_tensor(c, "LU_data"), *pv = ref_tensor(c, "LU_pivots");
   const alloy_kernel_tensor *Po = &c->outputs[0], *Lo = &c->outputs[1], *Uo = &c->outputs[2];
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(lu, 2), bidx[16] = {0}, m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(lu, 2), bidx[16] = {0}, m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = lu->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, lu->sizes, br)) {
-    mat_load(mat_at(lu, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(lu, false, bidx, br), s.m[0]);
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
     if (Po->rank >= 2) {
-      mview pvv = mat_at(pv, true, bidx, br);
+      ref_mview pvv = ref_mat_at(pv, true, bidx, br);
       for (int64_t i = 0; i < k; i++) s.piv[i] = (int32_t)ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
       pivots_to_perm(s.piv, k, m, perm);
       for (int64_t i = 0; i < m * m; i++) P[i] = 0;
       for (int64_t i = 0; i < m; i++) P[perm[i] * m + i] = 1;
-      mat_store(mat_at(Po, false, bidx, br), P, m);
+      ref_mat_store(ref_mat_at(Po, false, bidx, br), P, m);
     }
     if (Lo->rank >= 2) {
       for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < k; j++) L[i * k + j] = i == j ? 1 : i > j ? s.m[0][i * n + j] : 0;
       for (int64_t i = 0; i < k; i++)
         for (int64_t j = 0; j < n; j++) U[i * n + j] = j >= i ? s.m[0][i * n + j] : 0;
-      mat_store(mat_at(Lo, false, bidx, br), L, k);
-      mat_store(mat_at(Uo, false, bidx, br), U, n);
+      ref_mat_store(ref_mat_at(Lo, false, bidx, br), L, k);
+      ref_mat_store(ref_mat_at(Uo, false, bidx, br), U, n);
     }
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -688,41 +672,41 @@ static int k_solve_ex(const alloy_kernel_call *c) {
   bool left = true;
   ref_bool(c, "left", &left);
   bool vec = x->rank == a->rank - 1;
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int tail = vec ? 1 : 2, br = x->rank - tail;
-  int64_t nb = batch_count(x, tail), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  int64_t nb = ref_batch_count(x, tail), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
-    mview bv = mat_at(bt, vec, bidx, br);
-    mat_load(bv, s.m[1]);
+    ref_mview bv = ref_mat_at(bt, vec, bidx, br);
+    ref_mat_load(bv, s.m[1]);
     general_solve(s.m[0], s.piv, n, left, false, s.m[1], bv.rows, bv.cols, s.m[2], s.m[3]);
-    mat_store(mat_at(x, vec, bidx, br), s.m[1], bv.cols);
-    mat_store(mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
-    vec_store_i(&c->outputs[2], bidx, br, s.piv, n);
-    ref_store_i(c->outputs[3].data, c->outputs[3].dtype, scalar_at(&c->outputs[3], bidx, br), info);
+    ref_mat_store(ref_mat_at(x, vec, bidx, br), s.m[1], bv.cols);
+    ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
+    ref_vec_store_i(&c->outputs[2], bidx, br, s.piv, n);
+    ref_store_i(c->outputs[3].data, c->outputs[3].dtype, ref_scalar_at(&c->outputs[3], bidx, br), info);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
 /* linalg_inv_ex(A) -> (inverse, info). */
 static int k_inv_ex(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
     for (int64_t i = 0; i < n * n; i++) s.m[1][i] = i % (n + 1) == 0;
     lu_solve_in(s.m[0], s.piv, n, false, s.m[1], n, s.m[2]);
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
-    ref_store_i(c->outputs[1].data, c->outputs[1].dtype, scalar_at(&c->outputs[1], bidx, br), info);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
+    ref_store_i(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), info);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -733,19 +717,19 @@ static int k_lu_solve(const alloy_kernel_call *c) {
   bool left = true, adjoint = false;
   ref_bool(c, "left", &left);
   ref_bool(c, "adjoint", &adjoint);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
-  int64_t nb = batch_count(x, 2), bidx[16] = {0}, n = lu->sizes[lu->rank - 1];
+  int64_t nb = ref_batch_count(x, 2), bidx[16] = {0}, n = lu->sizes[lu->rank - 1];
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
-    mat_load(mat_at(lu, false, bidx, br), s.m[0]);
-    mview pvv = mat_at(pv, true, bidx, br), bv = mat_at(bt, false, bidx, br);
+    ref_mat_load(ref_mat_at(lu, false, bidx, br), s.m[0]);
+    ref_mview pvv = ref_mat_at(pv, true, bidx, br), bv = ref_mat_at(bt, false, bidx, br);
     for (int64_t i = 0; i < n; i++) s.piv[i] = (int32_t)ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
-    mat_load(bv, s.m[1]);
+    ref_mat_load(bv, s.m[1]);
     general_solve(s.m[0], s.piv, n, left, adjoint, s.m[1], bv.rows, bv.cols, s.m[2], s.m[3]);
-    mat_store(mat_at(x, false, bidx, br), s.m[1], bv.cols);
+    ref_mat_store(ref_mat_at(x, false, bidx, br), s.m[1], bv.cols);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -772,19 +756,19 @@ static int cholesky_run(const alloy_kernel_call *c, bool ex) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self");
   bool upper = false;
   ref_bool(c, "upper", &upper);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2, rc = 0;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = cholesky(s.m[0], n, upper, s.m[1]);
     if (upper) transpose(s.m[1], n, n, s.m[2]);
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), upper ? s.m[2] : s.m[1], n);
-    if (ex) ref_store_i(c->outputs[1].data, c->outputs[1].dtype, scalar_at(&c->outputs[1], bidx, br), info);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), upper ? s.m[2] : s.m[1], n);
+    if (ex) ref_store_i(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), info);
     else if (info) rc = ref_fail(c, "cholesky: the leading minor of order %d is not positive-definite", info);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return rc;
 }
 
@@ -798,9 +782,9 @@ static void chol_solve(const double *l, int64_t n, double *b, int64_t nrhs) {
 }
 
 /* The factor as lower L in l: the input is L, or U = L^T when upper. */
-static void load_factor(mview v, bool upper, double *l, double *tmp) {
+static void load_factor(ref_mview v, bool upper, double *l, double *tmp) {
   int64_t n = v.rows;
-  mat_load(v, upper ? tmp : l);
+  ref_mat_load(v, upper ? tmp : l);
   if (upper) transpose(tmp, n, n, l);
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = i + 1; j < n; j++) l[i * n + j] = 0;
@@ -811,17 +795,17 @@ static int k_cholesky_inverse(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self");
   bool upper = false;
   ref_bool(c, "upper", &upper);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    load_factor(mat_at(a, false, bidx, br), upper, s.m[0], s.m[2]);
+    load_factor(ref_mat_at(a, false, bidx, br), upper, s.m[0], s.m[2]);
     for (int64_t i = 0; i < n * n; i++) s.m[1][i] = i % (n + 1) == 0;
     chol_solve(s.m[0], n, s.m[1], n);
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -830,18 +814,18 @@ static int k_cholesky_solve(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *bt = ref_tensor(c, "self"), *lt = ref_tensor(c, "input2"), *x = &c->outputs[0];
   bool upper = false;
   ref_bool(c, "upper", &upper);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
-  int64_t nb = batch_count(x, 2), bidx[16] = {0};
+  int64_t nb = ref_batch_count(x, 2), bidx[16] = {0};
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
-    mview lv = mat_at(lt, false, bidx, br), bv = mat_at(bt, false, bidx, br);
+    ref_mview lv = ref_mat_at(lt, false, bidx, br), bv = ref_mat_at(bt, false, bidx, br);
     load_factor(lv, upper, s.m[0], s.m[2]);
-    mat_load(bv, s.m[1]);
+    ref_mat_load(bv, s.m[1]);
     chol_solve(s.m[0], lv.rows, s.m[1], bv.cols);
-    mat_store(mat_at(x, false, bidx, br), s.m[1], bv.cols);
+    ref_mat_store(ref_mat_at(x, false, bidx, br), s.m[1], bv.cols);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -855,15 +839,15 @@ static int tri_run(const alloy_kernel_call *c, bool legacy) {
   ref_bool(c, "left", &left);
   ref_bool(c, "unitriangular", &unit);
   ref_bool(c, "transpose", &trans);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = x->rank - 2;
-  int64_t nb = batch_count(x, 2), bidx[16] = {0};
+  int64_t nb = ref_batch_count(x, 2), bidx[16] = {0};
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
-    mview av = mat_at(a, false, bidx, br), bv = mat_at(bt, false, bidx, br);
+    ref_mview av = ref_mat_at(a, false, bidx, br), bv = ref_mat_at(bt, false, bidx, br);
     int64_t n = av.rows;
-    mat_load(av, s.m[0]);
-    mat_load(bv, s.m[1]);
+    ref_mat_load(av, s.m[0]);
+    ref_mat_load(bv, s.m[1]);
     if (left) {
       tri_solve(s.m[0], n, !upper, unit, trans, s.m[1], bv.cols);
     } else {
@@ -871,10 +855,10 @@ static int tri_run(const alloy_kernel_call *c, bool legacy) {
       tri_solve(s.m[0], n, !upper, unit, !trans, s.m[2], bv.rows);
       transpose(s.m[2], bv.cols, bv.rows, s.m[1]);
     }
-    mat_store(mat_at(x, false, bidx, br), s.m[1], bv.cols);
-    if (legacy) mat_store(mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
+    ref_mat_store(ref_mat_at(x, false, bidx, br), s.m[1], bv.cols);
+    if (legacy) ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -929,17 +913,17 @@ static void apply_reflector(const double *refl, int64_t ldr, int64_t j, double t
 
 static int k_geqrf(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self");
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     geqrf(s.m[0], m, n, s.m[1]);
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[0], n);
-    mat_store(mat_at(&c->outputs[1], true, bidx, br), s.m[1], 1);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[0], n);
+    ref_mat_store(ref_mat_at(&c->outputs[1], true, bidx, br), s.m[1], 1);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -954,18 +938,18 @@ static void form_q(const double *refl, int64_t m, int64_t ldr, const double *tau
 /* linalg_householder_product(input, tau). */
 static int k_householder_product(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "input"), *tau = ref_tensor(c, "tau"), *out = &c->outputs[0];
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
-  int64_t nb = batch_count(out, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  int64_t nb = ref_batch_count(out, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, out->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
-    mview tv = mat_at(tau, true, bidx, br);
-    mat_load(tv, s.m[1]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
+    ref_mview tv = ref_mat_at(tau, true, bidx, br);
+    ref_mat_load(tv, s.m[1]);
     form_q(s.m[0], m, n, s.m[1], tv.rows, s.m[2], n);
-    mat_store(mat_at(out, false, bidx, br), s.m[2], n);
+    ref_mat_store(ref_mat_at(out, false, bidx, br), s.m[2], n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -973,24 +957,24 @@ static int k_householder_product(const alloy_kernel_call *c) {
  * R the upper triangle of R's output rows. */
 static int k_qr(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A"), *qo = &c->outputs[0], *ro = &c->outputs[1];
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n, rrows = ro->sizes[ro->rank - 2];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     geqrf(s.m[0], m, n, s.m[1]);
     for (int64_t i = 0; i < rrows; i++)
       for (int64_t j = 0; j < n; j++) s.m[2][i * n + j] = j >= i ? s.m[0][i * n + j] : 0;
-    mat_store(mat_at(ro, false, bidx, br), s.m[2], n);
+    ref_mat_store(ref_mat_at(ro, false, bidx, br), s.m[2], n);
     if (qo->rank >= 2 && qo->rank == a->rank) {
       int64_t qc = qo->sizes[qo->rank - 1];
       form_q(s.m[0], m, n, s.m[1], k, s.m[3], qc);
-      mat_store(mat_at(qo, false, bidx, br), s.m[3], qc);
+      ref_mat_store(ref_mat_at(qo, false, bidx, br), s.m[3], qc);
     }
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1002,15 +986,15 @@ static int k_ormqr(const alloy_kernel_call *c) {
   bool left = true, trans = false;
   ref_bool(c, "left", &left);
   ref_bool(c, "transpose", &trans);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int br = out->rank - 2;
-  int64_t nb = batch_count(out, 2), bidx[16] = {0}, ldr = a->sizes[a->rank - 1];
+  int64_t nb = ref_batch_count(out, 2), bidx[16] = {0}, ldr = a->sizes[a->rank - 1];
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, out->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
-    mview tv = mat_at(tau, true, bidx, br), cv = mat_at(ct, false, bidx, br);
-    mat_load(tv, s.m[1]);
-    mat_load(cv, s.m[2]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
+    ref_mview tv = ref_mat_at(tau, true, bidx, br), cv = ref_mat_at(ct, false, bidx, br);
+    ref_mat_load(tv, s.m[1]);
+    ref_mat_load(cv, s.m[2]);
     int64_t k = tv.rows;
     /* Q C = H_0 (H_1 (... C)); Q^T C = H_{k-1} ... H_0 C; C Q = C H_0 H_1 ... */
     bool forward = left == trans;
@@ -1018,9 +1002,9 @@ static int k_ormqr(const alloy_kernel_call *c) {
       int64_t j = forward ? q : k - 1 - q;
       apply_reflector(s.m[0], ldr, j, s.m[1][j], s.m[2], cv.rows, cv.cols, left);
     }
-    mat_store(mat_at(out, false, bidx, br), s.m[2], cv.cols);
+    ref_mat_store(ref_mat_at(out, false, bidx, br), s.m[2], cv.cols);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1042,13 +1026,13 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
                                670442572800.0,      33522128640.0,       1323241920.0,
                                40840800.0,          960960.0,            16380.0,
                                182.0,               1.0};
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1], nn = n * n;
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1], nn = n * n;
   int br = a->rank - 2;
   for (int64_t bi = 0; bi < nb; bi++, ref_next_index(bidx, a->sizes, br)) {
     double *A = s.m[0], *A2 = s.m[1], *A4 = s.m[2], *A6 = s.m[3], *U = s.m[4], *V = s.m[5];
-    mat_load(mat_at(a, false, bidx, br), A);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
     double norm1 = 0;
     for (int64_t j = 0; j < n; j++) {
       double col = 0;
@@ -1068,7 +1052,7 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
     for (int64_t i = 0; i < nn; i++) W[i] += b[7] * A6[i] + b[5] * A4[i] + b[3] * A2[i] + (i % (n + 1) == 0) * b[1];
     double *Ut = malloc(sizeof *Ut * (size_t)(nn ? nn : 1)), *Vt = malloc(sizeof *Vt * (size_t)(nn ? nn : 1));
     if (!Ut || !Vt) {
-      free(Ut), free(Vt), la_free(&s);
+      free(Ut), free(Vt), ref_la_free(&s);
       return ref_fail(c, "out of memory");
     }
     matmul(A, W, n, Ut);
@@ -1087,9 +1071,9 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
       matmul(V, V, n, A2);
       memcpy(V, A2, sizeof *V * (size_t)nn);
     }
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), V, n);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), V, n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1180,12 +1164,12 @@ static void complete_basis(double *q, int64_t m, int64_t cols, int64_t from) {
 }
 
 /* SVD of any m x n a: u (m x uc), sv (k), vt (vr x n) with uc, vr = k
- * (thin) or m, n (full). Scratch t1, t2 hold LA_MAX doubles each. */
+ * (thin) or m, n (full). Scratch t1, t2 hold REF_LA_MAX doubles each. */
 static void svd_any(const double *a, int64_t m, int64_t n, bool full, double *u, double *sv, double *vt,
                     double *t1, double *t2) {
   bool wide = m < n;
   int64_t r = wide ? n : m, c = wide ? m : n, k = c;
-  double *w = t1, *vv = t2, *ww = t1 + LA_MAX / 2;
+  double *w = t1, *vv = t2, *ww = t1 + REF_LA_MAX / 2;
   if (wide) transpose(a, m, n, w);
   else memcpy(w, a, sizeof *w * (size_t)(m * n));
   svd_tall(w, r, c, ww, sv, vv); /* w^T... : (r x c) = ww diag(sv) vv^T */
@@ -1211,21 +1195,21 @@ static int k_svd(const alloy_kernel_call *c) {
   bool full = false, uv = true;
   ref_bool(c, "full_matrices", &full);
   ref_bool(c, "compute_uv", &uv);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    mat_load(mat_at(a, false, bidx, br), s.m[0]);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     svd_any(s.m[0], m, n, full, s.m[1], s.m[2], s.m[3], s.m[4], s.m[5]);
-    mat_store(mat_at(&c->outputs[1], true, bidx, br), s.m[2], 1);
+    ref_mat_store(ref_mat_at(&c->outputs[1], true, bidx, br), s.m[2], 1);
     if (uv && c->outputs[0].rank >= 2) {
-      mat_store(mat_at(&c->outputs[0], false, bidx, br), s.m[1], full ? m : k);
-      mat_store(mat_at(&c->outputs[2], false, bidx, br), s.m[3], n);
+      ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], full ? m : k);
+      ref_mat_store(ref_mat_at(&c->outputs[2], false, bidx, br), s.m[3], n);
     }
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1236,13 +1220,13 @@ static int k_eigh(const alloy_kernel_call *c) {
   const char *uplo = ref_str(c, "UPLO");
   bool upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u'), vecs = true;
   ref_bool(c, "compute_v", &vecs);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
   int br = a->rank - 2;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     double *A = s.m[0], *S = s.m[1], *V = s.m[2], *w = s.m[3];
-    mat_load(mat_at(a, false, bidx, br), A);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) S[i * n + j] = (upper ? j >= i : j <= i) ? A[i * n + j] : A[j * n + i];
     for (int64_t i = 0; i < n * n; i++) V[i] = i % (n + 1) == 0;
@@ -1283,10 +1267,10 @@ static int k_eigh(const alloy_kernel_call *c) {
       w[j] = w[m], w[m] = t;
       for (int64_t i = 0; i < n && m != j; i++) t = V[i * n + j], V[i * n + j] = V[i * n + m], V[i * n + m] = t;
     }
-    mat_store(mat_at(&c->outputs[0], true, bidx, br), w, 1);
-    if (vecs && c->outputs[1].rank >= 2) mat_store(mat_at(&c->outputs[1], false, bidx, br), V, n);
+    ref_mat_store(ref_mat_at(&c->outputs[0], true, bidx, br), w, 1);
+    if (vecs && c->outputs[1].rank >= 2) ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), V, n);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1295,18 +1279,18 @@ static int k_eigh(const alloy_kernel_call *c) {
  * to eps * max(m, n) unless a positive atol is given), as PyTorch. */
 static int k_pinv(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *a = ref_tensor(c, "self"), *at = ref_tensor(c, "atol"), *rt = ref_tensor(c, "rtol");
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   int br = a->rank - 2;
   double eps = a->dtype == ALLOY_F64 ? 0x1p-52 : 0x1p-23;
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     double *U = s.m[1], *S = s.m[2], *VT = s.m[3], *X = s.m[0];
-    mat_load(mat_at(a, false, bidx, br), X);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), X);
     svd_any(X, m, n, false, U, S, VT, s.m[4], s.m[5]);
-    double atol = at ? ref_load_f(at->data, at->dtype, scalar_at(at, bidx, br)) : 0;
-    double rtol = rt ? ref_load_f(rt->data, rt->dtype, scalar_at(rt, bidx, br))
+    double atol = at ? ref_load_f(at->data, at->dtype, ref_scalar_at(at, bidx, br)) : 0;
+    double rtol = rt ? ref_load_f(rt->data, rt->dtype, ref_scalar_at(rt, bidx, br))
                      : (at && atol > 0 ? 0 : eps * (double)(m > n ? m : n));
     double smax = k ? S[0] : 0, tol = atol > rtol * smax ? atol : rtol * smax;
     for (int64_t i = 0; i < n; i++)
@@ -1316,9 +1300,9 @@ static int k_pinv(const alloy_kernel_call *c) {
           if (S[q] > tol) acc += VT[q * n + i] / S[q] * U[j * k + q];
         X[i * m + j] = acc;
       }
-    mat_store(mat_at(&c->outputs[0], false, bidx, br), X, m);
+    ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), X, m);
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 
@@ -1334,18 +1318,18 @@ static int k_lstsq(const alloy_kernel_call *c) {
   bool vec = x->rank == a->rank - 1;
   double rcond = -1;
   ref_float(c, "rcond", &rcond);
-  la_scratch s;
-  if (!la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int tail = vec ? 1 : 2, br = x->rank - tail;
-  int64_t nb = batch_count(x, tail), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  int64_t nb = ref_batch_count(x, tail), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
   int64_t k = m < n ? m : n;
   if (rcond < 0) rcond = (a->dtype == ALLOY_F64 ? 0x1p-52 : 0x1p-23) * (double)(m > n ? m : n);
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     double *A = s.m[0], *tau = s.m[1], *B = s.m[2], *X = s.m[3];
-    mview bv = mat_at(bt, vec, bidx, br);
+    ref_mview bv = ref_mat_at(bt, vec, bidx, br);
     int64_t nr = bv.cols;
-    mat_load(mat_at(a, false, bidx, br), A);
-    mat_load(bv, B);
+    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
+    ref_mat_load(bv, B);
     if (m >= n) {
       geqrf(A, m, n, tau);
       for (int64_t j = 0; j < k; j++) apply_reflector(A, n, j, tau[j], B, m, nr, true);
@@ -1356,7 +1340,7 @@ static int k_lstsq(const alloy_kernel_call *c) {
         for (int64_t j = 0; j < n; j++) s.m[4][i * n + j] = A[i * n + j];
       tri_solve(s.m[4], n, false, false, false, X, nr);
       if (ref_numel(res) > 0) {
-        mview rv = mat_at(res, true, bidx, br);
+        ref_mview rv = ref_mat_at(res, true, bidx, br);
         for (int64_t r = 0; r < nr && r < rv.rows; r++) {
           double ss = 0;
           for (int64_t i = n; i < m; i++) ss += B[i * nr + r] * B[i * nr + r];
@@ -1374,21 +1358,21 @@ static int k_lstsq(const alloy_kernel_call *c) {
         for (int64_t r = 0; r < nr; r++) X[i * nr + r] = i < m ? B[i * nr + r] : 0;
       for (int64_t j = k - 1; j >= 0; j--) apply_reflector(s.m[5], m, j, tau[j], X, n, nr, true);
     }
-    mat_store(mat_at(x, vec, bidx, br), X, nr);
+    ref_mat_store(ref_mat_at(x, vec, bidx, br), X, nr);
     if (ref_numel(rank) > 0) {
       const double *R = m >= n ? A : s.m[5];
       int64_t ld = m >= n ? n : m, rk = 0;
       double top = k ? fabs(R[0]) : 0;
       for (int64_t i = 0; i < k; i++) rk += fabs(R[i * ld + i]) > rcond * top;
-      ref_store_i(rank->data, rank->dtype, scalar_at(rank, bidx, br), rk);
+      ref_store_i(rank->data, rank->dtype, ref_scalar_at(rank, bidx, br), rk);
     }
     if (ref_numel(svo) > 0) {
-      mat_load(mat_at(a, false, bidx, br), A);
+      ref_mat_load(ref_mat_at(a, false, bidx, br), A);
       svd_any(A, m, n, false, s.m[4], tau, s.m[5], X, B);
-      mat_store(mat_at(svo, true, bidx, br), tau, 1);
+      ref_mat_store(ref_mat_at(svo, true, bidx, br), tau, 1);
     }
   }
-  la_free(&s);
+  ref_la_free(&s);
   return 0;
 }
 

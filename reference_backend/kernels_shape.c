@@ -1187,6 +1187,7 @@ const alloy_kernel ref_kernels_shape[] = {
     REF_KERNEL("aten._to_copy.default", k_flat),
     REF_KERNEL("aten.to.dtype", k_flat),
     REF_KERNEL("aten.to.dtype_layout", k_flat),
+    REF_KERNEL("aten.to.device", k_flat),
     REF_KERNEL("aten.copy.default", k_copy),
     REF_KERNEL("aten.copy_.default", k_copy),
     REF_KERNEL("aten.resize_.default", k_resize),

@@ -15,7 +15,10 @@
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
     ref_kernels_reduce_2[], ref_kernels_shape[], ref_kernels_shape_2[],
     ref_kernels_index[], ref_kernels_nn[], ref_kernels_nn_2[],
-    ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_misc[];
+    ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_misc[],
+    ref_kernels_ldl[];
+/* Python's scalar operators on SymInts (reference_backend/kernels_operator.c). */
+extern const alloy_kernel ref_kernels_operator[];
 
 /* A reference kernel: everything through the call. Returns 0, or nonzero
  * after ref_fail() said why. */
@@ -91,6 +94,44 @@ typedef struct ref_scalar_tensor {
 } ref_scalar_tensor;
 const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *name,
                                        ref_scalar_tensor *scratch);
+
+/* ---- batches of matrices (the linear algebra kernels) -------------------
+ * Defined in reference_backend/kernels_factory.c. A kernel copies each
+ * matrix of a batch into a row-major double array, computes there, and
+ * stores the result back rounded once. */
+
+#define REF_LA_MAX 4096 /* elements of one matrix the reference handles */
+
+/* A matrix of t in the batch position bidx (of rank brank): t's last two
+ * dims (one when vec: a column). Size-1 batch dims of t repeat. */
+typedef struct {
+  const alloy_kernel_tensor *t;
+  int64_t base, rows, cols, rs, cs;
+} ref_mview;
+
+ref_mview ref_mat_at(const alloy_kernel_tensor *t, bool vec, const int64_t *bidx, int brank);
+/* Reads the whole matrix into a (leading dim: its cols). */
+void ref_mat_load(ref_mview v, double *a);
+/* Stores rows x cols of a (leading dim lda) into v's top-left corner. */
+void ref_mat_store(ref_mview v, const double *a, int64_t lda);
+/* Stores v[0..n) into the vector of t at bidx (ints: pivots). */
+void ref_vec_store_i(const alloy_kernel_tensor *t, const int64_t *bidx, int brank, const int32_t *v,
+                     int64_t n);
+/* Element at batch position bidx of a tensor holding one value per matrix. */
+int64_t ref_scalar_at(const alloy_kernel_tensor *t, const int64_t *bidx, int brank);
+/* Number of matrices in out (its dims but the last `tail`). */
+int64_t ref_batch_count(const alloy_kernel_tensor *out, int tail);
+
+/* Scratch for the matrix kernels: up to 6 matrices of REF_LA_MAX doubles. */
+typedef struct {
+  double *m[6];
+  int32_t *piv;
+} ref_la_scratch;
+
+/* Checks that every operand's matrices fit and allocates the scratch;
+ * false (nothing left allocated) when they do not or memory ran out. */
+bool ref_la_begin(const alloy_kernel_call *c, ref_la_scratch *s);
+void ref_la_free(ref_la_scratch *s);
 
 /* Logs why a kernel failed (prefixed with the node's op) through the host
  * and returns 1, the kernel's failure result. */
