@@ -8,11 +8,11 @@ WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wpointer-arith -Wvla
 CFLAGS   += -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE \
             -I. -Isdk/include $(EXTRA_CFLAGS)
-LDLIBS   += -lzip -ljansson -lffi -ldl -lpthread -lm
+LDLIBS   += -lzip -lz -ljansson -lffi -ldl -lpthread -lm
 GOLDEN   ?= ../shared/golden
 
 # Debian packages the build needs (make deps installs the missing ones).
-DEPS      = libjansson-dev libffi-dev libzip-dev
+DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
@@ -46,7 +46,7 @@ PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c)))
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all deps deps-fuzz run test asan fuzz clean
+.PHONY: all deps deps-fuzz run test asan fuzz bench clean
 all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO)
 
 $(BUILD)/obj/plugin/%.o: %.c
@@ -119,8 +119,12 @@ deps:
 deps-fuzz:
 	@sh tests/deps.sh $(FUZZ_DEPS)
 
+# The main job: import a model exported by torch.export (bundled in
+# examples/, made by examples/make_tiny_cnn.py) and run it on the default
+# backend, checked against PyTorch's own outputs.
 run: deps all
-	$(ALLOY) check examples/mlp.air
+	$(ALLOY) run examples/tiny_cnn.pt2 --inputs examples/tiny_cnn.io.safetensors \
+	  --check examples/tiny_cnn.io.safetensors
 
 # Every suite prints "N passed, N failed"; tests/run_suites.sh adds them up.
 test: all
@@ -136,7 +140,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/*.c)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
 	@mkdir -p build-fuzz
 	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -I. -Isdk/include $(FUZZ_FLAGS) \
-	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -lzip -ljansson -lffi -ldl -lpthread -lm
+	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -lzip -lz -ljansson -lffi -ldl -lpthread -lm
 fuzz: deps-fuzz $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \
@@ -148,6 +152,16 @@ fuzz: deps-fuzz $(FUZZ_TARGETS)
 	  grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' build-fuzz/$$n.log; \
 	  if [ $$status -ne 0 ]; then tail -n 40 build-fuzz/$$n.log; exit 1; fi; \
 	done
+
+# Benchmarks (timing goals live here, never in tests): build/bench/*.
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH     = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+bench: all $(BENCH)
+	@$(BUILD)/bench/bench_import $(GOLDEN)/models
 
 clean:
 	rm -rf build build-asan build-fuzz

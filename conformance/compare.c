@@ -73,25 +73,30 @@ static void index_text(int64_t flat, const int64_t *sizes, int rank, char *buf, 
   if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-bool conform_compare(const char *op, const alloy_host_tensor *got, const alloy_st_entry *want,
-                     char *why, size_t cap) {
+/* Same dtype and sizes, or a message in why. */
+static bool same_shape(const alloy_host_tensor *got, const alloy_st_entry *want, char *why,
+                       size_t cap) {
   if (got->dtype != want->dtype || got->rank != want->rank) {
     snprintf(why, cap, "got %s of rank %d, expected %s of rank %d", alloy_dtype_name(got->dtype),
              (int)got->rank, alloy_dtype_name(want->dtype), want->rank);
     return false;
   }
-  int64_t n = 1;
-  for (int d = 0; d < got->rank; d++) {
+  for (int d = 0; d < got->rank; d++)
     if (got->sizes[d] != want->shape[d]) {
       snprintf(why, cap, "got size %lld at dim %d, expected %lld", (long long)got->sizes[d], d,
                (long long)want->shape[d]);
       return false;
     }
-    n *= got->sizes[d];
-  }
-  conform_tolerance tol = conform_tolerance_for(op, got->dtype);
-  double max_abs = 0, max_rel = 0;
-  int64_t first = -1;
+  return true;
+}
+
+/* Walks every element: the largest errors, and the first index out of
+ * tolerance (-1 when none). */
+static int64_t measure(const alloy_host_tensor *got, const alloy_st_entry *want,
+                       conform_tolerance tol, double *max_abs, double *max_rel) {
+  int64_t n = 1, first = -1;
+  for (int d = 0; d < got->rank; d++) n *= got->sizes[d];
+  *max_abs = *max_rel = 0;
   for (int64_t i = 0; i < n; i++) {
     double g = load(got->data, got->dtype, i), w = load(want->data, want->dtype, i);
     bool ok;
@@ -101,16 +106,37 @@ bool conform_compare(const char *op, const alloy_host_tensor *got, const alloy_s
     else ok = fabs(g - w) <= tol.atol + tol.rtol * fabs(w);
     if (!isnan(g) && !isnan(w) && !isinf(g) && !isinf(w)) {
       double a = fabs(g - w), r = w != 0 ? a / fabs(w) : (a != 0 ? INFINITY : 0);
-      if (a > max_abs) max_abs = a;
-      if (r > max_rel) max_rel = r;
+      if (a > *max_abs) *max_abs = a;
+      if (r > *max_rel) *max_rel = r;
     }
     if (!ok && first < 0) first = i;
   }
+  return first;
+}
+
+bool conform_measure(const alloy_host_tensor *got, const alloy_st_entry *want,
+                     conform_tolerance tol, double *max_abs, double *max_rel, char *why,
+                     size_t cap) {
+  *max_abs = *max_rel = INFINITY;
+  if (!same_shape(got, want, why, cap)) return false;
+  int64_t first = measure(got, want, tol, max_abs, max_rel);
   if (first < 0) return true;
   char at[128];
   index_text(first, got->sizes, got->rank, at, sizeof at);
-  snprintf(why, cap, "max abs err %.3g, max rel err %.3g, first mismatch at %s: got %.9g, expected %.9g",
-           max_abs, max_rel, at, load(got->data, got->dtype, first), load(want->data, want->dtype, first));
+  snprintf(why, cap, "first mismatch at %s: got %.9g, expected %.9g", at,
+           load(got->data, got->dtype, first), load(want->data, want->dtype, first));
+  return false;
+}
+
+bool conform_compare(const char *op, const alloy_host_tensor *got, const alloy_st_entry *want,
+                     char *why, size_t cap) {
+  double max_abs, max_rel;
+  char where[200];
+  if (!same_shape(got, want, why, cap)) return false;
+  if (conform_measure(got, want, conform_tolerance_for(op, got->dtype), &max_abs, &max_rel, where,
+                      sizeof where))
+    return true;
+  snprintf(why, cap, "max abs err %.3g, max rel err %.3g, %s", max_abs, max_rel, where);
   return false;
 }
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "alloy/runtime.h"
-#include "ir/safetensors.h"
+#include "alloy/safetensors.h"
 
 /* The tolerance for results of dtype t (of op, for per-op exceptions):
  * a result passes when |got - want| <= atol + rtol * |want|. */
@@ -24,6 +24,13 @@ conform_tolerance conform_tolerance_for(const char *op, alloy_dtype t);
  * mismatch at index [i, j]: got X, expected Y" to why. */
 bool conform_compare(const char *op, const alloy_host_tensor *got,
                      const alloy_st_entry *want, char *why, size_t cap);
+
+/* Compares under tolerance tol: true when every element is within it.
+ * *max_abs and *max_rel get the largest errors over the finite elements
+ * (infinite when the shapes differ); on failure why says where. */
+bool conform_measure(const alloy_host_tensor *got, const alloy_st_entry *want,
+                     conform_tolerance tol, double *max_abs, double *max_rel, char *why,
+                     size_t cap);
 
 /* For ops whose index output may pick any of equal values (see "Ties in
  * index outputs" in the golden README): true when every index of got

@@ -47,6 +47,11 @@ static const char *const device_names[] = {
 
 /* Words that mean a literal wherever an argument may stand: a backed symbol
  * with one of these names could not be told apart from the literal. */
+/* The signature's roles as .air writes them, by alloy_input_role and
+ * alloy_output_role (index 0, the user role, is written as nothing). */
+static const char *const input_role_names[] = {"", "parameter", "buffer", "constant"};
+static const char *const output_role_names[] = {"", "buffer", "input"};
+
 static const char *const reserved_words[] = {
     "true", "false", "None", "inf", "nan", "min", "max", "strided",
     "contiguous_format", "preserve_format", "channels_last",
@@ -380,6 +385,11 @@ alloy_error *alloy_air_print(const alloy_graph *g, char **out) {
     if (hi == ALLOY_SYM_INF) sb_str(b, "inf]\n");
     else sb_printf(b, "%lld]\n", (long long)hi);
   }
+  if (g->weights_file) {
+    sb_str(b, "weights ");
+    sb_string(b, g->weights_file);
+    sb_str(b, "\n");
+  }
   for (int i = 0; i < g->ninputs && !pr.err; i++) {
     const alloy_value *v = g->inputs[i];
     if (!valid_value_name(v->name) || (unsigned)v->kind > ALLOY_VALUE_BOOL ||
@@ -404,6 +414,10 @@ alloy_error *alloy_air_print(const alloy_graph *g, char **out) {
       sb_str(b, " @");
       sb_device(b, v->device);
     }
+    if (g->in_roles[i].role != ALLOY_INPUT_USER) {
+      sb_printf(b, " %s ", input_role_names[g->in_roles[i].role]);
+      sb_string(b, g->in_roles[i].name);
+    }
     sb_str(b, "\n");
   }
   for (int i = 0; i < g->nnodes && !pr.err; i++) print_node(&pr, g->nodes[i]);
@@ -411,6 +425,10 @@ alloy_error *alloy_air_print(const alloy_graph *g, char **out) {
   for (int i = 0; i < g->noutputs; i++) {
     sb_str(b, i ? ", %" : " %");
     sb_str(b, g->outputs[i]->name);
+    if (g->out_roles[i].role != ALLOY_OUTPUT_USER) {
+      sb_printf(b, " -> %s ", output_role_names[g->out_roles[i].role]);
+      sb_string(b, g->out_roles[i].name);
+    }
   }
   sb_str(b, "\n");
   if (!pr.err && b->oom) pr.err = oom();
@@ -737,7 +755,9 @@ static bool parse_sym(parser *p) {
   return e ? wrap_at(p, at, e) : true;
 }
 
-/* `input %name: TYPE` */
+static bool parse_string(parser *p, alloy_arg *out);
+
+/* `input %name: TYPE [ROLE "NAME"]` */
 static bool parse_input(parser *p) {
   size_t line_at = p->pos;
   if (p->seen_node) return fail_at(p, p->pos, "inputs must be declared before the first node");
@@ -749,12 +769,42 @@ static bool parse_input(parser *p) {
   if (!parse_value_name(p, &name)) return false;
   if (alloy_graph_find_value(p->g, name))
     return fail_at(p, at, "value name '%%%s' already defined", name);
-  if (!expect_char(p, ':', "':' after the input's name") || !parse_type(p, true, &t) ||
-      !expect_end(p, "the input's type"))
+  if (!expect_char(p, ':', "':' after the input's name") || !parse_type(p, true, &t))
     return false;
+  /* The signature role: ` parameter "l1.weight"`, ` buffer "..."`, ` constant "..."`. */
+  skip_ws(p);
+  int role = ALLOY_INPUT_USER;
+  alloy_arg source = alloy_arg_none();
+  for (int r = 1; r < (int)(sizeof input_role_names / sizeof *input_role_names); r++)
+    if (word_here(p, input_role_names[r])) role = r;
+  if (role != ALLOY_INPUT_USER) {
+    p->pos += strlen(input_role_names[role]);
+    skip_ws(p);
+    if (peek(p) != '"') return fail_at(p, p->pos, "expected the quoted name of the %s",
+                                       input_role_names[role]);
+    if (!parse_string(p, &source)) return false;
+  }
+  if (!expect_end(p, "the input's type")) return false;
   alloy_value_type vt = {t.kind, t.dtype, t.rank, t.shape,
                          t.has_strides ? t.strides : NULL, t.device, t.int_value};
   alloy_error *e = alloy_graph_add_input(p->g, name, &vt, NULL);
+  if (!e && role != ALLOY_INPUT_USER)
+    e = alloy_graph_set_input_role(p->g, alloy_graph_num_inputs(p->g) - 1,
+                                   (alloy_input_role)role, source.u.s);
+  return e ? wrap_at(p, line_at, e) : true;
+}
+
+/* `weights "FILE"`: where the weights' data is, relative to this file. */
+static bool parse_weights(parser *p) {
+  size_t line_at = p->pos;
+  if (p->seen_node) return fail_at(p, p->pos, "the weights line must come before the first node");
+  if (p->g->weights_file) return fail_at(p, p->pos, "a second weights line");
+  p->pos += 7;
+  skip_ws(p);
+  alloy_arg path;
+  if (peek(p) != '"') return fail_at(p, p->pos, "expected the quoted path of the weights file");
+  if (!parse_string(p, &path) || !expect_end(p, "the weights file")) return false;
+  alloy_error *e = alloy_graph_set_weights_file(p->g, path.u.s);
   return e ? wrap_at(p, line_at, e) : true;
 }
 
@@ -1161,10 +1211,31 @@ static bool parse_node(parser *p) {
   return ok;
 }
 
-/* `output %a, %b` (or `output` alone) */
+/* ` -> buffer "name"` or ` -> input "name"` after an output: a mutation. */
+static bool parse_output_role(parser *p, alloy_graph_role *role) {
+  *role = (alloy_graph_role){ALLOY_OUTPUT_USER, NULL};
+  skip_ws(p);
+  if (peek(p) != '-' || peek_at(p, p->pos + 1) != '>') return true;
+  p->pos += 2;
+  skip_ws(p);
+  for (int r = 1; r < (int)(sizeof output_role_names / sizeof *output_role_names); r++)
+    if (word_here(p, output_role_names[r])) role->role = r;
+  if (role->role == ALLOY_OUTPUT_USER)
+    return fail_at(p, p->pos, "expected 'buffer' or 'input' after '->'");
+  p->pos += strlen(output_role_names[role->role]);
+  skip_ws(p);
+  alloy_arg target;
+  if (peek(p) != '"') return fail_at(p, p->pos, "expected the quoted name the output updates");
+  if (!parse_string(p, &target)) return false;
+  role->name = target.u.s;
+  skip_ws(p);
+  return true;
+}
+
+/* `output %a, %b -> buffer "bn.running_mean"` (or `output` alone) */
 static bool parse_output(parser *p) {
   size_t line_at = p->pos;
-  vec vals = {0};
+  vec vals = {0}, roles = {0};
   bool ok = true;
   p->pos += 6;
   if (!at_end(p)) {
@@ -1172,14 +1243,16 @@ static bool parse_output(parser *p) {
       skip_ws(p);
       size_t at = p->pos;
       char *name;
+      alloy_graph_role role;
       if (!(ok = parse_value_name(p, &name))) break;
       alloy_value *v = alloy_graph_find_value(p->g, name);
       if (!v) {
         ok = fail_at(p, at, "unknown value '%%%s'", name);
         break;
       }
-      if (!(ok = vec_push(p, &vals, &v, sizeof v))) break;
-      skip_ws(p);
+      if (!(ok = vec_push(p, &vals, &v, sizeof v) && parse_output_role(p, &role) &&
+                 vec_push(p, &roles, &role, sizeof role)))
+        break;
       if (peek(p) != ',') break;
       p->pos++;
     }
@@ -1189,9 +1262,14 @@ static bool parse_output(parser *p) {
     /* Never NULL: graph.c memcpy()s from it even when there are none. */
     alloy_value *none = NULL;
     alloy_error *e = alloy_graph_set_outputs(p->g, vals.n ? vals.items : (void *)&none, vals.n);
+    const alloy_graph_role *r = roles.items;
+    for (int i = 0; i < roles.n && !e; i++)
+      if (r[i].role != ALLOY_OUTPUT_USER)
+        e = alloy_graph_set_output_role(p->g, i, (alloy_output_role)r[i].role, r[i].name);
     if (e) ok = wrap_at(p, line_at, e);
   }
   free(vals.items);
+  free(roles.items);
   p->seen_output = true;
   return ok;
 }
@@ -1207,6 +1285,7 @@ static bool parse_line(parser *p) {
   const char *w = p->text + p->pos;
   if (word_eq(w, n, "sym") && spaced) return parse_sym(p);
   if (word_eq(w, n, "input") && spaced) return parse_input(p);
+  if (word_eq(w, n, "weights") && spaced) return parse_weights(p);
   if (word_eq(w, n, "output") && ends) return parse_output(p);
   return parse_node(p);
 }

@@ -152,6 +152,8 @@ void alloy_graph_free(alloy_graph *g) {
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
+  free(g->in_roles);
+  free(g->out_roles);
   free(g->name_slots);
   alloy_symtab_free(g->symtab);
   alloy_arena_free(&g->arena);
@@ -173,8 +175,15 @@ alloy_error *alloy_graph_add_input(alloy_graph *g, const char *name,
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "input %s: invalid dtype %d",
                            v->name, (int)type->dtype);
   v->device = type->device;
+  int cap = g->cap_inputs;
   if (!grow((void **)&g->inputs, &g->cap_inputs, g->ninputs + 1, sizeof *g->inputs))
     return oom();
+  if (g->cap_inputs != cap) {
+    alloy_graph_role *r = realloc(g->in_roles, sizeof *r * (size_t)g->cap_inputs);
+    if (!r) return oom();
+    g->in_roles = r;
+  }
+  g->in_roles[g->ninputs] = (alloy_graph_role){ALLOY_INPUT_USER, NULL};
   g->inputs[g->ninputs++] = v;
   if (out) *out = v;
   return NULL;
@@ -398,13 +407,76 @@ alloy_error *alloy_graph_set_outputs(alloy_graph *g, alloy_value *const *values,
       return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                              "graph output %d is not a value of this graph", i);
   alloy_value **outs = malloc(sizeof *outs * (size_t)(n ? n : 1));
-  if (!outs) return oom();
+  alloy_graph_role *roles = calloc((size_t)(n ? n : 1), sizeof *roles);
+  if (!outs || !roles) {
+    free(outs);
+    free(roles);
+    return oom();
+  }
   if (n) memcpy(outs, values, sizeof *outs * (size_t)n);
   free(g->outputs);
+  free(g->out_roles);
   g->outputs = outs;
+  g->out_roles = roles;
   g->noutputs = n;
   return NULL;
 }
+
+/* --- the graph signature ---------------------------------------------- */
+
+static alloy_error *set_role(alloy_graph *g, alloy_graph_role *slot, int role, int user_role,
+                             int max_role, const char *name, const char *what, int i) {
+  if (role < 0 || role > max_role)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s %d: invalid role %d", what, i, role);
+  if ((role == user_role) != (name == NULL))
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "%s %d: a name is required for this role, and only for it", what, i);
+  const char *copy = name ? alloy_arena_strdup(&g->arena, name) : NULL;
+  if (name && !copy) return oom();
+  *slot = (alloy_graph_role){role, copy};
+  return NULL;
+}
+
+alloy_error *alloy_graph_set_input_role(alloy_graph *g, int i, alloy_input_role role,
+                                        const char *name) {
+  if (i < 0 || i >= g->ninputs)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no graph input %d", i);
+  return set_role(g, &g->in_roles[i], (int)role, ALLOY_INPUT_USER, ALLOY_INPUT_CONSTANT, name,
+                  "input", i);
+}
+
+alloy_error *alloy_graph_set_output_role(alloy_graph *g, int i, alloy_output_role role,
+                                         const char *name) {
+  if (i < 0 || i >= g->noutputs)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no graph output %d", i);
+  return set_role(g, &g->out_roles[i], (int)role, ALLOY_OUTPUT_USER, ALLOY_OUTPUT_INPUT_MUTATION,
+                  name, "output", i);
+}
+
+alloy_input_role alloy_graph_input_role(const alloy_graph *g, int i, const char **name) {
+  bool ok = i >= 0 && i < g->ninputs;
+  if (name) *name = ok ? g->in_roles[i].name : NULL;
+  return ok ? (alloy_input_role)g->in_roles[i].role : ALLOY_INPUT_USER;
+}
+
+alloy_output_role alloy_graph_output_role(const alloy_graph *g, int i, const char **name) {
+  bool ok = i >= 0 && i < g->noutputs;
+  if (name) *name = ok ? g->out_roles[i].name : NULL;
+  return ok ? (alloy_output_role)g->out_roles[i].role : ALLOY_OUTPUT_USER;
+}
+
+alloy_error *alloy_graph_set_weights_file(alloy_graph *g, const char *path) {
+  if (!path) {
+    g->weights_file = NULL;
+    return NULL;
+  }
+  const char *copy = alloy_arena_strdup(&g->arena, path);
+  if (!copy) return oom();
+  g->weights_file = copy;
+  return NULL;
+}
+
+const char *alloy_graph_weights_file(const alloy_graph *g) { return g->weights_file; }
 
 /* --- accessors -------------------------------------------------------- */
 
@@ -522,23 +594,41 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
 }
 
 /* Copying between graphs: values are mapped by id, dims re-interned in the
- * destination's symbol table. */
+ * destination's symbol table. A specializing copy also has values for some
+ * of the source's symbols: a dim they determine becomes concrete, and so
+ * does a use of a SymInt value they determine. */
 typedef struct {
   const alloy_graph *src;
   alloy_graph *dst;
   alloy_value **map; /* src value id -> dst value */
   alloy_error *err;
+  const int64_t *values; /* specializing: by source symbol index */
+  const bool *bound;
+  int nvalues;
 } graph_copy;
 
 static alloy_dim copy_dim(graph_copy *c, alloy_dim d) {
   alloy_dim out = alloy_dim_const(0);
   if (alloy_dim_is_const(d)) return d;
+  if (c->values) {
+    int64_t v;
+    alloy_error *e = alloy_dim_eval(c->src->symtab, d, c->values, c->bound, c->nvalues, &v);
+    if (!e) return alloy_dim_const(v);
+    alloy_error_free(e); /* an unbound (data-dependent) symbol stays */
+  }
   if (!c->err) c->err = alloy_dim_import(c->dst->symtab, c->src->symtab, d, &out);
   return out;
 }
 
 static void copy_arg(graph_copy *c, const alloy_arg *src, alloy_arg *dst) {
   *dst = *src;
+  if (src->kind == ALLOY_ARG_VALUE && c->values && src->u.value->kind == ALLOY_VALUE_INT) {
+    alloy_dim d = copy_dim(c, src->u.value->int_value);
+    if (alloy_dim_is_const(d)) {
+      *dst = alloy_arg_dim(d);
+      return;
+    }
+  }
   if (src->kind == ALLOY_ARG_VALUE) {
     dst->u.value = c->map[src->u.value->id];
     if (!dst->u.value && !c->err)
@@ -616,30 +706,60 @@ static alloy_error *copy_begin(graph_copy *c, const alloy_graph *src) {
   return c->err;
 }
 
+/* The signature and the weights file travel with a whole-graph copy. */
+static alloy_error *copy_signature(graph_copy *c) {
+  const alloy_graph *g = c->src;
+  alloy_error *e = alloy_graph_set_weights_file(c->dst, g->weights_file);
+  for (int i = 0; i < g->ninputs && !e; i++)
+    e = alloy_graph_set_input_role(c->dst, i, (alloy_input_role)g->in_roles[i].role,
+                                   g->in_roles[i].name);
+  for (int i = 0; i < g->noutputs && !e; i++)
+    e = alloy_graph_set_output_role(c->dst, i, (alloy_output_role)g->out_roles[i].role,
+                                    g->out_roles[i].name);
+  return e;
+}
+
 static void copy_abort(graph_copy *c) {
   alloy_graph_free(c->dst);
   free(c->map);
 }
 
-alloy_error *alloy_graph_clone(const alloy_graph *g, alloy_graph **out) {
-  graph_copy c;
-  alloy_error *e = copy_begin(&c, g);
-  for (int i = 0; i < g->ninputs && !e; i++) e = copy_input(&c, g->inputs[i]);
-  for (int i = 0; i < g->nnodes && !e; i++) e = copy_node(&c, g->nodes[i]);
+static alloy_error *copy_whole(graph_copy *c, const alloy_graph *g, alloy_graph **out) {
+  alloy_error *e = copy_begin(c, g);
+  for (int i = 0; i < g->ninputs && !e; i++) e = copy_input(c, g->inputs[i]);
+  for (int i = 0; i < g->nnodes && !e; i++) e = copy_node(c, g->nodes[i]);
   if (!e) {
     alloy_value **outs = malloc(sizeof *outs * (size_t)(g->noutputs ? g->noutputs : 1));
     if (!outs) e = oom();
-    for (int i = 0; i < g->noutputs && !e; i++) outs[i] = c.map[g->outputs[i]->id];
-    if (!e) e = alloy_graph_set_outputs(c.dst, outs, g->noutputs);
+    for (int i = 0; i < g->noutputs && !e; i++) outs[i] = c->map[g->outputs[i]->id];
+    if (!e) e = alloy_graph_set_outputs(c->dst, outs, g->noutputs);
     free(outs);
   }
+  if (!e) e = copy_signature(c);
   if (e) {
-    copy_abort(&c);
+    copy_abort(c);
     return e;
   }
-  free(c.map);
-  *out = c.dst;
+  free(c->map);
+  *out = c->dst;
   return NULL;
+}
+
+alloy_error *alloy_graph_clone(const alloy_graph *g, alloy_graph **out) {
+  graph_copy c = {0};
+  return copy_whole(&c, g, out);
+}
+
+alloy_error *alloy_graph_specialize(const alloy_graph *g, const int64_t *values,
+                                    const bool *bound, int nvalues, alloy_graph **out) {
+  *out = NULL;
+  bool none = true;
+  for (int i = 0; i < nvalues && none; i++) none = !bound[i];
+  graph_copy c = {.values = values, .bound = bound, .nvalues = nvalues};
+  if (none) c.values = NULL; /* nothing to substitute: a plain clone */
+  alloy_error *e = copy_whole(&c, g, out);
+  if (!e) alloy_graph_dce(*out); /* sym_size and friends whose uses became constants */
+  return e;
 }
 
 typedef struct {
@@ -670,7 +790,7 @@ alloy_error *alloy_graph_extract(const alloy_graph *g,
     }
     inside[nodes[i]->id] = true;
   }
-  graph_copy c;
+  graph_copy c = {0};
   alloy_error *e = copy_begin(&c, g);
   extract_ctx x = {&c, inside, NULL};
   /* Inputs first, in graph order of first use, then the nodes in graph

@@ -83,6 +83,11 @@ struct alloy_node {
   int unbacked_first;
 };
 
+typedef struct alloy_graph_role {
+  int role;         /* alloy_input_role or alloy_output_role */
+  const char *name; /* NULL for user inputs and user outputs */
+} alloy_graph_role;
+
 struct alloy_graph {
   alloy_arena arena;
   alloy_symtab *symtab;
@@ -92,6 +97,12 @@ struct alloy_graph {
   int ninputs, cap_inputs;
   alloy_value **outputs;
   int noutputs;
+  /* The graph signature (torch.export's): each input's and output's role
+   * and the name it refers to (a weight, a buffer, a user input), by index;
+   * names live in the arena. in_roles grows with inputs. */
+  alloy_graph_role *in_roles;
+  alloy_graph_role *out_roles;
+  const char *weights_file; /* arena; NULL when none */
   alloy_value **values; /* every value, by id */
   int nvalues, cap_values;
   int next_node_id;

@@ -34,6 +34,7 @@ run_suite() {
 
 run_suite "unit tests" "$build/tests/unit"
 run_suite "command line" sh tests/cli.sh "$build/bin/alloy" "$golden"
+run_suite "models: run, check, convert" sh tests/models.sh "$build/bin/alloy" "$golden"
 run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
 run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"
 if [ -f "$golden/ops/ops.jsonl" ]; then

@@ -7,6 +7,12 @@
  * that is a plain symbol binds it; every other size must then evaluate to
  * the actual one), checks each symbol's range, allocates backend buffers,
  * copies inputs in, executes, waits, and copies outputs out.
+ *
+ * A graph with symbolic sizes is compiled once per set of symbol values:
+ * the program keeps the symbolic graph, and each run looks its symbol values
+ * up among the specializations compiled so far (alloy_graph_specialize, then
+ * claim and compile), so one import serves every batch size. Backends have
+ * no way yet to declare that they compile symbolic graphs themselves.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,17 +20,64 @@
 
 #include "sdk/src/runtime_internal.h"
 
+/* One compiled graph: the program's own, or a specialization of it. */
+typedef struct compiled {
+  alloy_graph *graph;
+  alloy_executable *exe;
+  int64_t *key; /* the backed symbols' values (specializations only) */
+} compiled;
+
 struct alloy_program {
   alloy_runtime *rt;
   alloy_loaded *be;        /* the backend row, owned by the runtime */
   alloy_graph *graph;      /* the program's own copy */
-  alloy_executable *exe;
+  bool specialize;         /* graph has backed symbols: compile per binding */
+  compiled base;           /* graph compiled as it is (when !specialize) */
+  compiled *specs;         /* specializations, in the order they were made */
+  int nspecs, cap_specs;
   void **out_data;         /* outputs of the last run, owned here */
   int64_t *out_sizes;      /* num_outputs * ALLOY_MAX_RANK */
 };
 
 static alloy_error *oom(void) {
   return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* Asks the backend to claim every node of g; the error names the first
+ * node it leaves. */
+static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
+  int n = alloy_graph_num_nodes(g);
+  alloy_claims claims = {n, calloc((size_t)(n ? n : 1), sizeof(bool)),
+                         calloc((size_t)(n ? n : 1), sizeof(double))};
+  alloy_error *e = (!claims.claimed || !claims.cost) ? oom() : NULL;
+  if (!e && (e = row->api->claim(row->be, g, &claims)))
+    e = alloy_error_wrap(e, "backend %s: claim", row->name);
+  for (int i = 0; i < n && !e; i++)
+    if (!claims.claimed[i]) {
+      alloy_node *node = alloy_graph_node(g, i);
+      const char *vname = alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "";
+      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
+                          "backend %s does not claim node %d (%s, op %s)", row->name, i, vname,
+                          alloy_op_name(alloy_node_op(node)));
+    }
+  free(claims.claimed);
+  free(claims.cost);
+  return e;
+}
+
+static alloy_error *compile_graph(alloy_loaded *row, compiled *c) {
+  alloy_error *e = claim_all(row, c->graph);
+  alloy_compile_options opts = {.struct_size = sizeof opts, .device = 0, .opt_level = 2};
+  if (!e && (e = row->api->compile(row->be, c->graph, &opts, &c->exe)))
+    e = alloy_error_wrap(e, "backend %s: compile", row->name);
+  return e;
+}
+
+static bool has_backed_symbols(alloy_graph *g) {
+  alloy_symtab *st = alloy_graph_symtab(g);
+  for (int i = 0; i < alloy_symtab_count(st); i++)
+    if (!alloy_symtab_is_unbacked(st, i)) return true;
+  return false;
 }
 
 alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,
@@ -38,25 +91,14 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_g
   p->rt = rt;
   p->be = row;
   alloy_error *e = alloy_graph_clone(g, &p->graph);
-  int n = e ? 0 : alloy_graph_num_nodes(p->graph);
-  alloy_claims claims = {n, calloc((size_t)(n ? n : 1), sizeof(bool)),
-                         calloc((size_t)(n ? n : 1), sizeof(double))};
-  if (!e && (!claims.claimed || !claims.cost)) e = oom();
-  if (!e && (e = row->api->claim(row->be, p->graph, &claims)))
-    e = alloy_error_wrap(e, "backend %s: claim", row->name);
-  for (int i = 0; i < n && !e; i++)
-    if (!claims.claimed[i]) {
-      alloy_node *node = alloy_graph_node(p->graph, i);
-      const char *vname = alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "";
-      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
-                          "backend %s does not claim node %d (%s, op %s)", row->name, i, vname,
-                          alloy_op_name(alloy_node_op(node)));
-    }
-  free(claims.claimed);
-  free(claims.cost);
-  alloy_compile_options opts = {.struct_size = sizeof opts, .device = 0, .opt_level = 2};
-  if (!e && (e = row->api->compile(row->be, p->graph, &opts, &p->exe)))
-    e = alloy_error_wrap(e, "backend %s: compile", row->name);
+  if (!e) p->specialize = has_backed_symbols(p->graph);
+  /* A symbolic graph is claimed now, so that a node no backend runs is
+   * reported at once, and compiled per binding when it runs. */
+  if (!e && p->specialize) e = claim_all(row, p->graph);
+  if (!e && !p->specialize) {
+    p->base.graph = p->graph;
+    e = compile_graph(row, &p->base);
+  }
   int nout = p->graph ? alloy_graph_num_outputs(p->graph) : 0;
   if (!e) {
     p->out_data = calloc((size_t)(nout ? nout : 1), sizeof *p->out_data);
@@ -71,6 +113,8 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_g
   return NULL;
 }
 
+int alloy_program_num_specializations(const alloy_program *p) { return p->nspecs; }
+
 static void free_outputs(alloy_program *p) {
   int nout = alloy_graph_num_outputs(p->graph);
   for (int i = 0; i < nout; i++) {
@@ -81,7 +125,13 @@ static void free_outputs(alloy_program *p) {
 
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
-  if (p->exe) p->be->api->executable_release(p->be->be, p->exe);
+  if (p->base.exe) p->be->api->executable_release(p->be->be, p->base.exe);
+  for (int i = 0; i < p->nspecs; i++) {
+    if (p->specs[i].exe) p->be->api->executable_release(p->be->be, p->specs[i].exe);
+    alloy_graph_free(p->specs[i].graph);
+    free(p->specs[i].key);
+  }
+  free(p->specs);
   if (p->graph && p->out_data) free_outputs(p);
   free(p->out_data);
   free(p->out_sizes);
@@ -90,11 +140,11 @@ void alloy_program_release(alloy_program *p) {
 }
 
 /* Binds symbols from the inputs' sizes and checks every input dim. */
-static alloy_error *bind_symbols(alloy_program *p, const alloy_host_tensor *inputs, int n,
+static alloy_error *bind_symbols(alloy_graph *g, const alloy_host_tensor *inputs, int n,
                                  int64_t *values, bool *bound, int nsyms) {
-  alloy_symtab *st = alloy_graph_symtab(p->graph);
+  alloy_symtab *st = alloy_graph_symtab(g);
   for (int i = 0; i < n; i++) {
-    const alloy_value *v = alloy_graph_input(p->graph, i);
+    const alloy_value *v = alloy_graph_input(g, i);
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
     for (int d = 0; d < alloy_value_rank(v); d++) {
       alloy_dim dim = alloy_value_shape(v)[d];
@@ -114,7 +164,7 @@ static alloy_error *bind_symbols(alloy_program *p, const alloy_host_tensor *inpu
     }
   }
   for (int i = 0; i < n; i++) {
-    const alloy_value *v = alloy_graph_input(p->graph, i);
+    const alloy_value *v = alloy_graph_input(g, i);
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
     for (int d = 0; d < alloy_value_rank(v); d++) {
       int64_t want;
@@ -122,7 +172,13 @@ static alloy_error *bind_symbols(alloy_program *p, const alloy_host_tensor *inpu
       if (e) return alloy_error_wrap(e, "input %d (%s) dim %d", i, alloy_value_name(v), d);
       if (want != inputs[i].sizes[d]) {
         char text[128];
-        alloy_dim_print(alloy_value_shape(v)[d], text, sizeof text);
+        alloy_dim dim = alloy_value_shape(v)[d];
+        alloy_dim_print(dim, text, sizeof text);
+        if (alloy_dim_is_const(dim))
+          return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                                 "input %d (%s) dim %d is %lld, the graph needs %lld", i,
+                                 alloy_value_name(v), d, (long long)inputs[i].sizes[d],
+                                 (long long)want);
         return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                                "input %d (%s) dim %d is %lld, the graph says %s = %lld", i,
                                alloy_value_name(v), d, (long long)inputs[i].sizes[d], text,
@@ -161,15 +217,12 @@ typedef struct {
   uint64_t bytes;
 } run_tensor;
 
-alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
-                               alloy_host_tensor *outputs, int num_outputs) {
-  const alloy_plugin_api *api = p->be->api;
-  alloy_backend *be = p->be->be;
-  int nin = alloy_graph_num_inputs(p->graph), nout = alloy_graph_num_outputs(p->graph);
-  if (num_inputs != nin || num_outputs != nout)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
-                           "the graph has %d inputs and %d outputs; %d and %d given", nin, nout,
-                           num_inputs, num_outputs);
+/* Inputs must match the graph's in number, kind, dtype and rank before
+ * their sizes are read. */
+static alloy_error *check_inputs(const alloy_program *p, const alloy_host_tensor *inputs, int n) {
+  int nin = alloy_graph_num_inputs(p->graph);
+  if (n != nin)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given", nin, n);
   for (int i = 0; i < nin; i++) {
     const alloy_value *v = alloy_graph_input(p->graph, i);
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR)
@@ -180,17 +233,85 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
                              i, alloy_value_name(v), alloy_dtype_name(alloy_value_dtype(v)),
                              alloy_value_rank(v), alloy_dtype_name(inputs[i].dtype), (int)inputs[i].rank);
   }
+  return NULL;
+}
+
+/* The specialization of p for the symbol values its inputs give, compiled
+ * now when it is new. */
+static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *inputs, int nin,
+                                   compiled **out) {
   alloy_symtab *st = alloy_graph_symtab(p->graph);
+  int nsyms = alloy_symtab_count(st);
+  int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
+  bool *bound = calloc((size_t)(nsyms ? nsyms : 1), sizeof *bound);
+  alloy_error *e = (!values || !bound) ? oom() : NULL;
+  if (!e) e = bind_symbols(p->graph, inputs, nin, values, bound, nsyms);
+  /* The key: every symbol's value, unbound ones as INT64_MIN. */
+  for (int i = 0; i < nsyms && !e; i++)
+    if (!bound[i]) values[i] = INT64_MIN;
+  for (int i = 0; i < p->nspecs && !e; i++)
+    if (!memcmp(p->specs[i].key, values, sizeof *values * (size_t)nsyms)) {
+      *out = &p->specs[i];
+      free(values);
+      free(bound);
+      return NULL;
+    }
+  if (!e && p->nspecs == p->cap_specs) {
+    int cap = p->cap_specs ? 2 * p->cap_specs : 4;
+    compiled *c = realloc(p->specs, sizeof *c * (size_t)cap);
+    if (!c) e = oom();
+    else p->specs = c, p->cap_specs = cap;
+  }
+  compiled c = {NULL, NULL, values};
+  if (!e) e = alloy_graph_specialize(p->graph, values, bound, nsyms, &c.graph);
+  if (!e) e = compile_graph(p->be, &c);
+  free(bound);
+  if (e) {
+    if (c.exe) p->be->api->executable_release(p->be->be, c.exe);
+    alloy_graph_free(c.graph);
+    free(values);
+    return e;
+  }
+  p->specs[p->nspecs] = c;
+  *out = &p->specs[p->nspecs++];
+  return NULL;
+}
+
+alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *inputs,
+                                   int num_inputs) {
+  compiled *c;
+  alloy_error *e = check_inputs(p, inputs, num_inputs);
+  if (e || !p->specialize) return e;
+  return specialization(p, inputs, num_inputs, &c);
+}
+
+alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs) {
+  const alloy_plugin_api *api = p->be->api;
+  alloy_backend *be = p->be->be;
+  int nin = alloy_graph_num_inputs(p->graph), nout = alloy_graph_num_outputs(p->graph);
+  if (num_outputs != nout)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d outputs; %d given", nout,
+                           num_outputs);
+  alloy_error *ce = check_inputs(p, inputs, num_inputs);
+  if (ce) return ce;
+  compiled *c = &p->base;
+  if (p->specialize) {
+    alloy_error *se = specialization(p, inputs, nin, &c);
+    if (se) return se;
+  }
+  alloy_graph *g = c->graph;
+  alloy_symtab *st = alloy_graph_symtab(g);
   int nsyms = alloy_symtab_count(st);
   int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
   bool *bound = calloc((size_t)(nsyms ? nsyms : 1), sizeof *bound);
   run_tensor *rts = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *rts);
   alloy_tensor *tensors = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *tensors);
   alloy_error *e = (!values || !bound || !rts || !tensors) ? oom() : NULL;
-  if (!e) e = bind_symbols(p, inputs, nin, values, bound, nsyms);
+  if (!e) e = bind_symbols(g, inputs, nin, values, bound, nsyms);
   /* Sizes of every tensor: inputs as given, outputs evaluated. */
   for (int k = 0; k < nin + nout && !e; k++) {
-    const alloy_value *v = k < nin ? alloy_graph_input(p->graph, k) : alloy_graph_output(p->graph, k - nin);
+    const alloy_value *v = k < nin ? alloy_graph_input(g, k) : alloy_graph_output(g, k - nin);
     int rank = alloy_value_rank(v);
     run_tensor *t = &rts[k];
     bool data_dependent = false;
@@ -229,7 +350,7 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
     alloy_execute_args args = {.struct_size = sizeof args, .inputs = tensors, .num_inputs = nin,
                                .outputs = tensors + nin, .num_outputs = nout, .symbols = values,
                                .num_symbols = nsyms, .queue = NULL, .done = &done, .ext = NULL};
-    e = api->execute(be, p->exe, &args);
+    e = api->execute(be, c->exe, &args);
     if (!e && done) e = api->event_wait(be, done);
     if (done) api->event_release(be, done);
     if (e) e = alloy_error_wrap(e, "backend %s: execute", p->be->name);
@@ -251,7 +372,7 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
   if (!e) free_outputs(p);
   for (int k = 0; k < nout && !e; k++) {
     run_tensor *t = &rts[nin + k];
-    const alloy_value *v = alloy_graph_output(p->graph, k);
+    const alloy_value *v = alloy_graph_output(g, k);
     uint64_t offset = tensors[nin + k].offset;
     p->out_data[k] = malloc(t->bytes ? t->bytes : 1);
     if (!p->out_data[k]) {

@@ -11,6 +11,7 @@
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
 #include "conformance/golden.h"
+#include "sdk/tools/commands.h"
 
 static int usage(FILE *f) {
   fprintf(f,
@@ -18,6 +19,12 @@ static int usage(FILE *f) {
           "  backends                          list found backends: name, version, ABI, devices, status\n"
           "  ops [--level aten|core|prims]     the op set, with schemas\n"
           "  check FILE.air                    parse, verify, print with inferred shapes\n"
+          "  check MODEL.pt2                   import, verify, summarize inputs, outputs and ops\n"
+          "  run MODEL [--inputs X.safetensors] [--outputs Y.safetensors] [--check Z.safetensors]\n"
+          "            [--backends a,b] [--batch N,...]\n"
+          "                                    run a .pt2 or .air model (see docs/models.md)\n"
+          "  convert MODEL OUT.air [--weights W.safetensors]\n"
+          "                                    write a model as .air text plus its weights\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
           "          [--known-failures FILE] [-v]\n"
           "                                    run the golden op corpus on a backend\n");
@@ -75,8 +82,18 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
+static bool is_archive(const char *path) {
+  unsigned char sig[4] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(sig, 1, 4, f) : 0;
+  if (f) fclose(f);
+  return n == 4 && !memcmp(sig, "PK\3\4", 4);
+}
+
 static int cmd_check(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--summary")) return cmd_check_model(argv[0]);
   if (argc != 1) return usage(stderr);
+  if (is_archive(argv[0])) return cmd_check_model(argv[0]);
   size_t len;
   char *text = read_file(argv[0], &len);
   if (!text) {
@@ -166,6 +183,8 @@ static const struct {
     {"backends", cmd_backends},
     {"ops", cmd_ops},
     {"check", cmd_check},
+    {"run", cmd_run},
+    {"convert", cmd_convert},
     {"conform", cmd_conform},
 };
 

@@ -83,6 +83,43 @@ alloy_error *alloy_graph_add_node(alloy_graph *g, const alloy_op *op,
 alloy_error *alloy_graph_set_outputs(alloy_graph *g, alloy_value *const *values,
                                      int n);
 
+/* The graph signature: what each input and output is to the model the
+ * graph came from (torch.export's input and output specs). A fresh input
+ * is a user input, a fresh output a user output; roles are kept by clone
+ * and by the .air format. */
+typedef enum alloy_input_role {
+  ALLOY_INPUT_USER = 0,  /* an argument of the model's forward()          */
+  ALLOY_INPUT_PARAMETER, /* a weight; name: its key in the model weights  */
+  ALLOY_INPUT_BUFFER,    /* a buffer (running_mean, a rotary table); name */
+  ALLOY_INPUT_CONSTANT,  /* a lifted tensor constant; name                */
+} alloy_input_role;
+
+typedef enum alloy_output_role {
+  ALLOY_OUTPUT_USER = 0,       /* a result of forward()                    */
+  ALLOY_OUTPUT_BUFFER_MUTATION, /* the new value of buffer `name`          */
+  ALLOY_OUTPUT_INPUT_MUTATION,  /* the new value of user input `name`      */
+} alloy_output_role;
+
+/* name is copied; it is required for every role but the user ones, where
+ * it must be NULL. */
+alloy_error *alloy_graph_set_input_role(alloy_graph *g, int i,
+                                        alloy_input_role role,
+                                        const char *name);
+alloy_error *alloy_graph_set_output_role(alloy_graph *g, int i,
+                                         alloy_output_role role,
+                                         const char *name);
+/* The role of input/output i; *name (may be NULL to skip) gets the name it
+ * refers to, owned by the graph, or NULL. */
+alloy_input_role alloy_graph_input_role(const alloy_graph *g, int i,
+                                        const char **name);
+alloy_output_role alloy_graph_output_role(const alloy_graph *g, int i,
+                                          const char **name);
+/* The file holding the data of the graph's weights (parameter, buffer and
+ * constant inputs), as the .air `weights` line names it: relative to the
+ * .air file. Copied; NULL clears it. The getter returns NULL when none. */
+alloy_error *alloy_graph_set_weights_file(alloy_graph *g, const char *path);
+const char *alloy_graph_weights_file(const alloy_graph *g);
+
 int alloy_graph_num_inputs(const alloy_graph *g);
 alloy_value *alloy_graph_input(const alloy_graph *g, int i);
 int alloy_graph_num_outputs(const alloy_graph *g);
@@ -121,6 +158,15 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
                                       alloy_value *to);
 /* A deep copy with its own symbol table. */
 alloy_error *alloy_graph_clone(const alloy_graph *g, alloy_graph **out);
+/* A copy of g with some of its symbols given values: values[i] is the value
+ * of symbol i of g's table where bound[i] (nvalues entries). Every size
+ * those symbols determine becomes concrete, every use of a SymInt value
+ * they determine becomes a literal, and nodes left unused (sym_size, the
+ * _operator arithmetic) are removed. Unbound symbols (data-dependent sizes)
+ * stay symbolic. Values are not range-checked here. */
+alloy_error *alloy_graph_specialize(const alloy_graph *g, const int64_t *values,
+                                    const bool *bound, int nvalues,
+                                    alloy_graph **out);
 /* The subgraph of the given nodes (in any order; must belong to g): values
  * they use that are defined outside become inputs (same names), values they
  * define that are used outside or are outputs of g become outputs. */

@@ -77,6 +77,10 @@ int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name);
 alloy_error *alloy_program_compile(alloy_runtime *rt, int backend,
                                    const alloy_graph *g, alloy_program **out);
 void alloy_program_release(alloy_program *p); /* accepts NULL */
+/* A graph with symbolic sizes is compiled once per set of symbol values,
+ * on the run that first needs it; this counts the sets compiled so far
+ * (0 for a graph without backed symbols). */
+int alloy_program_num_specializations(const alloy_program *p);
 
 /* A tensor in host memory, row-major contiguous. */
 typedef struct alloy_host_tensor {
@@ -86,6 +90,12 @@ typedef struct alloy_host_tensor {
   const int64_t *sizes; /* rank entries */
   void *data;           /* numel * dtype size bytes */
 } alloy_host_tensor;
+
+/* Compiles now the specialization that inputs (as for alloy_program_run)
+ * would need, so that a later run with these sizes only runs: for timing
+ * compilation apart from execution. A no-op without backed symbols. */
+alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *inputs,
+                                   int num_inputs);
 
 /* Runs a compiled program. inputs match the graph's inputs in order (their
  * sizes bind the graph's symbols; a size outside a symbol's range or

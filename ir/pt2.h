@@ -1,0 +1,56 @@
+/*
+ * ir/pt2.h: the two halves of the torch.export importer. pt2_archive.c
+ * opens the archive (libzip over a read-only mapping), finds entries and
+ * their bytes, and loads the weights; pt2_graph.c maps models/model.json
+ * (the serialized ExportedProgram, read with jansson) onto an Alloy graph.
+ */
+#ifndef ALLOY_PT2_H
+#define ALLOY_PT2_H
+
+#include <jansson.h>
+
+#include "ir/model_internal.h"
+
+typedef struct pt2_archive pt2_archive;
+
+/* The bytes of one entry: in place in the mapping when the entry is stored
+ * (PyTorch stores every entry uncompressed), else a malloc'd copy that
+ * *owned holds (free it). */
+typedef struct pt2_bytes {
+  const uint8_t *data;
+  size_t size;
+  void *owned;
+} pt2_bytes;
+
+/* Opens the archive mapped at [map, map + size); file names it in errors.
+ * The mapping must outlive the archive. */
+alloy_error *pt2_archive_open(const char *file, const void *map, size_t size,
+                              pt2_archive **out);
+void pt2_archive_close(pt2_archive *a); /* accepts NULL */
+/* The archive's root folder ("mlp.core/"), "" when entries have none. */
+const char *pt2_archive_root(const pt2_archive *a);
+bool pt2_archive_has(const pt2_archive *a, const char *entry);
+/* Reads entry root+name; a missing entry is an error naming it. */
+alloy_error *pt2_archive_read(pt2_archive *a, const char *name, pt2_bytes *out);
+/* Parses entry root+name as JSON; errors name the entry, line and column. */
+alloy_error *pt2_archive_json(pt2_archive *a, const char *name, json_t **out);
+const char *pt2_archive_file(const pt2_archive *a);
+
+/* Adds every tensor of data/weights/model_weights_config.json and
+ * data/constants/model_constants_config.json to m, as views of their
+ * storages. */
+alloy_error *pt2_load_weights(pt2_archive *a, alloy_model *m);
+
+/* Builds m->graph from models/model.json; checks each weight input against
+ * its weight. */
+alloy_error *pt2_load_graph(pt2_archive *a, alloy_model *m);
+
+/* The same from a parsed model.json: file and folder name the archive and
+ * its root in errors. The caller keeps root; *out is a new graph. */
+alloy_error *pt2_graph_from_json(const char *file, const char *folder, json_t *root,
+                                 alloy_graph **out);
+
+/* ScalarType numbers of the export schema. false when unknown. */
+bool pt2_dtype(json_int_t code, alloy_dtype *out);
+
+#endif

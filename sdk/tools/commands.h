@@ -1,0 +1,16 @@
+/*
+ * sdk/tools/commands.h: the subcommands of the `alloy` tool that live
+ * outside alloy.c. Each takes the arguments after its name and returns the
+ * process exit status.
+ */
+#ifndef ALLOY_TOOLS_COMMANDS_H
+#define ALLOY_TOOLS_COMMANDS_H
+
+#include <stdio.h>
+
+int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+/* `alloy check` of a model file (.pt2, or .air with --summary). */
+int cmd_check_model(const char *path);
+
+#endif

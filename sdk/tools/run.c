@@ -1,0 +1,418 @@
+/*
+ * sdk/tools/run.c: the model commands of the `alloy` tool.
+ *
+ *   alloy run MODEL [--inputs X.safetensors] [--outputs Y.safetensors]
+ *             [--check Z.safetensors] [--backends a,b] [--batch N[,N...]]
+ *   alloy convert MODEL OUT.air [--weights W.safetensors]
+ *   alloy check MODEL.pt2
+ *
+ * MODEL is a torch.export .pt2 archive or .air text. User inputs are the
+ * tensors input0, input1, ... of --inputs; user outputs are written and
+ * checked as output0, output1, ... (the names of the golden corpus's
+ * NAME.io.safetensors). --batch runs the model once per size N from one
+ * import, with every user input's first dimension resized to N by cycling
+ * its rows (and the --check tensors the same way): since the samples of a
+ * batch are independent, this checks a dynamic-shape model at sizes PyTorch
+ * did not record.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "alloy/model.h"
+#include "alloy/runtime.h"
+#include "alloy/safetensors.h"
+#include "conformance/compare.h"
+#include "sdk/tools/commands.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int report(const char *cmd, alloy_error *e) {
+  fprintf(stderr, "alloy %s: %s\n", cmd, alloy_error_message(e));
+  alloy_error_free(e);
+  return 1;
+}
+
+/* Model outputs are checked against PyTorch's eager outputs: a whole model
+ * accumulates rounding differently from PyTorch's kernels (other summation
+ * orders, other GEMM blocking), so the per-op tolerances are too tight.
+ * float32 uses rtol = atol = 1e-4, as the issue that defines --check says. */
+static conform_tolerance model_tolerance(alloy_dtype t) {
+  switch (t) {
+    case ALLOY_F32: return (conform_tolerance){1e-4, 1e-4};
+    case ALLOY_F64: return (conform_tolerance){1e-7, 1e-7};
+    case ALLOY_F16: return (conform_tolerance){1e-3, 1e-5};
+    case ALLOY_BF16: return (conform_tolerance){1.6e-2, 1e-5};
+    default: return (conform_tolerance){0, 0};
+  }
+}
+
+/* A tensor with dim 0 resized to n by cycling rows: sizes and data owned. */
+typedef struct resized {
+  alloy_host_tensor t;
+  int64_t sizes[ALLOY_MAX_RANK];
+  void *data;
+} resized;
+
+static bool resize_rows(const alloy_host_tensor *src, int64_t n, resized *out) {
+  memset(out, 0, sizeof *out);
+  out->t = *src;
+  memcpy(out->sizes, src->sizes, sizeof *out->sizes * (size_t)src->rank);
+  out->t.sizes = out->sizes;
+  if (src->rank == 0 || n < 0) return true; /* nothing to resize */
+  size_t row = alloy_dtype_size(src->dtype);
+  for (int d = 1; d < src->rank; d++) row *= (size_t)src->sizes[d];
+  int64_t have = src->sizes[0];
+  if (have == 0) return n == 0;
+  out->sizes[0] = n;
+  if (!(out->data = malloc(row * (size_t)n + 1))) return false;
+  for (int64_t r = 0; r < n; r++)
+    memcpy((char *)out->data + row * (size_t)r, (const char *)src->data + row * (size_t)(r % have),
+           row);
+  out->t.data = out->data;
+  return true;
+}
+
+static alloy_host_tensor entry_tensor(const alloy_st_entry *e) {
+  return (alloy_host_tensor){.struct_size = sizeof(alloy_host_tensor), .dtype = e->dtype,
+                             .rank = e->rank, .sizes = e->shape, .data = (void *)e->data};
+}
+
+typedef struct run_opts {
+  const char *model, *inputs, *outputs, *check, *backends, *batch;
+} run_opts;
+
+/* Compiles the graph on the first backend of the list that runs all of
+ * it; the reference backend, always there, ends every list. Partitioning
+ * one graph over several backends comes with the partitioner; until then a
+ * listed backend runs the whole graph or is passed over, with its reason
+ * printed. */
+static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph *g,
+                               alloy_program **prog, const char **used) {
+  char names[512];
+  snprintf(names, sizeof names, "%s%sref", list ? list : "", list && *list ? "," : "");
+  alloy_error *last = NULL;
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name;
+       name = strtok_r(NULL, ",", &save)) {
+    int b = alloy_runtime_find_backend(rt, name);
+    if (b < 0) {
+      alloy_error_free(last);
+      return alloy_error_new(ALLOY_ERR_NOT_FOUND, "no usable backend '%s' (see alloy backends)",
+                             name);
+    }
+    if (last) {
+      fprintf(stderr, "alloy run: passing over a backend: %s\n", alloy_error_message(last));
+      alloy_error_free(last);
+    }
+    if (!(last = alloy_program_compile(rt, b, g, prog))) {
+      alloy_backend_info info = {.struct_size = sizeof info};
+      alloy_runtime_backend_info(rt, b, &info);
+      *used = info.name;
+      return NULL;
+    }
+  }
+  return last;
+}
+
+/* Runs the model once with the user inputs resized to batch (-1: as given)
+ * and checks, writes and prints the outputs. Returns the number of failed
+ * checks, or -1 on error (reported). */
+static int run_once(const run_opts *o, alloy_model *m, alloy_program *prog,
+                    const alloy_safetensors *in, const alloy_safetensors *check, int64_t batch,
+                    double *compile_ms) {
+  alloy_graph *g = alloy_model_graph(m);
+  int nuser = alloy_model_num_user_inputs(m), nin = alloy_graph_num_inputs(g);
+  int nout = alloy_graph_num_outputs(g), failed = 0;
+  resized *user = calloc((size_t)(nuser ? nuser : 1), sizeof *user);
+  alloy_host_tensor *users = calloc((size_t)(nuser ? nuser : 1), sizeof *users);
+  alloy_host_tensor *ins = calloc((size_t)(nin ? nin : 1), sizeof *ins);
+  alloy_host_tensor *outs = calloc((size_t)(nout ? nout : 1), sizeof *outs);
+  alloy_st_tensor *written = calloc((size_t)(nout ? nout : 1), sizeof *written);
+  char (*names)[32] = calloc((size_t)(nout ? nout : 1), sizeof *names);
+  alloy_error *e = NULL;
+  if (!user || !users || !ins || !outs || !written || !names)
+    e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < nuser && !e; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "input%d", i);
+    const alloy_st_entry *en = in ? alloy_safetensors_find(in, key) : NULL;
+    if (!en) {
+      e = alloy_error_new(ALLOY_ERR_NOT_FOUND, "the model takes %d user inputs: %s has no tensor %s",
+                          nuser, o->inputs ? o->inputs : "(no --inputs)", key);
+      break;
+    }
+    alloy_host_tensor t = entry_tensor(en);
+    if (!resize_rows(&t, batch, &user[i]))
+      e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s: cannot resize to batch %lld", key,
+                          (long long)batch);
+    users[i] = user[i].t;
+  }
+  if (!e) e = alloy_model_bind_inputs(m, users, nuser, ins, nin);
+  double t0 = now_ms();
+  if (!e) e = alloy_program_prepare(prog, ins, nin);
+  double t1 = now_ms();
+  if (!e) e = alloy_program_run(prog, ins, nin, outs, nout);
+  double t2 = now_ms();
+  *compile_ms += t1 - t0;
+  if (e) {
+    fprintf(stderr, "alloy run: %s\n", alloy_error_message(e));
+    alloy_error_free(e);
+    failed = -1;
+  } else {
+    if (batch >= 0) printf("batch %lld\n", (long long)batch);
+    printf("  run      %9.2f ms\n", t2 - t1);
+  }
+  /* User outputs are numbered among themselves: output0, output1, ... */
+  int k = 0;
+  for (int i = 0; i < nout && failed >= 0; i++) {
+    if (alloy_graph_output_role(g, i, NULL) != ALLOY_OUTPUT_USER) continue;
+    snprintf(names[k], sizeof names[k], "output%d", k);
+    char shape[160] = "";
+    size_t len = 0;
+    for (int d = 0; d < outs[i].rank && len < sizeof shape; d++)
+      len += (size_t)snprintf(shape + len, sizeof shape - len, d ? ", %lld" : "%lld",
+                              (long long)outs[i].sizes[d]);
+    printf("  %-8s %s[%s]", names[k], alloy_dtype_short_name(outs[i].dtype), shape);
+    const alloy_st_entry *want = check ? alloy_safetensors_find(check, names[k]) : NULL;
+    if (check && !want) {
+      printf("  FAIL: %s has no tensor %s\n", o->check, names[k]);
+      failed++;
+    } else if (want) {
+      alloy_host_tensor wt = entry_tensor(want);
+      resized r;
+      double max_abs, max_rel;
+      char why[256] = "";
+      bool ok = resize_rows(&wt, batch, &r);
+      alloy_st_entry wr = *want;
+      memcpy(wr.shape, r.sizes, sizeof wr.shape);
+      wr.data = r.t.data;
+      ok = ok && conform_measure(&outs[i], &wr, model_tolerance(outs[i].dtype), &max_abs, &max_rel,
+                                 why, sizeof why);
+      free(r.data);
+      printf("  max abs err %.3g  max rel err %.3g  %s", max_abs, max_rel, ok ? "PASS" : "FAIL");
+      if (!ok) printf(" (%s)", why);
+      failed += !ok;
+    }
+    printf("\n");
+    uint64_t numel = 1;
+    for (int d = 0; d < outs[i].rank; d++) numel *= (uint64_t)outs[i].sizes[d];
+    written[k] = (alloy_st_tensor){.name = names[k], .dtype = outs[i].dtype, .rank = outs[i].rank,
+                                   .shape = outs[i].sizes, .data = outs[i].data,
+                                   .nbytes = (size_t)numel * alloy_dtype_size(outs[i].dtype)};
+    k++;
+  }
+  if (failed >= 0 && o->outputs && (e = alloy_safetensors_write(o->outputs, written, k))) {
+    fprintf(stderr, "alloy run: %s\n", alloy_error_message(e));
+    alloy_error_free(e);
+    failed = -1;
+  }
+  for (int i = 0; i < nuser && user; i++) free(user[i].data);
+  free(user);
+  free(users);
+  free(ins);
+  free(outs);
+  free(written);
+  free(names);
+  return failed;
+}
+
+int cmd_run(int argc, char **argv) {
+  run_opts o = {0};
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = !strcmp(a, "--inputs")     ? &o.inputs
+                        : !strcmp(a, "--outputs")  ? &o.outputs
+                        : !strcmp(a, "--check")    ? &o.check
+                        : !strcmp(a, "--backends") ? &o.backends
+                        : !strcmp(a, "--batch")    ? &o.batch
+                                                   : NULL;
+    if (slot && i + 1 < argc) *slot = argv[++i];
+    else if (!slot && a[0] != '-' && !o.model) o.model = a;
+    else {
+      fprintf(stderr, "alloy run: unexpected argument '%s'\n", a);
+      return 2;
+    }
+  }
+  if (!o.model) {
+    fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
+                    "[--backends a,b] [--batch N,...]\n");
+    return 2;
+  }
+  if (!o.backends) o.backends = getenv("ALLOY_BACKENDS");
+  alloy_model *m = NULL;
+  alloy_runtime *rt = NULL;
+  alloy_program *prog = NULL;
+  alloy_safetensors *in = NULL, *check = NULL;
+  const char *used = "?";
+  double t0 = now_ms();
+  alloy_error *e = alloy_model_load(o.model, &m);
+  double t1 = now_ms();
+  if (!e && o.inputs) e = alloy_safetensors_open(o.inputs, &in);
+  if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
+  if (!e) e = alloy_runtime_open(NULL, &rt);
+  double t2 = now_ms();
+  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), &prog, &used);
+  double compile_ms = now_ms() - t2;
+  int status = 0, failed = 0;
+  if (e) {
+    status = report("run", e);
+  } else {
+    alloy_graph *g = alloy_model_graph(m);
+    printf("%s: %d nodes, %d weights, backend %s\n", o.model, alloy_graph_num_nodes(g),
+           alloy_model_num_weights(m), used);
+    printf("  import   %9.2f ms\n", t1 - t0);
+    char sizes[256];
+    snprintf(sizes, sizeof sizes, "%s", o.batch ? o.batch : "-1");
+    for (char *save = NULL, *b = strtok_r(sizes, ",", &save); b && failed >= 0;
+         b = strtok_r(NULL, ",", &save)) {
+      char *end;
+      long long n = strtoll(b, &end, 10);
+      if (*end || (o.batch && n < 0)) {
+        fprintf(stderr, "alloy run: --batch takes sizes like 1,2,7,64 (got '%s')\n", b);
+        status = 2;
+        break;
+      }
+      int f = run_once(&o, m, prog, in, check, n, &compile_ms);
+      failed = f < 0 ? -1 : failed + f;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  compile  %9.2f ms (%d specialization%s)\n", compile_ms,
+           alloy_program_num_specializations(prog),
+           alloy_program_num_specializations(prog) == 1 ? "" : "s");
+    printf("  peak memory %.1f MiB (resident)\n", ru.ru_maxrss / 1024.0);
+    if (failed < 0) status = 1;
+    else if (failed) status = 1, printf("%d output check%s FAILED\n", failed, failed == 1 ? "" : "s");
+    else if (check) printf("all outputs PASS\n");
+  }
+  alloy_program_release(prog);
+  alloy_runtime_close(rt);
+  alloy_safetensors_close(in);
+  alloy_safetensors_close(check);
+  alloy_model_free(m);
+  return status;
+}
+
+int cmd_convert(int argc, char **argv) {
+  const char *model = NULL, *air = NULL, *weights = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--weights") && i + 1 < argc) weights = argv[++i];
+    else if (argv[i][0] != '-' && !model) model = argv[i];
+    else if (argv[i][0] != '-' && !air) air = argv[i];
+    else {
+      fprintf(stderr, "usage: alloy convert MODEL OUT.air [--weights W.safetensors]\n");
+      return 2;
+    }
+  }
+  if (!model || !air) {
+    fprintf(stderr, "usage: alloy convert MODEL OUT.air [--weights W.safetensors]\n");
+    return 2;
+  }
+  /* OUT.air's weights go to OUT.safetensors unless named. */
+  char derived[4096];
+  if (!weights) {
+    size_t n = strlen(air);
+    if (n > 4 && !strcmp(air + n - 4, ".air")) n -= 4;
+    snprintf(derived, sizeof derived, "%.*s.safetensors", (int)n, air);
+    weights = derived;
+  }
+  alloy_model *m = NULL;
+  alloy_error *e = alloy_model_load(model, &m);
+  if (!e) e = alloy_model_save_air(m, air, weights);
+  if (!e) printf("wrote %s and %s (%d nodes, %d weights)\n", air, weights,
+                 alloy_graph_num_nodes(alloy_model_graph(m)), alloy_model_num_weights(m));
+  alloy_model_free(m);
+  return e ? report("convert", e) : 0;
+}
+
+/* One line per input and output, and how often each op appears. */
+int cmd_check_model(const char *path) {
+  alloy_model *m = NULL;
+  double t0 = now_ms();
+  alloy_error *e = alloy_model_load(path, &m);
+  double t1 = now_ms();
+  if (!e) e = alloy_graph_verify(alloy_model_graph(m));
+  if (e) {
+    alloy_model_free(m);
+    return report("check", e);
+  }
+  alloy_graph *g = alloy_model_graph(m);
+  static const char *const in_roles[] = {"input", "parameter", "buffer", "constant"};
+  static const char *const out_roles[] = {"output", "buffer mutation", "input mutation"};
+  alloy_symtab *st = alloy_graph_symtab(g);
+  for (int i = 0; i < alloy_symtab_count(st); i++) {
+    int64_t lo, hi;
+    if (alloy_symtab_is_unbacked(st, i)) continue;
+    alloy_symtab_range(st, i, &lo, &hi);
+    printf("symbol %s in [%lld, %s%lld]\n", alloy_symtab_name(st, i), (long long)lo,
+           hi == ALLOY_SYM_INF ? "inf" : "", hi == ALLOY_SYM_INF ? 0LL : (long long)hi);
+  }
+  int nweights = 0;
+  for (int i = 0; i < alloy_graph_num_inputs(g); i++) {
+    const char *name;
+    alloy_input_role r = alloy_graph_input_role(g, i, &name);
+    if (r != ALLOY_INPUT_USER) {
+      nweights++;
+      continue;
+    }
+    alloy_value *v = alloy_graph_input(g, i);
+    char shape[256] = "";
+    size_t len = 0;
+    for (int d = 0; d < alloy_value_rank(v) && len < sizeof shape; d++) {
+      char dim[96];
+      alloy_dim_print(alloy_value_shape(v)[d], dim, sizeof dim);
+      len += (size_t)snprintf(shape + len, sizeof shape - len, d ? ", %s" : "%s", dim);
+    }
+    printf("%-9s %%%s: %s[%s]\n", in_roles[r], alloy_value_name(v),
+           alloy_dtype_short_name(alloy_value_dtype(v)), shape);
+  }
+  printf("weights   %d inputs read weights (%d tensors in the file)\n", nweights,
+         alloy_model_num_weights(m));
+  for (int i = 0; i < alloy_graph_num_outputs(g); i++) {
+    const char *name;
+    alloy_output_role r = alloy_graph_output_role(g, i, &name);
+    alloy_value *v = alloy_graph_output(g, i);
+    char shape[256] = "";
+    size_t len = 0;
+    for (int d = 0; d < alloy_value_rank(v) && len < sizeof shape; d++) {
+      char dim[96];
+      alloy_dim_print(alloy_value_shape(v)[d], dim, sizeof dim);
+      len += (size_t)snprintf(shape + len, sizeof shape - len, d ? ", %s" : "%s", dim);
+    }
+    printf("%-9s %%%s: %s[%s]%s%s\n", out_roles[r], alloy_value_name(v),
+           alloy_dtype_short_name(alloy_value_dtype(v)), shape, name ? " -> " : "",
+           name ? name : "");
+  }
+  /* The op histogram, most frequent first. */
+  int n = alloy_graph_num_nodes(g), nops = 0;
+  const alloy_op **ops = calloc((size_t)(n ? n : 1), sizeof *ops);
+  int *counts = calloc((size_t)(n ? n : 1), sizeof *counts);
+  for (int i = 0; ops && counts && i < n; i++) {
+    const alloy_op *op = alloy_node_op(alloy_graph_node(g, i));
+    int k = 0;
+    while (k < nops && ops[k] != op) k++;
+    if (k == nops) ops[nops++] = op;
+    counts[k]++;
+  }
+  for (int a = 0; a < nops; a++)
+    for (int b = a + 1; b < nops; b++)
+      if (counts[b] > counts[a] || (counts[b] == counts[a] &&
+                                    strcmp(alloy_op_name(ops[b]), alloy_op_name(ops[a])) < 0)) {
+        const alloy_op *t = ops[a];
+        int c = counts[a];
+        ops[a] = ops[b], counts[a] = counts[b];
+        ops[b] = t, counts[b] = c;
+      }
+  for (int k = 0; k < nops; k++) printf("%6d  %s\n", counts[k], alloy_op_name(ops[k]));
+  printf("# ok: %d nodes, %d ops, imported in %.2f ms\n", n, nops, t1 - t0);
+  free(ops);
+  free(counts);
+  alloy_model_free(m);
+  return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * tests/fuzz/fuzz_pt2_json.c: libFuzzer target for the JSON-to-IR mapping
+ * of the torch.export importer (ir/pt2_graph.c): the bytes are
+ * models/model.json itself, so the fuzzer spends its time on graph
+ * signatures, nodes, arguments and sympy sizes rather than on ZIP
+ * structure. Built and run by `make fuzz`.
+ *
+ * JSON that jansson accepts must import or fail with an error naming the
+ * entry; what imports must verify.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "ir/pt2.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int ready;
+  if (!ready) {
+    alloy_error_free(alloy_registry_init());
+    ready = 1;
+  }
+  json_t *root = json_loadb((const char *)data, size, 0, NULL);
+  if (!root) return 0;
+  alloy_graph *g = NULL;
+  alloy_error *e = pt2_graph_from_json("fuzz.pt2", "fuzz/", root, &g);
+  json_decref(root);
+  if (e) {
+    if (alloy_error_code_of(e) != ALLOY_ERR_OUT_OF_MEMORY &&
+        strncmp(alloy_error_message(e), "fuzz.pt2: fuzz/models/model.json: ", 34) != 0) {
+      fprintf(stderr, "error without its entry: %s\n", alloy_error_message(e));
+      abort();
+    }
+    alloy_error_free(e);
+    return 0;
+  }
+  if ((e = alloy_graph_verify(g))) {
+    fprintf(stderr, "an imported graph does not verify: %s\n", alloy_error_message(e));
+    abort();
+  }
+  alloy_graph_free(g);
+  return 0;
+}
