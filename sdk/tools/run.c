@@ -15,6 +15,7 @@
  * batch are independent, this checks a dynamic-shape model at sizes PyTorch
  * did not record.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,8 +187,8 @@ static int run_once(const run_opts *o, alloy_model *m, alloy_program *prog,
     } else if (want) {
       alloy_host_tensor wt = entry_tensor(want);
       resized r;
-      double max_abs, max_rel;
-      char why[256] = "";
+      double max_abs = INFINITY, max_rel = INFINITY;
+      char why[256] = "cannot resize the expected tensor";
       bool ok = resize_rows(&wt, batch, &r);
       alloy_st_entry wr = *want;
       memcpy(wr.shape, r.sizes, sizeof wr.shape);
