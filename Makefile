@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 60
 # backend built in (with the kernel-table helper it is written with).
 KT_SRC    = $(wildcard sdk/kernel_table/*.c)
 REF_SRC   = $(wildcard reference_backend/*.c)
-LIB_SRC   = $(wildcard ir/*.c) $(wildcard sdk/src/*.c) $(KT_SRC) $(REF_SRC)
+LIB_SRC   = $(wildcard ir/*.c) $(wildcard decompositions/*.c) $(wildcard sdk/src/*.c) $(KT_SRC) $(REF_SRC)
 TOOL_SRC  = $(wildcard sdk/tools/*.c) $(wildcard conformance/*.c)
 TEST_SRC  = $(wildcard tests/*.c)
 GEN_SRC   = $(BUILD)/gen/ops_table.c

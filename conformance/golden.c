@@ -27,6 +27,7 @@ typedef enum { VERDICT_PASS, VERDICT_FAIL, VERDICT_SKIP } verdict;
 typedef struct {
   alloy_runtime *rt;
   int index;
+  alloy_decompose_level decompose;
 } conform_backend;
 
 typedef struct {
@@ -452,7 +453,8 @@ static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *nod
   for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(node, k);
   alloy_error *e = alloy_graph_set_outputs(c->g, outs, nout);
   alloy_program *prog = NULL;
-  if (!e) e = alloy_program_compile(b->rt, b->index, c->g, &prog);
+  alloy_program_options po = {.struct_size = sizeof po, .decompose = b->decompose};
+  if (!e) e = alloy_program_compile_ex(b->rt, b->index, c->g, &po, &prog);
   if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED && strstr(alloy_error_message(e), "does not claim")) {
     alloy_error_free(e);
     snprintf(why, cap, "not claimed by the backend");
@@ -507,7 +509,7 @@ static verdict check_meta(case_ctx *c, alloy_node *node, json_t *jc, char *why, 
 }
 
 int conform_run(const conform_options *o, FILE *out) {
-  conform_backend backend = {NULL, -1};
+  conform_backend backend = {NULL, -1, o->decompose};
   bool meta = !strcmp(o->backend, "meta");
   if (!meta) {
     alloy_error *e = alloy_runtime_open(NULL, &backend.rt);

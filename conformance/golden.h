@@ -20,6 +20,7 @@ typedef struct conform_options {
   const char *dtype;          /* only cases of this sample dtype, or NULL */
   const char *known_failures; /* file of "<case id> <op>  # reason" lines */
   bool verbose;               /* also print passing cases */
+  int decompose;              /* alloy_decompose_level: forced decomposition */
 } conform_options;
 
 /* Runs the suite, printing one line per failure and then the totals line

@@ -597,7 +597,7 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
  * destination's symbol table. A specializing copy also has values for some
  * of the source's symbols: a dim they determine becomes concrete, and so
  * does a use of a SymInt value they determine. */
-typedef struct {
+struct alloy_graph_copy {
   const alloy_graph *src;
   alloy_graph *dst;
   alloy_value **map; /* src value id -> dst value */
@@ -605,7 +605,8 @@ typedef struct {
   const int64_t *values; /* specializing: by source symbol index */
   const bool *bound;
   int nvalues;
-} graph_copy;
+};
+typedef struct alloy_graph_copy graph_copy;
 
 static alloy_dim copy_dim(graph_copy *c, alloy_dim d) {
   alloy_dim out = alloy_dim_const(0);
@@ -748,6 +749,67 @@ static alloy_error *copy_whole(graph_copy *c, const alloy_graph *g, alloy_graph 
 alloy_error *alloy_graph_clone(const alloy_graph *g, alloy_graph **out) {
   graph_copy c = {0};
   return copy_whole(&c, g, out);
+}
+
+/* The incremental copy passes use (see graph_internal.h). */
+alloy_error *alloy_copy_begin(const alloy_graph *src, alloy_graph_copy **out) {
+  *out = NULL;
+  graph_copy *c = calloc(1, sizeof *c);
+  if (!c) return oom();
+  alloy_error *e = copy_begin(c, src);
+  for (int i = 0; i < src->ninputs && !e; i++) e = copy_input(c, src->inputs[i]);
+  if (e) {
+    copy_abort(c);
+    free(c);
+    return e;
+  }
+  *out = c;
+  return NULL;
+}
+
+alloy_graph *alloy_copy_dst(alloy_graph_copy *c) { return c->dst; }
+
+alloy_value *alloy_copy_map(const alloy_graph_copy *c, const alloy_value *v) {
+  return c->map[v->id];
+}
+
+void alloy_copy_set(alloy_graph_copy *c, const alloy_value *from, alloy_value *to) {
+  c->map[from->id] = to;
+}
+
+alloy_error *alloy_copy_node(alloy_graph_copy *c, const alloy_node *n, alloy_node **out) {
+  int before = c->dst->nnodes;
+  alloy_error *e = copy_node(c, n);
+  if (out) *out = e ? NULL : c->dst->nodes[before];
+  return e;
+}
+
+alloy_error *alloy_copy_finish(alloy_graph_copy *c, alloy_graph **out) {
+  const alloy_graph *g = c->src;
+  alloy_error *e = NULL;
+  alloy_value **outs = malloc(sizeof *outs * (size_t)(g->noutputs ? g->noutputs : 1));
+  if (!outs) e = oom();
+  for (int i = 0; i < g->noutputs && !e; i++)
+    if (!(outs[i] = c->map[g->outputs[i]->id]))
+      e = alloy_error_new(ALLOY_ERR_INTERNAL, "graph output %s has no value in the copy",
+                          g->outputs[i]->name);
+  if (!e) e = alloy_graph_set_outputs(c->dst, outs, g->noutputs);
+  free(outs);
+  if (!e) e = copy_signature(c);
+  if (e) {
+    copy_abort(c);
+  } else {
+    free(c->map);
+    *out = c->dst;
+  }
+  free(c);
+  return e;
+}
+
+void alloy_copy_abort(alloy_graph_copy *c) {
+  if (!c) return;
+  copy_abort(c);
+  free(c);
 }
 
 alloy_error *alloy_graph_specialize(const alloy_graph *g, const int64_t *values,

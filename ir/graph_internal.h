@@ -23,4 +23,19 @@ size_t alloy_value_type_print(alloy_value_kind kind, alloy_dtype dtype,
                               const alloy_dim *shape, int rank, char *buf,
                               size_t cap);
 
+/* A copy of a graph made node by node, for passes that rewrite as they go
+ * (decompositions/decompose.c): begin copies the symbols and inputs; each
+ * node is then copied (its arguments mapped) or replaced by nodes the pass
+ * builds in the destination, whose values it maps the old ones to; finish
+ * sets the outputs and the signature and returns the new graph (the copy is
+ * freed either way). */
+typedef struct alloy_graph_copy alloy_graph_copy;
+alloy_error *alloy_copy_begin(const alloy_graph *src, alloy_graph_copy **out);
+alloy_graph *alloy_copy_dst(alloy_graph_copy *c);
+alloy_value *alloy_copy_map(const alloy_graph_copy *c, const alloy_value *v); /* NULL: none */
+void alloy_copy_set(alloy_graph_copy *c, const alloy_value *from, alloy_value *to);
+alloy_error *alloy_copy_node(alloy_graph_copy *c, const alloy_node *n, alloy_node **out);
+alloy_error *alloy_copy_finish(alloy_graph_copy *c, alloy_graph **out);
+void alloy_copy_abort(alloy_graph_copy *c);
+
 #endif

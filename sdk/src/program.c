@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decompositions/decomp.h"
 #include "sdk/src/runtime_internal.h"
 
 /* One compiled graph: the program's own, or a specialization of it. */
@@ -80,21 +81,84 @@ static bool has_backed_symbols(alloy_graph *g) {
   return false;
 }
 
-alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,
-                                   alloy_program **out) {
+/* The claims of one backend on the graph of the current decomposition
+ * round. */
+typedef struct claim_ctx {
+  alloy_loaded *row;
+  bool *claimed;
+  int n;
+} claim_ctx;
+
+static alloy_error *claim_round(const alloy_graph *g, void *ctx) {
+  claim_ctx *c = ctx;
+  int n = alloy_graph_num_nodes(g);
+  double *cost = calloc((size_t)(n ? n : 1), sizeof *cost);
+  bool *claimed = calloc((size_t)(n ? n : 1), sizeof *claimed);
+  free(c->claimed);
+  c->claimed = claimed;
+  c->n = n;
+  if (!cost || !claimed) {
+    free(cost);
+    return oom();
+  }
+  alloy_claims claims = {n, claimed, cost};
+  alloy_error *e = c->row->api->claim(c->row->be, g, &claims);
+  free(cost);
+  return e ? alloy_error_wrap(e, "backend %s: claim", c->row->name) : NULL;
+}
+
+static bool claim_accept(const alloy_graph *g, int i, void *ctx) {
+  (void)g;
+  const claim_ctx *c = ctx;
+  return i < c->n && c->claimed[i];
+}
+
+/* Brings g to what the backend accepts: the forced level first, then
+ * whatever the backend still does not claim. */
+static alloy_error *lower(alloy_loaded *row, const alloy_graph *g, alloy_decompose_level level,
+                          alloy_graph **out) {
+  alloy_graph *forced = NULL;
+  alloy_error *e = NULL;
+  if (level != ALLOY_DECOMPOSE_AUTO) {
+    decomp_options fo = {.accept = level == ALLOY_DECOMPOSE_PRIMS ? decomp_accept_prims
+                                                                  : decomp_accept_core};
+    e = alloy_decompose(g, &fo, &forced, NULL, NULL);
+    if (e) return alloy_error_wrap(e, "decomposing to %s",
+                                   level == ALLOY_DECOMPOSE_PRIMS ? "prims" : "Core ATen");
+  }
+  claim_ctx cc = {.row = row};
+  decomp_options ao = {.round_begin = claim_round, .accept = claim_accept, .ctx = &cc};
+  char *why = NULL;
+  e = alloy_decompose(forced ? forced : g, &ao, out, NULL, &why);
+  free(cc.claimed);
+  alloy_graph_free(forced);
+  if (!e) {
+    e = claim_all(row, *out);
+    if (e && why) e = alloy_error_wrap(e, "%s; the first that could not be decomposed: %s",
+                                       "some nodes remain unclaimed", why);
+    if (e) {
+      alloy_graph_free(*out);
+      *out = NULL;
+    }
+  }
+  free(why);
+  return e;
+}
+
+alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const alloy_graph *g,
+                                      const alloy_program_options *options, alloy_program **out) {
   *out = NULL;
   if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backend);
+  alloy_decompose_level level = options ? options->decompose : ALLOY_DECOMPOSE_AUTO;
   alloy_loaded *row = &rt->backends[backend];
   alloy_program *p = calloc(1, sizeof *p);
   if (!p) return oom();
   p->rt = rt;
   p->be = row;
-  alloy_error *e = alloy_graph_clone(g, &p->graph);
+  alloy_error *e = lower(row, g, level, &p->graph);
   if (!e) p->specialize = has_backed_symbols(p->graph);
-  /* A symbolic graph is claimed now, so that a node no backend runs is
-   * reported at once, and compiled per binding when it runs. */
-  if (!e && p->specialize) e = claim_all(row, p->graph);
+  /* A symbolic graph is compiled per binding when it runs. */
   if (!e && !p->specialize) {
     p->base.graph = p->graph;
     e = compile_graph(row, &p->base);
@@ -112,6 +176,13 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_g
   *out = p;
   return NULL;
 }
+
+alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,
+                                   alloy_program **out) {
+  return alloy_program_compile_ex(rt, backend, g, NULL, out);
+}
+
+const alloy_graph *alloy_program_graph(const alloy_program *p) { return p->graph; }
 
 int alloy_program_num_specializations(const alloy_program *p) { return p->nspecs; }
 

@@ -26,7 +26,7 @@ static int usage(FILE *f) {
           "  convert MODEL OUT.air [--weights W.safetensors]\n"
           "                                    write a model as .air text plus its weights\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
-          "          [--known-failures FILE] [-v]\n"
+          "          [--known-failures FILE] [--decompose core|prims] [-v]\n"
           "                                    run the golden op corpus on a backend\n");
   return f == stderr ? 2 : 0;
 }
@@ -131,6 +131,14 @@ static int cmd_conform(int argc, char **argv) {
                                                          : NULL;
     if (!strcmp(a, "-v")) {
       o.verbose = true;
+    } else if (!strcmp(a, "--decompose") && i + 1 < argc) {
+      const char *lv = argv[++i];
+      o.decompose = !strcmp(lv, "core") ? ALLOY_DECOMPOSE_CORE
+                    : !strcmp(lv, "prims") ? ALLOY_DECOMPOSE_PRIMS : -1;
+      if (o.decompose < 0) {
+        fprintf(stderr, "alloy conform: --decompose takes core or prims\n");
+        return 2;
+      }
     } else if (slot && i + 1 < argc) {
       *slot = argv[++i];
     } else {

@@ -86,7 +86,7 @@ static alloy_host_tensor entry_tensor(const alloy_st_entry *e) {
 }
 
 typedef struct run_opts {
-  const char *model, *inputs, *outputs, *check, *backends, *batch;
+  const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose;
 } run_opts;
 
 /* Compiles the graph on the first backend of the list that runs all of
@@ -95,7 +95,9 @@ typedef struct run_opts {
  * listed backend runs the whole graph or is passed over, with its reason
  * printed. */
 static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph *g,
-                               alloy_program **prog, const char **used) {
+                               alloy_decompose_level level, alloy_program **prog,
+                               const char **used) {
+  alloy_program_options po = {.struct_size = sizeof po, .decompose = level};
   char names[512];
   snprintf(names, sizeof names, "%s%sref", list ? list : "", list && *list ? "," : "");
   alloy_error *last = NULL;
@@ -111,7 +113,7 @@ static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph 
       fprintf(stderr, "alloy run: passing over a backend: %s\n", alloy_error_message(last));
       alloy_error_free(last);
     }
-    if (!(last = alloy_program_compile(rt, b, g, prog))) {
+    if (!(last = alloy_program_compile_ex(rt, b, g, &po, prog))) {
       alloy_backend_info info = {.struct_size = sizeof info};
       alloy_runtime_backend_info(rt, b, &info);
       *used = info.name;
@@ -232,6 +234,7 @@ int cmd_run(int argc, char **argv) {
                         : !strcmp(a, "--check")    ? &o.check
                         : !strcmp(a, "--backends") ? &o.backends
                         : !strcmp(a, "--batch")    ? &o.batch
+                        : !strcmp(a, "--decompose") ? &o.decompose
                                                    : NULL;
     if (slot && i + 1 < argc) *slot = argv[++i];
     else if (!slot && a[0] != '-' && !o.model) o.model = a;
@@ -242,10 +245,17 @@ int cmd_run(int argc, char **argv) {
   }
   if (!o.model) {
     fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
-                    "[--backends a,b] [--batch N,...]\n");
+                    "[--backends a,b] [--batch N,...] [--decompose core|prims]\n");
     return 2;
   }
   if (!o.backends) o.backends = getenv("ALLOY_BACKENDS");
+  alloy_decompose_level level = ALLOY_DECOMPOSE_AUTO;
+  if (o.decompose && !strcmp(o.decompose, "core")) level = ALLOY_DECOMPOSE_CORE;
+  else if (o.decompose && !strcmp(o.decompose, "prims")) level = ALLOY_DECOMPOSE_PRIMS;
+  else if (o.decompose) {
+    fprintf(stderr, "alloy run: --decompose takes core or prims\n");
+    return 2;
+  }
   alloy_model *m = NULL;
   alloy_runtime *rt = NULL;
   alloy_program *prog = NULL;
@@ -258,15 +268,18 @@ int cmd_run(int argc, char **argv) {
   if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
   if (!e) e = alloy_runtime_open(NULL, &rt);
   double t2 = now_ms();
-  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), &prog, &used);
+  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), level, &prog, &used);
   double compile_ms = now_ms() - t2;
   int status = 0, failed = 0;
   if (e) {
     status = report("run", e);
   } else {
     alloy_graph *g = alloy_model_graph(m);
-    printf("%s: %d nodes, %d weights, backend %s\n", o.model, alloy_graph_num_nodes(g),
+    printf("%s: %d nodes, %d weights, backend %s", o.model, alloy_graph_num_nodes(g),
            alloy_model_num_weights(m), used);
+    if (alloy_graph_num_nodes(alloy_program_graph(prog)) != alloy_graph_num_nodes(g))
+      printf(" (%d nodes after decomposition)", alloy_graph_num_nodes(alloy_program_graph(prog)));
+    printf("\n");
     printf("  import   %9.2f ms\n", t1 - t0);
     char sizes[256];
     snprintf(sizes, sizeof sizes, "%s", o.batch ? o.batch : "-1");

@@ -71,11 +71,33 @@ void alloy_runtime_backend_info(const alloy_runtime *rt, int i,
 /* The index of the usable backend called name (case-insensitive), or -1. */
 int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name);
 
-/* Compiles g to run wholly on backend i: every node must be claimed (the
- * error names the first node that is not). g is borrowed for the call: the
- * program keeps its own copy. */
+/* How far the graph is decomposed before it is compiled. */
+typedef enum alloy_decompose_level {
+  ALLOY_DECOMPOSE_AUTO = 0, /* only what the backend does not claim        */
+  ALLOY_DECOMPOSE_CORE = 1, /* every non-core op that has a rule, then AUTO */
+  ALLOY_DECOMPOSE_PRIMS = 2, /* every op with a rule down to prims, then AUTO */
+} alloy_decompose_level;
+
+typedef struct alloy_program_options {
+  size_t struct_size;
+  alloy_decompose_level decompose;
+} alloy_program_options;
+
+/* Compiles g to run wholly on backend i. A node the backend does not claim
+ * is decomposed (decompositions/), round after round, until the backend
+ * claims the pieces; a node that stays unclaimed is an error that names it
+ * and says why it could not be decomposed. options may be NULL (AUTO). g is
+ * borrowed for the call: the program keeps its own copy. */
+alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend,
+                                      const alloy_graph *g,
+                                      const alloy_program_options *options,
+                                      alloy_program **out);
+/* alloy_program_compile_ex with options NULL. */
 alloy_error *alloy_program_compile(alloy_runtime *rt, int backend,
                                    const alloy_graph *g, alloy_program **out);
+/* The graph the program runs (after decomposition; before any per-shape
+ * specialization). Owned by the program. */
+const alloy_graph *alloy_program_graph(const alloy_program *p);
 void alloy_program_release(alloy_program *p); /* accepts NULL */
 /* A graph with symbolic sizes is compiled once per set of symbol values,
  * on the run that first needs it; this counts the sets compiled so far
