@@ -50,7 +50,10 @@ static bool read_number(const alloy_kernel_call *c, const char *name, number *ou
   if (!t) return false;
   out->is_float = is_float(t->dtype);
   out->f = ref_load_f(t->data, t->dtype, 0);
-  out->i = out->is_float ? (int64_t)out->f : ref_load_i(t->data, t->dtype, 0);
+  /* The integer view of a float is only read for integer outputs; an
+   * infinite or NaN fill (a -inf mask) has none, and casting it is UB. */
+  bool fits = out->f > -9.2e18 && out->f < 9.2e18;
+  out->i = !out->is_float ? ref_load_i(t->data, t->dtype, 0) : fits ? (int64_t)out->f : 0;
   return true;
 }
 
