@@ -129,6 +129,7 @@ typedef struct decomp_options {
   alloy_error *(*round_begin)(const alloy_graph *g, void *ctx);
   bool (*accept)(const alloy_graph *g, int node_index, void *ctx);
   void *ctx;
+  const decomp_rule *rules; /* NULL: Alloy's tables; else only these (tests) */
 } decomp_options;
 
 typedef struct decomp_stats {

@@ -27,6 +27,8 @@
 
 /* --- the rule tables --------------------------------------------------------*/
 
+static const decomp_rule *find_in(const decomp_rule *table, const char *op, decomp_level level);
+
 static const decomp_rule *const families[] = {
     decomp_rules_activation, decomp_rules_nn,       decomp_rules_shape,
     decomp_rules_reduce,     decomp_prims_pointwise, decomp_prims_reduce,
@@ -34,9 +36,10 @@ static const decomp_rule *const families[] = {
 };
 
 const decomp_rule *decomp_find(const char *op, decomp_level level) {
-  for (size_t f = 0; f < sizeof families / sizeof *families; f++)
-    for (const decomp_rule *r = families[f]; r->op; r++)
-      if (r->level == level && !strcmp(r->op, op)) return r;
+  for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+    const decomp_rule *r = find_in(families[f], op, level);
+    if (r) return r;
+  }
   return NULL;
 }
 
@@ -56,11 +59,22 @@ const decomp_rule *decomp_rule_at(int i) {
 
 /* The rule that takes op one level down: to core for a non-core op, to
  * prims for a core one. */
-static const decomp_rule *rule_for(const alloy_op *op) {
+static const decomp_rule *find_in(const decomp_rule *table, const char *op, decomp_level level) {
+  for (const decomp_rule *r = table; r->op; r++)
+    if (r->level == level && !strcmp(r->op, op)) return r;
+  return NULL;
+}
+
+static const decomp_rule *rule_for(const decomp_options *o, const alloy_op *op) {
   uint32_t tags = alloy_op_tags(op);
   if (tags & ALLOY_TAG_PRIM) return NULL;
-  const decomp_rule *r = decomp_find(alloy_op_name(op), DECOMP_TO_CORE);
-  return r ? r : decomp_find(alloy_op_name(op), DECOMP_TO_PRIMS);
+  const char *name = alloy_op_name(op);
+  if (o->rules) {
+    const decomp_rule *r = find_in(o->rules, name, DECOMP_TO_CORE);
+    return r ? r : find_in(o->rules, name, DECOMP_TO_PRIMS);
+  }
+  const decomp_rule *r = decomp_find(name, DECOMP_TO_CORE);
+  return r ? r : decomp_find(name, DECOMP_TO_PRIMS);
 }
 
 /* The scalar operators on SymInts (_operator.*, torch.sym_*) are not tensor
@@ -484,7 +498,7 @@ static alloy_error *round_once(pass *p, const alloy_graph *g, const decomp_optio
     const decomp_rule *r = NULL;
     int op_id = alloy_op_id(alloy_node_op(node));
     if (!o->accept(g, i, o->ctx)) {
-      r = rule_for(alloy_node_op(node));
+      r = rule_for(o, alloy_node_op(node));
       if (!r || in_lineage(p, at, op_id)) {
         st->declined++;
         if (why && !*why) {

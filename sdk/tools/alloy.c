@@ -11,6 +11,7 @@
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
 #include "conformance/golden.h"
+#include "decompositions/decomp.h"
 #include "sdk/tools/commands.h"
 
 static int usage(FILE *f) {
@@ -18,10 +19,13 @@ static int usage(FILE *f) {
           "usage: alloy <command> [args]\n"
           "  backends                          list found backends: name, version, ABI, devices, status\n"
           "  ops [--level aten|core|prims]     the op set, with schemas\n"
+          "  ops --decomp-coverage [--table FILE]\n"
+          "                                    how much of PyTorch's decomposition table Alloy\n"
+          "                                    decomposes, and how many core ops reach prims\n"
           "  check FILE.air                    parse, verify, print with inferred shapes\n"
           "  check MODEL.pt2                   import, verify, summarize inputs, outputs and ops\n"
           "  run MODEL [--inputs X.safetensors] [--outputs Y.safetensors] [--check Z.safetensors]\n"
-          "            [--backends a,b] [--batch N,...]\n"
+          "            [--backends a,b] [--batch N,...] [--decompose core|prims]\n"
           "                                    run a .pt2 or .air model (see docs/models.md)\n"
           "  convert MODEL OUT.air [--weights W.safetensors]\n"
           "                                    write a model as .air text plus its weights\n"
@@ -31,11 +35,60 @@ static int usage(FILE *f) {
   return f == stderr ? 2 : 0;
 }
 
+/* `alloy ops --decomp-coverage`: the overloads of PyTorch's default
+ * core_aten_decompositions() table (one per line, its first column) that
+ * Alloy has a rule for, and the core ops that have a rule down to prims. */
+static int decomp_coverage(const char *table) {
+  FILE *f = fopen(table, "r");
+  if (!f) {
+    fprintf(stderr, "alloy ops: cannot read %s (PyTorch's decomposition table, in ../shared/reference; "
+                    "give another with --table FILE)\n", table);
+    return 1;
+  }
+  char line[1024];
+  int total = 0, registered = 0, covered = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    line[strcspn(line, "\t\n")] = 0;
+    total++;
+    const alloy_op *op = alloy_op_find(line);
+    if (!op) continue;
+    registered++;
+    if (decomp_find(alloy_op_name(op), DECOMP_TO_CORE) || decomp_find(alloy_op_name(op), DECOMP_TO_PRIMS))
+      covered++;
+  }
+  fclose(f);
+  int core = 0, to_prims = 0;
+  for (int i = 0; i < alloy_op_count(); i++) {
+    const alloy_op *op = alloy_op_by_id(i);
+    if (!(alloy_op_tags(op) & ALLOY_TAG_CORE)) continue;
+    core++;
+    to_prims += decomp_find(alloy_op_name(op), DECOMP_TO_PRIMS) != NULL;
+  }
+  printf("decomposition table: %d overloads, %d registered in Alloy, %d with an Alloy rule\n", total,
+         registered, covered);
+  printf("core ops: %d, %d with a rule down to prims\n", core, to_prims);
+  printf("rules: %d\n", decomp_rule_count());
+  return 0;
+}
+
 static int cmd_ops(int argc, char **argv) {
-  const char *level = "aten";
+  const char *level = "aten", *table = "../shared/reference/core_aten_decomp_table.tsv";
+  bool coverage = false;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--level") && i + 1 < argc) level = argv[++i];
+    else if (!strcmp(argv[i], "--decomp-coverage")) coverage = true;
+    else if (!strcmp(argv[i], "--table") && i + 1 < argc) table = argv[++i];
     else return usage(stderr);
+  }
+  if (coverage) {
+    alloy_error *e = alloy_registry_init();
+    if (e) {
+      fprintf(stderr, "alloy ops: %s\n", alloy_error_message(e));
+      alloy_error_free(e);
+      return 1;
+    }
+    return decomp_coverage(table);
   }
   if (strcmp(level, "aten") && strcmp(level, "core") && strcmp(level, "prims")) {
     fprintf(stderr, "alloy ops: unknown level '%s' (aten, core or prims)\n", level);

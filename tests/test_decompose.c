@@ -1,0 +1,169 @@
+/*
+ * tests/test_decompose.c: the decomposition pass (decompositions/
+ * decompose.c) with rule tables made here: a rule is applied where accept()
+ * refuses a node, to a fixed point over rounds; a rule whose pieces lead
+ * back to the op it replaces stops (the lineage guard); a declining rule
+ * leaves the node; a rule with the wrong result type is an error naming it;
+ * symbolic shapes stay symbolic; and Alloy's own silu rule gives the graph
+ * PyTorch's decomposition does.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decompositions/decomp.h"
+#include "testgraph.h"
+
+/* silu(x) = x * sigmoid(x) */
+static void t_silu(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  d_out(d, 0, D(d, "aten.mul.Tensor", V(x), V(D(d, "aten.sigmoid.default", V(x)))));
+}
+/* A cycle: mish -> softplus -> mish. */
+static void t_mish_to_softplus(decomp *d) {
+  d_out(d, 0, D(d, "aten.softplus.default", V(d_tensor(d, 0))));
+}
+static void t_softplus_to_mish(decomp *d) {
+  d_out(d, 0, D(d, "aten.mish.default", V(d_tensor(d, 0))));
+}
+/* A chain over rounds: hardswish -> hardsigmoid -> relu. */
+static void t_hardswish(decomp *d) {
+  d_out(d, 0, D(d, "aten.hardsigmoid.default", V(d_tensor(d, 0))));
+}
+static void t_hardsigmoid(decomp *d) { d_out(d, 0, D(d, "aten.relu.default", V(d_tensor(d, 0)))); }
+/* Wrong: the result has another dtype. */
+static void t_wrong(decomp *d) {
+  d_out(d, 0, D(d, "aten._to_copy.default", V(d_tensor(d, 0)), DT(ALLOY_F64)));
+}
+static void t_declines(decomp *d) { d_decline(d, "only for rank 1, got rank %d", d_rank(d_tensor(d, 0))); }
+
+static const decomp_rule test_rules[] = {
+    {"aten.silu.default", t_silu, DECOMP_TO_CORE},
+    {"aten.mish.default", t_mish_to_softplus, DECOMP_TO_CORE},
+    {"aten.softplus.default", t_softplus_to_mish, DECOMP_TO_CORE},
+    {"aten.hardswish.default", t_hardswish, DECOMP_TO_CORE},
+    {"aten.hardsigmoid.default", t_hardsigmoid, DECOMP_TO_CORE},
+    {"aten.hardshrink.default", t_wrong, DECOMP_TO_CORE},
+    {"aten.celu.default", t_declines, DECOMP_TO_CORE},
+    {NULL, NULL, 0},
+};
+
+/* A graph y = OP(x) with x: f32[s0, 3]. */
+static tg_fixture one_op(const char *op) {
+  tg_fixture f = tg_setup(1);
+  alloy_dim shape[2] = {f.s0, K(3)};
+  alloy_value *x = tg_input(&f, ALLOY_F32, shape, 2);
+  alloy_arg a = alloy_arg_value(x);
+  alloy_node *n = tg_add(&f, op, &a, 1, NULL);
+  alloy_value *y = n ? alloy_node_output(n, 0) : NULL;
+  if (y) CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
+  return f;
+}
+
+static const char *op_at(const alloy_graph *g, int i) {
+  return alloy_op_name(alloy_node_op(alloy_graph_node(g, i)));
+}
+
+TEST(decompose_applies_a_rule_and_keeps_symbolic_shapes) {
+  tg_fixture f = one_op("aten.silu.default");
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  decomp_stats st;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, &st, NULL));
+  REQUIRE(out);
+  CHECK_INT(alloy_graph_num_nodes(out), 2);
+  CHECK_STR(op_at(out, 0), "aten.sigmoid.default");
+  CHECK_STR(op_at(out, 1), "aten.mul.Tensor");
+  char text[32];
+  alloy_dim_print(alloy_value_shape(alloy_graph_output(out, 0))[0], text, sizeof text);
+  CHECK_STR(text, "s0");
+  CHECK_INT(st.decomposed, 1);
+  CHECK_OK(alloy_graph_verify(out));
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_reaches_a_fixed_point_over_rounds) {
+  tg_fixture f = one_op("aten.hardswish.default");
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  decomp_stats st;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, &st, NULL));
+  REQUIRE(out);
+  CHECK_INT(alloy_graph_num_nodes(out), 1);
+  CHECK_STR(op_at(out, 0), "aten.relu.default");
+  CHECK_INT(st.decomposed, 2);
+  CHECK_INT(st.rounds, 3); /* two rewriting rounds and one that changes nothing */
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_stops_a_cycle_through_its_lineage) {
+  tg_fixture f = one_op("aten.mish.default");
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  char *why = NULL;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, &why));
+  REQUIRE(out);
+  /* mish became softplus, softplus became mish again, and that mish is
+   * left: its rule would lead back to itself. */
+  CHECK_INT(alloy_graph_num_nodes(out), 1);
+  CHECK_STR(op_at(out, 0), "aten.mish.default");
+  CHECK(why && strstr(why, "leads back to itself"));
+  free(why);
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_leaves_a_declined_node_and_says_why) {
+  tg_fixture f = one_op("aten.celu.default");
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  char *why = NULL;
+  decomp_stats st;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, &st, &why));
+  REQUIRE(out);
+  CHECK_STR(op_at(out, 0), "aten.celu.default");
+  CHECK(why && strstr(why, "its rule declines: only for rank 1, got rank 2"));
+  CHECK_INT(st.declined, 1);
+  free(why);
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_refuses_a_rule_with_the_wrong_type) {
+  tg_fixture f = one_op("aten.hardshrink.default");
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  alloy_error *e = alloy_decompose(f.g, &o, &out, NULL, NULL);
+  CHECK(out == NULL);
+  CHECK_ERROR(e, "the rule for aten.hardshrink.default (node v1) gives f64[s0, 3] for output 0, the op gives f32[s0, 3]");
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_keeps_what_accept_keeps) {
+  tg_fixture f = one_op("aten.silu.default");
+  decomp_options o = {.accept = decomp_accept_prims, .rules = test_rules};
+  alloy_graph *out = NULL;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+  REQUIRE(out);
+  /* Down to core ops, which have no prims rule in this table: they stay. */
+  CHECK_INT(alloy_graph_num_nodes(out), 2);
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
+
+TEST(decompose_uses_alloys_silu_rule) {
+  tg_fixture f = one_op("aten.silu.default");
+  decomp_options o = {.accept = decomp_accept_core};
+  alloy_graph *out = NULL;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+  REQUIRE(out);
+  bool has_sigmoid = false, has_silu = false;
+  for (int i = 0; i < alloy_graph_num_nodes(out); i++) {
+    has_sigmoid |= !strcmp(op_at(out, i), "aten.sigmoid.default");
+    has_silu |= !strcmp(op_at(out, i), "aten.silu.default");
+  }
+  CHECK(has_sigmoid && !has_silu);
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
