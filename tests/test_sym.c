@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "testsym.h"
 
 static alloy_dim C(int64_t v) { return alloy_dim_const(v); }
 
@@ -20,26 +21,6 @@ static alloy_symtab *table(int n, int64_t lo, int64_t hi, alloy_dim *syms) {
     CHECK_OK(alloy_sym_new(st, name, lo, hi, &syms[i]));
   }
   return st;
-}
-
-/* Parses the whole text; a failure is reported and gives the constant -999. */
-static alloy_dim P(alloy_symtab *st, const char *text) {
-  alloy_dim d = C(-999);
-  alloy_error *e = alloy_dim_parse(st, text, strlen(text), &d, NULL);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "parse \"%s\": %s", text, alloy_error_message(e));
-    alloy_error_free(e);
-  }
-  return d;
-}
-
-/* Prints into one of a few rotating buffers so two can share a CHECK. */
-static const char *S(alloy_dim d) {
-  static char bufs[4][512];
-  static int next;
-  char *b = bufs[next++ % 4];
-  alloy_dim_print(d, b, 512);
-  return b;
 }
 
 /* Message of a parse error (freed), or "" when the text parsed. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "testsym.h"
 
 static alloy_dim C(int64_t v) { return alloy_dim_const(v); }
 
@@ -21,25 +22,6 @@ static alloy_dim SP(alloy_symtab *st, const char *text) {
     alloy_error_free(e);
   }
   return d;
-}
-
-/* A dim in alloy's own syntax, for the expected side. */
-static alloy_dim P(alloy_symtab *st, const char *text) {
-  alloy_dim d = C(-999);
-  alloy_error *e = alloy_dim_parse(st, text, strlen(text), &d, NULL);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "parse \"%s\": %s", text, alloy_error_message(e));
-    alloy_error_free(e);
-  }
-  return d;
-}
-
-static const char *S(alloy_dim d) {
-  static char bufs[4][512];
-  static int next;
-  char *b = bufs[next++ % 4];
-  alloy_dim_print(d, b, 512);
-  return b;
 }
 
 /* The message of the error text gives (freed), or "" when it parsed; code is

@@ -345,6 +345,18 @@ int cmd_convert(int argc, char **argv) {
   return e ? report("convert", e) : 0;
 }
 
+/* "f32[s77, 3, 16, 16]" into buf. */
+static const char *type_text(const alloy_value *v, char *buf, size_t cap) {
+  size_t len = (size_t)snprintf(buf, cap, "%s[", alloy_dtype_short_name(alloy_value_dtype(v)));
+  for (int d = 0; d < alloy_value_rank(v) && len < cap; d++) {
+    char dim[96];
+    alloy_dim_print(alloy_value_shape(v)[d], dim, sizeof dim);
+    len += (size_t)snprintf(buf + len, cap - len, d ? ", %s" : "%s", dim);
+  }
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
 /* One line per input and output, and how often each op appears. */
 int cmd_check_model(const char *path) {
   alloy_model *m = NULL;
@@ -376,15 +388,8 @@ int cmd_check_model(const char *path) {
       continue;
     }
     alloy_value *v = alloy_graph_input(g, i);
-    char shape[256] = "";
-    size_t len = 0;
-    for (int d = 0; d < alloy_value_rank(v) && len < sizeof shape; d++) {
-      char dim[96];
-      alloy_dim_print(alloy_value_shape(v)[d], dim, sizeof dim);
-      len += (size_t)snprintf(shape + len, sizeof shape - len, d ? ", %s" : "%s", dim);
-    }
-    printf("%-9s %%%s: %s[%s]\n", in_roles[r], alloy_value_name(v),
-           alloy_dtype_short_name(alloy_value_dtype(v)), shape);
+    char shape[256];
+    printf("%-9s %%%s: %s\n", in_roles[r], alloy_value_name(v), type_text(v, shape, sizeof shape));
   }
   printf("weights   %d inputs read weights (%d tensors in the file)\n", nweights,
          alloy_model_num_weights(m));
@@ -392,16 +397,9 @@ int cmd_check_model(const char *path) {
     const char *name;
     alloy_output_role r = alloy_graph_output_role(g, i, &name);
     alloy_value *v = alloy_graph_output(g, i);
-    char shape[256] = "";
-    size_t len = 0;
-    for (int d = 0; d < alloy_value_rank(v) && len < sizeof shape; d++) {
-      char dim[96];
-      alloy_dim_print(alloy_value_shape(v)[d], dim, sizeof dim);
-      len += (size_t)snprintf(shape + len, sizeof shape - len, d ? ", %s" : "%s", dim);
-    }
-    printf("%-9s %%%s: %s[%s]%s%s\n", out_roles[r], alloy_value_name(v),
-           alloy_dtype_short_name(alloy_value_dtype(v)), shape, name ? " -> " : "",
-           name ? name : "");
+    char shape[256];
+    printf("%-9s %%%s: %s%s%s\n", out_roles[r], alloy_value_name(v),
+           type_text(v, shape, sizeof shape), name ? " -> " : "", name ? name : "");
   }
   /* The op histogram, most frequent first. */
   int n = alloy_graph_num_nodes(g), nops = 0;
