@@ -564,7 +564,8 @@ int conform_run(const conform_options *o, FILE *out) {
     const char *dtype = json_string_value(json_object_get(jc, "dtype"));
     bool core = json_is_true(json_object_get(jc, "core"));
     if (!opname || (o->ops_glob && fnmatch(o->ops_glob, opname, 0)) ||
-        (o->dtype && (!dtype || strcmp(o->dtype, dtype)))) {
+        (o->dtype && (!dtype || strcmp(o->dtype, dtype))) ||
+        (o->set && strcmp(o->set, core ? "core" : "noncore"))) {
       json_decref(jc);
       continue;
     }

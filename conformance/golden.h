@@ -18,6 +18,7 @@ typedef struct conform_options {
   const char *golden_dir;     /* holds ops/ops.jsonl */
   const char *ops_glob;       /* fnmatch pattern on the op name, or NULL */
   const char *dtype;          /* only cases of this sample dtype, or NULL */
+  const char *set;            /* "core" or "noncore": only those cases, or NULL */
   const char *known_failures; /* file of "<case id> <op>  # reason" lines */
   bool verbose;               /* also print passing cases */
   int decompose;              /* alloy_decompose_level: forced decomposition */

@@ -30,7 +30,7 @@ static int usage(FILE *f) {
           "  convert MODEL OUT.air [--weights W.safetensors]\n"
           "                                    write a model as .air text plus its weights\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
-          "          [--known-failures FILE] [--decompose core|prims] [-v]\n"
+          "          [--known-failures FILE] [--decompose core|prims] [--cases core|noncore] [-v]\n"
           "                                    run the golden op corpus on a backend\n");
   return f == stderr ? 2 : 0;
 }
@@ -180,6 +180,7 @@ static int cmd_conform(int argc, char **argv) {
                         : !strcmp(a, "--golden")         ? &o.golden_dir
                         : !strcmp(a, "--ops")            ? &o.ops_glob
                         : !strcmp(a, "--dtype")          ? &o.dtype
+                        : !strcmp(a, "--cases")          ? &o.set
                         : !strcmp(a, "--known-failures") ? &o.known_failures
                                                          : NULL;
     if (!strcmp(a, "-v")) {
@@ -200,6 +201,10 @@ static int cmd_conform(int argc, char **argv) {
   }
   if (!o.backend) {
     fprintf(stderr, "alloy conform: --backend NAME is required\n");
+    return 2;
+  }
+  if (o.set && strcmp(o.set, "core") && strcmp(o.set, "noncore")) {
+    fprintf(stderr, "alloy conform: --cases takes core or noncore\n");
     return 2;
   }
   /* "--golden ../shared/golden/ops" and "--golden ../shared/golden" both work. */
