@@ -138,6 +138,7 @@ typedef struct variant {
   const char *model;      /* NULL: model_json(...) */
   const char *weights;    /* NULL: weights_json(...) */
   bool drop_weight_1;
+  bool empty_weight_1;    /* weight_1 stored as an empty file */
   size_t truncate;        /* >0: keep only this many bytes of the archive */
 } variant;
 
@@ -149,7 +150,7 @@ static alloy_error *load_variant(const variant *v, alloy_model **m, uint8_t **ke
       {"tiny/models/model.json", model, strlen(model)},
       {"tiny/data/weights/model_weights_config.json", weights, strlen(weights)},
       {"tiny/data/weights/weight_0", w_data, sizeof w_data},
-      {"tiny/data/weights/weight_1", b_storage, sizeof b_storage},
+      {"tiny/data/weights/weight_1", b_storage, v->empty_weight_1 ? 0 : sizeof b_storage},
   };
   size_t size = 0;
   uint8_t *zip = zip_entries(es, v->drop_weight_1 ? 3 : 4, &size);
@@ -291,6 +292,41 @@ TEST(pt2_converts_to_air_and_back) {
   remove(air);
   remove(st);
   alloy_model_free(back);
+  alloy_model_free(m);
+  free(zip);
+}
+
+TEST(pt2_reads_an_empty_storage_as_zeros) {
+  variant v = {.empty_weight_1 = true};
+  alloy_model *m = NULL;
+  uint8_t *zip = NULL;
+  CHECK_OK(load_variant(&v, &m, &zip));
+  REQUIRE(m);
+  alloy_host_tensor b;
+  REQUIRE(alloy_model_find_weight(m, "l.bias", &b));
+  CHECK_INT(b.sizes[0], 3);
+  CHECK(((float *)b.data)[0] == 0 && ((float *)b.data)[1] == 0 && ((float *)b.data)[2] == 0);
+  alloy_model_free(m);
+  free(zip);
+}
+
+TEST(pt2_shares_one_storage_between_names) {
+  /* l.bias is a view of weight_0's storage: its third row (offset 8). */
+  variant v = {.b_meta = NULL};
+  char w[2048];
+  snprintf(w, sizeof w, "%s", weights_json("{\"dtype\": 7, \"sizes\": [" I(3) "], \"strides\": [" I(1) "], \"storage_offset\": " I(8) "}"));
+  /* point l.bias at weight_0 */
+  char *at = strstr(w, "\"path_name\": \"weight_1\"");
+  REQUIRE(at);
+  at[strlen("\"path_name\": \"weight_")] = '0';
+  v.weights = w;
+  alloy_model *m = NULL;
+  uint8_t *zip = NULL;
+  CHECK_OK(load_variant(&v, &m, &zip));
+  REQUIRE(m);
+  alloy_host_tensor b, wt;
+  REQUIRE(alloy_model_find_weight(m, "l.bias", &b) && alloy_model_find_weight(m, "l.weight", &wt));
+  CHECK((const float *)b.data == (const float *)wt.data + 8);
   alloy_model_free(m);
   free(zip);
 }
