@@ -162,6 +162,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 bench: all $(BENCH)
 	@$(BUILD)/bench/bench_import $(GOLDEN)/models
+	@$(BUILD)/bench/bench_partition
 
 clean:
 	rm -rf build build-asan build-fuzz
