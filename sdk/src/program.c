@@ -117,6 +117,32 @@ static bool claim_accept(const alloy_graph *g, int i, void *ctx) {
  * whatever the backend still does not claim. */
 static alloy_error *lower(alloy_loaded *row, const alloy_graph *g, alloy_decompose_level level,
                           alloy_graph **out) {
+  return program_lower(&row, 1, g, level, out);
+}
+
+/* The claims of several backends: a node stays when any of them claims it. */
+typedef struct claims_ctx {
+  alloy_loaded *const *rows;
+  int nrows;
+  claim_ctx *each;
+} claims_ctx;
+
+static alloy_error *claims_round(const alloy_graph *g, void *ctx) {
+  claims_ctx *c = ctx;
+  alloy_error *e = NULL;
+  for (int b = 0; b < c->nrows && !e; b++) e = claim_round(g, &c->each[b]);
+  return e;
+}
+
+static bool claims_accept(const alloy_graph *g, int i, void *ctx) {
+  claims_ctx *c = ctx;
+  for (int b = 0; b < c->nrows; b++)
+    if (claim_accept(g, i, &c->each[b])) return true;
+  return false;
+}
+
+alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g,
+                           alloy_decompose_level level, alloy_graph **out) {
   alloy_graph *forced = NULL;
   alloy_error *e = NULL;
   if (level != ALLOY_DECOMPOSE_AUTO) {
@@ -126,14 +152,17 @@ static alloy_error *lower(alloy_loaded *row, const alloy_graph *g, alloy_decompo
     if (e) return alloy_error_wrap(e, "decomposing to %s",
                                    level == ALLOY_DECOMPOSE_PRIMS ? "prims" : "Core ATen");
   }
-  claim_ctx cc = {.row = row};
-  decomp_options ao = {.round_begin = claim_round, .accept = claim_accept, .ctx = &cc};
+  claim_ctx each[16] = {{0}};
+  if (nrows > 16) nrows = 16;
+  for (int b = 0; b < nrows; b++) each[b].row = rows[b];
+  claims_ctx cc = {rows, nrows, each};
+  decomp_options ao = {.round_begin = claims_round, .accept = claims_accept, .ctx = &cc};
   char *why = NULL;
   e = alloy_decompose(forced ? forced : g, &ao, out, NULL, &why);
-  free(cc.claimed);
+  for (int b = 0; b < nrows; b++) free(each[b].claimed);
   alloy_graph_free(forced);
-  if (!e) {
-    e = claim_all(row, *out);
+  if (!e && nrows == 1) {
+    e = claim_all(rows[0], *out);
     if (e && why) e = alloy_error_wrap(e, "%s; the first that could not be decomposed: %s",
                                        "some nodes remain unclaimed", why);
     if (e) {
@@ -194,6 +223,12 @@ static void free_outputs(alloy_program *p) {
   }
 }
 
+void program_drop_output(alloy_program *p, int k) {
+  if (k < 0 || k >= alloy_graph_num_outputs(p->graph)) return;
+  free(p->out_data[k]);
+  p->out_data[k] = NULL;
+}
+
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
   if (p->base.exe) p->be->api->executable_release(p->be->be, p->base.exe);
@@ -211,9 +246,9 @@ void alloy_program_release(alloy_program *p) {
 }
 
 /* Binds symbols from the inputs' sizes and checks every input dim. */
-static alloy_error *bind_symbols(alloy_graph *g, const alloy_host_tensor *inputs, int n,
-                                 int64_t *values, bool *bound, int nsyms) {
-  alloy_symtab *st = alloy_graph_symtab(g);
+alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor *inputs, int n,
+                                  int64_t *values, bool *bound, int nsyms) {
+  alloy_symtab *st = alloy_graph_symtab((alloy_graph *)g);
   for (int i = 0; i < n; i++) {
     const alloy_value *v = alloy_graph_input(g, i);
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
@@ -316,7 +351,7 @@ static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *in
   int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
   bool *bound = calloc((size_t)(nsyms ? nsyms : 1), sizeof *bound);
   alloy_error *e = (!values || !bound) ? oom() : NULL;
-  if (!e) e = bind_symbols(p->graph, inputs, nin, values, bound, nsyms);
+  if (!e) e = program_bind_symbols(p->graph, inputs, nin, values, bound, nsyms);
   /* The key: every symbol's value, unbound ones as INT64_MIN. */
   for (int i = 0; i < nsyms && !e; i++)
     if (!bound[i]) values[i] = INT64_MIN;
@@ -379,7 +414,7 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
   run_tensor *rts = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *rts);
   alloy_tensor *tensors = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *tensors);
   alloy_error *e = (!values || !bound || !rts || !tensors) ? oom() : NULL;
-  if (!e) e = bind_symbols(g, inputs, nin, values, bound, nsyms);
+  if (!e) e = program_bind_symbols(g, inputs, nin, values, bound, nsyms);
   /* Sizes of every tensor: inputs as given, outputs evaluated. */
   for (int k = 0; k < nin + nout && !e; k++) {
     const alloy_value *v = k < nin ? alloy_graph_input(g, k) : alloy_graph_output(g, k - nin);

@@ -5,6 +5,7 @@
 #ifndef ALLOY_SDK_RUNTIME_INTERNAL_H
 #define ALLOY_SDK_RUNTIME_INTERNAL_H
 
+#include "alloy/runtime.h"
 #include "sdk/src/host.h"
 
 /* One plugin found: loaded and open, or refused with a reason. */
@@ -22,5 +23,17 @@ struct alloy_runtime {
   alloy_loaded *backends; /* in priority order once open returns */
   int num, cap;
 };
+
+/* Binds the graph's symbols from the inputs' sizes (program.c). */
+alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor *inputs, int n,
+                                  int64_t *values, bool *bound, int nsyms);
+/* Brings g to what the backends accept together (program.c): the forced
+ * level, then what no backend claims is decomposed until one does. With one
+ * backend, a node it leaves unclaimed is an error. */
+alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g,
+                           alloy_decompose_level level, alloy_graph **out);
+/* Frees output k of the last run now (the mixture executor releases an
+ * intermediate as soon as its last reader ran). */
+void program_drop_output(alloy_program *p, int k);
 
 #endif

@@ -85,48 +85,61 @@ static alloy_host_tensor entry_tensor(const alloy_st_entry *e) {
                              .rank = e->rank, .sizes = e->shape, .data = (void *)e->data};
 }
 
+/* What runs the model: one program on one backend, or a mixture of
+ * several (--backends a,b). */
+typedef struct runner {
+  alloy_program *prog;
+  alloy_mixture *mix;
+  const char *used; /* the single backend's name */
+} runner;
+
 typedef struct run_opts {
-  const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose;
+  const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose, *cost;
 } run_opts;
 
-/* Compiles the graph on the first backend of the list that runs all of
- * it; the reference backend, always there, ends every list. Partitioning
- * one graph over several backends comes with the partitioner; until then a
- * listed backend runs the whole graph or is passed over, with its reason
- * printed. */
+/* Several backends listed: a mixture partitioned over them (the reference
+ * backend joins last). One, or none: a program on the first backend that
+ * runs the whole graph, the reference backend last. */
 static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph *g,
-                               alloy_decompose_level level, alloy_program **prog,
-                               const char **used) {
+                               alloy_decompose_level level, bool free_moves, runner *r) {
   alloy_program_options po = {.struct_size = sizeof po, .decompose = level};
+  if (free_moves) po.partition_launch_s = po.link_bytes_per_s = -1;
   char names[512];
-  snprintf(names, sizeof names, "%s%sref", list ? list : "", list && *list ? "," : "");
-  alloy_error *last = NULL;
-  for (char *save = NULL, *name = strtok_r(names, ",", &save); name;
+  snprintf(names, sizeof names, "%s", list ? list : "");
+  int idx[16], n = 0;
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name && n < 16;
        name = strtok_r(NULL, ",", &save)) {
-    int b = alloy_runtime_find_backend(rt, name);
-    if (b < 0) {
-      alloy_error_free(last);
+    if ((idx[n++] = alloy_runtime_find_backend(rt, name)) < 0)
       return alloy_error_new(ALLOY_ERR_NOT_FOUND, "no usable backend '%s' (see alloy backends)",
                              name);
-    }
+  }
+  if (n >= 2) return alloy_mixture_compile(rt, idx, n, g, &po, &r->mix);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  if (n == 0 || idx[0] != ref) idx[n++] = ref;
+  alloy_error *last = NULL;
+  for (int k = 0; k < n; k++) {
     if (last) {
       fprintf(stderr, "alloy run: passing over a backend: %s\n", alloy_error_message(last));
       alloy_error_free(last);
     }
-    if (!(last = alloy_program_compile_ex(rt, b, g, &po, prog))) {
+    if (!(last = alloy_program_compile_ex(rt, idx[k], g, &po, &r->prog))) {
       alloy_backend_info info = {.struct_size = sizeof info};
-      alloy_runtime_backend_info(rt, b, &info);
-      *used = info.name;
+      alloy_runtime_backend_info(rt, idx[k], &info);
+      r->used = info.name;
       return NULL;
     }
   }
   return last;
 }
 
+static const alloy_graph *runner_graph(const runner *r) {
+  return r->mix ? alloy_mixture_graph(r->mix) : alloy_program_graph(r->prog);
+}
+
 /* Runs the model once with the user inputs resized to batch (-1: as given)
  * and checks, writes and prints the outputs. Returns the number of failed
  * checks, or -1 on error (reported). */
-static int run_once(const run_opts *o, alloy_model *m, alloy_program *prog,
+static int run_once(const run_opts *o, alloy_model *m, runner *rn,
                     const alloy_safetensors *in, const alloy_safetensors *check, int64_t batch,
                     double *compile_ms) {
   alloy_graph *g = alloy_model_graph(m);
@@ -158,9 +171,10 @@ static int run_once(const run_opts *o, alloy_model *m, alloy_program *prog,
   }
   if (!e) e = alloy_model_bind_inputs(m, users, nuser, ins, nin);
   double t0 = now_ms();
-  if (!e) e = alloy_program_prepare(prog, ins, nin);
+  if (!e && rn->prog) e = alloy_program_prepare(rn->prog, ins, nin);
   double t1 = now_ms();
-  if (!e) e = alloy_program_run(prog, ins, nin, outs, nout);
+  if (!e) e = rn->prog ? alloy_program_run(rn->prog, ins, nin, outs, nout)
+                       : alloy_mixture_run(rn->mix, ins, nin, outs, nout);
   double t2 = now_ms();
   *compile_ms += t1 - t0;
   if (e) {
@@ -225,6 +239,22 @@ static int run_once(const run_opts *o, alloy_model *m, alloy_program *prog,
   return failed;
 }
 
+/* The partition summary of a mixture's last run. */
+static void print_partitions(const alloy_mixture *mix, double compile_ms) {
+  uint64_t peak, naive;
+  alloy_mixture_memory(mix, &peak, &naive);
+  printf("  compile  %9.2f ms (partitions are compiled once per set of sizes)\n", compile_ms);
+  printf("  %d partitions:\n", alloy_mixture_num_partitions(mix));
+  for (int i = 0; i < alloy_mixture_num_partitions(mix); i++) {
+    alloy_partition_info pi = {.struct_size = sizeof pi};
+    alloy_mixture_partition_info(mix, i, &pi);
+    printf("    #%-3d %-10s %4d nodes  %3d in  %3d out  est %8.1f us  %10.0f bytes in from other backends\n",
+           i, pi.backend, pi.num_nodes, pi.num_inputs, pi.num_outputs, pi.cost * 1e6, pi.bytes_in);
+  }
+  printf("  intermediates between partitions: peak %llu bytes, %llu without releasing\n",
+         (unsigned long long)peak, (unsigned long long)naive);
+}
+
 int cmd_run(int argc, char **argv) {
   run_opts o = {0};
   for (int i = 0; i < argc; i++) {
@@ -235,6 +265,7 @@ int cmd_run(int argc, char **argv) {
                         : !strcmp(a, "--backends") ? &o.backends
                         : !strcmp(a, "--batch")    ? &o.batch
                         : !strcmp(a, "--decompose") ? &o.decompose
+                        : !strcmp(a, "--cost-model") ? &o.cost
                                                    : NULL;
     if (slot && i + 1 < argc) *slot = argv[++i];
     else if (!slot && a[0] != '-' && !o.model) o.model = a;
@@ -245,7 +276,8 @@ int cmd_run(int argc, char **argv) {
   }
   if (!o.model) {
     fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
-                    "[--backends a,b] [--batch N,...] [--decompose core|prims]\n");
+                    "[--backends a,b] [--batch N,...] [--decompose core|prims] "
+                    "[--cost-model default|free]\n");
     return 2;
   }
   if (!o.backends) o.backends = getenv("ALLOY_BACKENDS");
@@ -258,9 +290,8 @@ int cmd_run(int argc, char **argv) {
   }
   alloy_model *m = NULL;
   alloy_runtime *rt = NULL;
-  alloy_program *prog = NULL;
+  runner rn = {0};
   alloy_safetensors *in = NULL, *check = NULL;
-  const char *used = "?";
   double t0 = now_ms();
   alloy_error *e = alloy_model_load(o.model, &m);
   double t1 = now_ms();
@@ -268,17 +299,26 @@ int cmd_run(int argc, char **argv) {
   if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
   if (!e) e = alloy_runtime_open(NULL, &rt);
   double t2 = now_ms();
-  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), level, &prog, &used);
+  if (o.cost && strcmp(o.cost, "free") && strcmp(o.cost, "default")) {
+    fprintf(stderr, "alloy run: --cost-model takes default or free\n");
+    alloy_model_free(m);
+    alloy_runtime_close(rt);
+    alloy_safetensors_close(in);
+    alloy_safetensors_close(check);
+    return 2;
+  }
+  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), level,
+                         o.cost && !strcmp(o.cost, "free"), &rn);
   double compile_ms = now_ms() - t2;
   int status = 0, failed = 0;
   if (e) {
     status = report("run", e);
   } else {
     alloy_graph *g = alloy_model_graph(m);
-    printf("%s: %d nodes, %d weights, backend %s", o.model, alloy_graph_num_nodes(g),
-           alloy_model_num_weights(m), used);
-    if (alloy_graph_num_nodes(alloy_program_graph(prog)) != alloy_graph_num_nodes(g))
-      printf(" (%d nodes after decomposition)", alloy_graph_num_nodes(alloy_program_graph(prog)));
+    printf("%s: %d nodes, %d weights, %s %s", o.model, alloy_graph_num_nodes(g),
+           alloy_model_num_weights(m), rn.mix ? "backends" : "backend", rn.mix ? o.backends : rn.used);
+    if (alloy_graph_num_nodes(runner_graph(&rn)) != alloy_graph_num_nodes(g))
+      printf(" (%d nodes after decomposition)", alloy_graph_num_nodes(runner_graph(&rn)));
     printf("\n");
     printf("  import   %9.2f ms\n", t1 - t0);
     char sizes[256];
@@ -292,20 +332,24 @@ int cmd_run(int argc, char **argv) {
         status = 2;
         break;
       }
-      int f = run_once(&o, m, prog, in, check, n, &compile_ms);
+      int f = run_once(&o, m, &rn, in, check, n, &compile_ms);
       failed = f < 0 ? -1 : failed + f;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("  compile  %9.2f ms (%d specialization%s)\n", compile_ms,
-           alloy_program_num_specializations(prog),
-           alloy_program_num_specializations(prog) == 1 ? "" : "s");
+    if (rn.prog)
+      printf("  compile  %9.2f ms (%d specialization%s)\n", compile_ms,
+             alloy_program_num_specializations(rn.prog),
+             alloy_program_num_specializations(rn.prog) == 1 ? "" : "s");
+    else
+      print_partitions(rn.mix, compile_ms);
     printf("  peak memory %.1f MiB (resident)\n", ru.ru_maxrss / 1024.0);
     if (failed < 0) status = 1;
     else if (failed) status = 1, printf("%d output check%s FAILED\n", failed, failed == 1 ? "" : "s");
     else if (check) printf("all outputs PASS\n");
   }
-  alloy_program_release(prog);
+  alloy_program_release(rn.prog);
+  alloy_mixture_release(rn.mix);
   alloy_runtime_close(rt);
   alloy_safetensors_close(in);
   alloy_safetensors_close(check);

@@ -81,6 +81,12 @@ typedef enum alloy_decompose_level {
 typedef struct alloy_program_options {
   size_t struct_size;
   alloy_decompose_level decompose;
+  /* Mixtures only: the partitioner's cost model. 0 takes the default
+   * (10 us per partition launch, 10 GB/s between backends); a negative
+   * value means free (no launch cost, infinite bandwidth), which leaves
+   * the priority choice of backends standing. */
+  double partition_launch_s;
+  double link_bytes_per_s;
 } alloy_program_options;
 
 /* Compiles g to run wholly on backend i. A node the backend does not claim
@@ -129,6 +135,50 @@ alloy_error *alloy_program_run(alloy_program *p,
                                const alloy_host_tensor *inputs,
                                int num_inputs, alloy_host_tensor *outputs,
                                int num_outputs);
+
+/* --- mixtures: one graph over several backends --------------------------
+ *
+ * A mixture partitions a graph over backends given in priority order (the
+ * reference backend is added last when it is not listed): each backend
+ * claims the nodes it can run, with a cost; nodes nobody claims are
+ * decomposed until someone does; the partitioner (docs/partitioner.md)
+ * groups the nodes into convex partitions, one backend each, trading the
+ * claimed costs against bytes moved between backends and a per-partition
+ * launch cost. Each partition is compiled on its backend; running executes
+ * them in dependency order, passing values between backends through host
+ * memory and releasing each intermediate as soon as its last reader ran.
+ * A graph with symbolic sizes is partitioned per set of symbol values, like
+ * a program. Same threading rules as programs. */
+typedef struct alloy_mixture alloy_mixture;
+
+alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int num_backends,
+                                   const alloy_graph *g, const alloy_program_options *options,
+                                   alloy_mixture **out);
+/* As alloy_program_run; outputs are owned by the mixture until its next run
+ * or release. */
+alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs);
+void alloy_mixture_release(alloy_mixture *m); /* accepts NULL */
+
+/* The partitions of the last run (or of the compile, for a graph without
+ * symbolic sizes). Strings live as long as the mixture. */
+typedef struct alloy_partition_info {
+  size_t struct_size;
+  const char *backend;    /* its name                                    */
+  int32_t num_nodes;
+  int32_t num_inputs, num_outputs;
+  double cost;            /* the model's estimate of its nodes, seconds  */
+  double bytes_in;        /* bytes it receives from other backends       */
+} alloy_partition_info;
+int alloy_mixture_num_partitions(const alloy_mixture *m);
+void alloy_mixture_partition_info(const alloy_mixture *m, int i, alloy_partition_info *info);
+/* The graph partitioned last (after decomposition and specialization),
+ * owned by the mixture, and the partition of each of its nodes. */
+const alloy_graph *alloy_mixture_graph(const alloy_mixture *m);
+int alloy_mixture_node_partition(const alloy_mixture *m, int node_index);
+/* Host bytes of intermediates across partitions in the last run: the most
+ * alive at once, and the sum if none were released. */
+void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive);
 
 #ifdef __cplusplus
 }

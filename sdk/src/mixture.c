@@ -1,0 +1,489 @@
+/*
+ * sdk/src/mixture.c: one graph over several backends (alloy_mixture in
+ * alloy/runtime.h).
+ *
+ * Compiling lowers the graph so that every node is claimed by some backend
+ * of the list (program_lower), and, for a graph without symbolic sizes,
+ * plans it at once: every backend claims the nodes it can run, the
+ * partitioner (partition.c) assigns nodes and groups them into convex
+ * partitions numbered topologically, each partition is extracted as a
+ * graph of its own and compiled on its backend as a program. A graph with
+ * symbolic sizes is planned per set of symbol values on the run that needs
+ * it (specialized first, so no SymInt value crosses a partition).
+ *
+ * Running executes the partitions in their order. Values cross partitions
+ * as host tensors (each program copies its inputs in and its outputs out
+ * through its backend's copy entries); an intermediate is released as soon
+ * as the last partition that reads it has run, and the run's peak of live
+ * intermediate bytes is kept beside the sum a run without releasing would
+ * hold.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/src/partition.h"
+#include "sdk/src/runtime_internal.h"
+
+/* Where a partition's input, or a graph output, comes from. */
+typedef struct source {
+  int part;  /* -1: graph input `index`; else output `index` of partition part */
+  int index;
+} source;
+
+typedef struct part {
+  int backend;            /* index in the runtime */
+  alloy_program *prog;
+  int nin, nout, nnodes;
+  source *in;             /* nin */
+  int *last_reader;       /* nout: the last partition reading each output (-1: a graph output) */
+  uint64_t *out_bytes;    /* nout, bytes of the last run */
+  alloy_host_tensor *outs;
+  double cost, bytes_in;
+} part;
+
+typedef struct plan {
+  alloy_graph *graph;     /* the concrete graph partitioned */
+  int64_t *key;           /* symbol values it was specialized for (NULL: none) */
+  int npart;
+  part *parts;
+  int *node_part;         /* by node index of graph */
+  source *outputs;        /* by graph output */
+} plan;
+
+struct alloy_mixture {
+  alloy_runtime *rt;
+  part_cost_model cm;
+  int nb;
+  int backends[16];       /* runtime indices, priority order, ref last */
+  alloy_graph *graph;     /* lowered, maybe symbolic */
+  plan *plans;
+  int nplans, cap_plans;
+  plan *last;             /* the plan of the last run (or the only one) */
+  uint64_t peak, naive;
+};
+
+static alloy_error *oom(void) {
+  return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static void plan_free(plan *p) {
+  for (int i = 0; i < p->npart; i++) {
+    part *q = &p->parts[i];
+    alloy_program_release(q->prog);
+    free(q->in);
+    free(q->last_reader);
+    free(q->out_bytes);
+    free(q->outs);
+  }
+  free(p->parts);
+  free(p->node_part);
+  free(p->outputs);
+  free(p->key);
+  alloy_graph_free(p->graph);
+}
+
+void alloy_mixture_release(alloy_mixture *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nplans; i++) plan_free(&m->plans[i]);
+  free(m->plans);
+  alloy_graph_free(m->graph);
+  free(m);
+}
+
+/* Node index by node pointer: a sorted table searched by bsearch, so that
+ * wiring a graph is O(n log n). */
+typedef struct node_pos {
+  const alloy_node *node;
+  int index;
+} node_pos;
+
+static int pos_cmp(const void *a, const void *b) {
+  const alloy_node *x = ((const node_pos *)a)->node, *y = ((const node_pos *)b)->node;
+  return x < y ? -1 : x > y;
+}
+
+static node_pos *node_table(const alloy_graph *g) {
+  int n = alloy_graph_num_nodes(g);
+  node_pos *t = malloc(sizeof *t * (size_t)(n ? n : 1));
+  if (!t) return NULL;
+  for (int i = 0; i < n; i++) t[i] = (node_pos){alloy_graph_node(g, i), i};
+  qsort(t, (size_t)n, sizeof *t, pos_cmp);
+  return t;
+}
+
+static int node_index_in(const node_pos *t, int n, const alloy_node *node) {
+  node_pos key = {node, -1};
+  const node_pos *hit = bsearch(&key, t, (size_t)n, sizeof *t, pos_cmp);
+  return hit ? hit->index : -1;
+}
+
+static int input_index_of(const alloy_graph *g, const alloy_value *v) {
+  for (int i = 0; i < alloy_graph_num_inputs(g); i++)
+    if (alloy_graph_input(g, i) == v) return i;
+  return -1;
+}
+
+static double value_bytes(const alloy_value *v) {
+  if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) return 8;
+  double n = (double)alloy_dtype_size(alloy_value_dtype(v));
+  for (int d = 0; d < alloy_value_rank(v); d++) {
+    alloy_dim dim = alloy_value_shape(v)[d];
+    n *= alloy_dim_is_const(dim) ? (double)dim.value : 1024; /* data-dependent: a guess */
+  }
+  return n;
+}
+
+/* The graph in the partitioner's form: producers by node index, claims
+ * and costs of every backend, output bytes. */
+static alloy_error *to_part_graph(alloy_mixture *m, const alloy_graph *g, part_graph *pg) {
+  int n = alloy_graph_num_nodes(g), nb = m->nb;
+  int *start = calloc((size_t)n + 1, sizeof *start);
+  bool *claimed = calloc((size_t)n * nb + 1, sizeof *claimed);
+  double *cost = calloc((size_t)n * nb + 1, sizeof *cost);
+  double *bytes = calloc((size_t)n + 1, sizeof *bytes);
+  int cap = 4 * n + 16, ne = 0;
+  int *preds = malloc(sizeof *preds * (size_t)cap);
+  alloy_error *e = (!start || !claimed || !cost || !bytes || !preds) ? oom() : NULL;
+  node_pos *table = node_table(g);
+  if (!table && !e) e = oom();
+  for (int i = 0; i < n && !e; i++) {
+    const alloy_node *node = alloy_graph_node(g, i);
+    start[i] = ne;
+    for (int a = 0; a < alloy_node_num_args(node); a++) {
+      const alloy_arg *arg = alloy_node_arg(node, a);
+      int nitems = arg->kind == ALLOY_ARG_LIST ? arg->u.list.n : 1;
+      for (int k = 0; k < nitems; k++) {
+        const alloy_arg *it = arg->kind == ALLOY_ARG_LIST ? &arg->u.list.items[k] : arg;
+        if (it->kind != ALLOY_ARG_VALUE) continue;
+        alloy_node *prod = alloy_value_producer(it->u.value, NULL);
+        if (!prod) continue;
+        int pi = node_index_in(table, n, prod);
+        if (pi < 0) continue;
+        if (ne == cap) {
+          int *np = realloc(preds, sizeof *np * (size_t)(cap *= 2));
+          if (!np) {
+            e = oom();
+            break;
+          }
+          preds = np;
+        }
+        preds[ne++] = pi;
+      }
+    }
+    for (int k = 0; k < alloy_node_num_outputs(node); k++)
+      bytes[i] += value_bytes(alloy_node_output(node, k));
+  }
+  if (!e) start[n] = ne;
+  free(table);
+  /* Every backend's claims on this graph. */
+  for (int b = 0; b < nb && !e; b++) {
+    alloy_loaded *row = &m->rt->backends[m->backends[b]];
+    bool *c = calloc((size_t)n + 1, sizeof *c);
+    double *k = calloc((size_t)n + 1, sizeof *k);
+    alloy_claims claims = {n, c, k};
+    if (!c || !k) e = oom();
+    else if ((e = row->api->claim(row->be, g, &claims)))
+      e = alloy_error_wrap(e, "backend %s: claim", row->name);
+    for (int i = 0; i < n && !e; i++) {
+      claimed[(size_t)i * nb + b] = c[i];
+      cost[(size_t)i * nb + b] = k[i];
+    }
+    free(c);
+    free(k);
+  }
+  *pg = (part_graph){n, nb, start, preds, claimed, cost, bytes};
+  return e;
+}
+
+static void part_graph_free(part_graph *pg) {
+  free((void *)pg->pred_start);
+  free((void *)pg->preds);
+  free((void *)pg->claimed);
+  free((void *)pg->cost);
+  free((void *)pg->bytes);
+}
+
+/* Partitions and compiles the concrete graph g (taken over by the plan). */
+static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
+  memset(p, 0, sizeof *p);
+  p->graph = g;
+  part_graph pg = {0};
+  part_result r = {0};
+  part_cost_model cm = m->cm;
+  alloy_error *e = to_part_graph(m, g, &pg);
+  if (!e) e = part_compute(&pg, &cm, &r);
+  int n = alloy_graph_num_nodes(g);
+  if (!e) {
+    p->npart = r.npart;
+    p->parts = calloc((size_t)(r.npart ? r.npart : 1), sizeof *p->parts);
+    p->node_part = r.node_part;
+    r.node_part = NULL;
+    p->outputs = calloc((size_t)alloy_graph_num_outputs(g) + 1, sizeof *p->outputs);
+    if (!p->parts || !p->outputs) e = oom();
+  }
+  alloy_node **members = e ? NULL : malloc(sizeof *members * (size_t)(n ? n : 1));
+  node_pos *table = e ? NULL : node_table(g);
+  if (!e && (!members || !table)) e = oom();
+  /* Extract and compile each partition. */
+  for (int q = 0; q < p->npart && !e; q++) {
+    part *pt = &p->parts[q];
+    int cnt = 0;
+    for (int i = 0; i < n; i++)
+      if (p->node_part[i] == q) {
+        members[cnt++] = alloy_graph_node(g, i);
+        pt->cost += pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]] > 0
+                        ? pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]] : cm.node_cost;
+      }
+    pt->backend = m->backends[r.part_backend[q]];
+    pt->nnodes = cnt;
+    alloy_graph *sub = NULL;
+    e = alloy_graph_extract(g, members, cnt, &sub);
+    if (!e) e = alloy_program_compile(m->rt, pt->backend, sub, &pt->prog);
+    if (e) e = alloy_error_wrap(e, "partition %d", q);
+    if (!e) {
+      pt->nin = alloy_graph_num_inputs(sub);
+      pt->nout = alloy_graph_num_outputs(sub);
+      pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in);
+      pt->last_reader = malloc(sizeof *pt->last_reader * ((size_t)pt->nout + 1));
+      pt->out_bytes = calloc((size_t)pt->nout + 1, sizeof *pt->out_bytes);
+      pt->outs = calloc((size_t)pt->nout + 1, sizeof *pt->outs);
+      if (!pt->in || !pt->last_reader || !pt->out_bytes || !pt->outs) e = oom();
+      for (int k = 0; k < pt->nout && !e; k++) pt->last_reader[k] = q;
+    }
+    /* Wire each input to a graph input or an earlier partition's output,
+     * by the value's name (extract keeps names). */
+    for (int i = 0; i < pt->nin && !e; i++) {
+      const char *name = alloy_value_name(alloy_graph_input(sub, i));
+      alloy_value *v = alloy_graph_find_value(g, name);
+      alloy_node *prod = v ? alloy_value_producer(v, NULL) : NULL;
+      if (!v) {
+        e = alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d reads an unknown value %s", q, name);
+      } else if (!prod) {
+        pt->in[i] = (source){-1, input_index_of(g, v)};
+      } else {
+        int from = p->node_part[node_index_in(table, n, prod)];
+        const alloy_graph *fsub = alloy_program_graph(p->parts[from].prog);
+        int j = 0;
+        while (j < alloy_graph_num_outputs(fsub) &&
+               strcmp(alloy_value_name(alloy_graph_output(fsub, j)), name))
+          j++;
+        if (from >= q || j == alloy_graph_num_outputs(fsub))
+          e = alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d: value %s has no earlier producer", q,
+                              name);
+        else {
+          pt->in[i] = (source){from, j};
+          p->parts[from].last_reader[j] = q;
+          if (p->parts[from].backend != pt->backend) pt->bytes_in += value_bytes(v);
+        }
+      }
+    }
+    alloy_graph_free(sub);
+  }
+  free(members);
+  /* Graph outputs: never released during a run. */
+  for (int k = 0; k < alloy_graph_num_outputs(g) && !e; k++) {
+    alloy_value *v = alloy_graph_output(g, k);
+    alloy_node *prod = alloy_value_producer(v, NULL);
+    if (!prod) {
+      p->outputs[k] = (source){-1, input_index_of(g, v)};
+      continue;
+    }
+    int from = p->node_part[node_index_in(table, n, prod)];
+    const alloy_graph *fsub = alloy_program_graph(p->parts[from].prog);
+    int j = 0;
+    while (j < alloy_graph_num_outputs(fsub) &&
+           strcmp(alloy_value_name(alloy_graph_output(fsub, j)), alloy_value_name(v)))
+      j++;
+    p->outputs[k] = (source){from, j};
+    if (j < alloy_graph_num_outputs(fsub)) p->parts[from].last_reader[j] = -1;
+  }
+  free(table);
+  part_graph_free(&pg);
+  part_result_free(&r);
+  if (e) {
+    p->graph = NULL; /* the caller still owns g on failure */
+    plan_free(p);
+    memset(p, 0, sizeof *p);
+  }
+  return e;
+}
+
+static bool has_backed_symbols(alloy_graph *g) {
+  alloy_symtab *st = alloy_graph_symtab(g);
+  for (int i = 0; i < alloy_symtab_count(st); i++)
+    if (!alloy_symtab_is_unbacked(st, i)) return true;
+  return false;
+}
+
+static alloy_error *add_plan(alloy_mixture *m, alloy_graph *g, int64_t *key, plan **out) {
+  if (m->nplans == m->cap_plans) {
+    int cap = m->cap_plans ? 2 * m->cap_plans : 4;
+    plan *np = realloc(m->plans, sizeof *np * (size_t)cap);
+    if (!np) return oom();
+    m->plans = np;
+    m->cap_plans = cap;
+  }
+  plan *p = &m->plans[m->nplans];
+  alloy_error *e = plan_build(m, g, p);
+  if (e) return e;
+  p->key = key;
+  m->nplans++;
+  *out = p;
+  return NULL;
+}
+
+alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int num_backends,
+                                   const alloy_graph *g, const alloy_program_options *options,
+                                   alloy_mixture **out) {
+  *out = NULL;
+  alloy_mixture *m = calloc(1, sizeof *m);
+  if (!m) return oom();
+  m->rt = rt;
+  m->cm = part_default_cost_model();
+  if (options && options->struct_size >= sizeof *options) {
+    if (options->partition_launch_s > 0) m->cm.launch = options->partition_launch_s;
+    if (options->partition_launch_s < 0) m->cm.launch = 0;
+    if (options->link_bytes_per_s > 0) m->cm.bandwidth = options->link_bytes_per_s;
+    if (options->link_bytes_per_s < 0) m->cm.bandwidth = 1e300;
+  }
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  for (int i = 0; i < num_backends && m->nb < 15; i++) {
+    if (backends[i] < 0 || backends[i] >= rt->num || !rt->backends[backends[i]].ok) {
+      alloy_mixture_release(m);
+      return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backends[i]);
+    }
+    bool dup = false;
+    for (int k = 0; k < m->nb; k++) dup |= m->backends[k] == backends[i];
+    if (!dup) m->backends[m->nb++] = backends[i];
+  }
+  bool has_ref = false;
+  for (int k = 0; k < m->nb; k++) has_ref |= m->backends[k] == ref;
+  if (!has_ref && ref >= 0) m->backends[m->nb++] = ref;
+  alloy_loaded *rows[16];
+  for (int k = 0; k < m->nb; k++) rows[k] = &rt->backends[m->backends[k]];
+  alloy_error *e = program_lower(rows, m->nb, g, options ? options->decompose : ALLOY_DECOMPOSE_AUTO,
+                                 &m->graph);
+  if (!e && !has_backed_symbols(m->graph)) {
+    alloy_graph *copy = NULL;
+    e = alloy_graph_clone(m->graph, &copy);
+    if (!e && (e = add_plan(m, copy, NULL, &m->last))) alloy_graph_free(copy);
+  }
+  if (e) {
+    alloy_mixture_release(m);
+    return e;
+  }
+  *out = m;
+  return NULL;
+}
+
+/* The plan for these inputs' symbol values, made now when new. */
+static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, int n, plan **out) {
+  if (!has_backed_symbols(m->graph)) return *out = &m->plans[0], NULL;
+  alloy_symtab *st = alloy_graph_symtab(m->graph);
+  int nsyms = alloy_symtab_count(st);
+  int64_t *values = calloc((size_t)nsyms + 1, sizeof *values);
+  bool *bound = calloc((size_t)nsyms + 1, sizeof *bound);
+  alloy_error *e = (!values || !bound) ? oom() : NULL;
+  for (int i = 0; i < n && !e; i++) {
+    const alloy_value *v = alloy_graph_input(m->graph, i);
+    if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR || inputs[i].rank != alloy_value_rank(v) ||
+        inputs[i].dtype != alloy_value_dtype(v))
+      e = alloy_error_new(ALLOY_ERR_TYPE, "input %d (%s): expected %s of rank %d", i,
+                          alloy_value_name(v), alloy_dtype_name(alloy_value_dtype(v)),
+                          alloy_value_rank(v));
+  }
+  if (!e) e = program_bind_symbols(m->graph, inputs, n, values, bound, nsyms);
+  for (int i = 0; i < nsyms && !e; i++)
+    if (!bound[i]) values[i] = INT64_MIN;
+  for (int i = 0; i < m->nplans && !e; i++)
+    if (!memcmp(m->plans[i].key, values, sizeof *values * (size_t)nsyms)) {
+      free(values);
+      free(bound);
+      return *out = &m->plans[i], NULL;
+    }
+  alloy_graph *g = NULL;
+  if (!e) e = alloy_graph_specialize(m->graph, values, bound, nsyms, &g);
+  free(bound);
+  if (!e && (e = add_plan(m, g, values, out))) alloy_graph_free(g);
+  if (e) free(values);
+  return e;
+}
+
+alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs) {
+  int nin = alloy_graph_num_inputs(m->graph), nout = alloy_graph_num_outputs(m->graph);
+  if (num_inputs != nin || num_outputs != nout)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "the graph has %d inputs and %d outputs; %d and %d given", nin, nout,
+                           num_inputs, num_outputs);
+  plan *p;
+  alloy_error *e = plan_for(m, inputs, nin, &p);
+  if (e) return e;
+  m->last = p;
+  uint64_t live = 0;
+  m->peak = m->naive = 0;
+  alloy_host_tensor stack[64], *ins = stack;
+  for (int q = 0; q < p->npart && !e; q++) {
+    part *pt = &p->parts[q];
+    if (pt->nin > 64 && !(ins = malloc(sizeof *ins * (size_t)pt->nin))) return oom();
+    for (int i = 0; i < pt->nin; i++) {
+      source s = pt->in[i];
+      ins[i] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
+    }
+    for (int k = 0; k < pt->nout; k++) pt->outs[k].struct_size = sizeof pt->outs[k];
+    e = alloy_program_run(pt->prog, ins, pt->nin, pt->outs, pt->nout);
+    if (ins != stack) free(ins), ins = stack;
+    if (e) {
+      e = alloy_error_wrap(e, "partition %d (%s)", q, m->rt->backends[pt->backend].name);
+      break;
+    }
+    for (int k = 0; k < pt->nout; k++) {
+      uint64_t b = alloy_dtype_size(pt->outs[k].dtype);
+      for (int d = 0; d < pt->outs[k].rank; d++) b *= (uint64_t)pt->outs[k].sizes[d];
+      pt->out_bytes[k] = b;
+      live += b;
+      m->naive += b;
+    }
+    if (live > m->peak) m->peak = live;
+    /* Release what no later partition reads. */
+    for (int r = 0; r <= q; r++)
+      for (int k = 0; k < p->parts[r].nout; k++)
+        if (p->parts[r].last_reader[k] == q && p->parts[r].out_bytes[k]) {
+          live -= p->parts[r].out_bytes[k];
+          p->parts[r].out_bytes[k] = 0;
+          program_drop_output(p->parts[r].prog, k);
+        }
+  }
+  for (int k = 0; k < nout && !e; k++) {
+    source s = p->outputs[k];
+    outputs[k] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
+  }
+  return e;
+}
+
+int alloy_mixture_num_partitions(const alloy_mixture *m) { return m->last ? m->last->npart : 0; }
+
+void alloy_mixture_partition_info(const alloy_mixture *m, int i, alloy_partition_info *info) {
+  const part *pt = &m->last->parts[i];
+  info->backend = m->rt->backends[pt->backend].name;
+  info->num_nodes = pt->nnodes;
+  info->num_inputs = pt->nin;
+  info->num_outputs = pt->nout;
+  info->cost = pt->cost;
+  info->bytes_in = pt->bytes_in;
+}
+
+const alloy_graph *alloy_mixture_graph(const alloy_mixture *m) {
+  return m->last ? m->last->graph : m->graph;
+}
+
+int alloy_mixture_node_partition(const alloy_mixture *m, int node_index) {
+  if (!m->last || node_index < 0 || node_index >= alloy_graph_num_nodes(m->last->graph)) return -1;
+  return m->last->node_part[node_index];
+}
+
+void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive) {
+  *peak = m->peak;
+  *naive = m->naive;
+}
