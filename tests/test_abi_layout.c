@@ -151,13 +151,26 @@
   F(alloy_host_tensor, rank) F(alloy_host_tensor, sizes)                \
   F(alloy_host_tensor, data)
 
+#define FIELDS_alloy_program_options(F)                                 \
+  F(alloy_program_options, struct_size)                                 \
+  F(alloy_program_options, decompose)                                   \
+  F(alloy_program_options, partition_launch_s)                          \
+  F(alloy_program_options, link_bytes_per_s)
+
+#define FIELDS_alloy_partition_info(F)                                  \
+  F(alloy_partition_info, struct_size) F(alloy_partition_info, backend) \
+  F(alloy_partition_info, num_nodes) F(alloy_partition_info, num_inputs) \
+  F(alloy_partition_info, num_outputs) F(alloy_partition_info, cost)    \
+  F(alloy_partition_info, bytes_in)
+
 /* Every struct that crosses a boundary, in the table's order. */
 #define ABI_STRUCTS(S)                                                   \
   S(alloy_host_api) S(alloy_plugin_api) S(alloy_ext) S(alloy_ext_stream) \
   S(alloy_device_info) S(alloy_compile_options) S(alloy_tensor)          \
   S(alloy_execute_args) S(alloy_compat_info) S(alloy_kernel_table)       \
   S(alloy_kernel) S(alloy_kernel_tensor) S(alloy_kernel_call)            \
-  S(alloy_runtime_options) S(alloy_backend_info) S(alloy_host_tensor)
+  S(alloy_runtime_options) S(alloy_backend_info) S(alloy_host_tensor)    \
+  S(alloy_program_options) S(alloy_partition_info)
 
 /* Each struct begins with a size_t struct_size, by the member that holds
  * it (alloy_ext_stream's is its base's). */
@@ -168,7 +181,8 @@
   S(alloy_tensor, struct_size) S(alloy_execute_args, struct_size)           \
   S(alloy_compat_info, struct_size) S(alloy_kernel_table, struct_size)      \
   S(alloy_kernel_call, struct_size) S(alloy_runtime_options, struct_size)   \
-  S(alloy_backend_info, struct_size) S(alloy_host_tensor, struct_size)
+  S(alloy_backend_info, struct_size) S(alloy_host_tensor, struct_size)      \
+  S(alloy_program_options, struct_size) S(alloy_partition_info, struct_size)
 
 /* ... except these, each for its reason. */
 #define UNSIZED_STRUCTS(U)                                                 \
