@@ -10,10 +10,7 @@
  * as float; outputs that are a graph input or are listed twice; an op the
  * example does not have and an int64 input, both refused with an error
  * naming the node.
- *
- * The plugin folder: $ALLOY_TEST_PLUGIN_DIR when it holds the example,
- * else $ALLOY_TEST_BUILD/lib/alloy, else ../lib/alloy beside this binary
- * (so `make BUILD=elsewhere test` finds its own build), else build/lib/alloy.
+ * The plugin is found as tests/testplugin.h says.
  */
 #include <limits.h>
 #include <math.h>
@@ -25,54 +22,7 @@
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
 #include "harness.h"
-
-/* ---- the runtime -------------------------------------------------------- */
-
-static bool has_example(const char *dir) {
-  char path[2 * PATH_MAX];
-  snprintf(path, sizeof path, "%s/liballoy-example.so", dir);
-  return access(path, R_OK) == 0;
-}
-
-static const char *example_dir(void) {
-  static char dir[PATH_MAX + 32];
-  const char *env = getenv("ALLOY_TEST_PLUGIN_DIR");
-  if (env && *env && has_example(env)) return env;
-  const char *build = getenv("ALLOY_TEST_BUILD");
-  if (build && *build) {
-    snprintf(dir, sizeof dir, "%s/lib/alloy", build);
-    if (has_example(dir)) return dir;
-  }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = '\0';
-      snprintf(dir, sizeof dir, "%s/../lib/alloy", exe);
-      if (has_example(dir)) return dir;
-    }
-  }
-  return "build/lib/alloy";
-}
-
-/* A runtime that searches only the example's folder (plus the built-in
- * reference backend), and the example's index in it. */
-static alloy_runtime *open_example(int *backend) {
-  const char *dirs[1] = {example_dir()};
-  alloy_runtime_options opt = {
-      .struct_size = sizeof opt,
-      .plugin_dirs = dirs,
-      .num_plugin_dirs = 1,
-      .no_default_paths = true,
-  };
-  alloy_runtime *rt = NULL;
-  CHECK_OK(alloy_runtime_open(&opt, &rt));
-  *backend = rt ? alloy_runtime_find_backend(rt, "example") : -1;
-  if (rt && *backend < 0) harness_fail(__FILE__, __LINE__, "no usable backend \"example\" in %s", dirs[0]);
-  return rt;
-}
+#include "testplugin.h"
 
 /* ---- graphs ---------------------------------------------------------------- */
 
@@ -184,7 +134,7 @@ static double *expect_mm_add_relu(const float *a, const float *b, const float *c
 static void run_mm_add_relu(const int64_t *ms, int nruns, int64_t k, int64_t n, bool c_row,
                             bool batch_sym) {
   int be;
-  alloy_runtime *rt = open_example(&be);
+  alloy_runtime *rt = tp_open_example(&be);
   if (!rt || be < 0) {
     alloy_runtime_close(rt);
     return;
@@ -218,7 +168,7 @@ static void run_mm_add_relu(const int64_t *ms, int nruns, int64_t k, int64_t n, 
 
 TEST(example_plugin_is_found_with_its_identity) {
   int be;
-  alloy_runtime *rt = open_example(&be);
+  alloy_runtime *rt = tp_open_example(&be);
   if (rt && be >= 0) {
     alloy_backend_info info;
     memset(&info, 0, sizeof info);
@@ -264,7 +214,7 @@ TEST(example_plugin_broadcasts_a_bias_row) {
  * that are not plain node results: a graph input, a value listed twice. */
 TEST(example_plugin_runs_every_pointwise_op) {
   int be;
-  alloy_runtime *rt = open_example(&be);
+  alloy_runtime *rt = tp_open_example(&be);
   if (!rt || be < 0) {
     alloy_runtime_close(rt);
     return;
@@ -314,7 +264,7 @@ TEST(example_plugin_runs_every_pointwise_op) {
 /* Compiling g on the example must fail naming node `name` and its op. */
 static void check_refused(alloy_graph *g, const char *name, const char *op) {
   int be;
-  alloy_runtime *rt = open_example(&be);
+  alloy_runtime *rt = tp_open_example(&be);
   if (rt && be >= 0) {
     alloy_program *p = NULL;
     alloy_error *e = alloy_program_compile(rt, be, g, &p);

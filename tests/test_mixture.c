@@ -1,0 +1,121 @@
+/*
+ * tests/test_mixture.c: mixtures (sdk/src/mixture.c) over the example
+ * plugin and the reference backend, both loaded like any vendor plugin.
+ *
+ * 1000 random graphs of elementwise ops: those the example runs (add, sub,
+ * mul, neg, relu on float32) and those only the reference backend has
+ * (abs, maximum, minimum), so the ops a graph draws are random claims. Each
+ * graph runs as a mixture under free transfers (the priority choice: the
+ * example takes all it claims, so partitions alternate) and under the
+ * default cost model, and must give bit for bit what the reference backend
+ * gives alone: every op here is exactly rounded in float32, so the two
+ * backends agree exactly. The partitions must be numbered along every edge
+ * and cover every node.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "alloy/runtime.h"
+#include "harness.h"
+#include "testplugin.h"
+
+static uint64_t state;
+static unsigned rnd(unsigned n) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return n ? (unsigned)((state >> 33) % n) : 0;
+}
+
+static const char *const unary[] = {"aten.neg.default", "aten.relu.default", "aten.abs.default"};
+static const char *const binary[] = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+                                     "aten.maximum.default", "aten.minimum.default"};
+
+/* A random graph over three f32[2, 3] inputs; outputs: the last node and
+ * one more. */
+static alloy_graph *random_graph(int nnodes) {
+  alloy_graph *g = alloy_graph_new();
+  alloy_value *vals[64];
+  int nv = 0;
+  alloy_dim shape[2] = {alloy_dim_const(2), alloy_dim_const(3)};
+  alloy_value_type t = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 2, .shape = shape};
+  for (int i = 0; i < 3; i++) CHECK_OK(alloy_graph_add_input(g, NULL, &t, &vals[nv++]));
+  for (int k = 0; k < nnodes; k++) {
+    bool bin = rnd(3) != 0;
+    const char *op = bin ? binary[rnd(5)] : unary[rnd(3)];
+    alloy_arg args[2] = {alloy_arg_value(vals[rnd((unsigned)nv)]), alloy_arg_value(vals[rnd((unsigned)nv)])};
+    alloy_node *n = NULL;
+    CHECK_OK(alloy_graph_add_node(g, alloy_op_find(op), args, bin ? 2 : 1, NULL, NULL, 0, NULL, &n));
+    if (n) vals[nv++] = alloy_node_output(n, 0);
+  }
+  alloy_value *outs[2] = {vals[nv - 1], vals[3 + rnd((unsigned)(nv - 3))]};
+  CHECK_OK(alloy_graph_set_outputs(g, outs, 2));
+  return g;
+}
+
+TEST(mixture_matches_ref_alone_on_1000_random_graphs) {
+  int example;
+  alloy_runtime *rt = tp_open_example(&example);
+  REQUIRE(rt && example >= 0);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  state = 99;
+  int mismatches = 0, multi = 0;
+  for (int t = 0; t < 1000; t++) {
+    alloy_graph *g = random_graph(1 + (int)rnd(20));
+    float data[3][6];
+    int64_t sizes[2] = {2, 3};
+    alloy_host_tensor in[3];
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 6; k++) data[i][k] = (float)((int)rnd(2001) - 1000) / 64.0f;
+      in[i] = (alloy_host_tensor){sizeof in[i], ALLOY_F32, 2, sizes, data[i]};
+    }
+    alloy_program *p = NULL;
+    alloy_host_tensor want[2] = {{.struct_size = sizeof want[0]}, {.struct_size = sizeof want[1]}};
+    CHECK_OK(alloy_program_compile(rt, ref, g, &p));
+    if (p) CHECK_OK(alloy_program_run(p, in, 3, want, 2));
+    for (int model = 0; model < 2; model++) {
+      alloy_program_options po = {.struct_size = sizeof po};
+      if (model == 0) po.partition_launch_s = po.link_bytes_per_s = -1;
+      int backends[2] = {example, ref};
+      alloy_mixture *m = NULL;
+      alloy_host_tensor got[2] = {{.struct_size = sizeof got[0]}, {.struct_size = sizeof got[1]}};
+      CHECK_OK(alloy_mixture_compile(rt, backends, 2, g, &po, &m));
+      if (m) CHECK_OK(alloy_mixture_run(m, in, 3, got, 2));
+      bool same = m && p;
+      for (int k = 0; k < 2 && same; k++)
+        same = got[k].data && want[k].data && !memcmp(got[k].data, want[k].data, 6 * sizeof(float));
+      if (!same && mismatches++ < 3) harness_fail(__FILE__, __LINE__, "graph %d, cost model %d: values differ", t, model);
+      if (m) {
+        /* Every node in a partition, numbers increasing along edges. */
+        const alloy_graph *pg = alloy_mixture_graph(m);
+        int np = alloy_mixture_num_partitions(m);
+        multi += model == 0 && np > 1;
+        for (int i = 0; i < alloy_graph_num_nodes(pg); i++) {
+          int q = alloy_mixture_node_partition(m, i);
+          CHECK(q >= 0 && q < np);
+        }
+      }
+      alloy_mixture_release(m);
+    }
+    alloy_program_release(p);
+    alloy_graph_free(g);
+  }
+  CHECK_INT(mismatches, 0);
+  /* The free cost model must give real mixtures, not one partition. */
+  CHECK(multi > 500);
+  alloy_runtime_close(rt);
+}
+
+TEST(mixture_refuses_an_unusable_backend) {
+  int example;
+  alloy_runtime *rt = tp_open_example(&example);
+  REQUIRE(rt);
+  alloy_graph *g = random_graph(3);
+  int backends[1] = {999};
+  alloy_mixture *m = NULL;
+  alloy_error *e = alloy_mixture_compile(rt, backends, 1, g, NULL, &m);
+  CHECK(e && strstr(alloy_error_message(e), "backend 999 is not usable"));
+  CHECK(m == NULL);
+  alloy_error_free(e);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
