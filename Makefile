@@ -12,7 +12,7 @@ LDLIBS   += -lzip -lz -ljansson -lffi -ldl -lpthread -lm
 GOLDEN   ?= ../shared/golden
 
 # Debian packages the build needs (make deps installs the missing ones).
-DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev
+DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev graphviz
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 

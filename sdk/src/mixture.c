@@ -410,6 +410,17 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
   return e;
 }
 
+alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
+                                   int num_inputs) {
+  if (num_inputs != alloy_graph_num_inputs(m->graph))
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given",
+                           alloy_graph_num_inputs(m->graph), num_inputs);
+  plan *p;
+  alloy_error *e = plan_for(m, inputs, num_inputs, &p);
+  if (!e) m->last = p;
+  return e;
+}
+
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs) {
   int nin = alloy_graph_num_inputs(m->graph), nout = alloy_graph_num_outputs(m->graph);

@@ -26,9 +26,13 @@ static int usage(FILE *f) {
           "  check MODEL.pt2                   import, verify, summarize inputs, outputs and ops\n"
           "  run MODEL [--inputs X.safetensors] [--outputs Y.safetensors] [--check Z.safetensors]\n"
           "            [--backends a,b] [--batch N,...] [--decompose core|prims]\n"
+          "            [--cost-model default|free]\n"
           "                                    run a .pt2 or .air model (see docs/models.md)\n"
           "  convert MODEL OUT.air [--weights W.safetensors]\n"
           "                                    write a model as .air text plus its weights\n"
+          "  partition MODEL --backends a,b [--inputs X] [--dot FILE] [--svg FILE]\n"
+          "            [--decompose core|prims] [--cost-model default|free]\n"
+          "                                    how a model is spread over backends\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
           "          [--known-failures FILE] [--decompose core|prims] [--cases core|noncore] [-v]\n"
           "                                    run the golden op corpus on a backend\n");
@@ -251,6 +255,7 @@ static const struct {
     {"check", cmd_check},
     {"run", cmd_run},
     {"convert", cmd_convert},
+    {"partition", cmd_partition},
     {"conform", cmd_conform},
 };
 

@@ -10,6 +10,7 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
 /* `alloy check` of a model file (.pt2, or .air with --summary). */
 int cmd_check_model(const char *path);
 

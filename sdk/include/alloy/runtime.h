@@ -159,6 +159,10 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs);
 void alloy_mixture_release(alloy_mixture *m); /* accepts NULL */
+/* Partitions and compiles now for these inputs' sizes (a graph with
+ * symbolic sizes is planned per set of sizes), without running. */
+alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
+                                   int num_inputs);
 
 /* The partitions of the last run (or of the compile, for a graph without
  * symbolic sizes). Strings live as long as the mixture. */
