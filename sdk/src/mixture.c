@@ -192,6 +192,18 @@ static alloy_error *to_part_graph(alloy_mixture *m, const alloy_graph *g, part_g
     free(c);
     free(k);
   }
+  for (int i = 0; i < n && !e; i++) {
+    bool any = false;
+    for (int b = 0; b < nb; b++) any |= claimed[(size_t)i * nb + b];
+    if (!any) {
+      const alloy_node *node = alloy_graph_node(g, i);
+      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
+                          "node %d (%s, op %s) is claimed by no backend, and no decomposition "
+                          "rule brought it to ops one does", i,
+                          alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "",
+                          alloy_op_name(alloy_node_op(node)));
+    }
+  }
   *pg = (part_graph){n, nb, start, preds, claimed, cost, bytes};
   return e;
 }
