@@ -54,11 +54,25 @@ refuses "a file that is not a model" "not-a-model.air:1:1" sh -c \
 refuses "a truncated archive" "not a readable ZIP archive" sh -c \
   "head -c 20000 $ex.pt2 > '$tmp/cut.pt2' && '$alloy' check '$tmp/cut.pt2'"
 
+# Mixtures: the example plugin beside ref, partitioned by the cost model and
+# with free moves (the priority choice: many partitions).
+check "run $ex.pt2 on example,ref" sh -c "'$alloy' run $ex.pt2 --inputs $ex.io.safetensors \
+  --check $ex.io.safetensors --backends example,ref --cost-model free --batch 3,5 | grep -q ' partitions:'"
+check "partition $ex.pt2 with a picture" sh -c "'$alloy' partition $ex.pt2 --backends example,ref \
+  --inputs $ex.io.safetensors --cost-model free --dot '$tmp/p.dot' | grep -q 'example' && \
+  grep -q 'subgraph cluster_1' '$tmp/p.dot' && grep -q 'penwidth=3' '$tmp/p.dot'"
+refuses "partition of a symbolic model needs --inputs" "give --inputs X.safetensors" \
+  "$alloy" partition $ex.pt2 --backends example,ref
+
 if [ -d "$models" ]; then
   for f in "$models"/*.core.pt2; do
     name=$(basename "$f" .pt2)
     io="$models/${name%%.*}.io.safetensors"
     check "run $name --check" "$alloy" run "$f" --inputs "$io" --check "$io"
+    check "run $name on example,ref --check" "$alloy" run "$f" --inputs "$io" --check "$io" \
+      --backends example,ref
+    check "run $name on example,ref, free moves, --check" "$alloy" run "$f" --inputs "$io" \
+      --check "$io" --backends example,ref --cost-model free
     case $name in
       *.dyn.core) check "run $name at batch 1,2,7,64" "$alloy" run "$f" --inputs "$io" \
                     --check "$io" --batch 1,2,7,64 ;;
