@@ -605,6 +605,10 @@ struct alloy_graph_copy {
   const int64_t *values; /* specializing: by source symbol index */
   const bool *bound;
   int nvalues;
+  /* Node by node (alloy_copy_*): the pass adds values of its own, whose
+   * automatic names may take a name a later source value has; that value
+   * then keeps an automatic name too. */
+  bool soft_names;
 };
 typedef struct alloy_graph_copy graph_copy;
 
@@ -687,7 +691,9 @@ static alloy_error *copy_node(graph_copy *c, const alloy_node *n) {
   for (int k = 0; k < n->nout && !e; k++) {
     alloy_value *v = nn->outs[k];
     c->map[n->outs[k]->id] = v;
-    if (strcmp(v->name, n->outs[k]->name)) e = alloy_graph_rename(c->dst, v, n->outs[k]->name);
+    if (!strcmp(v->name, n->outs[k]->name)) continue;
+    if (c->soft_names && alloy_graph_find_value(c->dst, n->outs[k]->name)) continue;
+    e = alloy_graph_rename(c->dst, v, n->outs[k]->name);
   }
   free(args);
   free(outs);
@@ -756,6 +762,7 @@ alloy_error *alloy_copy_begin(const alloy_graph *src, alloy_graph_copy **out) {
   *out = NULL;
   graph_copy *c = calloc(1, sizeof *c);
   if (!c) return oom();
+  c->soft_names = true;
   alloy_error *e = copy_begin(c, src);
   for (int i = 0; i < src->ninputs && !e; i++) e = copy_input(c, src->inputs[i]);
   if (e) {

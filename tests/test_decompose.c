@@ -167,3 +167,27 @@ TEST(decompose_uses_alloys_silu_rule) {
   alloy_graph_free(out);
   alloy_graph_free(f.g);
 }
+
+/* A rule's new values take automatic names that later nodes of the source
+ * graph already have: the copy must not trip over them. */
+TEST(decompose_survives_name_collisions_with_rule_values) {
+  tg_fixture f = one_op("aten.hardswish.default");
+  alloy_arg a = alloy_arg_value(alloy_graph_output(f.g, 0));
+  alloy_node *r1 = tg_add(&f, "aten.relu.default", &a, 1, NULL);
+  REQUIRE(r1);
+  a = alloy_arg_value(alloy_node_output(r1, 0));
+  alloy_node *r2 = tg_add(&f, "aten.neg.default", &a, 1, NULL);
+  REQUIRE(r2);
+  alloy_value *y = alloy_node_output(r2, 0);
+  CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
+  decomp_options o = {.accept = decomp_accept_core, .rules = test_rules};
+  alloy_graph *out = NULL;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+  REQUIRE(out);
+  CHECK_INT(alloy_graph_num_nodes(out), 3);
+  CHECK_STR(op_at(out, 0), "aten.relu.default");
+  CHECK_STR(op_at(out, 2), "aten.neg.default");
+  CHECK_OK(alloy_graph_verify(out));
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
