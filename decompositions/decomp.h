@@ -67,6 +67,14 @@ bool d_bool(decomp *d, int i);
 alloy_dtype d_dtype_or(decomp *d, int i, alloy_dtype dflt); /* ScalarType? */
 const char *d_str(decomp *d, int i);           /* NULL when None            */
 
+/* --- dtypes ------------------------------------------------------------------
+ * PyTorch computes float16 and bfloat16 in float32 ("opmath") and rounds
+ * once; rules that decompose such ops convert up, compute and convert back. */
+alloy_dtype d_out_dtype(decomp *d, int k);     /* the node's output k        */
+alloy_dtype d_opmath(alloy_dtype t);          /* f16, bf16 -> f32; else t   */
+/* x converted to t (aten._to_copy), or x itself when it already is t. */
+alloy_value *d_to(decomp *d, alloy_value *x, alloy_dtype t);
+
 /* --- values ----------------------------------------------------------------*/
 alloy_dtype d_dtype(const alloy_value *v);
 int d_rank(const alloy_value *v);

@@ -30,9 +30,9 @@
 static const decomp_rule *find_in(const decomp_rule *table, const char *op, decomp_level level);
 
 static const decomp_rule *const families[] = {
-    decomp_rules_activation, decomp_rules_nn,       decomp_rules_shape,
-    decomp_rules_reduce,     decomp_prims_pointwise, decomp_prims_reduce,
-    decomp_prims_shape,
+    decomp_rules_activation, decomp_rules_nn,        decomp_rules_nn_2,
+    decomp_rules_shape,      decomp_rules_shape_2,   decomp_rules_reduce,
+    decomp_prims_pointwise,  decomp_prims_reduce,    decomp_prims_shape,
 };
 
 const decomp_rule *decomp_find(const char *op, decomp_level level) {
@@ -269,6 +269,21 @@ const char *d_str(decomp *d, int i) {
 }
 
 alloy_dtype d_dtype(const alloy_value *v) { return alloy_value_dtype(v); }
+
+alloy_dtype d_out_dtype(decomp *d, int k) {
+  if (k < 0 || k >= alloy_node_num_outputs(d->node)) {
+    d_fail(d, "the op has no output %d", k);
+    return ALLOY_F32;
+  }
+  return alloy_value_dtype(alloy_node_output(d->node, k));
+}
+
+alloy_dtype d_opmath(alloy_dtype t) { return t == ALLOY_F16 || t == ALLOY_BF16 ? ALLOY_F32 : t; }
+
+alloy_value *d_to(decomp *d, alloy_value *x, alloy_dtype t) {
+  if (!x || alloy_value_dtype(x) == t) return x;
+  return D(d, "aten._to_copy.default", V(x), DT(t));
+}
 int d_rank(const alloy_value *v) { return alloy_value_rank(v); }
 const alloy_dim *d_shape(const alloy_value *v) { return alloy_value_shape(v); }
 
@@ -329,27 +344,8 @@ int d_op_n(decomp *d, const char *name, const alloy_arg *args, int nargs, alloy_
     d_fail(d, "unknown op '%s'", name);
     return 0;
   }
-  /* Arguments come in schema order; the keyword-only ones among them are
-   * handed to the builder by name. */
-  const alloy_schema *s = alloy_op_schema(op);
-  if (nargs > alloy_schema_num_args(s)) {
-    d_fail(d, "%s: %d arguments given, the schema has %d", name, nargs, alloy_schema_num_args(s));
-    return 0;
-  }
-  alloy_arg pos[64], kw[64];
-  const char *kwnames[64];
-  int npos = 0, nkw = 0;
-  for (int i = 0; i < nargs && i < 64; i++) {
-    const alloy_schema_arg *sa = alloy_schema_arg_at(s, i);
-    if (sa->kwarg_only) {
-      kwnames[nkw] = sa->name;
-      kw[nkw++] = args[i];
-    } else {
-      pos[npos++] = args[i];
-    }
-  }
   alloy_node *n;
-  alloy_error *e = alloy_graph_add_node(d->g, op, pos, npos, kwnames, kw, nkw, NULL, &n);
+  alloy_error *e = alloy_graph_add_node_ordered(d->g, op, args, nargs, NULL, &n);
   if (e) {
     d->err = e;
     return 0;

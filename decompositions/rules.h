@@ -10,8 +10,10 @@
 
 /* ATen to Core ATen. */
 extern const decomp_rule decomp_rules_activation[]; /* rules_activation.c: activations, softmax */
-extern const decomp_rule decomp_rules_nn[];         /* rules_nn.c: linear, norms, attention, losses, pooling, padding, upsampling */
+extern const decomp_rule decomp_rules_nn[];         /* rules_nn.c: linear, matmul, norms, attention, pooling */
+extern const decomp_rule decomp_rules_nn_2[];       /* rules_nn_2.c: losses, padding, upsampling, unpooling, shuffles */
 extern const decomp_rule decomp_rules_shape[];      /* rules_shape.c: views, joins, splits, indexing, products */
+extern const decomp_rule decomp_rules_shape_2[];    /* rules_shape_2.c: einsum */
 extern const decomp_rule decomp_rules_reduce[];     /* rules_reduce.c: reductions, scans, pointwise odds and ends */
 
 /* Core ATen to prims. */

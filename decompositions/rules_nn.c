@@ -1,8 +1,685 @@
 /*
- * decompositions/rules_nn.c: (rules being written).
+ * decompositions/rules_nn.c: the neural-network composites, from ATen to
+ * Core ATen: matrix products (linear, matmul, dot, mv, addmv, addr,
+ * baddbmm, addbmm, _trilinear), attention, the normalizations (layer,
+ * batch, group, instance, RMS), convolution and pooling wrappers, dropout.
+ * Losses, padding, upsampling and the rest of the family are in
+ * rules_nn_2.c.
+ *
+ * The math follows PyTorch's own decompositions (torch/_decomp,
+ * torch/_refs) and, where those are C++ composites, ATen's native code.
+ * Reshapes that PyTorch can only do as a view of a contiguous tensor are
+ * written aten.view (a product's fresh result); reshapes of an argument,
+ * whose layout PyTorch does not know, are aten.reshape.
  */
+#include <math.h>
+#include <string.h>
+
 #include "decompositions/rules.h"
+#include "decompositions/rules_nn_util.h"
+
+/* --- shared helpers (declared in rules_nn_util.h) ------------------------------*/
+
+/* Whether x already has this shape (then views and expands are skipped). */
+static bool has_shape(decomp *d, const alloy_value *x, const alloy_dim *shape, int n) {
+  if (!x || d_rank(x) != n) return false;
+  for (int i = 0; i < n; i++)
+    if (!alloy_dim_same(d_shape(x)[i], shape[i]) &&
+        alloy_dim_eq(d_symtab(d), d_shape(x)[i], shape[i]) != ALLOY_TRUE)
+      return false;
+  return true;
+}
+
+alloy_value *nn_view(decomp *d, alloy_value *x, const alloy_dim *shape, int n) {
+  if (has_shape(d, x, shape, n)) return x;
+  return D(d, "aten.view.default", V(x), d_dim_list(d, shape, n));
+}
+
+alloy_value *nn_reshape(decomp *d, alloy_value *x, const alloy_dim *shape, int n) {
+  if (has_shape(d, x, shape, n)) return x;
+  return D(d, "aten.reshape.default", V(x), d_dim_list(d, shape, n));
+}
+
+static alloy_value *expand(decomp *d, alloy_value *x, const alloy_dim *shape, int n) {
+  if (has_shape(d, x, shape, n)) return x;
+  return D(d, "aten.expand.default", V(x), d_dim_list(d, shape, n));
+}
+
+alloy_value *nn_to(decomp *d, alloy_value *x, alloy_dtype t) {
+  if (!x || d_dtype(x) == t) return x;
+  return D(d, "aten._to_copy.default", V(x), DT(t));
+}
+
+/* float16 and bfloat16 compute in float32, as PyTorch's opmath does. */
+alloy_dtype nn_opmath(alloy_dtype t) { return t == ALLOY_F16 || t == ALLOY_BF16 ? ALLOY_F32 : t; }
+
+/* Swaps the last two dims (a matrix transpose of every batch item). */
+alloy_value *nn_mT(decomp *d, alloy_value *x) {
+  if (!x) return NULL;
+  int r = d_rank(x);
+  int64_t perm[ALLOY_MAX_RANK];
+  for (int i = 0; i < r; i++) perm[i] = i;
+  if (r >= 2) {
+    perm[r - 2] = r - 1;
+    perm[r - 1] = r - 2;
+  }
+  return D(d, "aten.permute.default", V(x), d_int_list(d, perm, r));
+}
+
+/* The product of n dims, symbolic where they are. */
+alloy_dim nn_prod(decomp *d, const alloy_dim *dims, int n) {
+  alloy_dim p = alloy_dim_const(1);
+  for (int i = 0; i < n; i++) p = alloy_dim_mul(d_symtab(d), p, dims[i]);
+  return p;
+}
+
+alloy_value *nn_unsqueeze(decomp *d, alloy_value *x, int dim) {
+  return D(d, "aten.unsqueeze.default", V(x), I(dim));
+}
+
+alloy_value *nn_squeeze(decomp *d, alloy_value *x, int dim) {
+  return D(d, "aten.squeeze.dim", V(x), I(dim));
+}
+
+/* The sum over every dim, in the input's dtype (sum would widen integers). */
+alloy_value *nn_sum_all(decomp *d, alloy_value *x) {
+  return D(d, "aten.sum.dim_IntList", V(x), NONE, B(false), DT(d_dtype(x)));
+}
+
+/* A Scalar argument as the number it is: an int stays an int; for an
+ * integer tensor t a float is truncated, as PyTorch's int(beta) does. */
+alloy_arg nn_scalar(decomp *d, int i, alloy_dtype t) {
+  const alloy_arg *a = d_arg(d, i);
+  if (a->kind == ALLOY_ARG_BOOL) return I(a->u.b);
+  if (a->kind == ALLOY_ARG_FLOAT && !alloy_dtype_is_float(t) && !alloy_dtype_is_complex(t))
+    return I((int64_t)a->u.f);
+  return *a;
+}
+
+/* A Scalar argument that is exactly n, once read as for a tensor of t. */
+bool nn_scalar_is(decomp *d, int i, alloy_dtype t, double n) {
+  alloy_arg a = nn_scalar(d, i, t);
+  return a.kind == ALLOY_ARG_FLOAT
+             ? a.u.f == n
+             : a.kind == ALLOY_ARG_INT && alloy_dim_is_const(a.u.i) && (double)a.u.i.value == n;
+}
+
+/* --- matrix products --------------------------------------------------------------*/
+
+/* dot(a, b) = sum(a * b), accumulated in opmath as the native kernels do
+ * (products rounded to float16 one by one would lose what they keep). */
+static void dot(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
+  if (alloy_dtype_is_complex(t)) return d_decline(d, "complex dot");
+  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
+  d_out(d, 0, nn_to(d, nn_sum_all(d, p), t));
+}
+
+/* vdot(a, b) = dot(conj(a), b), the same as dot for real tensors */
+static void vdot(decomp *d) {
+  if (alloy_dtype_is_complex(d_dtype(d_tensor(d, 0)))) return d_decline(d, "complex vdot");
+  dot(d);
+}
+
+/* mv(A, x)_i = sum_j A_ij x_j, in opmath */
+static void mv(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *x = d_tensor(d, 1);
+  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
+  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, a, c)), V(nn_to(d, x, c)));
+  p = D(d, "aten.sum.dim_IntList", V(p), LIST(I(1)), B(false), DT(c));
+  d_out(d, 0, nn_to(d, p, t));
+}
+
+/* matmul by the ranks of its operands, as PyTorch's: vector and matrix
+ * cases map to dot/mv/mm; a batched left operand times a matrix or vector
+ * folds its batch into the rows of one mm/mv; everything else broadcasts
+ * the batch dims, flattens them and runs bmm. */
+static alloy_value *matmul_of(decomp *d, alloy_value *a, alloy_value *b) {
+  if (!a || !b) return NULL; /* an earlier step failed */
+  int ra = d_rank(a), rb = d_rank(b);
+  const alloy_dim *sa = d_shape(a), *sb = d_shape(b);
+  alloy_symtab *st = d_symtab(d);
+  if (ra == 0 || rb == 0) return d_fail(d, "matmul of a 0-dimensional tensor");
+  if (ra == 1 && rb == 1) return D(d, "aten.dot.default", V(a), V(b));
+  if (ra == 2 && rb == 1) return D(d, "aten.mv.default", V(a), V(b));
+  if (ra == 1 && rb == 2)
+    return nn_squeeze(d, D(d, "aten.mm.default", V(nn_unsqueeze(d, a, 0)), V(b)), 0);
+  if (ra == 2 && rb == 2) return D(d, "aten.mm.default", V(a), V(b));
+  alloy_dim shape[ALLOY_MAX_RANK + 1];
+  if (ra >= 3 && rb <= 2) {
+    /* [..., n, k] -> [prod(...) * n, k] */
+    alloy_dim folded[2] = {nn_prod(d, sa, ra - 1), sa[ra - 1]};
+    alloy_value *a2 = nn_reshape(d, a, folded, 2);
+    memcpy(shape, sa, sizeof *shape * (size_t)(ra - 1));
+    if (rb == 2) {
+      shape[ra - 1] = sb[1];
+      return nn_view(d, D(d, "aten.mm.default", V(a2), V(b)), shape, ra);
+    }
+    return nn_view(d, D(d, "aten.mv.default", V(a2), V(b)), shape, ra - 1);
+  }
+  /* Batched: broadcast the batch dims of both. */
+  alloy_dim n = ra > 1 ? sa[ra - 2] : alloy_dim_const(1), m1 = sa[ra - 1];
+  alloy_dim m2 = rb > 1 ? sb[rb - 2] : sb[0], p = rb > 1 ? sb[rb - 1] : alloy_dim_const(1);
+  int nba = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
+  int nb = nba > nbb ? nba : nbb;
+  alloy_dim batch[ALLOY_MAX_RANK];
+  for (int i = 0; i < nb; i++) {
+    int ia = i - (nb - nba), ib = i - (nb - nbb);
+    alloy_dim x = ia >= 0 ? sa[ia] : alloy_dim_const(1), y = ib >= 0 ? sb[ib] : alloy_dim_const(1);
+    alloy_error *e = alloy_dim_broadcast(st, x, y, &batch[i]);
+    if (e) {
+      d_fail(d, "matmul: %s", alloy_error_message(e));
+      alloy_error_free(e);
+      return NULL;
+    }
+  }
+  alloy_dim bp = nn_prod(d, batch, nb);
+  memcpy(shape, batch, sizeof *shape * (size_t)nb);
+  shape[nb] = n;
+  shape[nb + 1] = m1;
+  alloy_value *ae = expand(d, a, shape, nb + 2);
+  alloy_dim a3[3] = {bp, n, m1};
+  ae = nn_reshape(d, ae, a3, 3);
+  alloy_value *be;
+  if (rb == 1) {
+    shape[nb] = m2;
+    be = expand(d, b, shape, nb + 1);
+    alloy_dim b2[2] = {bp, m2};
+    be = nn_unsqueeze(d, nn_reshape(d, be, b2, 2), 2);
+  } else {
+    shape[nb] = m2;
+    shape[nb + 1] = p;
+    be = expand(d, b, shape, nb + 2);
+    alloy_dim b3[3] = {bp, m2, p};
+    be = nn_reshape(d, be, b3, 3);
+  }
+  alloy_value *r = D(d, "aten.bmm.default", V(ae), V(be));
+  if (rb == 1) r = nn_squeeze(d, r, -1);
+  int no = nb;
+  if (ra > 1) shape[no++] = n;
+  if (rb > 1) shape[no++] = p;
+  return nn_view(d, r, shape, no);
+}
+
+static void matmul(decomp *d) { d_out(d, 0, matmul_of(d, d_tensor(d, 0), d_tensor(d, 1))); }
+
+alloy_value *nn_matmul(decomp *d, alloy_value *a, alloy_value *b) { return matmul_of(d, a, b); }
+
+/* linear(x, W, b) = x W^T + b; a batched x is flattened to one addmm. */
+static void linear(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
+  int r = d_rank(x);
+  if (d_rank(w) != 2 || r < 2) {
+    alloy_value *y = matmul_of(d, x, d_rank(w) == 2 ? nn_mT(d, w) : w);
+    d_out(d, 0, b ? D(d, "aten.add.Tensor", V(y), V(b)) : y);
+    return;
+  }
+  alloy_value *wt = nn_mT(d, w);
+  const alloy_dim *sx = d_shape(x);
+  alloy_value *x2 = x;
+  if (r > 2) {
+    alloy_dim folded[2] = {nn_prod(d, sx, r - 1), sx[r - 1]};
+    x2 = nn_reshape(d, x, folded, 2);
+  }
+  alloy_value *y =
+      b ? D(d, "aten.addmm.default", V(b), V(x2), V(wt)) : D(d, "aten.mm.default", V(x2), V(wt));
+  if (r > 2) {
+    alloy_dim shape[ALLOY_MAX_RANK];
+    memcpy(shape, sx, sizeof *shape * (size_t)(r - 1));
+    shape[r - 1] = d_shape(w)[0];
+    y = nn_view(d, y, shape, r);
+  }
+  d_out(d, 0, y);
+}
+
+/* alpha * P + beta * self, where beta == 0 ignores self (its NaNs too).
+ * PyTorch computes the whole in opmath; integer inputs take integer
+ * scalars. */
+static alloy_value *scaled_sum(decomp *d, alloy_value *self, alloy_value *p, int beta_at,
+                               int alpha_at) {
+  alloy_dtype t = d_dtype(p);
+  alloy_value *out = nn_scalar_is(d, alpha_at, t, 1)
+                         ? p
+                         : D(d, "aten.mul.Tensor", V(p), nn_scalar(d, alpha_at, t));
+  if (nn_scalar_is(d, beta_at, t, 0)) return out;
+  alloy_value *s = nn_scalar_is(d, beta_at, t, 1)
+                       ? self
+                       : D(d, "aten.mul.Tensor", V(self), nn_scalar(d, beta_at, t));
+  return D(d, "aten.add.Tensor", V(s), V(out));
+}
+
+/* addmv(self, A, x) = beta * self + alpha * (A x) */
+static void addmv(decomp *d) {
+  alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *x = d_tensor(d, 2);
+  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
+  alloy_value *p = D(d, "aten.mv.default", V(nn_to(d, a, c)), V(nn_to(d, x, c)));
+  alloy_value *r = scaled_sum(d, nn_to(d, self, c), p, 3, 4);
+  if (r && d_rank(r) != 1) {
+    alloy_dim n = d_shape(a)[0];
+    r = D(d, "aten.expand.default", V(r), d_dim_list(d, &n, 1));
+  }
+  d_out(d, 0, nn_to(d, r, t));
+}
+
+/* addr(self, u, v) = beta * self + alpha * outer(u, v) in the tensors'
+ * dtype, as PyTorch's reference; for bool tensors the products are ands
+ * and the sum an or. */
+static void addr(decomp *d) {
+  alloy_value *self = d_tensor(d, 0), *u = d_tensor(d, 1), *v = d_tensor(d, 2);
+  alloy_dtype t = d_dtype(self);
+  alloy_dim shape[2] = {d_shape(u)[0], d_shape(v)[0]};
+  alloy_value *r;
+  if (t == ALLOY_F16 || t == ALLOY_BF16) {
+    /* The native kernel reads beta and alpha in the tensor's dtype and
+     * rounds beta * self + (alpha * u) * v at every step. */
+    alloy_value *alpha = D(d, "aten.scalar_tensor.default", *d_arg(d, 4), DT(t));
+    alloy_value *au = D(d, "aten.mul.Tensor", V(alpha), V(u));
+    r = D(d, "aten.mul.Tensor", V(nn_unsqueeze(d, au, 1)), V(nn_unsqueeze(d, v, 0)));
+    if (!nn_scalar_is(d, 3, t, 0)) {
+      alloy_value *beta = D(d, "aten.scalar_tensor.default", *d_arg(d, 3), DT(t));
+      r = D(d, "aten.add.Tensor", V(D(d, "aten.mul.Tensor", V(beta), V(self))), V(r));
+    }
+  } else {
+    alloy_value *outer =
+        D(d, "aten.mul.Tensor", V(nn_unsqueeze(d, u, 1)), V(nn_unsqueeze(d, v, 0)));
+    if (t == ALLOY_BOOL) {
+      bool beta = d_float(d, 3) != 0, alpha = d_float(d, 4) != 0;
+      alloy_value *o =
+          alpha ? outer
+                : D(d, "aten.full.default", d_dim_list(d, shape, 2), B(false), DT(ALLOY_BOOL));
+      r = beta ? D(d, "aten.logical_or.default", V(self), V(o)) : o;
+    } else {
+      r = scaled_sum(d, self, outer, 3, 4);
+    }
+  }
+  if (r && d_rank(r) != 2) r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 2));
+  d_out(d, 0, r);
+}
+
+/* baddbmm(self, A, B) = beta * self + alpha * bmm(A, B), in opmath */
+static void baddbmm(decomp *d) {
+  alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *b = d_tensor(d, 2);
+  alloy_dtype t = d_dtype(self), c = nn_opmath(t);
+  alloy_value *p = D(d, "aten.bmm.default", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
+  alloy_value *r = scaled_sum(d, nn_to(d, self, c), p, 3, 4);
+  if (r && d_rank(r) != 3) {
+    alloy_dim shape[3] = {d_shape(a)[0], d_shape(a)[1], d_shape(b)[2]};
+    r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 3));
+  }
+  d_out(d, 0, nn_to(d, r, t));
+}
+
+/* addbmm(self, A, B) = beta * self + alpha * sum_b A_b B_b, in opmath.
+ * The native kernel adds one batch's product after the other to the
+ * result, rounding it to the dtype each time; for float16 and bfloat16
+ * (and a known, modest batch count) the rule does the same. */
+static void addbmm(decomp *d) {
+  alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *b = d_tensor(d, 2);
+  alloy_dtype t = d_dtype(self), c = nn_opmath(t);
+  alloy_dim nb = d_shape(a)[0];
+  alloy_value *p = D(d, "aten.bmm.default", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
+  alloy_value *r;
+  if (c != t && alloy_dim_is_const(nb) && nb.value >= 1 && nb.value <= 64) {
+    r = scaled_sum(d, nn_to(d, self, c), D(d, "aten.select.int", V(p), I(0), I(0)), 3, 4);
+    for (int64_t k = 1; k < nb.value; k++) {
+      alloy_value *pk = D(d, "aten.select.int", V(p), I(0), I(k));
+      if (!nn_scalar_is(d, 4, c, 1)) pk = D(d, "aten.mul.Tensor", V(pk), nn_scalar(d, 4, c));
+      r = D(d, "aten.add.Tensor", V(nn_to(d, nn_to(d, r, t), c)), V(pk));
+    }
+  } else {
+    r = scaled_sum(d, nn_to(d, self, c), D(d, "aten.sum.dim_IntList", V(p), LIST(I(0))), 3, 4);
+  }
+  if (r && d_rank(r) != 2) {
+    alloy_dim shape[2] = {d_shape(a)[1], d_shape(b)[2]};
+    r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 2));
+  }
+  d_out(d, 0, nn_to(d, r, t));
+}
+
+/* The input with size-1 dims inserted at the positions listed in arg ai. */
+static alloy_value *expanded_at(decomp *d, alloy_value *x, int ai) {
+  int64_t pos[ALLOY_MAX_RANK];
+  int n = d_ints(d, ai, pos, ALLOY_MAX_RANK);
+  bool at[ALLOY_MAX_RANK * 2] = {false};
+  for (int k = 0; k < n; k++)
+    if (pos[k] >= 0 && pos[k] < ALLOY_MAX_RANK * 2) at[pos[k]] = true;
+  for (int k = 0; x && k < ALLOY_MAX_RANK * 2; k++)
+    if (at[k]) x = nn_unsqueeze(d, x, k);
+  return x;
+}
+
+/* _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+ * sum over sumdim of i1 * i2 * i3, each given size-1 dims at its expand
+ * positions. In the native kernel's stages, each rounded to the dtype:
+ * i1 * i2 summed over the summed dims i3 lacks, times i3 summed over the
+ * rest (but unroll_dim), then added up along unroll_dim index by index. */
+static void trilinear(decomp *d) {
+  alloy_value *u1 = expanded_at(d, d_tensor(d, 0), 3), *u2 = expanded_at(d, d_tensor(d, 1), 4);
+  alloy_value *u3 = expanded_at(d, d_tensor(d, 2), 5);
+  int64_t sd[ALLOY_MAX_RANK], ex3[ALLOY_MAX_RANK];
+  int nsum = d_ints(d, 6, sd, ALLOY_MAX_RANK), nex3 = d_ints(d, 5, ex3, ALLOY_MAX_RANK);
+  int64_t unroll = d_int(d, 7);
+  if (d_failed(d) || !u1 || !u2 || !u3) return;
+  alloy_dtype t = d_dtype(alloy_node_output(d_node(d), 0)), c = nn_opmath(t);
+  int total = d_rank(u1);
+  int64_t s12[ALLOY_MAX_RANK], s23[ALLOY_MAX_RANK];
+  int n12 = 0, n23 = 0;
+  bool unroll_summed = false;
+  for (int k = 0; k < nsum; k++) {
+    bool lacks3 = false;
+    for (int e = 0; e < nex3; e++) lacks3 |= ex3[e] == sd[k];
+    if (sd[k] == unroll)
+      unroll_summed = true;
+    else if (lacks3)
+      s12[n12++] = sd[k];
+    else
+      s23[n23++] = sd[k];
+  }
+  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, u1, c)), V(nn_to(d, u2, c)));
+  if (n12)
+    p = nn_to(d, nn_to(d, D(d, "aten.sum.dim_IntList", V(p), d_int_list(d, s12, n12), B(true)), t),
+              c);
+  p = D(d, "aten.mul.Tensor", V(p), V(nn_to(d, u3, c)));
+  if (n23) p = D(d, "aten.sum.dim_IntList", V(p), d_int_list(d, s23, n23), B(true));
+  p = nn_to(d, p, t);
+  if (unroll_summed && p) {
+    alloy_dim un = d_shape(p)[d_wrap_dim(d, unroll, total)];
+    if (c != t && alloy_dim_is_const(un) && un.value >= 1 && un.value <= 64) {
+      alloy_value *acc = D(d, "aten.slice.Tensor", V(p), I(unroll), I(0), I(1));
+      for (int64_t k = 1; k < un.value; k++)
+        acc = D(d, "aten.add.Tensor", V(acc),
+                V(D(d, "aten.slice.Tensor", V(p), I(unroll), I(k), I(k + 1))));
+      p = acc;
+    } else {
+      p = D(d, "aten.sum.dim_IntList", V(p), LIST(I(unroll)), B(true));
+    }
+  }
+  if (nsum) p = D(d, "aten.squeeze.dims", V(p), d_int_list(d, sd, nsum));
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  if (p && !d_failed(d) && d_rank(p) == d_rank(want)) p = expand(d, p, d_shape(want), d_rank(want));
+  d_out(d, 0, p);
+}
+
+/* --- attention ------------------------------------------------------------------------*/
+
+/* key [..., Hk, S, E] -> [..., Hk * r, S, E], each head repeated r times
+ * in place (repeat_interleave on dim -3). */
+static alloy_value *repeat_heads(decomp *d, alloy_value *k, int64_t r) {
+  int n = d_rank(k);
+  const alloy_dim *s = d_shape(k);
+  alloy_dim big[ALLOY_MAX_RANK + 1], out[ALLOY_MAX_RANK];
+  memcpy(big, s, sizeof *big * (size_t)(n - 2));
+  big[n - 2] = alloy_dim_const(r);
+  big[n - 1] = s[n - 2];
+  big[n] = s[n - 1];
+  memcpy(out, s, sizeof *out * (size_t)n);
+  out[n - 3] = alloy_dim_mul(d_symtab(d), s[n - 3], alloy_dim_const(r));
+  alloy_value *e =
+      D(d, "aten.expand.default", V(nn_unsqueeze(d, k, n - 2)), d_dim_list(d, big, n + 1));
+  return nn_reshape(d, e, out, n);
+}
+
+/* The boolean mask as an additive one: 0 where attended, -inf elsewhere. */
+static alloy_value *additive_mask(decomp *d, alloy_value *mask, alloy_dtype t) {
+  alloy_value *zero = D(d, "aten.scalar_tensor.default", F(0), DT(t));
+  alloy_value *ninf = D(d, "aten.scalar_tensor.default", F(-INFINITY), DT(t));
+  return D(d, "aten.where.self", V(mask), V(zero), V(ninf));
+}
+
+/* softmax over the last dim, where a row that is -inf throughout gives 0
+ * instead of NaN (PyTorch's _safe_softmax). */
+static alloy_value *safe_softmax(decomp *d, alloy_value *x) {
+  if (!x) return NULL;
+  alloy_value *sm = D(d, "aten._softmax.default", V(x), I(-1), B(false));
+  alloy_value *top = D(d, "aten.amax.default", V(x), LIST(I(-1)), B(true));
+  alloy_value *dead = D(d, "aten.eq.Scalar", V(top), F(-INFINITY));
+  alloy_value *zero = D(d, "aten.scalar_tensor.default", F(0), DT(d_dtype(x)));
+  return D(d, "aten.where.self", V(dead), V(zero), V(sm));
+}
+
+/* softmax(q k^T * scale + mask) v, the scale split as sqrt(scale) on each
+ * of q and k as PyTorch's math reference does. */
+static void scaled_dot_product_attention(decomp *d) {
+  alloy_value *q = d_tensor(d, 0), *k = d_tensor(d, 1), *v = d_tensor(d, 2);
+  alloy_value *mask = d_tensor(d, 3);
+  if (d_float(d, 4) != 0) return d_decline(d, "dropout_p > 0 is random");
+  bool causal = d_bool(d, 5), gqa = d_bool(d, 7);
+  alloy_dtype t = d_dtype(q);
+  int rq = d_rank(q), rk = d_rank(k);
+  if (rq < 2 || rk < 2) return d_decline(d, "query and key must be at least 2-D");
+  if (causal && mask) {
+    d_fail(d, "is_causal with an explicit attn_mask");
+    return;
+  }
+  const alloy_dim *sq = d_shape(q), *sk = d_shape(k);
+  double scale;
+  if (!d_is_none(d, 6)) {
+    scale = d_float(d, 6);
+  } else {
+    if (!alloy_dim_is_const(sq[rq - 1])) return d_decline(d, "symbolic head size");
+    scale = 1.0 / sqrt((double)sq[rq - 1].value);
+  }
+  double sf = sqrt(fabs(scale));
+  if (gqa && rq >= 3 && rk >= 3) {
+    alloy_dim hq = sq[rq - 3], hk = sk[rk - 3], hv = d_shape(v)[d_rank(v) - 3];
+    if (!alloy_dim_is_const(hq) || !alloy_dim_is_const(hk) || !alloy_dim_is_const(hv)) {
+      if (!alloy_dim_same(hq, hk) || !alloy_dim_same(hq, hv))
+        return d_decline(d, "symbolic head counts for grouped-query attention");
+    } else {
+      if (hk.value && hq.value != hk.value) k = repeat_heads(d, k, hq.value / hk.value);
+      if (hv.value && hq.value != hv.value) v = repeat_heads(d, v, hq.value / hv.value);
+    }
+  }
+  if (causal) {
+    alloy_dim l = sq[rq - 2], s = sk[rk - 2];
+    alloy_value *rows = D(d, "aten.arange.start_step", I(0), SYM(l), I(1), DT(ALLOY_I64));
+    alloy_value *cols = D(d, "aten.arange.start_step", I(0), SYM(s), I(1), DT(ALLOY_I64));
+    mask = D(d, "aten.ge.Tensor", V(nn_unsqueeze(d, rows, 1)), V(nn_unsqueeze(d, cols, 0)));
+  }
+  if (mask && d_dtype(mask) == ALLOY_BOOL) mask = additive_mask(d, mask, t);
+  alloy_value *qs = D(d, "aten.mul.Tensor", V(q), F(scale < 0 ? -sf : sf));
+  alloy_value *kt = D(d, "aten.mul.Tensor", V(nn_mT(d, k)), F(sf));
+  alloy_value *attn = matmul_of(d, qs, kt);
+  if (mask) attn = nn_to(d, D(d, "aten.add.Tensor", V(attn), V(mask)), t);
+  d_out(d, 0, matmul_of(d, safe_softmax(d, attn), v));
+}
+
+/* --- normalization ----------------------------------------------------------------------*/
+
+static void layer_norm(decomp *d) {
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int n = d_dims(d, 1, shape, ALLOY_MAX_RANK);
+  alloy_value *w = d_tensor(d, 2), *b = d_tensor(d, 3);
+  d_out(d, 0,
+        D(d, "aten.native_layer_norm.default", V(d_tensor(d, 0)), d_dim_list(d, shape, n),
+          w ? V(w) : NONE, b ? V(b) : NONE, F(d_float(d, 4))));
+}
+
+/* Batch norm by its mode, as PyTorch dispatches it: training with running
+ * statistics updates them in place (_native_batch_norm_legit), evaluation
+ * reads them, no statistics at all normalizes by the batch's own. */
+static int batch_norm_of(decomp *d, alloy_value *x, alloy_value *w, alloy_value *b, alloy_value *rm,
+                         alloy_value *rv, bool training, double momentum, double eps,
+                         alloy_value **outs) {
+  alloy_arg aw = w ? V(w) : NONE, ab = b ? V(b) : NONE;
+  if (!rm && !rv)
+    return DN(d, "aten._native_batch_norm_legit.no_stats", outs, 3, V(x), aw, ab, B(training),
+              F(momentum), F(eps));
+  if (!rm || !rv) {
+    d_fail(d, "running_mean and running_var must both be given or both be None");
+    return 0;
+  }
+  if (training)
+    return DN(d, "aten._native_batch_norm_legit.default", outs, 3, V(x), aw, ab, V(rm), V(rv),
+              B(true), F(momentum), F(eps));
+  return DN(d, "aten._native_batch_norm_legit_no_training.default", outs, 3, V(x), aw, ab, V(rm),
+            V(rv), F(momentum), F(eps));
+}
+
+static void native_batch_norm(decomp *d) {
+  alloy_value *o[3] = {0};
+  if (batch_norm_of(d, d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3),
+                    d_tensor(d, 4), d_bool(d, 5), d_float(d, 6), d_float(d, 7), o) < 3)
+    return;
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+}
+
+/* batch_norm(input, weight, bias, running_mean, running_var, training,
+ * momentum, eps, cudnn_enabled) */
+static void batch_norm(decomp *d) {
+  alloy_value *o[3] = {0};
+  if (batch_norm_of(d, d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3),
+                    d_tensor(d, 4), d_bool(d, 5), d_float(d, 6), d_float(d, 7), o) < 3)
+    return;
+  d_out(d, 0, o[0]);
+}
+
+/* _batch_norm_with_update: training batch norm plus an empty reserve
+ * (cuDNN's workspace, none on other backends). */
+static void batch_norm_with_update(decomp *d) {
+  alloy_value *o[3] = {0};
+  if (batch_norm_of(d, d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3),
+                    d_tensor(d, 4), true, d_float(d, 5), d_float(d, 6), o) < 3)
+    return;
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+  d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
+}
+
+/* group_norm(x, G, w, b, eps) = native_group_norm over N, C, H*W... */
+static void group_norm(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 2), *b = d_tensor(d, 3);
+  int r = d_rank(x);
+  if (r < 2) return d_decline(d, "group_norm needs a batch and a channel dim");
+  const alloy_dim *s = d_shape(x);
+  d_out(d, 0,
+        D(d, "aten.native_group_norm.default", V(x), w ? V(w) : NONE, b ? V(b) : NONE, SYM(s[0]),
+          SYM(s[1]), SYM(nn_prod(d, s + 2, r - 2)), I(d_int(d, 1)), F(d_float(d, 4))));
+}
+
+/* Shapes [C] to broadcast against [N, C, *] of rank r. */
+static alloy_value *per_channel(decomp *d, alloy_value *c, int r) {
+  if (!c) return NULL;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  for (int i = 0; i < r - 1; i++) shape[i] = alloy_dim_const(1);
+  shape[0] = d_shape(c)[0];
+  return nn_view(d, c, shape, r - 1);
+}
+
+/* instance_norm: every (sample, channel) normalized by its own mean and
+ * biased variance over the spatial dims (use_input_stats), or by the
+ * running statistics. Updating the running statistics from the batch is
+ * not done here: the rule declines that. */
+static void instance_norm(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
+  alloy_value *rm = d_tensor(d, 3), *rv = d_tensor(d, 4);
+  bool use_input_stats = d_bool(d, 5);
+  double eps = d_float(d, 7);
+  int r = d_rank(x);
+  if (r < 3) return d_decline(d, "instance_norm needs [N, C, *]");
+  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  alloy_value *xc = nn_to(d, x, c), *mean, *rstd;
+  if (use_input_stats) {
+    if (rm || rv) return d_decline(d, "updating running statistics in place");
+    int64_t dims[ALLOY_MAX_RANK];
+    for (int i = 2; i < r; i++) dims[i - 2] = i;
+    alloy_value *var =
+        D(d, "aten.var.correction", V(xc), d_int_list(d, dims, r - 2), I(0), B(true));
+    mean = D(d, "aten.mean.dim", V(xc), d_int_list(d, dims, r - 2), B(true));
+    rstd = D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(var), F(eps))));
+  } else {
+    if (!rm || !rv) {
+      d_fail(d, "instance_norm without input stats needs running stats");
+      return;
+    }
+    mean = per_channel(d, nn_to(d, rm, c), r);
+    rstd = per_channel(
+        d, D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(nn_to(d, rv, c)), F(eps)))), r);
+  }
+  alloy_value *y = D(d, "aten.mul.Tensor", V(D(d, "aten.sub.Tensor", V(xc), V(mean))), V(rstd));
+  if (w) y = D(d, "aten.mul.Tensor", V(y), V(per_channel(d, w, r)));
+  if (b) y = D(d, "aten.add.Tensor", V(y), V(per_channel(d, b, r)));
+  d_out(d, 0, nn_to(d, y, t));
+}
+
+/* rms_norm(x) = x * rsqrt(mean(x^2 over the normalized dims) + eps) * w,
+ * in opmath; eps defaults to the opmath type's machine epsilon. */
+static void rms_norm(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 2);
+  alloy_dim ns[ALLOY_MAX_RANK];
+  int n = d_dims(d, 1, ns, ALLOY_MAX_RANK), r = d_rank(x);
+  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  double eps = d_is_none(d, 3) ? (c == ALLOY_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07)
+                               : d_float(d, 3);
+  int64_t dims[ALLOY_MAX_RANK];
+  for (int i = 0; i < n; i++) dims[i] = r - 1 - i;
+  alloy_value *xc = nn_to(d, x, c);
+  alloy_value *ms = D(d, "aten.mean.dim", V(D(d, "aten.mul.Tensor", V(xc), V(xc))),
+                      d_int_list(d, dims, n), B(true));
+  alloy_value *y = D(d, "aten.mul.Tensor", V(xc),
+                     V(D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(ms), F(eps))))));
+  if (w) y = D(d, "aten.mul.Tensor", V(y), V(w));
+  d_out(d, 0, nn_to(d, y, t));
+}
+
+/* --- convolution, pooling, dropout --------------------------------------------------------*/
+
+/* conv2d on [N, C, H, W], or on an unbatched [C, H, W] given a batch of one. */
+static void conv2d(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *b = d_tensor(d, 2);
+  bool unbatched = d_rank(x) == 3;
+  if (unbatched) x = nn_unsqueeze(d, x, 0);
+  alloy_dim st[2], pad[2], dil[2];
+  int ns = d_dims(d, 3, st, 2), np = d_dims(d, 4, pad, 2), nd = d_dims(d, 5, dil, 2);
+  if (ns == 1) st[1] = st[0];
+  if (np == 1) pad[1] = pad[0];
+  if (nd == 1) dil[1] = dil[0];
+  alloy_value *y = D(d, "aten.convolution.default", V(x), V(d_tensor(d, 1)), b ? V(b) : NONE,
+                     d_dim_list(d, st, 2), d_dim_list(d, pad, 2), d_dim_list(d, dil, 2), B(false),
+                     LIST(I(0), I(0)), SYM(d_dim(d, 6)));
+  d_out(d, 0, unbatched ? nn_squeeze(d, y, 0) : y);
+}
+
+static void max_pool2d(decomp *d) {
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.max_pool2d_with_indices.default", o, 2, V(d_tensor(d, 0)), *d_arg(d, 1),
+         *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4), *d_arg(d, 5)) < 2)
+    return;
+  d_out(d, 0, o[0]);
+}
+
+static void adaptive_avg_pool2d(decomp *d) {
+  d_out(d, 0, D(d, "aten._adaptive_avg_pool2d.default", V(d_tensor(d, 0)), *d_arg(d, 1)));
+}
+
+/* Evaluation dropout, or dropout with p == 0, passes its input through. */
+static void dropout(decomp *d) {
+  if (d_bool(d, 2) && d_float(d, 1) != 0) return d_decline(d, "training dropout is random");
+  d_out(d, 0, D(d, "aten.clone.default", V(d_tensor(d, 0))));
+}
 
 const decomp_rule decomp_rules_nn[] = {
+    {"aten.linear.default", linear, DECOMP_TO_CORE},
+    {"aten.matmul.default", matmul, DECOMP_TO_CORE},
+    {"aten.dot.default", dot, DECOMP_TO_CORE},
+    {"aten.vdot.default", vdot, DECOMP_TO_CORE},
+    {"aten.mv.default", mv, DECOMP_TO_CORE},
+    {"aten.addmv.default", addmv, DECOMP_TO_CORE},
+    {"aten.addr.default", addr, DECOMP_TO_CORE},
+    {"aten.baddbmm.default", baddbmm, DECOMP_TO_CORE},
+    {"aten.addbmm.default", addbmm, DECOMP_TO_CORE},
+    {"aten._trilinear.default", trilinear, DECOMP_TO_CORE},
+    {"aten.scaled_dot_product_attention.default", scaled_dot_product_attention, DECOMP_TO_CORE},
+    {"aten.layer_norm.default", layer_norm, DECOMP_TO_CORE},
+    {"aten.native_batch_norm.default", native_batch_norm, DECOMP_TO_CORE},
+    {"aten.batch_norm.default", batch_norm, DECOMP_TO_CORE},
+    {"aten._batch_norm_with_update.default", batch_norm_with_update, DECOMP_TO_CORE},
+    {"aten.group_norm.default", group_norm, DECOMP_TO_CORE},
+    {"aten.instance_norm.default", instance_norm, DECOMP_TO_CORE},
+    {"aten.rms_norm.default", rms_norm, DECOMP_TO_CORE},
+    {"aten.conv2d.default", conv2d, DECOMP_TO_CORE},
+    {"aten.max_pool2d.default", max_pool2d, DECOMP_TO_CORE},
+    {"aten.adaptive_avg_pool2d.default", adaptive_avg_pool2d, DECOMP_TO_CORE},
+    {"aten.dropout.default", dropout, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

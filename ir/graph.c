@@ -400,6 +400,27 @@ alloy_error *alloy_graph_add_node(alloy_graph *g, const alloy_op *op,
   return e;
 }
 
+alloy_error *alloy_graph_add_node_ordered(alloy_graph *g, const alloy_op *op,
+                                         const alloy_arg *args, int nargs, const char *name,
+                                         alloy_node **out) {
+  const alloy_schema *s = op->schema;
+  if (nargs > s->nargs || nargs > 64)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s: %d arguments given, the schema has %d",
+                           op->name, nargs, s->nargs);
+  alloy_arg pos[64], kw[64];
+  const char *kwnames[64];
+  int npos = 0, nkw = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (s->args[i].kwarg_only) {
+      kwnames[nkw] = s->args[i].name;
+      kw[nkw++] = args[i];
+    } else {
+      pos[npos++] = args[i];
+    }
+  }
+  return alloy_graph_add_node(g, op, pos, npos, kwnames, kw, nkw, name, out);
+}
+
 alloy_error *alloy_graph_set_outputs(alloy_graph *g, alloy_value *const *values,
                                      int n) {
   for (int i = 0; i < n; i++)

@@ -18,6 +18,12 @@ alloy_error *alloy_graph_append(alloy_graph *g, const alloy_op *op,
                                 alloy_node **out);
 alloy_error *alloy_graph_rename(alloy_graph *g, alloy_value *v,
                                 const char *name);
+/* alloy_graph_add_node with every argument given in schema order, the
+ * keyword-only ones by position too (passes build nodes this way); trailing
+ * ones left out take their defaults. name as for alloy_graph_add_node. */
+alloy_error *alloy_graph_add_node_ordered(alloy_graph *g, const alloy_op *op,
+                                         const alloy_arg *args, int nargs, const char *name,
+                                         alloy_node **out);
 /* "f32[s0, 3]", "SymInt": like snprintf. */
 size_t alloy_value_type_print(alloy_value_kind kind, alloy_dtype dtype,
                               const alloy_dim *shape, int rank, char *buf,

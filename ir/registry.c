@@ -22,10 +22,18 @@ extern const alloy_meta_entry alloy_meta_pointwise[], alloy_meta_reduce[],
     alloy_meta_shape[], alloy_meta_nn[], alloy_meta_index[],
     alloy_meta_linalg[], alloy_meta_factory[], alloy_meta_prims[],
     alloy_meta_misc[];
+extern const alloy_meta_entry alloy_meta_functional[];
+extern const alloy_meta_entry alloy_meta_shape_composite[];
+extern const alloy_meta_entry alloy_meta_activation[];
+extern const alloy_meta_entry alloy_meta_nn_composite[];
 static const alloy_meta_entry *const meta_tables[] = {
     alloy_meta_pointwise, alloy_meta_reduce,  alloy_meta_shape,
     alloy_meta_nn,        alloy_meta_index,   alloy_meta_linalg,
     alloy_meta_factory,   alloy_meta_prims,   alloy_meta_misc,
+    alloy_meta_functional,
+    alloy_meta_shape_composite,
+    alloy_meta_activation,
+    alloy_meta_nn_composite,
 };
 
 alloy_error *alloy_schema_parse_into(alloy_arena *arena, const char *text,

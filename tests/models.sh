@@ -78,6 +78,23 @@ if [ -d "$models" ]; then
                     --check "$io" --batch 1,2,7,64 ;;
     esac
   done
+  # ATen-level graphs: functionalized (squeezenet's relu_), decomposed where
+  # ref does not claim an op, or forced down to Core ATen or to prims.
+  for f in "$models"/*.aten.pt2; do
+    name=$(basename "$f" .pt2)
+    io="$models/${name%%.*}.io.safetensors"
+    check "run $name --check" "$alloy" run "$f" --inputs "$io" --check "$io"
+    check "run $name --decompose core --check" "$alloy" run "$f" --inputs "$io" --check "$io" \
+      --decompose core
+    check "run $name --decompose prims --check" "$alloy" run "$f" --inputs "$io" --check "$io" \
+      --decompose prims
+  done
+  for f in "$models"/*.dyn.core.pt2; do
+    name=$(basename "$f" .pt2)
+    io="$models/${name%%.*}.io.safetensors"
+    check "run $name --decompose prims at batch 1,7" "$alloy" run "$f" --inputs "$io" \
+      --check "$io" --decompose prims --batch 1,7
+  done
   for f in "$models"/*.pt2; do
     check "check $(basename "$f")" "$alloy" check "$f"
   done

@@ -42,6 +42,13 @@ if [ -f "$golden/ops/ops.jsonl" ]; then
     --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt
   run_suite "golden ops, reference backend" "$build/bin/alloy" conform --backend ref \
     --golden "$golden/ops" --known-failures conformance/ref_known_failures.txt
+  # Every rule checked on data: each case's op decomposed before it runs.
+  run_suite "golden ops, reference backend, decomposed to Core ATen" "$build/bin/alloy" conform \
+    --backend ref --golden "$golden/ops" --decompose core \
+    --known-failures conformance/ref_known_failures.txt
+  run_suite "golden ops, reference backend, decomposed to prims" "$build/bin/alloy" conform \
+    --backend ref --golden "$golden/ops" --decompose prims \
+    --known-failures conformance/ref_prims_known_failures.txt
 else
   echo "== golden ops, meta and reference backends"
   echo "the golden corpus is missing: expected $golden/ops/ops.jsonl (../shared beside the clone): counted as 1 failure"

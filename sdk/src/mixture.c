@@ -436,9 +436,13 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs) {
   int nin = alloy_graph_num_inputs(m->graph), nout = alloy_graph_num_outputs(m->graph);
-  if (num_inputs != nin || num_outputs != nout)
+  /* The mutation outputs functionalization appends may be left out. */
+  int need = nout;
+  while (need > 0 && alloy_graph_output_role(m->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
+  if (num_inputs != nin || num_outputs < need || num_outputs > nout)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
-                           "the graph has %d inputs and %d outputs; %d and %d given", nin, nout,
+                           "the graph has %d inputs and %d outputs (%d of them input mutations "
+                           "that may be left out); %d and %d given", nin, nout, nout - need,
                            num_inputs, num_outputs);
   plan *p;
   alloy_error *e = plan_for(m, inputs, nin, &p);
@@ -478,7 +482,7 @@ alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs
           program_drop_output(p->parts[r].prog, k);
         }
   }
-  for (int k = 0; k < nout && !e; k++) {
+  for (int k = 0; k < num_outputs && !e; k++) {
     source s = p->outputs[k];
     outputs[k] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
   }

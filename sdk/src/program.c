@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "decompositions/decomp.h"
+#include "decompositions/functionalize.h"
 #include "sdk/src/runtime_internal.h"
 
 /* One compiled graph: the program's own, or a specialization of it. */
@@ -141,16 +142,21 @@ static bool claims_accept(const alloy_graph *g, int i, void *ctx) {
   return false;
 }
 
-alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g,
+alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g0,
                            alloy_decompose_level level, alloy_graph **out) {
-  alloy_graph *forced = NULL;
-  alloy_error *e = NULL;
+  /* No mutation and no aliasing from here on (decompositions/functionalize.c). */
+  alloy_graph *g = NULL, *forced = NULL;
+  alloy_error *e = alloy_functionalize(g0, &g);
+  if (e) return alloy_error_wrap(e, "functionalizing");
   if (level != ALLOY_DECOMPOSE_AUTO) {
     decomp_options fo = {.accept = level == ALLOY_DECOMPOSE_PRIMS ? decomp_accept_prims
                                                                   : decomp_accept_core};
     e = alloy_decompose(g, &fo, &forced, NULL, NULL);
-    if (e) return alloy_error_wrap(e, "decomposing to %s",
-                                   level == ALLOY_DECOMPOSE_PRIMS ? "prims" : "Core ATen");
+    if (e) {
+      alloy_graph_free(g);
+      return alloy_error_wrap(e, "decomposing to %s",
+                              level == ALLOY_DECOMPOSE_PRIMS ? "prims" : "Core ATen");
+    }
   }
   claim_ctx each[16] = {{0}};
   if (nrows > 16) nrows = 16;
@@ -161,15 +167,24 @@ alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_gra
   e = alloy_decompose(forced ? forced : g, &ao, out, NULL, &why);
   for (int b = 0; b < nrows; b++) free(each[b].claimed);
   alloy_graph_free(forced);
-  if (!e && nrows == 1) {
-    e = claim_all(rows[0], *out);
-    if (e && why) e = alloy_error_wrap(e, "%s; the first that could not be decomposed: %s",
-                                       "some nodes remain unclaimed", why);
+  if (!e && nrows == 1 && (e = claim_all(rows[0], *out))) {
+    /* Name the node of the graph as given, not a piece of its
+     * decomposition, and say where decomposing it stopped. */
+    alloy_error *orig = claim_all(rows[0], g);
+    if (orig) {
+      alloy_error_free(e);
+      e = alloy_error_new(alloy_error_code_of(orig), "%s; decomposing did not help: %s",
+                          alloy_error_message(orig), why ? why : "no rule applies");
+      alloy_error_free(orig);
+    } else if (why) {
+      e = alloy_error_wrap(e, "the first piece that could not be decomposed: %s", why);
+    }
     if (e) {
       alloy_graph_free(*out);
       *out = NULL;
     }
   }
+  alloy_graph_free(g);
   free(why);
   return e;
 }
@@ -396,9 +411,13 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
   const alloy_plugin_api *api = p->be->api;
   alloy_backend *be = p->be->be;
   int nin = alloy_graph_num_inputs(p->graph), nout = alloy_graph_num_outputs(p->graph);
-  if (num_outputs != nout)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d outputs; %d given", nout,
-                           num_outputs);
+  /* The mutation outputs functionalization appends may be left out. */
+  int need = nout;
+  while (need > 0 && alloy_graph_output_role(p->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
+  if (num_outputs < need || num_outputs > nout)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "the graph has %d outputs (the last %d of them input mutations that "
+                           "may be left out); %d given", nout, nout - need, num_outputs);
   alloy_error *ce = check_inputs(p, inputs, num_inputs);
   if (ce) return ce;
   compiled *c = &p->base;
@@ -491,6 +510,7 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
     }
     int64_t *sizes = &p->out_sizes[k * ALLOY_MAX_RANK];
     memcpy(sizes, t->sizes, sizeof *sizes * ALLOY_MAX_RANK);
+    if (k >= num_outputs) continue;
     outputs[k].dtype = alloy_value_dtype(v);
     outputs[k].rank = alloy_value_rank(v);
     outputs[k].sizes = sizes;

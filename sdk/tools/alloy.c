@@ -19,7 +19,7 @@ static int usage(FILE *f) {
           "usage: alloy <command> [args]\n"
           "  backends                          list found backends: name, version, ABI, devices, status\n"
           "  ops [--level aten|core|prims]     the op set, with schemas\n"
-          "  ops --decomp-coverage [--table FILE]\n"
+          "  ops --decomp-coverage [--table FILE] [-v]\n"
           "                                    how much of PyTorch's decomposition table Alloy\n"
           "                                    decomposes, and how many core ops reach prims\n"
           "  check FILE.air                    parse, verify, print with inferred shapes\n"
@@ -42,7 +42,7 @@ static int usage(FILE *f) {
 /* `alloy ops --decomp-coverage`: the overloads of PyTorch's default
  * core_aten_decompositions() table (one per line, its first column) that
  * Alloy has a rule for, and the core ops that have a rule down to prims. */
-static int decomp_coverage(const char *table) {
+static int decomp_coverage(const char *table, bool list) {
   FILE *f = fopen(table, "r");
   if (!f) {
     fprintf(stderr, "alloy ops: cannot read %s (PyTorch's decomposition table, in ../shared/reference; "
@@ -73,15 +73,20 @@ static int decomp_coverage(const char *table) {
          registered, covered);
   printf("core ops: %d, %d with a rule down to prims\n", core, to_prims);
   printf("rules: %d\n", decomp_rule_count());
+  if (list)
+    for (int i = 0; i < decomp_rule_count(); i++)
+      printf("  %-48s %s\n", decomp_rule_at(i)->op,
+             decomp_rule_at(i)->level == DECOMP_TO_PRIMS ? "to prims" : "to core");
   return 0;
 }
 
 static int cmd_ops(int argc, char **argv) {
   const char *level = "aten", *table = "../shared/reference/core_aten_decomp_table.tsv";
-  bool coverage = false;
+  bool coverage = false, list = false;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--level") && i + 1 < argc) level = argv[++i];
     else if (!strcmp(argv[i], "--decomp-coverage")) coverage = true;
+    else if (!strcmp(argv[i], "-v")) list = true;
     else if (!strcmp(argv[i], "--table") && i + 1 < argc) table = argv[++i];
     else return usage(stderr);
   }
@@ -92,7 +97,7 @@ static int cmd_ops(int argc, char **argv) {
       alloy_error_free(e);
       return 1;
     }
-    return decomp_coverage(table);
+    return decomp_coverage(table, list);
   }
   if (strcmp(level, "aten") && strcmp(level, "core") && strcmp(level, "prims")) {
     fprintf(stderr, "alloy ops: unknown level '%s' (aten, core or prims)\n", level);

@@ -130,7 +130,10 @@ alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *in
  * disagreeing with the graph is an error naming the input and dim). outputs:
  * the caller passes num_outputs structs; each gets dtype, rank, sizes and
  * data allocated by the runtime, owned by the program until the next run or
- * its release. */
+ * its release. The program's graph (alloy_program_graph) may end with
+ * outputs that functionalization added for mutated inputs (roles
+ * ALLOY_OUTPUT_INPUT_MUTATION, ALLOY_OUTPUT_BUFFER_MUTATION): num_outputs may
+ * stop before them. */
 alloy_error *alloy_program_run(alloy_program *p,
                                const alloy_host_tensor *inputs,
                                int num_inputs, alloy_host_tensor *outputs,

@@ -1,0 +1,25 @@
+/*
+ * decompositions/rules_nn_util.h: small builders shared by the rules of
+ * rules_nn.c and rules_nn_2.c (defined in rules_nn.c).
+ */
+#ifndef ALLOY_DECOMP_RULES_NN_UTIL_H
+#define ALLOY_DECOMP_RULES_NN_UTIL_H
+
+#include "decompositions/decomp.h"
+
+alloy_value *nn_view(decomp *d, alloy_value *x, const alloy_dim *shape, int n);
+alloy_value *nn_reshape(decomp *d, alloy_value *x, const alloy_dim *shape, int n);
+alloy_value *nn_to(decomp *d, alloy_value *x, alloy_dtype t); /* x itself when already t */
+alloy_dtype nn_opmath(alloy_dtype t);                         /* f16, bf16 -> f32 */
+alloy_value *nn_mT(decomp *d, alloy_value *x);                /* swap the last two dims */
+alloy_dim nn_prod(decomp *d, const alloy_dim *dims, int n);
+alloy_value *nn_unsqueeze(decomp *d, alloy_value *x, int dim);
+alloy_value *nn_squeeze(decomp *d, alloy_value *x, int dim);
+alloy_value *nn_sum_all(decomp *d, alloy_value *x);                /* in x's dtype */
+alloy_value *nn_matmul(decomp *d, alloy_value *a, alloy_value *b); /* matmul's decomposition */
+/* Scalar argument i as used with a tensor of dtype t (floats truncated for
+ * integer tensors), and whether it is exactly n. */
+alloy_arg nn_scalar(decomp *d, int i, alloy_dtype t);
+bool nn_scalar_is(decomp *d, int i, alloy_dtype t, double n);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * ir/meta_activation.c: shape functions of the activation ops that the
+ * decomposition rules of decompositions/rules_activation.c need and that
+ * were not registered: softmax.int (the public softmax, with its optional
+ * dtype) and selu.
+ */
+#include "ir/meta.h"
+
+/* softmax.int(self, dim, dtype): self's shape, in dtype when given. The
+ * result is computed in floating point, so an integer result is refused as
+ * PyTorch's kernel refuses it. */
+static alloy_error *meta_softmax_int(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  int64_t dim;
+  int d;
+  alloy_error *e = meta_int(m, 1, &dim);
+  if (e || (e = meta_wrap_dim(m, 1, dim, x->rank, &d))) return e;
+  alloy_dtype t = meta_dtype_or(m, 2, x->dtype);
+  if (!alloy_dtype_is_float(t) && !alloy_dtype_is_complex(t))
+    return meta_error(m, "softmax is computed in floating point: got %s (pass "
+                         "dtype= to convert)",
+                      alloy_dtype_name(t));
+  return meta_out_like(m, 0, x, t);
+}
+
+/* selu(self): elementwise on a floating-point self, as elu is. */
+static alloy_error *meta_selu(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (!alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "\"elu\" not implemented for '%s'", alloy_dtype_name(x->dtype));
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+const alloy_meta_entry alloy_meta_activation[] = {
+    {"aten.softmax.int", meta_softmax_int, 0},
+    {"aten.selu.default", meta_selu, 0},
+    {NULL, NULL, 0},
+};
