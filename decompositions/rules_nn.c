@@ -45,14 +45,6 @@ static alloy_value *expand(decomp *d, alloy_value *x, const alloy_dim *shape, in
   return D(d, "aten.expand.default", V(x), d_dim_list(d, shape, n));
 }
 
-alloy_value *nn_to(decomp *d, alloy_value *x, alloy_dtype t) {
-  if (!x || d_dtype(x) == t) return x;
-  return D(d, "aten._to_copy.default", V(x), DT(t));
-}
-
-/* float16 and bfloat16 compute in float32, as PyTorch's opmath does. */
-alloy_dtype nn_opmath(alloy_dtype t) { return t == ALLOY_F16 || t == ALLOY_BF16 ? ALLOY_F32 : t; }
-
 /* Swaps the last two dims (a matrix transpose of every batch item). */
 alloy_value *nn_mT(decomp *d, alloy_value *x) {
   if (!x) return NULL;
@@ -110,10 +102,10 @@ bool nn_scalar_is(decomp *d, int i, alloy_dtype t, double n) {
  * (products rounded to float16 one by one would lose what they keep). */
 static void dot(decomp *d) {
   alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
-  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(a), c = d_opmath(t);
   if (alloy_dtype_is_complex(t)) return d_decline(d, "complex dot");
-  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
-  d_out(d, 0, nn_to(d, nn_sum_all(d, p), t));
+  alloy_value *p = D(d, "aten.mul.Tensor", V(d_to(d, a, c)), V(d_to(d, b, c)));
+  d_out(d, 0, d_to(d, nn_sum_all(d, p), t));
 }
 
 /* vdot(a, b) = dot(conj(a), b), the same as dot for real tensors */
@@ -125,10 +117,10 @@ static void vdot(decomp *d) {
 /* mv(A, x)_i = sum_j A_ij x_j, in opmath */
 static void mv(decomp *d) {
   alloy_value *a = d_tensor(d, 0), *x = d_tensor(d, 1);
-  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
-  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, a, c)), V(nn_to(d, x, c)));
+  alloy_dtype t = d_dtype(a), c = d_opmath(t);
+  alloy_value *p = D(d, "aten.mul.Tensor", V(d_to(d, a, c)), V(d_to(d, x, c)));
   p = D(d, "aten.sum.dim_IntList", V(p), LIST(I(1)), B(false), DT(c));
-  d_out(d, 0, nn_to(d, p, t));
+  d_out(d, 0, d_to(d, p, t));
 }
 
 /* matmul by the ranks of its operands, as PyTorch's: vector and matrix
@@ -252,14 +244,14 @@ static alloy_value *scaled_sum(decomp *d, alloy_value *self, alloy_value *p, int
 /* addmv(self, A, x) = beta * self + alpha * (A x) */
 static void addmv(decomp *d) {
   alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *x = d_tensor(d, 2);
-  alloy_dtype t = d_dtype(a), c = nn_opmath(t);
-  alloy_value *p = D(d, "aten.mv.default", V(nn_to(d, a, c)), V(nn_to(d, x, c)));
-  alloy_value *r = scaled_sum(d, nn_to(d, self, c), p, 3, 4);
+  alloy_dtype t = d_dtype(a), c = d_opmath(t);
+  alloy_value *p = D(d, "aten.mv.default", V(d_to(d, a, c)), V(d_to(d, x, c)));
+  alloy_value *r = scaled_sum(d, d_to(d, self, c), p, 3, 4);
   if (r && d_rank(r) != 1) {
     alloy_dim n = d_shape(a)[0];
     r = D(d, "aten.expand.default", V(r), d_dim_list(d, &n, 1));
   }
-  d_out(d, 0, nn_to(d, r, t));
+  d_out(d, 0, d_to(d, r, t));
 }
 
 /* addr(self, u, v) = beta * self + alpha * outer(u, v) in the tensors'
@@ -300,14 +292,14 @@ static void addr(decomp *d) {
 /* baddbmm(self, A, B) = beta * self + alpha * bmm(A, B), in opmath */
 static void baddbmm(decomp *d) {
   alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *b = d_tensor(d, 2);
-  alloy_dtype t = d_dtype(self), c = nn_opmath(t);
-  alloy_value *p = D(d, "aten.bmm.default", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
-  alloy_value *r = scaled_sum(d, nn_to(d, self, c), p, 3, 4);
+  alloy_dtype t = d_dtype(self), c = d_opmath(t);
+  alloy_value *p = D(d, "aten.bmm.default", V(d_to(d, a, c)), V(d_to(d, b, c)));
+  alloy_value *r = scaled_sum(d, d_to(d, self, c), p, 3, 4);
   if (r && d_rank(r) != 3) {
     alloy_dim shape[3] = {d_shape(a)[0], d_shape(a)[1], d_shape(b)[2]};
     r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 3));
   }
-  d_out(d, 0, nn_to(d, r, t));
+  d_out(d, 0, d_to(d, r, t));
 }
 
 /* addbmm(self, A, B) = beta * self + alpha * sum_b A_b B_b, in opmath.
@@ -316,25 +308,25 @@ static void baddbmm(decomp *d) {
  * (and a known, modest batch count) the rule does the same. */
 static void addbmm(decomp *d) {
   alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *b = d_tensor(d, 2);
-  alloy_dtype t = d_dtype(self), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(self), c = d_opmath(t);
   alloy_dim nb = d_shape(a)[0];
-  alloy_value *p = D(d, "aten.bmm.default", V(nn_to(d, a, c)), V(nn_to(d, b, c)));
+  alloy_value *p = D(d, "aten.bmm.default", V(d_to(d, a, c)), V(d_to(d, b, c)));
   alloy_value *r;
   if (c != t && alloy_dim_is_const(nb) && nb.value >= 1 && nb.value <= 64) {
-    r = scaled_sum(d, nn_to(d, self, c), D(d, "aten.select.int", V(p), I(0), I(0)), 3, 4);
+    r = scaled_sum(d, d_to(d, self, c), D(d, "aten.select.int", V(p), I(0), I(0)), 3, 4);
     for (int64_t k = 1; k < nb.value; k++) {
       alloy_value *pk = D(d, "aten.select.int", V(p), I(0), I(k));
       if (!nn_scalar_is(d, 4, c, 1)) pk = D(d, "aten.mul.Tensor", V(pk), nn_scalar(d, 4, c));
-      r = D(d, "aten.add.Tensor", V(nn_to(d, nn_to(d, r, t), c)), V(pk));
+      r = D(d, "aten.add.Tensor", V(d_to(d, d_to(d, r, t), c)), V(pk));
     }
   } else {
-    r = scaled_sum(d, nn_to(d, self, c), D(d, "aten.sum.dim_IntList", V(p), LIST(I(0))), 3, 4);
+    r = scaled_sum(d, d_to(d, self, c), D(d, "aten.sum.dim_IntList", V(p), LIST(I(0))), 3, 4);
   }
   if (r && d_rank(r) != 2) {
     alloy_dim shape[2] = {d_shape(a)[1], d_shape(b)[2]};
     r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 2));
   }
-  d_out(d, 0, nn_to(d, r, t));
+  d_out(d, 0, d_to(d, r, t));
 }
 
 /* The input with size-1 dims inserted at the positions listed in arg ai. */
@@ -361,7 +353,7 @@ static void trilinear(decomp *d) {
   int nsum = d_ints(d, 6, sd, ALLOY_MAX_RANK), nex3 = d_ints(d, 5, ex3, ALLOY_MAX_RANK);
   int64_t unroll = d_int(d, 7);
   if (d_failed(d) || !u1 || !u2 || !u3) return;
-  alloy_dtype t = d_dtype(alloy_node_output(d_node(d), 0)), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(alloy_node_output(d_node(d), 0)), c = d_opmath(t);
   int total = d_rank(u1);
   int64_t s12[ALLOY_MAX_RANK], s23[ALLOY_MAX_RANK];
   int n12 = 0, n23 = 0;
@@ -376,13 +368,13 @@ static void trilinear(decomp *d) {
     else
       s23[n23++] = sd[k];
   }
-  alloy_value *p = D(d, "aten.mul.Tensor", V(nn_to(d, u1, c)), V(nn_to(d, u2, c)));
+  alloy_value *p = D(d, "aten.mul.Tensor", V(d_to(d, u1, c)), V(d_to(d, u2, c)));
   if (n12)
-    p = nn_to(d, nn_to(d, D(d, "aten.sum.dim_IntList", V(p), d_int_list(d, s12, n12), B(true)), t),
+    p = d_to(d, d_to(d, D(d, "aten.sum.dim_IntList", V(p), d_int_list(d, s12, n12), B(true)), t),
               c);
-  p = D(d, "aten.mul.Tensor", V(p), V(nn_to(d, u3, c)));
+  p = D(d, "aten.mul.Tensor", V(p), V(d_to(d, u3, c)));
   if (n23) p = D(d, "aten.sum.dim_IntList", V(p), d_int_list(d, s23, n23), B(true));
-  p = nn_to(d, p, t);
+  p = d_to(d, p, t);
   if (unroll_summed && p) {
     alloy_dim un = d_shape(p)[d_wrap_dim(d, unroll, total)];
     if (c != t && alloy_dim_is_const(un) && un.value >= 1 && un.value <= 64) {
@@ -481,7 +473,7 @@ static void scaled_dot_product_attention(decomp *d) {
   alloy_value *qs = D(d, "aten.mul.Tensor", V(q), F(scale < 0 ? -sf : sf));
   alloy_value *kt = D(d, "aten.mul.Tensor", V(nn_mT(d, k)), F(sf));
   alloy_value *attn = matmul_of(d, qs, kt);
-  if (mask) attn = nn_to(d, D(d, "aten.add.Tensor", V(attn), V(mask)), t);
+  if (mask) attn = d_to(d, D(d, "aten.add.Tensor", V(attn), V(mask)), t);
   d_out(d, 0, matmul_of(d, safe_softmax(d, attn), v));
 }
 
@@ -577,8 +569,8 @@ static void instance_norm(decomp *d) {
   double eps = d_float(d, 7);
   int r = d_rank(x);
   if (r < 3) return d_decline(d, "instance_norm needs [N, C, *]");
-  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
-  alloy_value *xc = nn_to(d, x, c), *mean, *rstd;
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
+  alloy_value *xc = d_to(d, x, c), *mean, *rstd;
   if (use_input_stats) {
     if (rm || rv) return d_decline(d, "updating running statistics in place");
     int64_t dims[ALLOY_MAX_RANK];
@@ -592,14 +584,14 @@ static void instance_norm(decomp *d) {
       d_fail(d, "instance_norm without input stats needs running stats");
       return;
     }
-    mean = per_channel(d, nn_to(d, rm, c), r);
+    mean = per_channel(d, d_to(d, rm, c), r);
     rstd = per_channel(
-        d, D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(nn_to(d, rv, c)), F(eps)))), r);
+        d, D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(d_to(d, rv, c)), F(eps)))), r);
   }
   alloy_value *y = D(d, "aten.mul.Tensor", V(D(d, "aten.sub.Tensor", V(xc), V(mean))), V(rstd));
   if (w) y = D(d, "aten.mul.Tensor", V(y), V(per_channel(d, w, r)));
   if (b) y = D(d, "aten.add.Tensor", V(y), V(per_channel(d, b, r)));
-  d_out(d, 0, nn_to(d, y, t));
+  d_out(d, 0, d_to(d, y, t));
 }
 
 /* rms_norm(x) = x * rsqrt(mean(x^2 over the normalized dims) + eps) * w,
@@ -608,18 +600,18 @@ static void rms_norm(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 2);
   alloy_dim ns[ALLOY_MAX_RANK];
   int n = d_dims(d, 1, ns, ALLOY_MAX_RANK), r = d_rank(x);
-  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
   double eps = d_is_none(d, 3) ? (c == ALLOY_F64 ? 2.220446049250313e-16 : 1.1920928955078125e-07)
                                : d_float(d, 3);
   int64_t dims[ALLOY_MAX_RANK];
   for (int i = 0; i < n; i++) dims[i] = r - 1 - i;
-  alloy_value *xc = nn_to(d, x, c);
+  alloy_value *xc = d_to(d, x, c);
   alloy_value *ms = D(d, "aten.mean.dim", V(D(d, "aten.mul.Tensor", V(xc), V(xc))),
                       d_int_list(d, dims, n), B(true));
   alloy_value *y = D(d, "aten.mul.Tensor", V(xc),
                      V(D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(ms), F(eps))))));
   if (w) y = D(d, "aten.mul.Tensor", V(y), V(w));
-  d_out(d, 0, nn_to(d, y, t));
+  d_out(d, 0, d_to(d, y, t));
 }
 
 /* --- convolution, pooling, dropout --------------------------------------------------------*/

@@ -56,24 +56,24 @@ static alloy_dtype out_dtype(decomp *d) { return d_dtype(alloy_node_output(d_nod
 
 /* mse_loss = reduce((x - y)^2) */
 static void mse_loss(decomp *d) {
-  alloy_dtype t = out_dtype(d), c = nn_opmath(t);
-  alloy_value *z = sub(d, nn_to(d, d_tensor(d, 0), c), nn_to(d, d_tensor(d, 1), c));
+  alloy_dtype t = out_dtype(d), c = d_opmath(t);
+  alloy_value *z = sub(d, d_to(d, d_tensor(d, 0), c), d_to(d, d_tensor(d, 1), c));
   z = D(d, "aten.pow.Tensor_Scalar", V(z), I(2));
-  d_out(d, 0, nn_to(d, reduce_loss(d, z, d_int(d, 2)), t));
+  d_out(d, 0, d_to(d, reduce_loss(d, z, d_int(d, 2)), t));
 }
 
 /* smooth_l1_loss: z = |x - y|; 0.5 z^2 / beta below beta, z - beta / 2 above */
 static void smooth_l1_loss(decomp *d) {
-  alloy_dtype t = out_dtype(d), c = nn_opmath(t);
+  alloy_dtype t = out_dtype(d), c = d_opmath(t);
   double beta = d_float(d, 3);
   alloy_value *z =
-      D(d, "aten.abs.default", V(sub(d, nn_to(d, d_tensor(d, 0), c), nn_to(d, d_tensor(d, 1), c))));
+      D(d, "aten.abs.default", V(sub(d, d_to(d, d_tensor(d, 0), c), d_to(d, d_tensor(d, 1), c))));
   alloy_value *quad =
       D(d, "aten.div.Tensor", V(mulf(d, D(d, "aten.pow.Tensor_Scalar", V(z), I(2)), 0.5)), F(beta));
   alloy_value *lin = D(d, "aten.sub.Tensor", V(z), F(0.5 * beta));
   alloy_value *loss =
       D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(z), F(beta))), V(quad), V(lin));
-  d_out(d, 0, nn_to(d, reduce_loss(d, loss, d_int(d, 2)), t));
+  d_out(d, 0, d_to(d, reduce_loss(d, loss, d_int(d, 2)), t));
 }
 
 /* huber_loss: z = |x - y|; z^2 / 2 below delta, delta (z - delta / 2) above */
@@ -90,15 +90,15 @@ static void huber_loss(decomp *d) {
 /* binary_cross_entropy = reduce(w * ((y - 1) max(log(1 - x), -100)
  *                                    - y max(log(x), -100))) */
 static void binary_cross_entropy(decomp *d) {
-  alloy_dtype t = out_dtype(d), c = nn_opmath(t);
-  alloy_value *x = nn_to(d, d_tensor(d, 0), c), *y = nn_to(d, d_tensor(d, 1), c);
+  alloy_dtype t = out_dtype(d), c = d_opmath(t);
+  alloy_value *x = d_to(d, d_tensor(d, 0), c), *y = d_to(d, d_tensor(d, 1), c);
   alloy_value *w = d_tensor(d, 2);
   alloy_value *log1mx =
       D(d, "aten.clamp.default", V(D(d, "aten.log1p.default", V(neg(d, x)))), F(-100));
   alloy_value *logx = D(d, "aten.clamp.default", V(D(d, "aten.log.default", V(x))), F(-100));
   alloy_value *loss = sub(d, mul(d, D(d, "aten.sub.Tensor", V(y), I(1)), log1mx), mul(d, y, logx));
-  if (w) loss = mul(d, loss, nn_to(d, w, c));
-  d_out(d, 0, nn_to(d, reduce_loss(d, loss, d_int(d, 3)), t));
+  if (w) loss = mul(d, loss, d_to(d, w, c));
+  d_out(d, 0, d_to(d, reduce_loss(d, loss, d_int(d, 3)), t));
 }
 
 /* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x| */
@@ -113,7 +113,7 @@ static alloy_value *log_sigmoid(decomp *d, alloy_value *x) {
 static void binary_cross_entropy_with_logits(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *y = d_tensor(d, 1), *w = d_tensor(d, 2), *pw = d_tensor(d, 3);
   alloy_dtype t = out_dtype(d);
-  alloy_value *ls = nn_to(d, log_sigmoid(d, nn_to(d, x, nn_opmath(t))), t);
+  alloy_value *ls = d_to(d, log_sigmoid(d, d_to(d, x, d_opmath(t))), t);
   if (pw)
     ls = mul(d, ls,
              D(d, "aten.add.Tensor", V(mul(d, D(d, "aten.sub.Tensor", V(pw), I(1)), y)), I(1)));
@@ -170,7 +170,7 @@ static void nll(decomp *d, alloy_value *x, alloy_value *target, alloy_value *w, 
     alloy_value *ws = nn_squeeze(d, D(d, "aten.gather.default", V(we), I(cd), V(safe1)), cd);
     *total = sum_all(d, D(d, "aten.where.self", V(keep), V(ws), I(0)));
   } else {
-    *total = nn_to(d, sum_all(d, keep), t);
+    *total = d_to(d, sum_all(d, keep), t);
   }
   if (reduction == REDUCE_SUM)
     res = sum_all(d, res);
@@ -324,7 +324,7 @@ static void multilabel_margin_loss_forward(decomp *d) {
   const alloy_value *want = alloy_node_output(d_node(d), 0);
   if (res && d_rank(res) != d_rank(want)) res = nn_view(d, res, d_shape(want), d_rank(want));
   d_out(d, 0, res);
-  d_out(d, 1, nn_view(d, nn_to(d, is_target, d_dtype(x)), d_shape(want_t), d_rank(want_t)));
+  d_out(d, 1, nn_view(d, d_to(d, is_target, d_dtype(x)), d_shape(want_t), d_rank(want_t)));
 }
 
 /* --- padding -----------------------------------------------------------------------*/
@@ -520,7 +520,7 @@ static alloy_value *nearest_index(decomp *d, alloy_dim isize, alloy_dim osize, b
   }
   alloy_value *o = D(d, "aten.arange.start_step", I(0), SYM(osize), I(1), DT(ALLOY_F32));
   if (exact) o = D(d, "aten.add.Tensor", V(o), F(0.5));
-  alloy_value *idx = nn_to(d, D(d, "aten.floor.default", V(mulf(d, o, ratio))), ALLOY_I64);
+  alloy_value *idx = d_to(d, D(d, "aten.floor.default", V(mulf(d, o, ratio))), ALLOY_I64);
   /* Cannot pass the end: the input index is below isize. */
   return D(d, "aten.clamp.default", V(idx), NONE,
            SYM(alloy_dim_sub(d_symtab(d), isize, alloy_dim_const(1))));
@@ -559,13 +559,13 @@ static void upsample_linear(decomp *d, int n) {
   bool has[3];
   bool align = d_bool(d, 2);
   if (!upsample_args(d, 1, 3, n, osize, scale, has)) return;
-  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
   if (!alloy_dtype_is_float(t)) return d_decline(d, "integer upsampling rounds differently");
   for (int i = 0; i < n; i++)
     if (!alloy_dim_is_const(osize[i]) || !alloy_dim_is_const(d_shape(x)[d_rank(x) - n + i]))
       return d_decline(d, "symbolic sizes for linear upsampling");
   bool opmath_weights = n == 2 && osize[0].value + osize[1].value <= 128;
-  x = nn_to(d, x, c);
+  x = d_to(d, x, c);
   int r = d_rank(x);
   for (int i = n - 1; i >= 0 && x; i--) {
     int dim = r - n + i;
@@ -581,13 +581,13 @@ static void upsample_linear(decomp *d, int n) {
                              : D(d, "aten.sub.Tensor",
                                  V(mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), ratio)), F(0.5));
     src = D(d, "aten.clamp.default", V(src), F(0));
-    alloy_value *i0 = D(d, "aten.clamp.default", V(nn_to(d, src, ALLOY_I64)), NONE, I(in - 1));
+    alloy_value *i0 = D(d, "aten.clamp.default", V(d_to(d, src, ALLOY_I64)), NONE, I(in - 1));
     alloy_value *i1 =
         D(d, "aten.clamp.default", V(D(d, "aten.add.Tensor", V(i0), I(1))), NONE, I(in - 1));
     alloy_value *w1 = D(d, "aten.clamp.default", V(sub(d, src, i0)), F(0), F(1));
-    if (!opmath_weights) w1 = nn_to(d, nn_to(d, w1, t), c);
+    if (!opmath_weights) w1 = d_to(d, d_to(d, w1, t), c);
     alloy_value *w0 = D(d, "aten.rsub.Scalar", V(w1), F(1));
-    if (!opmath_weights) w0 = nn_to(d, nn_to(d, w0, t), c);
+    if (!opmath_weights) w0 = d_to(d, d_to(d, w0, t), c);
     alloy_dim fshape[ALLOY_MAX_RANK];
     for (int k = 0; k < r - dim; k++) fshape[k] = alloy_dim_const(1);
     fshape[0] = osize[i];
@@ -597,7 +597,7 @@ static void upsample_linear(decomp *d, int n) {
             mul(d, v1, nn_view(d, w1, fshape, r - dim)));
   }
   if (x == d_tensor(d, 0)) x = D(d, "aten.clone.default", V(x));
-  d_out(d, 0, nn_to(d, x, t));
+  d_out(d, 0, d_to(d, x, t));
 }
 
 static void upsample_linear1d(decomp *d) { upsample_linear(d, 1); }
@@ -641,7 +641,7 @@ static void upsample_bilinear2d_aa(decomp *d) {
   bool has[2];
   bool align = d_bool(d, 2);
   if (!upsample_args(d, 1, 3, 2, osize, scale, has)) return;
-  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
   if (!alloy_dtype_is_float(t))
     return d_decline(d, "integer antialiased upsampling rounds differently");
   int r = d_rank(x);
@@ -656,9 +656,9 @@ static void upsample_bilinear2d_aa(decomp *d) {
                                         : (double)in / (double)out;
     wm[i] = aa_weights(d, in, out, (double)(float)s, c);
   }
-  alloy_value *y = nn_matmul(d, nn_to(d, x, c), nn_mT(d, wm[1]));
+  alloy_value *y = nn_matmul(d, d_to(d, x, c), nn_mT(d, wm[1]));
   y = nn_matmul(d, wm[0], y);
-  d_out(d, 0, nn_to(d, y, t));
+  d_out(d, 0, d_to(d, y, t));
 }
 
 /* Keys' cubic convolution weights (A = -0.75) of the four neighbours of a
@@ -686,10 +686,10 @@ static void upsample_bicubic2d(decomp *d) {
   bool has[2];
   bool align = d_bool(d, 2);
   if (!upsample_args(d, 1, 3, 2, osize, scale, has)) return;
-  alloy_dtype t = d_dtype(x), c = nn_opmath(t);
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
   if (!alloy_dtype_is_float(t))
     return d_decline(d, "integer bicubic upsampling rounds differently");
-  x = nn_to(d, x, c);
+  x = d_to(d, x, c);
   int r = d_rank(x);
   for (int i = 1; i >= 0 && x; i--) {
     int dim = r - 2 + i;
@@ -707,7 +707,7 @@ static void upsample_bicubic2d(decomp *d) {
                                  V(mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), ratio)), F(0.5));
     alloy_value *fl = D(d, "aten.floor.default", V(src));
     alloy_value *tt = D(d, "aten.clamp.default", V(sub(d, src, fl)), F(0), F(1));
-    alloy_value *base = nn_to(d, fl, ALLOY_I64);
+    alloy_value *base = d_to(d, fl, ALLOY_I64);
     alloy_value *w[4] = {
         cubic_k2(d, D(d, "aten.add.Tensor", V(tt), F(1))),
         cubic_k1(d, tt),
@@ -715,7 +715,7 @@ static void upsample_bicubic2d(decomp *d) {
         cubic_k2(d, D(d, "aten.rsub.Scalar", V(tt), F(2))),
     };
     /* The native kernel keeps its weights in the input's dtype. */
-    for (int k = 0; k < 4; k++) w[k] = nn_to(d, nn_to(d, w[k], t), c);
+    for (int k = 0; k < 4; k++) w[k] = d_to(d, d_to(d, w[k], t), c);
     alloy_dim fshape[ALLOY_MAX_RANK];
     for (int k = 0; k < r - dim; k++) fshape[k] = alloy_dim_const(1);
     fshape[0] = osize[i];
@@ -729,7 +729,7 @@ static void upsample_bicubic2d(decomp *d) {
     }
     x = acc;
   }
-  d_out(d, 0, nn_to(d, x, t));
+  d_out(d, 0, d_to(d, x, t));
 }
 
 /* --- pooling, unpooling, patches --------------------------------------------------------*/

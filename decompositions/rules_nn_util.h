@@ -9,8 +9,6 @@
 
 alloy_value *nn_view(decomp *d, alloy_value *x, const alloy_dim *shape, int n);
 alloy_value *nn_reshape(decomp *d, alloy_value *x, const alloy_dim *shape, int n);
-alloy_value *nn_to(decomp *d, alloy_value *x, alloy_dtype t); /* x itself when already t */
-alloy_dtype nn_opmath(alloy_dtype t);                         /* f16, bf16 -> f32 */
 alloy_value *nn_mT(decomp *d, alloy_value *x);                /* swap the last two dims */
 alloy_dim nn_prod(decomp *d, const alloy_dim *dims, int n);
 alloy_value *nn_unsqueeze(decomp *d, alloy_value *x, int dim);

@@ -321,13 +321,6 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   return e;
 }
 
-static bool has_backed_symbols(alloy_graph *g) {
-  alloy_symtab *st = alloy_graph_symtab(g);
-  for (int i = 0; i < alloy_symtab_count(st); i++)
-    if (!alloy_symtab_is_unbacked(st, i)) return true;
-  return false;
-}
-
 static alloy_error *add_plan(alloy_mixture *m, alloy_graph *g, int64_t *key, plan **out) {
   if (m->nplans == m->cap_plans) {
     int cap = m->cap_plans ? 2 * m->cap_plans : 4;
@@ -376,7 +369,7 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   for (int k = 0; k < m->nb; k++) rows[k] = &rt->backends[m->backends[k]];
   alloy_error *e = program_lower(rows, m->nb, g, options ? options->decompose : ALLOY_DECOMPOSE_AUTO,
                                  &m->graph);
-  if (!e && !has_backed_symbols(m->graph)) {
+  if (!e && !program_has_backed_symbols(m->graph)) {
     alloy_graph *copy = NULL;
     e = alloy_graph_clone(m->graph, &copy);
     if (!e && (e = add_plan(m, copy, NULL, &m->last))) alloy_graph_free(copy);
@@ -391,7 +384,7 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
 
 /* The plan for these inputs' symbol values, made now when new. */
 static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, int n, plan **out) {
-  if (!has_backed_symbols(m->graph)) return *out = &m->plans[0], NULL;
+  if (!program_has_backed_symbols(m->graph)) return *out = &m->plans[0], NULL;
   alloy_symtab *st = alloy_graph_symtab(m->graph);
   int nsyms = alloy_symtab_count(st);
   int64_t *values = calloc((size_t)nsyms + 1, sizeof *values);

@@ -75,7 +75,7 @@ static alloy_error *compile_graph(alloy_loaded *row, compiled *c) {
   return e;
 }
 
-static bool has_backed_symbols(alloy_graph *g) {
+bool program_has_backed_symbols(alloy_graph *g) {
   alloy_symtab *st = alloy_graph_symtab(g);
   for (int i = 0; i < alloy_symtab_count(st); i++)
     if (!alloy_symtab_is_unbacked(st, i)) return true;
@@ -201,7 +201,7 @@ alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const allo
   p->rt = rt;
   p->be = row;
   alloy_error *e = lower(row, g, level, &p->graph);
-  if (!e) p->specialize = has_backed_symbols(p->graph);
+  if (!e) p->specialize = program_has_backed_symbols(p->graph);
   /* A symbolic graph is compiled per binding when it runs. */
   if (!e && !p->specialize) {
     p->base.graph = p->graph;

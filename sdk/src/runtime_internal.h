@@ -32,6 +32,8 @@ alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor 
  * backend, a node it leaves unclaimed is an error. */
 alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g,
                            alloy_decompose_level level, alloy_graph **out);
+/* Whether g has symbols bound by input sizes (compiled per binding). */
+bool program_has_backed_symbols(alloy_graph *g);
 /* Frees output k of the last run now (the mixture executor releases an
  * intermediate as soon as its last reader ran). */
 void program_drop_output(alloy_program *p, int k);
