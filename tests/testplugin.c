@@ -58,3 +58,9 @@ alloy_runtime *tp_open_example(int *backend) {
   return rt;
 }
 
+
+const char *tp_test_plugins_dir(void) {
+  static char dir[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s/../../tests/plugins", example_dir());
+  return dir;
+}

@@ -16,5 +16,7 @@
  * reference backend); *backend gets the example's index (a failure is
  * recorded when it is missing). */
 alloy_runtime *tp_open_example(int *backend);
+/* The folder of the test plugins of the same build (tests/plugins/). */
+const char *tp_test_plugins_dir(void);
 
 #endif

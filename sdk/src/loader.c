@@ -339,6 +339,7 @@ alloy_error *alloy_runtime_open(const alloy_runtime_options *options,
 
 void alloy_runtime_close(alloy_runtime *rt) {
   if (!rt) return;
+  cache_close(rt);
   /* Close in reverse, so the built-in reference backend goes last. */
   for (int i = rt->num - 1; i >= 0; i--) row_release(&rt->backends[i]);
   free(rt->backends);

@@ -67,12 +67,21 @@ static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
   return e;
 }
 
-static alloy_error *compile_graph(alloy_loaded *row, compiled *c) {
-  alloy_error *e = claim_all(row, c->graph);
+static alloy_error *compile_now(alloy_loaded *row, const alloy_graph *g, alloy_executable **exe) {
+  alloy_error *e = claim_all(row, g);
   alloy_compile_options opts = {.struct_size = sizeof opts, .device = 0, .opt_level = 2};
-  if (!e && (e = row->api->compile(row->be, c->graph, &opts, &c->exe)))
+  if (!e && (e = row->api->compile(row->be, g, &opts, exe)))
     e = alloy_error_wrap(e, "backend %s: compile", row->name);
   return e;
+}
+
+/* Through the runtime's compile cache (cache.c). */
+static alloy_error *compile_graph(alloy_runtime *rt, alloy_loaded *row, compiled *c) {
+  return cache_compile(rt, row, c->graph, compile_now, &c->exe);
+}
+
+static void exe_release(alloy_program *p, alloy_executable *exe) {
+  if (exe && !cache_release(p->rt, exe)) p->be->api->executable_release(p->be->be, exe);
 }
 
 bool program_has_backed_symbols(alloy_graph *g) {
@@ -205,7 +214,7 @@ alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const allo
   /* A symbolic graph is compiled per binding when it runs. */
   if (!e && !p->specialize) {
     p->base.graph = p->graph;
-    e = compile_graph(row, &p->base);
+    e = compile_graph(rt, row, &p->base);
   }
   int nout = p->graph ? alloy_graph_num_outputs(p->graph) : 0;
   if (!e) {
@@ -246,9 +255,9 @@ void program_drop_output(alloy_program *p, int k) {
 
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
-  if (p->base.exe) p->be->api->executable_release(p->be->be, p->base.exe);
+  exe_release(p, p->base.exe);
   for (int i = 0; i < p->nspecs; i++) {
-    if (p->specs[i].exe) p->be->api->executable_release(p->be->be, p->specs[i].exe);
+    exe_release(p, p->specs[i].exe);
     alloy_graph_free(p->specs[i].graph);
     free(p->specs[i].key);
   }
@@ -385,10 +394,10 @@ static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *in
   }
   compiled c = {NULL, NULL, values};
   if (!e) e = alloy_graph_specialize(p->graph, values, bound, nsyms, &c.graph);
-  if (!e) e = compile_graph(p->be, &c);
+  if (!e) e = compile_graph(p->rt, p->be, &c);
   free(bound);
   if (e) {
-    if (c.exe) p->be->api->executable_release(p->be->be, c.exe);
+    exe_release(p, c.exe);
     alloy_graph_free(c.graph);
     free(values);
     return e;

@@ -19,10 +19,24 @@ typedef struct alloy_loaded {
   alloy_backend *be;          /* valid when ok */
 } alloy_loaded;
 
+typedef struct alloy_cache alloy_cache;
+
 struct alloy_runtime {
   alloy_loaded *backends; /* in priority order once open returns */
   int num, cap;
+  alloy_cache *cache;     /* compiled executables (cache.c), or NULL */
 };
+
+/* The compile cache (cache.c): the executable of g on row, from memory,
+ * from $ALLOY_CACHE_DIR, or made by compile now. The runtime owns it;
+ * cache_release drops the caller's hold (false: it was never cached, the
+ * caller releases it itself). cache_close releases everything. */
+alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_graph *g,
+                           alloy_error *(*compile)(alloy_loaded *, const alloy_graph *,
+                                                   alloy_executable **),
+                           alloy_executable **out);
+bool cache_release(alloy_runtime *rt, alloy_executable *exe);
+void cache_close(alloy_runtime *rt);
 
 /* Binds the graph's symbols from the inputs' sizes (program.c). */
 alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor *inputs, int n,

@@ -335,6 +335,10 @@ int cmd_run(int argc, char **argv) {
       int f = run_once(&o, m, &rn, in, check, n, &compile_ms);
       failed = f < 0 ? -1 : failed + f;
     }
+    alloy_cache_stats cs;
+    alloy_runtime_cache_stats(rt, &cs);
+    printf("  compile cache: %llu hits, %llu from disk, %llu misses\n", (unsigned long long)cs.hits,
+           (unsigned long long)cs.disk_hits, (unsigned long long)cs.misses);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     if (rn.prog)

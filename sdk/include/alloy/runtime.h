@@ -110,6 +110,19 @@ void alloy_program_release(alloy_program *p); /* accepts NULL */
  * (0 for a graph without backed symbols). */
 int alloy_program_num_specializations(const alloy_program *p);
 
+/* The runtime's compile cache: every graph a program or mixture compiles
+ * is looked up by its content (ops, arguments, shapes, dtypes) and the
+ * backend's name and version, in memory and, when $ALLOY_CACHE_DIR is set
+ * and the backend can serialize executables, on disk. Counts since the
+ * runtime opened. */
+typedef struct alloy_cache_stats {
+  uint64_t hits;      /* found in memory                              */
+  uint64_t disk_hits; /* read back from $ALLOY_CACHE_DIR              */
+  uint64_t misses;    /* compiled                                      */
+  uint64_t uncached;  /* compiled without caching (.air cannot spell it) */
+} alloy_cache_stats;
+void alloy_runtime_cache_stats(const alloy_runtime *rt, alloy_cache_stats *out);
+
 /* A tensor in host memory, row-major contiguous. */
 typedef struct alloy_host_tensor {
   size_t struct_size;
