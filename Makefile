@@ -45,9 +45,12 @@ PLUGIN_LIBS   = -lffi -lm
 PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c))))
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
+# The testing backend "chooser": the reference kernels with claims chosen by
+# $ALLOY_CHOOSER (tests/chooser/chooser.c), for real mixtures in CI.
+CHOOSER_SO = $(BUILD)/tests/plugins/liballoy-chooser.so
 
 .PHONY: all deps deps-fuzz run test asan fuzz bench clean
-all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO)
+all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO) $(CHOOSER_SO)
 
 $(BUILD)/obj/plugin/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -70,6 +73,11 @@ $(BUILD)/lib/alloy/liballoy-%.so: $$(call plugin_objs,$$*) $(KT_A)
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
 # The reference backend as a plugin: the same code the host has built in.
 $(BUILD)/lib/alloy/liballoy-ref.so: $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(REF_SRC)) $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
+$(CHOOSER_SO): $(BUILD)/obj/plugin/tests/chooser/chooser.o \
+    $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(filter-out reference_backend/ref.c,$(REF_SRC))) $(KT_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)

@@ -7,6 +7,7 @@
 # usage: tests/models.sh path/to/alloy GOLDEN_DIR
 alloy=$1
 models=$2/models
+build=$(dirname "$(dirname "$alloy")")
 tmp=${TMPDIR:-/tmp}/alloy-models-$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
@@ -73,6 +74,10 @@ if [ -d "$models" ]; then
       --backends example,ref
     check "run $name on example,ref, free moves, --check" "$alloy" run "$f" --inputs "$io" \
       --check "$io" --backends example,ref --cost-model free
+    # The testing backend chooser (ref's kernels) claiming a random half.
+    check "run $name on chooser,ref with random claims --check" env \
+      ALLOY_PLUGIN_PATH="$build/tests/plugins" ALLOY_CHOOSER=random=11:50 "$alloy" run "$f" \
+      --inputs "$io" --check "$io" --backends chooser,ref --cost-model free
     case $name in
       *.dyn.core) check "run $name at batch 1,2,7,64" "$alloy" run "$f" --inputs "$io" \
                     --check "$io" --batch 1,2,7,64 ;;

@@ -119,3 +119,80 @@ TEST(mixture_refuses_an_unusable_backend) {
   alloy_graph_free(g);
   alloy_runtime_close(rt);
 }
+
+/* The testing backend "chooser" runs the reference kernels and claims what
+ * $ALLOY_CHOOSER says: with random claims on every graph, a mixture of
+ * chooser and ref must equal ref alone bit for bit, whatever the ops. */
+static const char *const any_unary[] = {"aten.neg.default", "aten.relu.default", "aten.abs.default",
+                                        "aten.exp.default", "aten.tanh.default", "aten.sigmoid.default",
+                                        "aten.sin.default"};
+
+static alloy_graph *random_graph_any(int nnodes) {
+  alloy_graph *g = alloy_graph_new();
+  alloy_value *vals[64];
+  int nv = 0;
+  alloy_dim shape[2] = {alloy_dim_const(2), alloy_dim_const(3)};
+  alloy_value_type t = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 2, .shape = shape};
+  for (int i = 0; i < 3; i++) CHECK_OK(alloy_graph_add_input(g, NULL, &t, &vals[nv++]));
+  for (int k = 0; k < nnodes; k++) {
+    bool bin = rnd(2) != 0;
+    const char *op = bin ? binary[rnd(5)] : any_unary[rnd(7)];
+    alloy_arg args[2] = {alloy_arg_value(vals[rnd((unsigned)nv)]), alloy_arg_value(vals[rnd((unsigned)nv)])};
+    alloy_node *n = NULL;
+    CHECK_OK(alloy_graph_add_node(g, alloy_op_find(op), args, bin ? 2 : 1, NULL, NULL, 0, NULL, &n));
+    if (n) vals[nv++] = alloy_node_output(n, 0);
+  }
+  alloy_value *outs[2] = {vals[nv - 1], vals[3 + rnd((unsigned)(nv - 3))]};
+  CHECK_OK(alloy_graph_set_outputs(g, outs, 2));
+  return g;
+}
+
+TEST(mixture_with_random_claims_matches_ref_on_2000_graphs) {
+  const char *dirs[1] = {tp_test_plugins_dir()};
+  alloy_runtime_options o = {.struct_size = sizeof o, .plugin_dirs = dirs, .num_plugin_dirs = 1,
+                             .no_default_paths = true};
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(&o, &rt));
+  REQUIRE(rt);
+  int chooser = alloy_runtime_find_backend(rt, "chooser"), ref = alloy_runtime_find_backend(rt, "ref");
+  if (chooser < 0) harness_fail(__FILE__, __LINE__, "no backend chooser in %s", dirs[0]);
+  REQUIRE(chooser >= 0);
+  state = 4242;
+  int mismatches = 0, multi = 0;
+  for (int t = 0; t < 2000; t++) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "random=%d:%u", t, 20 + rnd(61));
+    setenv("ALLOY_CHOOSER", spec, 1);
+    alloy_graph *g = random_graph_any(1 + (int)rnd(24));
+    float data[3][6];
+    int64_t sizes[2] = {2, 3};
+    alloy_host_tensor in[3];
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 6; k++) data[i][k] = (float)((int)rnd(2001) - 1000) / 256.0f;
+      in[i] = (alloy_host_tensor){sizeof in[i], ALLOY_F32, 2, sizes, data[i]};
+    }
+    alloy_program *p = NULL;
+    alloy_host_tensor want[2] = {{.struct_size = sizeof want[0]}, {.struct_size = sizeof want[1]}};
+    CHECK_OK(alloy_program_compile(rt, ref, g, &p));
+    if (p) CHECK_OK(alloy_program_run(p, in, 3, want, 2));
+    alloy_program_options po = {.struct_size = sizeof po};
+    if (t % 2) po.partition_launch_s = po.link_bytes_per_s = -1;
+    int backends[2] = {chooser, ref};
+    alloy_mixture *m = NULL;
+    alloy_host_tensor got[2] = {{.struct_size = sizeof got[0]}, {.struct_size = sizeof got[1]}};
+    CHECK_OK(alloy_mixture_compile(rt, backends, 2, g, &po, &m));
+    if (m) CHECK_OK(alloy_mixture_run(m, in, 3, got, 2));
+    bool same = m && p;
+    for (int k = 0; k < 2 && same; k++)
+      same = got[k].data && want[k].data && !memcmp(got[k].data, want[k].data, 6 * sizeof(float));
+    if (!same && mismatches++ < 3) harness_fail(__FILE__, __LINE__, "graph %d (%s): values differ", t, spec);
+    multi += m && alloy_mixture_num_partitions(m) > 1;
+    alloy_mixture_release(m);
+    alloy_program_release(p);
+    alloy_graph_free(g);
+  }
+  unsetenv("ALLOY_CHOOSER");
+  CHECK_INT(mismatches, 0);
+  CHECK(multi > 500);
+  alloy_runtime_close(rt);
+}
