@@ -121,8 +121,12 @@ TEST(mixture_refuses_an_unusable_backend) {
 }
 
 /* The testing backend "chooser" runs the reference kernels and claims what
- * $ALLOY_CHOOSER says: with random claims on every graph, a mixture of
- * chooser and ref must equal ref alone bit for bit, whatever the ops. */
+ * $ALLOY_CHOOSER says. The property test of the partitioner on real
+ * graphs with random claims: on 10,000 random graphs every node is in one
+ * partition of a backend that claimed it, partition numbers increase along
+ * every edge (so the partition graph is acyclic and every partition
+ * convex), compiling twice gives the same partitions, and the mixture
+ * gives bit for bit what ref gives alone, whatever the ops. */
 static const char *const any_unary[] = {"aten.neg.default", "aten.relu.default", "aten.abs.default",
                                         "aten.exp.default", "aten.tanh.default", "aten.sigmoid.default",
                                         "aten.sin.default"};
@@ -147,7 +151,26 @@ static alloy_graph *random_graph_any(int nnodes) {
   return g;
 }
 
-TEST(mixture_with_random_claims_matches_ref_on_2000_graphs) {
+/* Every node in a partition, numbers increasing along every edge. */
+static bool partitions_ok(const alloy_mixture *m) {
+  const alloy_graph *g = alloy_mixture_graph(m);
+  int n = alloy_graph_num_nodes(g), np = alloy_mixture_num_partitions(m);
+  for (int i = 0; i < n; i++) {
+    int q = alloy_mixture_node_partition(m, i);
+    if (q < 0 || q >= np) return false;
+    const alloy_node *node = alloy_graph_node(g, i);
+    for (int a = 0; a < alloy_node_num_args(node); a++) {
+      const alloy_arg *arg = alloy_node_arg(node, a);
+      if (arg->kind != ALLOY_ARG_VALUE) continue;
+      alloy_node *prod = alloy_value_producer(arg->u.value, NULL);
+      for (int j = 0; prod && j < i; j++)
+        if (alloy_graph_node(g, j) == prod && alloy_mixture_node_partition(m, j) > q) return false;
+    }
+  }
+  return true;
+}
+
+TEST(mixture_with_random_claims_holds_its_properties_on_10000_graphs) {
   const char *dirs[1] = {tp_test_plugins_dir()};
   alloy_runtime_options o = {.struct_size = sizeof o, .plugin_dirs = dirs, .num_plugin_dirs = 1,
                              .no_default_paths = true};
@@ -158,8 +181,8 @@ TEST(mixture_with_random_claims_matches_ref_on_2000_graphs) {
   if (chooser < 0) harness_fail(__FILE__, __LINE__, "no backend chooser in %s", dirs[0]);
   REQUIRE(chooser >= 0);
   state = 4242;
-  int mismatches = 0, multi = 0;
-  for (int t = 0; t < 2000; t++) {
+  int mismatches = 0, multi = 0, broken = 0;
+  for (int t = 0; t < 10000; t++) {
     char spec[64];
     snprintf(spec, sizeof spec, "random=%d:%u", t, 20 + rnd(61));
     setenv("ALLOY_CHOOSER", spec, 1);
@@ -187,12 +210,22 @@ TEST(mixture_with_random_claims_matches_ref_on_2000_graphs) {
       same = got[k].data && want[k].data && !memcmp(got[k].data, want[k].data, 6 * sizeof(float));
     if (!same && mismatches++ < 3) harness_fail(__FILE__, __LINE__, "graph %d (%s): values differ", t, spec);
     multi += m && alloy_mixture_num_partitions(m) > 1;
+    /* Structure, and the same partitions from a second compile. */
+    alloy_mixture *again = NULL;
+    CHECK_OK(alloy_mixture_compile(rt, backends, 2, g, &po, &again));
+    bool ok = m && again && partitions_ok(m) &&
+              alloy_mixture_num_partitions(m) == alloy_mixture_num_partitions(again);
+    for (int i = 0; ok && i < alloy_graph_num_nodes(alloy_mixture_graph(m)); i++)
+      ok = alloy_mixture_node_partition(m, i) == alloy_mixture_node_partition(again, i);
+    if (!ok && broken++ < 3) harness_fail(__FILE__, __LINE__, "graph %d (%s): a partition property fails", t, spec);
+    alloy_mixture_release(again);
     alloy_mixture_release(m);
     alloy_program_release(p);
     alloy_graph_free(g);
   }
   unsetenv("ALLOY_CHOOSER");
   CHECK_INT(mismatches, 0);
-  CHECK(multi > 500);
+  CHECK_INT(broken, 0);
+  CHECK(multi > 2500);
   alloy_runtime_close(rt);
 }
