@@ -30,9 +30,10 @@ static const char *const unary[] = {"aten.neg.default", "aten.relu.default", "at
 static const char *const binary[] = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
                                      "aten.maximum.default", "aten.minimum.default"};
 
-/* A random graph over three f32[2, 3] inputs; outputs: the last node and
- * one more. */
-static alloy_graph *random_graph(int nnodes) {
+/* A random graph over three f32[2, 3] inputs, drawing each node's op from
+ * the unary ops (1 in 3 times) or the binary ones; outputs: the last node
+ * and one more. */
+static alloy_graph *random_graph_of(int nnodes, const char *const *un, int nun) {
   alloy_graph *g = alloy_graph_new();
   alloy_value *vals[64];
   int nv = 0;
@@ -41,7 +42,7 @@ static alloy_graph *random_graph(int nnodes) {
   for (int i = 0; i < 3; i++) CHECK_OK(alloy_graph_add_input(g, NULL, &t, &vals[nv++]));
   for (int k = 0; k < nnodes; k++) {
     bool bin = rnd(3) != 0;
-    const char *op = bin ? binary[rnd(5)] : unary[rnd(3)];
+    const char *op = bin ? binary[rnd(5)] : un[rnd((unsigned)nun)];
     alloy_arg args[2] = {alloy_arg_value(vals[rnd((unsigned)nv)]), alloy_arg_value(vals[rnd((unsigned)nv)])};
     alloy_node *n = NULL;
     CHECK_OK(alloy_graph_add_node(g, alloy_op_find(op), args, bin ? 2 : 1, NULL, NULL, 0, NULL, &n));
@@ -51,6 +52,8 @@ static alloy_graph *random_graph(int nnodes) {
   CHECK_OK(alloy_graph_set_outputs(g, outs, 2));
   return g;
 }
+
+static alloy_graph *random_graph(int nnodes) { return random_graph_of(nnodes, unary, 3); }
 
 TEST(mixture_matches_ref_alone_on_1000_random_graphs) {
   int example;
@@ -131,25 +134,7 @@ static const char *const any_unary[] = {"aten.neg.default", "aten.relu.default",
                                         "aten.exp.default", "aten.tanh.default", "aten.sigmoid.default",
                                         "aten.sin.default"};
 
-static alloy_graph *random_graph_any(int nnodes) {
-  alloy_graph *g = alloy_graph_new();
-  alloy_value *vals[64];
-  int nv = 0;
-  alloy_dim shape[2] = {alloy_dim_const(2), alloy_dim_const(3)};
-  alloy_value_type t = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 2, .shape = shape};
-  for (int i = 0; i < 3; i++) CHECK_OK(alloy_graph_add_input(g, NULL, &t, &vals[nv++]));
-  for (int k = 0; k < nnodes; k++) {
-    bool bin = rnd(2) != 0;
-    const char *op = bin ? binary[rnd(5)] : any_unary[rnd(7)];
-    alloy_arg args[2] = {alloy_arg_value(vals[rnd((unsigned)nv)]), alloy_arg_value(vals[rnd((unsigned)nv)])};
-    alloy_node *n = NULL;
-    CHECK_OK(alloy_graph_add_node(g, alloy_op_find(op), args, bin ? 2 : 1, NULL, NULL, 0, NULL, &n));
-    if (n) vals[nv++] = alloy_node_output(n, 0);
-  }
-  alloy_value *outs[2] = {vals[nv - 1], vals[3 + rnd((unsigned)(nv - 3))]};
-  CHECK_OK(alloy_graph_set_outputs(g, outs, 2));
-  return g;
-}
+static alloy_graph *random_graph_any(int nnodes) { return random_graph_of(nnodes, any_unary, 7); }
 
 /* Every node in a partition, numbers increasing along every edge. */
 static bool partitions_ok(const alloy_mixture *m) {
