@@ -129,7 +129,8 @@ TEST(mixture_refuses_an_unusable_backend) {
  * partition of a backend that claimed it, partition numbers increase along
  * every edge (so the partition graph is acyclic and every partition
  * convex), compiling twice gives the same partitions, and the mixture
- * gives bit for bit what ref gives alone, whatever the ops. */
+ * gives bit for bit what ref gives alone, whatever the ops, with
+ * independent partitions running at the same time. */
 static const char *const any_unary[] = {"aten.neg.default", "aten.relu.default", "aten.abs.default",
                                         "aten.exp.default", "aten.tanh.default", "aten.sigmoid.default",
                                         "aten.sin.default"};
@@ -166,7 +167,7 @@ TEST(mixture_with_random_claims_holds_its_properties_on_10000_graphs) {
   if (chooser < 0) harness_fail(__FILE__, __LINE__, "no backend chooser in %s", dirs[0]);
   REQUIRE(chooser >= 0);
   state = 4242;
-  int mismatches = 0, multi = 0, broken = 0;
+  int mismatches = 0, multi = 0, broken = 0, concurrent = 0;
   for (int t = 0; t < 10000; t++) {
     char spec[64];
     snprintf(spec, sizeof spec, "random=%d:%u", t, 20 + rnd(61));
@@ -195,6 +196,7 @@ TEST(mixture_with_random_claims_holds_its_properties_on_10000_graphs) {
       same = got[k].data && want[k].data && !memcmp(got[k].data, want[k].data, 6 * sizeof(float));
     if (!same && mismatches++ < 3) harness_fail(__FILE__, __LINE__, "graph %d (%s): values differ", t, spec);
     multi += m && alloy_mixture_num_partitions(m) > 1;
+    concurrent += m ? alloy_mixture_concurrent_runs(m) : 0;
     /* Structure, and the same partitions from a second compile. */
     alloy_mixture *again = NULL;
     CHECK_OK(alloy_mixture_compile(rt, backends, 2, g, &po, &again));
@@ -212,5 +214,8 @@ TEST(mixture_with_random_claims_holds_its_properties_on_10000_graphs) {
   CHECK_INT(mismatches, 0);
   CHECK_INT(broken, 0);
   CHECK(multi > 2500);
+  /* Independent partitions of chooser and ref ran at once, and still
+   * agreed with ref alone. */
+  CHECK(concurrent > 100);
   alloy_runtime_close(rt);
 }

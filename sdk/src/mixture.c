@@ -11,13 +11,15 @@
  * symbolic sizes is planned per set of symbol values on the run that needs
  * it (specialized first, so no SymInt value crosses a partition).
  *
- * Running executes the partitions in their order. Values cross partitions
- * as host tensors (each program copies its inputs in and its outputs out
- * through its backend's copy entries); an intermediate is released as soon
- * as the last partition that reads it has run, and the run's peak of live
- * intermediate bytes is kept beside the sum a run without releasing would
- * hold.
+ * Running executes the partitions in dependency order, in waves:
+ * independent partitions on different backends run at once, on threads.
+ * Values cross partitions as host tensors (each program copies its inputs
+ * in and its outputs out through its backend's copy entries); an
+ * intermediate is released as soon as the last partition that reads it has
+ * run, and the run's peak of live intermediate bytes is kept beside the sum
+ * a run without releasing would hold.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,9 @@ typedef struct part {
   alloy_program *prog;
   int nin, nout, nnodes;
   source *in;             /* nin */
-  int *last_reader;       /* nout: the last partition reading each output (-1: a graph output) */
+  int *readers;           /* nout: how many partitions read each output (-1: a graph output,
+                           * never released during a run) */
+  int *left;              /* nout: readers still to run in the current run */
   uint64_t *out_bytes;    /* nout, bytes of the last run */
   alloy_host_tensor *outs;
   double cost, bytes_in;
@@ -61,6 +65,7 @@ struct alloy_mixture {
   int nplans, cap_plans;
   plan *last;             /* the plan of the last run (or the only one) */
   uint64_t peak, naive;
+  int concurrent;         /* partitions of the last run that ran beside another */
 };
 
 static alloy_error *oom(void) {
@@ -72,7 +77,8 @@ static void plan_free(plan *p) {
     part *q = &p->parts[i];
     alloy_program_release(q->prog);
     free(q->in);
-    free(q->last_reader);
+    free(q->readers);
+    free(q->left);
     free(q->out_bytes);
     free(q->outs);
   }
@@ -257,11 +263,11 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       pt->nin = alloy_graph_num_inputs(sub);
       pt->nout = alloy_graph_num_outputs(sub);
       pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in);
-      pt->last_reader = malloc(sizeof *pt->last_reader * ((size_t)pt->nout + 1));
+      pt->readers = calloc((size_t)pt->nout + 1, sizeof *pt->readers);
+      pt->left = calloc((size_t)pt->nout + 1, sizeof *pt->left);
       pt->out_bytes = calloc((size_t)pt->nout + 1, sizeof *pt->out_bytes);
       pt->outs = calloc((size_t)pt->nout + 1, sizeof *pt->outs);
-      if (!pt->in || !pt->last_reader || !pt->out_bytes || !pt->outs) e = oom();
-      for (int k = 0; k < pt->nout && !e; k++) pt->last_reader[k] = q;
+      if (!pt->in || !pt->readers || !pt->left || !pt->out_bytes || !pt->outs) e = oom();
     }
     /* Wire each input to a graph input or an earlier partition's output,
      * by the value's name (extract keeps names). */
@@ -285,7 +291,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
                               name);
         else {
           pt->in[i] = (source){from, j};
-          p->parts[from].last_reader[j] = q;
+          p->parts[from].readers[j]++;
           if (p->parts[from].backend != pt->backend) pt->bytes_in += value_bytes(v);
         }
       }
@@ -308,7 +314,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
            strcmp(alloy_value_name(alloy_graph_output(fsub, j)), alloy_value_name(v)))
       j++;
     p->outputs[k] = (source){from, j};
-    if (j < alloy_graph_num_outputs(fsub)) p->parts[from].last_reader[j] = -1;
+    if (j < alloy_graph_num_outputs(fsub)) p->parts[from].readers[j] = -1;
   }
   free(table);
   part_graph_free(&pg);
@@ -415,6 +421,130 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
   return e;
 }
 
+/* --- running -------------------------------------------------------------------
+ *
+ * In waves: every partition whose inputs are ready runs, at most one per
+ * backend (a backend's programs run one at a time); partitions of different
+ * backends in one wave run at once, each on a thread of its own, since they
+ * share nothing (each program has its own buffers, each plugin its own
+ * state). After a wave, an intermediate that no partition still has to read
+ * is released. */
+
+typedef struct job {
+  alloy_mixture *m;
+  plan *p;
+  int q;
+  const alloy_host_tensor *inputs;
+  alloy_error *err;
+} job;
+
+static alloy_error *run_part(alloy_mixture *m, plan *p, int q, const alloy_host_tensor *inputs) {
+  part *pt = &p->parts[q];
+  alloy_host_tensor stack[64] = {{0}}, *ins = pt->nin > 64 ? malloc(sizeof *ins * (size_t)pt->nin) : stack;
+  if (!ins) return oom();
+  for (int i = 0; i < pt->nin; i++) {
+    source s = pt->in[i];
+    ins[i] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
+  }
+  for (int k = 0; k < pt->nout; k++) pt->outs[k].struct_size = sizeof pt->outs[k];
+  alloy_error *e = alloy_program_run(pt->prog, ins, pt->nin, pt->outs, pt->nout);
+  if (ins != stack) free(ins);
+  return e ? alloy_error_wrap(e, "partition %d (%s)", q, m->rt->backends[pt->backend].name) : NULL;
+}
+
+static void *job_main(void *arg) {
+  job *j = arg;
+  j->err = run_part(j->m, j->p, j->q, j->inputs);
+  return NULL;
+}
+
+static alloy_error *run_waves(alloy_mixture *m, plan *p, const alloy_host_tensor *inputs) {
+  int np = p->npart;
+  bool *done = calloc((size_t)np + 1, sizeof *done);
+  int *wave = malloc(sizeof *wave * ((size_t)np + 1));
+  job *jobs = calloc((size_t)np + 1, sizeof *jobs);
+  pthread_t *threads = malloc(sizeof *threads * ((size_t)np + 1));
+  if (!done || !wave || !jobs || !threads) {
+    free(done), free(wave), free(jobs), free(threads);
+    return oom();
+  }
+  for (int q = 0; q < np; q++)
+    memcpy(p->parts[q].left, p->parts[q].readers, sizeof *p->parts[q].left * (size_t)p->parts[q].nout);
+  alloy_error *e = NULL;
+  uint64_t live = 0;
+  for (int ndone = 0; ndone < np && !e;) {
+    /* Ready partitions, the lowest-numbered one per backend. */
+    int nw = 0;
+    for (int q = 0; q < np; q++) {
+      if (done[q]) continue;
+      bool ready = true, taken = false;
+      for (int i = 0; i < p->parts[q].nin && ready; i++)
+        ready = p->parts[q].in[i].part < 0 || done[p->parts[q].in[i].part];
+      for (int k = 0; k < nw && !taken; k++) taken = p->parts[wave[k]].backend == p->parts[q].backend;
+      if (ready && !taken) wave[nw++] = q;
+    }
+    if (nw == 0) {
+      e = alloy_error_new(ALLOY_ERR_INTERNAL, "mixture: no partition is ready");
+      break;
+    }
+    /* The first on this thread, the others beside it. */
+    int started = 0;
+    for (int k = 1; k < nw; k++) {
+      jobs[k] = (job){m, p, wave[k], inputs, NULL};
+      if (pthread_create(&threads[k], NULL, job_main, &jobs[k]) != 0) break;
+      started = k;
+    }
+    jobs[0] = (job){m, p, wave[0], inputs, NULL};
+    job_main(&jobs[0]);
+    for (int k = started + 1; k < nw; k++) job_main(&jobs[k]); /* threads we could not start */
+    for (int k = 1; k <= started; k++) pthread_join(threads[k], NULL);
+    if (nw > 1) m->concurrent += nw;
+    for (int k = 0; k < nw; k++) {
+      if (jobs[k].err && !e) e = jobs[k].err;
+      else alloy_error_free(jobs[k].err);
+      done[wave[k]] = true;
+      ndone++;
+    }
+    if (e) break;
+    /* Bytes now alive; then release what nobody still reads. */
+    for (int k = 0; k < nw; k++) {
+      part *pt = &p->parts[wave[k]];
+      for (int j = 0; j < pt->nout; j++) {
+        uint64_t b = alloy_dtype_size(pt->outs[j].dtype);
+        for (int d = 0; d < pt->outs[j].rank; d++) b *= (uint64_t)pt->outs[j].sizes[d];
+        pt->out_bytes[j] = b;
+        live += b;
+        m->naive += b;
+      }
+    }
+    if (live > m->peak) m->peak = live;
+    for (int k = 0; k < nw; k++) {
+      part *pt = &p->parts[wave[k]];
+      for (int i = 0; i < pt->nin; i++) {
+        source s = pt->in[i];
+        if (s.part < 0) continue;
+        part *from = &p->parts[s.part];
+        if (from->left[s.index] > 0 && --from->left[s.index] == 0 && from->out_bytes[s.index]) {
+          live -= from->out_bytes[s.index];
+          from->out_bytes[s.index] = 0;
+          program_drop_output(from->prog, s.index);
+        }
+      }
+      /* An output nobody reads (nor the graph) goes at once. */
+      for (int j = 0; j < pt->nout; j++)
+        if (pt->readers[j] == 0 && pt->out_bytes[j]) {
+          live -= pt->out_bytes[j];
+          pt->out_bytes[j] = 0;
+          program_drop_output(pt->prog, j);
+        }
+    }
+  }
+  free(done), free(wave), free(jobs), free(threads);
+  return e;
+}
+
+int alloy_mixture_concurrent_runs(const alloy_mixture *m) { return m->concurrent; }
+
 alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
                                    int num_inputs) {
   if (num_inputs != alloy_graph_num_inputs(m->graph))
@@ -441,40 +571,9 @@ alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs
   alloy_error *e = plan_for(m, inputs, nin, &p);
   if (e) return e;
   m->last = p;
-  uint64_t live = 0;
   m->peak = m->naive = 0;
-  alloy_host_tensor stack[64], *ins = stack;
-  for (int q = 0; q < p->npart && !e; q++) {
-    part *pt = &p->parts[q];
-    if (pt->nin > 64 && !(ins = malloc(sizeof *ins * (size_t)pt->nin))) return oom();
-    for (int i = 0; i < pt->nin; i++) {
-      source s = pt->in[i];
-      ins[i] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
-    }
-    for (int k = 0; k < pt->nout; k++) pt->outs[k].struct_size = sizeof pt->outs[k];
-    e = alloy_program_run(pt->prog, ins, pt->nin, pt->outs, pt->nout);
-    if (ins != stack) free(ins), ins = stack;
-    if (e) {
-      e = alloy_error_wrap(e, "partition %d (%s)", q, m->rt->backends[pt->backend].name);
-      break;
-    }
-    for (int k = 0; k < pt->nout; k++) {
-      uint64_t b = alloy_dtype_size(pt->outs[k].dtype);
-      for (int d = 0; d < pt->outs[k].rank; d++) b *= (uint64_t)pt->outs[k].sizes[d];
-      pt->out_bytes[k] = b;
-      live += b;
-      m->naive += b;
-    }
-    if (live > m->peak) m->peak = live;
-    /* Release what no later partition reads. */
-    for (int r = 0; r <= q; r++)
-      for (int k = 0; k < p->parts[r].nout; k++)
-        if (p->parts[r].last_reader[k] == q && p->parts[r].out_bytes[k]) {
-          live -= p->parts[r].out_bytes[k];
-          p->parts[r].out_bytes[k] = 0;
-          program_drop_output(p->parts[r].prog, k);
-        }
-  }
+  m->concurrent = 0;
+  e = run_waves(m, p, inputs);
   for (int k = 0; k < num_outputs && !e; k++) {
     source s = p->outputs[k];
     outputs[k] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];

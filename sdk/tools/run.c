@@ -253,6 +253,8 @@ static void print_partitions(const alloy_mixture *mix, double compile_ms) {
   }
   printf("  intermediates between partitions: peak %llu bytes, %llu without releasing\n",
          (unsigned long long)peak, (unsigned long long)naive);
+  printf("  %d partitions ran at the same time as another (independent, on other backends)\n",
+         alloy_mixture_concurrent_runs(mix));
 }
 
 int cmd_run(int argc, char **argv) {

@@ -161,8 +161,10 @@ alloy_error *alloy_program_run(alloy_program *p,
  * groups the nodes into convex partitions, one backend each, trading the
  * claimed costs against bytes moved between backends and a per-partition
  * launch cost. Each partition is compiled on its backend; running executes
- * them in dependency order, passing values between backends through host
- * memory and releasing each intermediate as soon as its last reader ran.
+ * them in dependency order, independent partitions of different backends at
+ * the same time (on threads of the runtime's own), passing values between
+ * backends through host memory and releasing each intermediate as soon as
+ * its last reader ran.
  * A graph with symbolic sizes is partitioned per set of symbol values, like
  * a program. Same threading rules as programs. */
 typedef struct alloy_mixture alloy_mixture;
@@ -199,6 +201,9 @@ int alloy_mixture_node_partition(const alloy_mixture *m, int node_index);
 /* Host bytes of intermediates across partitions in the last run: the most
  * alive at once, and the sum if none were released. */
 void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive);
+/* How many partitions of the last run ran at the same time as another
+ * (independent partitions of different backends run at once). */
+int alloy_mixture_concurrent_runs(const alloy_mixture *m);
 
 #ifdef __cplusplus
 }
