@@ -28,7 +28,7 @@ row() { printf '%s\n' "$backends" | grep -E "^$1 "; }
 check "backends lists ref, ok" sh -c "printf '%s\n' \"$(row ref)\" | grep -q ' ok '"
 check "backends lists example, ok" sh -c "printf '%s\n' \"$(row example)\" | grep -q ' ok '"
 check "backends shows a refused plugin with its reason" \
-  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.0'"
+  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.1'"
 check "ALLOY_BACKENDS puts example first, ref stays last" \
   sh -c "ALLOY_BACKENDS=EXAMPLE '$alloy' backends | sed -n '2p;\$p' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^example ref $'"
 echo "$pass passed, $fail failed"

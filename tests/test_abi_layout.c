@@ -79,7 +79,8 @@
   F(alloy_plugin_api, event_wait) F(alloy_plugin_api, event_query)          \
   F(alloy_plugin_api, event_release)                                        \
   F(alloy_plugin_api, executable_serialize)                                 \
-  F(alloy_plugin_api, executable_deserialize)
+  F(alloy_plugin_api, executable_deserialize)                               \
+  F(alloy_plugin_api, capabilities)
 
 #define FIELDS_alloy_ext(F) \
   F(alloy_ext, struct_size) F(alloy_ext, type) F(alloy_ext, next)

@@ -120,3 +120,48 @@ TEST(cache_reads_executables_back_from_disk) {
   CHECK(system(cmd) == 0);
   alloy_graph_free(g);
 }
+
+/* relu over f32[s0], s0 in [1, 16]. */
+static alloy_graph *relu_symbolic(void) {
+  alloy_graph *g = alloy_graph_new();
+  alloy_dim s0;
+  CHECK_OK(alloy_sym_new(alloy_graph_symtab(g), "s0", 1, 16, &s0));
+  alloy_value_type t = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 1, .shape = &s0};
+  alloy_value *x, *y;
+  CHECK_OK(alloy_graph_add_input(g, "x", &t, &x));
+  alloy_arg a = alloy_arg_value(x);
+  alloy_node *n = NULL;
+  CHECK_OK(alloy_graph_add_node(g, alloy_op_find("aten.relu.default"), &a, 1, NULL, NULL, 0, "y", &n));
+  y = alloy_node_output(n, 0);
+  CHECK_OK(alloy_graph_set_outputs(g, &y, 1));
+  return g;
+}
+
+/* A backend that declares ALLOY_CAP_SYMBOLIC_SHAPES compiles a symbolic
+ * graph once and runs it at every size; ref gets one specialization per
+ * size. */
+TEST(cache_symbolic_backend_compiles_once) {
+  alloy_runtime *rt = open_in(tp_test_plugins_dir());
+  REQUIRE(rt);
+  int sym = alloy_runtime_find_backend(rt, "symbolic"), ref = alloy_runtime_find_backend(rt, "ref");
+  REQUIRE(sym >= 0 && ref >= 0);
+  alloy_graph *g = relu_symbolic();
+  for (int b = 0; b < 2; b++) {
+    alloy_program *p = NULL;
+    CHECK_OK(alloy_program_compile(rt, b ? ref : sym, g, &p));
+    REQUIRE(p);
+    for (int64_t n = 3; n <= 5; n += 2) {
+      float x[5] = {-1, 2, -3, 4, -5};
+      int64_t sizes[1] = {n};
+      alloy_host_tensor in = {sizeof in, ALLOY_F32, 1, sizes, x}, out = {.struct_size = sizeof out};
+      CHECK_OK(alloy_program_run(p, &in, 1, &out, 1));
+      const float *y = out.data;
+      CHECK_INT(out.sizes[0], n);
+      for (int64_t i = 0; y && i < n; i++) CHECK(y[i] == (x[i] > 0 ? x[i] : 0));
+    }
+    CHECK_INT(alloy_program_num_specializations(p), b ? 2 : 0);
+    alloy_program_release(p);
+  }
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}

@@ -11,8 +11,9 @@
  * A graph with symbolic sizes is compiled once per set of symbol values:
  * the program keeps the symbolic graph, and each run looks its symbol values
  * up among the specializations compiled so far (alloy_graph_specialize, then
- * claim and compile), so one import serves every batch size. Backends have
- * no way yet to declare that they compile symbolic graphs themselves.
+ * claim and compile), so one import serves every batch size. A backend
+ * that declares ALLOY_CAP_SYMBOLIC_SHAPES compiles the symbolic graph once
+ * instead and evaluates sizes from the symbol values each execute gets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,7 +211,11 @@ alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const allo
   p->rt = rt;
   p->be = row;
   alloy_error *e = lower(row, g, level, &p->graph);
-  if (!e) p->specialize = program_has_backed_symbols(p->graph);
+  /* A backend that compiles symbolic sizes itself gets the graph as it is. */
+  const alloy_plugin_api *api = row->api;
+  bool symbolic_ok = ALLOY_HAS_FIELD(api, alloy_plugin_api, capabilities) &&
+                     (api->capabilities & ALLOY_CAP_SYMBOLIC_SHAPES);
+  if (!e) p->specialize = !symbolic_ok && program_has_backed_symbols(p->graph);
   /* A symbolic graph is compiled per binding when it runs. */
   if (!e && !p->specialize) {
     p->base.graph = p->graph;

@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define ALLOY_ABI_MAJOR 1
-#define ALLOY_ABI_MINOR 0
+#define ALLOY_ABI_MINOR 1
 
 /* The one symbol a plugin exports, of type alloy_plugin_entry_fn. */
 #define ALLOY_PLUGIN_ENTRY "alloy_plugin_init"
@@ -357,7 +357,16 @@ typedef struct alloy_plugin_api {
                                          const alloy_graph *partition,
                                          const void *bytes, uint64_t size,
                                          alloy_executable **out);
+
+  /* Since ABI 1.1 (read it only when ALLOY_HAS_FIELD says it is there):
+   * what the backend can do beyond the required, ALLOY_CAP_* bits. */
+  uint64_t capabilities;
 } alloy_plugin_api;
+
+/* compile() takes partitions whose sizes are symbolic (backed symbols of
+ * the graph) and execute() evaluates them from args->symbols: the host then
+ * compiles such a partition once, instead of once per set of sizes. */
+#define ALLOY_CAP_SYMBOLIC_SHAPES (UINT64_C(1) << 0)
 
 /* The entry: called once per load with the host's table. Returns the
  * plugin's table (static), or NULL to refuse (after host->log saying why).

@@ -106,8 +106,10 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend,
 const alloy_graph *alloy_program_graph(const alloy_program *p);
 void alloy_program_release(alloy_program *p); /* accepts NULL */
 /* A graph with symbolic sizes is compiled once per set of symbol values,
- * on the run that first needs it; this counts the sets compiled so far
- * (0 for a graph without backed symbols). */
+ * on the run that first needs it, unless its backend declares
+ * ALLOY_CAP_SYMBOLIC_SHAPES (then once, for all sizes); this counts the
+ * sets compiled so far (0 for a graph without backed symbols, and on such a
+ * backend). */
 int alloy_program_num_specializations(const alloy_program *p);
 
 /* The runtime's compile cache: every graph a program or mixture compiles
