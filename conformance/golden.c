@@ -19,9 +19,11 @@
 #include "alloy/runtime.h"
 #include "alloy/safetensors.h"
 #include "conformance/compare.h"
+#include "conformance/isolate.h"
+#include "conformance/report.h"
 #include "ir/graph_internal.h"
 
-typedef enum { VERDICT_PASS, VERDICT_FAIL, VERDICT_SKIP } verdict;
+typedef enum { VERDICT_PASS = 0, VERDICT_FAIL = ISOLATE_FAIL, VERDICT_SKIP = 2 } verdict;
 
 /* A real backend the cases run on (the meta check needs none). */
 typedef struct {
@@ -439,6 +441,22 @@ static int random_row(alloy_node *node) {
   return -1;
 }
 
+/* A case for isolate_run. */
+typedef struct isolated_case {
+  conform_backend *b;
+  case_ctx *c;
+  alloy_node *node;
+  json_t *jc;
+} isolated_case;
+
+static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
+                                char *why, size_t cap);
+
+static int isolated_check(void *ctx, char *why, size_t cap) {
+  isolated_case *ic = ctx;
+  return (int)check_on_backend(ic->b, ic->c, ic->node, ic->jc, why, cap);
+}
+
 /* Runs the case's graph on a backend and compares values. */
 static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
                                 char *why, size_t cap) {
@@ -546,6 +564,15 @@ int conform_run(const conform_options *o, FILE *out) {
   }
   golden_files gf = {.dir = o->golden_dir};
   int passed = 0, failed = 0, skipped = 0, xfailed = 0, lineno = 0;
+  conform_report *rep = NULL;
+  alloy_error *re = report_open(o->json, o->junit, &rep);
+  if (re) {
+    fprintf(out, "alloy conform: %s\n", alloy_error_message(re));
+    alloy_error_free(re);
+    fclose(f);
+    alloy_runtime_close(backend.rt);
+    return 2;
+  }
   skip_reason reasons[32];
   int nreasons = 0;
   char *line = NULL;
@@ -576,8 +603,10 @@ int conform_run(const conform_options *o, FILE *out) {
     if (!op) {
       skipped++;
       count_skip(reasons, &nreasons, "op not in the registry", core);
+      report_case(rep, id, opname, dtype, REPORT_SKIPPED, "op not in the registry");
     } else if (!file || (e = golden_file(&gf, file, &c.data))) {
       fprintf(out, "case %ld %s: %s\n", id, opname, e ? alloy_error_message(e) : "no data file");
+      report_case(rep, id, opname, dtype, REPORT_FAILED, e ? alloy_error_message(e) : "no data file");
       failed++;
     } else {
       c.g = alloy_graph_new();
@@ -592,26 +621,33 @@ int conform_run(const conform_options *o, FILE *out) {
       } else if (e) {
         snprintf(why, sizeof why, "%s", alloy_error_message(e));
       } else {
-        v = meta ? check_meta(&c, node, jc, why, sizeof why)
-                 : check_on_backend(&backend, &c, node, jc, why, sizeof why);
+        isolated_case ic = {&backend, &c, node, jc};
+        v = meta       ? check_meta(&c, node, jc, why, sizeof why)
+            : o->no_fork ? check_on_backend(&backend, &c, node, jc, why, sizeof why)
+                         : (verdict)isolate_run(isolated_check, &ic, why, sizeof why);
       }
       if (v == VERDICT_SKIP) {
         skipped++;
         count_skip(reasons, &nreasons, why, core);
+        report_case(rep, id, opname, dtype, REPORT_SKIPPED, why);
       } else {
         bool ok = v == VERDICT_PASS;
         bool expected_fail = id_set_has(&known, id);
         if (ok && expected_fail) {
           fprintf(out, "case %ld %s [%s]: passes but is listed as a known failure: remove it from %s\n",
                   id, opname, dtype ? dtype : "", o->known_failures);
+          report_case(rep, id, opname, dtype, REPORT_FAILED, "passes but is listed as a known failure");
           failed++;
         } else if (ok) {
           if (o->verbose) fprintf(out, "case %ld %s [%s]: ok\n", id, opname, dtype ? dtype : "");
+          report_case(rep, id, opname, dtype, REPORT_PASSED, "");
           passed++;
         } else if (expected_fail) {
+          report_case(rep, id, opname, dtype, REPORT_PASSED, "a known failure");
           xfailed++;
         } else {
           fprintf(out, "case %ld %s [%s]: %s\n", id, opname, dtype ? dtype : "", why);
+          report_case(rep, id, opname, dtype, REPORT_FAILED, why);
           failed++;
         }
       }
@@ -629,6 +665,13 @@ int conform_run(const conform_options *o, FILE *out) {
   for (int i = 0; i < nreasons; i++)
     fprintf(out, "skipped %d: %s%s\n", reasons[i].count, reasons[i].reason,
             reasons[i].core ? " (includes core ops)" : "");
+  char suite[160];
+  snprintf(suite, sizeof suite, "alloy conform --backend %s (golden corpus)", o->backend);
+  if ((re = report_close(rep, suite))) {
+    fprintf(out, "alloy conform: %s\n", alloy_error_message(re));
+    alloy_error_free(re);
+    failed++;
+  }
   if (xfailed) fprintf(out, "%d known failures (listed in %s)\n", xfailed, o->known_failures);
   fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;

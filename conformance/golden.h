@@ -22,6 +22,9 @@ typedef struct conform_options {
   const char *known_failures; /* file of "<case id> <op>  # reason" lines */
   bool verbose;               /* also print passing cases */
   int decompose;              /* alloy_decompose_level: forced decomposition */
+  bool no_fork;               /* run cases in this process (for debuggers) */
+  const char *json;           /* --json FILE: one JSON object per case, or NULL */
+  const char *junit;          /* --junit FILE: JUnit XML, or NULL */
 } conform_options;
 
 /* Runs the suite, printing one line per failure and then the totals line

@@ -31,5 +31,33 @@ check "backends shows a refused plugin with its reason" \
   sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.1'"
 check "ALLOY_BACKENDS puts example first, ref stays last" \
   sh -c "ALLOY_BACKENDS=EXAMPLE '$alloy' backends | sed -n '2p;\$p' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^example ref $'"
+# The conformance suite on a deliberately broken plugin (tests/plugins/broken.c):
+# wrong values on add, a segfault on mul, a hang on neg. Each is reported as a
+# failure with its cause, the suite completes, and the exit status says so.
+golden=$2
+if [ -f "$golden/ops/ops.jsonl" ]; then
+  tmp=${TMPDIR:-/tmp}/alloy-cli-$$
+  mkdir -p "$tmp"
+  broken() { # broken OPS WANT: conform on the broken backend fails, says WANT, completes
+    ALLOY_PLUGIN_PATH="$build/tests/plugins" ALLOY_CONFORM_TIMEOUT=1 "$alloy" conform \
+      --backend broken --golden "$golden/ops" --ops "$1" --dtype float32 \
+      --junit "$tmp/junit.xml" --json "$tmp/cases.jsonl" > "$tmp/out" 2>&1
+    status=$?
+    [ "$status" -ne 0 ] && grep -q -- "$2" "$tmp/out" && grep -qE '^0 passed, [1-9][0-9]* failed, 0 skipped$' "$tmp/out"
+  }
+  check "conform reports wrong values on a broken plugin" broken aten.add.Tensor "max abs err 1,"
+  check "conform reports a segfault in a plugin and goes on" broken aten.mul.Tensor "crashed: signal 11"
+  check "conform reports a hang in a plugin and goes on" broken aten.neg.default "timed out after 1 s"
+  # The JUnit file of the last run: well-formed, counts matching the cases.
+  check "the JUnit report is well-formed XML" sh -c "! command -v xmllint >/dev/null || xmllint --noout '$tmp/junit.xml'"
+  check "the JUnit report counts every case as a failure" sh -c \
+    "n=\$(grep -c '<testcase ' '$tmp/junit.xml'); grep -q \"<testsuite name=.* tests=\\\"\$n\\\" failures=\\\"\$n\\\"\" '$tmp/junit.xml' && [ \$(grep -c '<failure message=\"timed out' '$tmp/junit.xml') -eq \$n ]"
+  check "the JSON report has one line per case" sh -c \
+    "[ \$(wc -l < '$tmp/cases.jsonl') -eq \$(grep -c '<testcase ' '$tmp/junit.xml') ] && grep -q '\"result\":\"failed\"' '$tmp/cases.jsonl'"
+  rm -rf "$tmp"
+else
+  echo "the golden corpus is missing: the broken-plugin checks need $golden/ops: counted as 1 failure"
+  fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -34,7 +34,8 @@ static int usage(FILE *f) {
           "            [--decompose core|prims] [--cost-model default|free]\n"
           "                                    how a model is spread over backends\n"
           "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
-          "          [--known-failures FILE] [--decompose core|prims] [--cases core|noncore] [-v]\n"
+          "          [--known-failures FILE] [--decompose core|prims] [--cases core|noncore]\n"
+          "          [--json FILE] [--junit FILE] [--no-fork] [-v]\n"
           "                                    run the golden op corpus on a backend\n");
   return f == stderr ? 2 : 0;
 }
@@ -190,10 +191,14 @@ static int cmd_conform(int argc, char **argv) {
                         : !strcmp(a, "--ops")            ? &o.ops_glob
                         : !strcmp(a, "--dtype")          ? &o.dtype
                         : !strcmp(a, "--cases")          ? &o.set
+                        : !strcmp(a, "--json")           ? &o.json
+                        : !strcmp(a, "--junit")          ? &o.junit
                         : !strcmp(a, "--known-failures") ? &o.known_failures
                                                          : NULL;
     if (!strcmp(a, "-v")) {
       o.verbose = true;
+    } else if (!strcmp(a, "--no-fork")) {
+      o.no_fork = true;
     } else if (!strcmp(a, "--decompose") && i + 1 < argc) {
       const char *lv = argv[++i];
       o.decompose = !strcmp(lv, "core") ? ALLOY_DECOMPOSE_CORE

@@ -1,0 +1,23 @@
+/*
+ * conformance/report.h: the --json and --junit reports of `alloy conform`
+ * (report.c).
+ */
+#ifndef ALLOY_CONFORM_REPORT_H
+#define ALLOY_CONFORM_REPORT_H
+
+#include "alloy/error.h"
+
+typedef enum report_verdict { REPORT_PASSED = 0, REPORT_FAILED = 1, REPORT_SKIPPED = 2 } report_verdict;
+
+typedef struct conform_report conform_report;
+
+/* NULL (and no error) when neither file is asked for. */
+alloy_error *report_open(const char *json_path, const char *junit_path, conform_report **out);
+/* Records one case; r may be NULL (nothing recorded). A known failure is
+ * recorded as passed, with why saying so. */
+void report_case(conform_report *r, long id, const char *op, const char *dtype,
+                 report_verdict v, const char *why);
+/* Writes the JUnit file, closes everything, frees r (may be NULL). */
+alloy_error *report_close(conform_report *r, const char *suite);
+
+#endif
