@@ -15,16 +15,6 @@
 
 #include "reference_backend/ref.h"
 
-/* The family tables (reference_backend/kernels_*.c), each ending with a
- * row whose op is NULL. */
-static const alloy_kernel *const families[] = {
-    ref_kernels_pointwise, ref_kernels_reduce, ref_kernels_reduce_2, ref_kernels_shape,
-    ref_kernels_shape_2,   ref_kernels_index,  ref_kernels_nn,       ref_kernels_nn_2,
-    ref_kernels_nn_3,      ref_kernels_nn_4,   ref_kernels_factory,  ref_kernels_misc,
-    ref_kernels_ldl,
-    ref_kernels_operator,
-};
-
 /* The helper takes one array: the families are joined once, under
  * pthread_once, into a static one. */
 static alloy_kernel all_kernels[4096];
@@ -32,10 +22,7 @@ static alloy_kernel_table table;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static void table_build(void) {
-  int n = 0;
-  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-    for (const alloy_kernel *k = families[f]; k->op && n < (int)(sizeof all_kernels / sizeof all_kernels[0]); k++)
-      all_kernels[n++] = *k;
+  int n = ref_kernels_join(all_kernels, (int)(sizeof all_kernels / sizeof all_kernels[0]));
   table = (alloy_kernel_table){.struct_size = sizeof(alloy_kernel_table),
                                .name = "ref",
                                .vendor = "Alloy",

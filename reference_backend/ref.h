@@ -12,6 +12,9 @@
 
 /* Kernel tables by family (reference_backend/kernels_<family>.c), each
  * ending with a {NULL} row; reference_backend/ref.c joins them. */
+/* Every family's rows joined into out (at most cap); returns the count
+ * (kernels_all.c). */
+int ref_kernels_join(alloy_kernel *out, int cap);
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
     ref_kernels_reduce_2[], ref_kernels_shape[], ref_kernels_shape_2[],
     ref_kernels_index[], ref_kernels_nn[], ref_kernels_nn_2[],
