@@ -89,8 +89,8 @@ int isolate_run(int (*test)(void *ctx, char *why, size_t cap), void *ctx, char *
     return ISOLATE_FAIL;
   }
   if (got == 0) {
-    snprintf(why, cap, "the test's child exited (status %d) without a verdict",
-             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    snprintf(why, cap, "crashed: the test's child exited (status %d) before giving a verdict "
+             "(the plugin or a sanitizer ended it)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return ISOLATE_FAIL;
   }
   buf[got] = 0;

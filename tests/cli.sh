@@ -39,6 +39,9 @@ if [ -f "$golden/ops/ops.jsonl" ]; then
   tmp=${TMPDIR:-/tmp}/alloy-cli-$$
   mkdir -p "$tmp"
   broken() { # broken OPS WANT: conform on the broken backend fails, says WANT, completes
+    # (Under make asan, ASan would catch the segfault itself and exit: let
+    # the signal through, as a plain build sees it.)
+    ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" \
     ALLOY_PLUGIN_PATH="$build/tests/plugins" ALLOY_CONFORM_TIMEOUT=1 "$alloy" conform \
       --backend broken --golden "$golden/ops" --ops "$1" --dtype float32 \
       --junit "$tmp/junit.xml" --json "$tmp/cases.jsonl" > "$tmp/out" 2>&1
