@@ -127,12 +127,21 @@ deps:
 deps-fuzz:
 	@sh tests/deps.sh $(FUZZ_DEPS)
 
-# The main job: import a model exported by torch.export (bundled in
-# examples/, made by examples/make_tiny_cnn.py) and run it on the default
-# backend, checked against PyTorch's own outputs.
+# The main job: import a model exported by torch.export (the shared golden
+# mlp, with a symbolic batch) and run it on the default backend, checked
+# against PyTorch's own outputs. A checkout without ../shared checks the
+# bundled example graph instead, and says why.
+RUN_MODEL = $(GOLDEN)/models/mlp.dyn.core
 run: deps all
-	$(ALLOY) run examples/tiny_cnn.pt2 --inputs examples/tiny_cnn.io.safetensors \
-	  --check examples/tiny_cnn.io.safetensors
+	@if [ -f $(RUN_MODEL).pt2 ]; then \
+	  echo "$(ALLOY) run $(RUN_MODEL).pt2 --inputs $(GOLDEN)/models/mlp.io.safetensors --check ..."; \
+	  $(ALLOY) run $(RUN_MODEL).pt2 --inputs $(GOLDEN)/models/mlp.io.safetensors \
+	    --check $(GOLDEN)/models/mlp.io.safetensors; \
+	else \
+	  echo "no $(RUN_MODEL).pt2 (the golden models live in ../shared beside the clone):"; \
+	  echo "checking the bundled example graph instead"; \
+	  $(ALLOY) check examples/mlp.air; \
+	fi
 
 # Every suite prints "N passed, N failed"; tests/run_suites.sh adds them up.
 test: all
@@ -154,8 +163,9 @@ fuzz: deps-fuzz $(FUZZ_TARGETS)
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \
 	  echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
 	  dict=""; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  extra=""; [ $$n = fuzz_pt2 ] && [ -d $(GOLDEN)/models ] && extra=$(GOLDEN)/models; \
 	  $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
-	    build-fuzz/corpus-$$n tests/fuzz/seeds-$$n > build-fuzz/$$n.log 2>&1; \
+	    build-fuzz/corpus-$$n tests/fuzz/seeds-$$n $$extra > build-fuzz/$$n.log 2>&1; \
 	  status=$$?; \
 	  grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' build-fuzz/$$n.log; \
 	  if [ $$status -ne 0 ]; then tail -n 40 build-fuzz/$$n.log; exit 1; fi; \
