@@ -322,23 +322,9 @@ alloy_arg d_value_list(decomp *d, alloy_value *const *v, int n) {
   return alloy_arg_list(items, items ? n : 0);
 }
 
-/* Any NULL value among the arguments means an earlier call failed. */
-static bool args_ok(const alloy_arg *args, int n) {
-  for (int i = 0; i < n; i++) {
-    if (args[i].kind == ALLOY_ARG_VALUE && !args[i].u.value) return false;
-    if (args[i].kind == ALLOY_ARG_LIST && !args_ok(args[i].u.list.items, args[i].u.list.n))
-      return false;
-  }
-  return true;
-}
-
 int d_op_n(decomp *d, const char *name, const alloy_arg *args, int nargs, alloy_value **outs,
            int cap) {
   if (d->err || d->decline) return 0;
-  if (!args_ok(args, nargs)) {
-    d_fail(d, "%s: an argument is missing (an earlier step failed)", name);
-    return 0;
-  }
   const alloy_op *op = alloy_op_find(name);
   if (!op) {
     d_fail(d, "unknown op '%s'", name);

@@ -152,18 +152,9 @@ static const char *fresh_name(fz *f, char *buf, size_t cap) {
   return buf;
 }
 
-static bool args_ok(const alloy_arg *args, int n) {
-  for (int i = 0; i < n; i++) {
-    if (args[i].kind == ALLOY_ARG_VALUE && !args[i].u.value) return false;
-    if (args[i].kind == ALLOY_ARG_LIST && !args_ok(args[i].u.list.items, args[i].u.list.n))
-      return false;
-  }
-  return true;
-}
-
 /* Adds op(args) to the copy; args in schema order (a prefix of it). */
 static alloy_node *emit(fz *f, const char *opname, const alloy_arg *args, int nargs) {
-  if (f->err || !args_ok(args, nargs)) return NULL;
+  if (f->err) return NULL;
   const alloy_op *op = alloy_op_find(opname);
   if (!op) {
     fail(f, alloy_error_new(ALLOY_ERR_NOT_FOUND, "unknown op %s", opname));

@@ -400,10 +400,25 @@ alloy_error *alloy_graph_add_node(alloy_graph *g, const alloy_op *op,
   return e;
 }
 
+/* Whether every value among the arguments (lists included) is there: a
+ * pass that builds from the results of earlier steps passes NULL for one
+ * that failed. */
+static bool values_present(const alloy_arg *args, int n) {
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == ALLOY_ARG_VALUE && !args[i].u.value) return false;
+    if (args[i].kind == ALLOY_ARG_LIST && !values_present(args[i].u.list.items, args[i].u.list.n))
+      return false;
+  }
+  return true;
+}
+
 alloy_error *alloy_graph_add_node_ordered(alloy_graph *g, const alloy_op *op,
                                          const alloy_arg *args, int nargs, const char *name,
                                          alloy_node **out) {
   const alloy_schema *s = op->schema;
+  if (!values_present(args, nargs))
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "%s: an argument is missing (an earlier step failed)", op->name);
   if (nargs > s->nargs || nargs > 64)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s: %d arguments given, the schema has %d",
                            op->name, nargs, s->nargs);

@@ -255,9 +255,10 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       }
     pt->backend = m->backends[r.part_backend[q]];
     pt->nnodes = cnt;
-    alloy_graph *sub = NULL;
-    e = alloy_graph_extract(g, members, cnt, &sub);
-    if (!e) e = alloy_program_compile(m->rt, pt->backend, sub, &pt->prog);
+    alloy_graph *extracted = NULL;
+    e = alloy_graph_extract(g, members, cnt, &extracted);
+    if (!e) e = program_compile_lowered(m->rt, pt->backend, extracted, &pt->prog);
+    const alloy_graph *sub = e ? NULL : alloy_program_graph(pt->prog);
     if (e) e = alloy_error_wrap(e, "partition %d", q);
     if (!e) {
       pt->nin = alloy_graph_num_inputs(sub);
@@ -296,7 +297,6 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
         }
       }
     }
-    alloy_graph_free(sub);
   }
   free(members);
   /* Graph outputs: never released during a run. */

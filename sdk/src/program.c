@@ -199,29 +199,30 @@ alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_gra
   return e;
 }
 
-alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const alloy_graph *g,
-                                      const alloy_program_options *options, alloy_program **out) {
-  *out = NULL;
-  if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backend);
-  alloy_decompose_level level = options ? options->decompose : ALLOY_DECOMPOSE_AUTO;
-  alloy_loaded *row = &rt->backends[backend];
+/* A program for a graph the backend already claims whole (lowered): the
+ * program takes the graph over, on success and on failure. */
+static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_graph *g,
+                                alloy_program **out) {
   alloy_program *p = calloc(1, sizeof *p);
-  if (!p) return oom();
+  if (!p) {
+    alloy_graph_free(g);
+    return oom();
+  }
   p->rt = rt;
   p->be = row;
-  alloy_error *e = lower(row, g, level, &p->graph);
-  /* A backend that compiles symbolic sizes itself gets the graph as it is. */
+  p->graph = g;
+  /* A backend that compiles symbolic sizes itself gets the graph as it is;
+   * for the others a symbolic graph is compiled per binding when it runs. */
   const alloy_plugin_api *api = row->api;
   bool symbolic_ok = ALLOY_HAS_FIELD(api, alloy_plugin_api, capabilities) &&
                      (api->capabilities & ALLOY_CAP_SYMBOLIC_SHAPES);
-  if (!e) p->specialize = !symbolic_ok && program_has_backed_symbols(p->graph);
-  /* A symbolic graph is compiled per binding when it runs. */
-  if (!e && !p->specialize) {
-    p->base.graph = p->graph;
+  p->specialize = !symbolic_ok && program_has_backed_symbols(g);
+  alloy_error *e = NULL;
+  if (!p->specialize) {
+    p->base.graph = g;
     e = compile_graph(rt, row, &p->base);
   }
-  int nout = p->graph ? alloy_graph_num_outputs(p->graph) : 0;
+  int nout = alloy_graph_num_outputs(g);
   if (!e) {
     p->out_data = calloc((size_t)(nout ? nout : 1), sizeof *p->out_data);
     p->out_sizes = calloc((size_t)(nout ? nout : 1) * ALLOY_MAX_RANK, sizeof *p->out_sizes);
@@ -233,6 +234,24 @@ alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const allo
   }
   *out = p;
   return NULL;
+}
+
+alloy_error *program_compile_lowered(alloy_runtime *rt, int backend, alloy_graph *g,
+                                     alloy_program **out) {
+  *out = NULL;
+  return program_new(rt, &rt->backends[backend], g, out);
+}
+
+alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const alloy_graph *g,
+                                      const alloy_program_options *options, alloy_program **out) {
+  *out = NULL;
+  if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backend);
+  alloy_decompose_level level = options ? options->decompose : ALLOY_DECOMPOSE_AUTO;
+  alloy_loaded *row = &rt->backends[backend];
+  alloy_graph *lowered = NULL;
+  alloy_error *e = lower(row, g, level, &lowered);
+  return e ? e : program_new(rt, row, lowered, out);
 }
 
 alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,

@@ -48,6 +48,11 @@ alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_gra
                            alloy_decompose_level level, alloy_graph **out);
 /* Whether g has symbols bound by input sizes (compiled per binding). */
 bool program_has_backed_symbols(alloy_graph *g);
+/* A program for g as it is: g is already functional and claimed whole by
+ * the backend (a mixture's partition), so it is not lowered again. The
+ * program takes g over (freed on failure too). */
+alloy_error *program_compile_lowered(alloy_runtime *rt, int backend, alloy_graph *g,
+                                     alloy_program **out);
 /* Frees output k of the last run now (the mixture executor releases an
  * intermediate as soon as its last reader ran). */
 void program_drop_output(alloy_program *p, int k);
