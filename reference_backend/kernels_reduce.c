@@ -692,83 +692,58 @@ static int l_softmax(const lane *in, lane *out, const red_params *p) {
 /* ---- kernels: reductions ------------------------------------------------------*/
 
 static const red_params MAX_P = {.largest = true}, MIN_P = {.largest = false};
-static const red_params NONE_P = {0};
-
-static int k_sum(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, CAST, l_sum, &NONE_P);
-}
-static int k_sum_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, CAST, l_sum, &NONE_P);
-}
-static int k_nansum(const alloy_kernel_call *c) {
-  red_params p = {.ignore_nan = true};
-  return reduce_op(c, "dim", DIMS_LIST, CAST, l_sum, &p);
-}
-static int k_prod(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, CAST, l_prod, &NONE_P);
-}
-static int k_prod_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_ONE, CAST, l_prod, &NONE_P);
-}
-static int k_mean(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, CAST, l_mean, &NONE_P);
-}
-static int k_mean_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, CAST, l_mean, &NONE_P);
-}
-static int k_amax(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, KEEP, l_extreme, &MAX_P);
-}
-static int k_amin(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, KEEP, l_extreme, &MIN_P);
-}
-static int k_max(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, KEEP, l_extreme, &MAX_P);
-}
-static int k_min(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, KEEP, l_extreme, &MIN_P);
-}
-static int k_max_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_ONE, KEEP, l_extreme_dim, &MAX_P);
-}
-static int k_min_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_ONE, KEEP, l_extreme_dim, &MIN_P);
-}
-static int k_argmax(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_OPT, KEEP, l_arg_extreme, &MAX_P);
-}
-static int k_argmin(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_OPT, KEEP, l_arg_extreme, &MIN_P);
-}
-static int k_aminmax(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_OPT, KEEP, l_aminmax, &NONE_P);
-}
-
+static const red_params NONE_P = {0}, NANSUM_P = {.ignore_nan = true};
 static const red_params ANY_P = {.flavor = TRUTH_ANY}, ALL_P = {.flavor = TRUTH_ALL},
                         COUNT_P = {.flavor = TRUTH_COUNT};
-static int k_any(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, KEEP, l_truth, &ANY_P);
-}
-static int k_any_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_ONE, KEEP, l_truth, &ANY_P);
-}
-static int k_any_dims(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, KEEP, l_truth, &ANY_P);
-}
-static int k_all(const alloy_kernel_call *c) {
-  return reduce_op(c, NULL, DIMS_ALL, KEEP, l_truth, &ALL_P);
-}
-static int k_all_dim(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_ONE, KEEP, l_truth, &ALL_P);
-}
-static int k_all_dims(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, KEEP, l_truth, &ALL_P);
-}
-static int k_count_nonzero(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_OPT, KEEP, l_truth, &COUNT_P);
-}
-static int k_count_nonzero_dims(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, KEEP, l_truth, &COUNT_P);
+
+/* The reductions that are one call of reduce_op: the op, the argument that
+ * names its dims (NULL: all), how the dims are given, whether the result is
+ * cast, the per-slice loop and its parameters. One kernel serves them all,
+ * finding its row by the node's op. */
+#define REDUCTIONS(X)                                                              \
+  X("aten.sum.default", NULL, DIMS_ALL, CAST, l_sum, NONE_P)                       \
+  X("aten.sum.dim_IntList", "dim", DIMS_LIST, CAST, l_sum, NONE_P)                 \
+  X("aten.nansum.default", "dim", DIMS_LIST, CAST, l_sum, NANSUM_P)                \
+  X("aten.prod.default", NULL, DIMS_ALL, CAST, l_prod, NONE_P)                     \
+  X("aten.prod.dim_int", "dim", DIMS_ONE, CAST, l_prod, NONE_P)                    \
+  X("aten.mean.default", NULL, DIMS_ALL, CAST, l_mean, NONE_P)                     \
+  X("aten.mean.dim", "dim", DIMS_LIST, CAST, l_mean, NONE_P)                       \
+  X("aten.amax.default", "dim", DIMS_LIST, KEEP, l_extreme, MAX_P)                 \
+  X("aten.amin.default", "dim", DIMS_LIST, KEEP, l_extreme, MIN_P)                 \
+  X("aten.max.default", NULL, DIMS_ALL, KEEP, l_extreme, MAX_P)                    \
+  X("aten.min.default", NULL, DIMS_ALL, KEEP, l_extreme, MIN_P)                    \
+  X("aten.max.dim", "dim", DIMS_ONE, KEEP, l_extreme_dim, MAX_P)                   \
+  X("aten.min.dim", "dim", DIMS_ONE, KEEP, l_extreme_dim, MIN_P)                   \
+  X("aten.argmax.default", "dim", DIMS_OPT, KEEP, l_arg_extreme, MAX_P)            \
+  X("aten.argmin.default", "dim", DIMS_OPT, KEEP, l_arg_extreme, MIN_P)            \
+  X("aten.aminmax.default", "dim", DIMS_OPT, KEEP, l_aminmax, NONE_P)              \
+  X("aten.any.default", NULL, DIMS_ALL, KEEP, l_truth, ANY_P)                      \
+  X("aten.any.dim", "dim", DIMS_ONE, KEEP, l_truth, ANY_P)                         \
+  X("aten.any.dims", "dim", DIMS_LIST, KEEP, l_truth, ANY_P)                       \
+  X("aten.all.default", NULL, DIMS_ALL, KEEP, l_truth, ALL_P)                      \
+  X("aten.all.dim", "dim", DIMS_ONE, KEEP, l_truth, ALL_P)                         \
+  X("aten.all.dims", "dim", DIMS_LIST, KEEP, l_truth, ALL_P)                       \
+  X("aten.count_nonzero.default", "dim", DIMS_OPT, KEEP, l_truth, COUNT_P)         \
+  X("aten.count_nonzero.dim_IntList", "dim", DIMS_LIST, KEEP, l_truth, COUNT_P)
+
+typedef struct red_row {
+  const char *op, *dims;
+  dims_kind kind;
+  int cast;
+  lane_fn fn;
+  const red_params *p;
+} red_row;
+
+#define RED_ROW(op, dims, kind, cast, fn, p) {op, dims, kind, cast, fn, &p},
+static const red_row red_rows[] = {REDUCTIONS(RED_ROW)};
+
+static int k_reduction(const alloy_kernel_call *c) {
+  const char *op = c->host->node_op_name(c->node);
+  for (size_t i = 0; i < sizeof red_rows / sizeof *red_rows; i++) {
+    const red_row *r = &red_rows[i];
+    if (!strcmp(r->op, op)) return reduce_op(c, r->dims, r->kind, r->cast, r->fn, r->p);
+  }
+  return ref_fail(c, "%s is not a reduction of this table", op);
 }
 
 /* var.dim(unbiased) and the .correction overloads (None means 1). */
@@ -1011,30 +986,8 @@ static int k_allclose(const alloy_kernel_call *c) {
 
 const alloy_kernel ref_kernels_reduce[] = {
     /* reductions */
-    REF_KERNEL("aten.sum.default", k_sum),
-    REF_KERNEL("aten.sum.dim_IntList", k_sum_dim),
-    REF_KERNEL("aten.nansum.default", k_nansum),
-    REF_KERNEL("aten.prod.default", k_prod),
-    REF_KERNEL("aten.prod.dim_int", k_prod_dim),
-    REF_KERNEL("aten.mean.default", k_mean),
-    REF_KERNEL("aten.mean.dim", k_mean_dim),
-    REF_KERNEL("aten.amax.default", k_amax),
-    REF_KERNEL("aten.amin.default", k_amin),
-    REF_KERNEL("aten.max.default", k_max),
-    REF_KERNEL("aten.min.default", k_min),
-    REF_KERNEL("aten.max.dim", k_max_dim),
-    REF_KERNEL("aten.min.dim", k_min_dim),
-    REF_KERNEL("aten.argmax.default", k_argmax),
-    REF_KERNEL("aten.argmin.default", k_argmin),
-    REF_KERNEL("aten.aminmax.default", k_aminmax),
-    REF_KERNEL("aten.any.default", k_any),
-    REF_KERNEL("aten.any.dim", k_any_dim),
-    REF_KERNEL("aten.any.dims", k_any_dims),
-    REF_KERNEL("aten.all.default", k_all),
-    REF_KERNEL("aten.all.dim", k_all_dim),
-    REF_KERNEL("aten.all.dims", k_all_dims),
-    REF_KERNEL("aten.count_nonzero.default", k_count_nonzero),
-    REF_KERNEL("aten.count_nonzero.dim_IntList", k_count_nonzero_dims),
+#define RED_KERNEL(op, dims, kind, cast, fn, p) REF_KERNEL(op, k_reduction),
+    REDUCTIONS(RED_KERNEL)
     REF_KERNEL("aten.var.dim", k_var),
     REF_KERNEL("aten.var.correction", k_var),
     REF_KERNEL("aten.std.correction", k_std),
