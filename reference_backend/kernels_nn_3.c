@@ -127,6 +127,22 @@ static void norm_input_grad(const double *x, const double *g, int64_t n, int64_t
     dx[i * stride] = rstd * (g[i * stride] - mg - (x[i * stride] - mean) * rstd * mgx);
 }
 
+/* The end of a norm's backward: each of (grad_input, grad_weight,
+ * grad_bias) that output_mask asks for is stored, the others (and the
+ * grad_weight of a norm without weight, has_weight false) are zeros; then
+ * every buffer of the computation goes. */
+static int norm_backward_done(const alloy_kernel_call *c, int err, const bool mask[3],
+                              bool has_weight, const double *const grads[3], double **bufs,
+                              int n) {
+  if (!err)
+    for (int k = 0; k < 3; k++) {
+      if (mask[k] && (k != 1 || has_weight)) store_all(&c->outputs[k], grads[k]);
+      else zero_fill(&c->outputs[k]);
+    }
+  for (int i = 0; i < n; i++) free(bufs[i]);
+  return err ? ref_fail(c, "out of memory") : 0;
+}
+
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
  * weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias). */
 static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
@@ -156,23 +172,8 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
     }
     if (N) norm_input_grad(xr, g, N, 1, mean[r], rstd[r], xr); /* in place: X holds dx */
   }
-  if (!err) {
-    if (mask[0]) store_all(&c->outputs[0], X);
-    else zero_fill(&c->outputs[0]);
-    if (mask[1] && w) store_all(&c->outputs[1], gw);
-    else zero_fill(&c->outputs[1]);
-    if (mask[2]) store_all(&c->outputs[2], gb);
-    else zero_fill(&c->outputs[2]);
-  }
-  free(X);
-  free(G);
-  free(W);
-  free(mean);
-  free(rstd);
-  free(gw);
-  free(gb);
-  free(g);
-  return err ? ref_fail(c, "out of memory") : 0;
+  double *bufs[] = {X, G, W, mean, rstd, gw, gb, g};
+  return norm_backward_done(c, err, mask, w != NULL, (const double *const[3]){X, gw, gb}, bufs, 8);
 }
 
 /* The group norm's layout: N items of C channels of HxW values each,
@@ -260,23 +261,8 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
       }
       if (span) norm_input_grad(xp, g, span, 1, mean[ng], rstd[ng], xp);
     }
-  if (!err) {
-    if (mask[0]) store_all(&c->outputs[0], X);
-    else zero_fill(&c->outputs[0]);
-    if (mask[1]) store_all(&c->outputs[1], gw);
-    else zero_fill(&c->outputs[1]);
-    if (mask[2]) store_all(&c->outputs[2], gb);
-    else zero_fill(&c->outputs[2]);
-  }
-  free(X);
-  free(G);
-  free(W);
-  free(mean);
-  free(rstd);
-  free(gw);
-  free(gb);
-  free(g);
-  return err ? ref_fail(c, "out of memory") : 0;
+  double *bufs[] = {X, G, W, mean, rstd, gw, gb, g};
+  return norm_backward_done(c, err, mask, true, (const double *const[3]){X, gw, gb}, bufs, 8);
 }
 
 /* The batch norms: out = input * alpha[c] + beta[c] with alpha = invstd *
