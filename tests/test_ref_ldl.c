@@ -47,13 +47,6 @@ static bool ints_are(const alloy_host_tensor *h, const int32_t *want, int n) {
   return true;
 }
 
-/* Deterministic values in [-1, 1). */
-static void fill(double *v, int64_t n, uint32_t seed) {
-  for (int64_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    v[i] = (double)(seed >> 8) / (double)(1u << 23) - 1.0;
-  }
-}
 
 enum { NMAX = 8 };
 
@@ -220,7 +213,7 @@ enum { RB = 4, RN = 6, RK = 2 };
  * pivots and interchange rows; one of them has a zero diagonal. */
 static void random_symmetric(double *a, uint32_t seed) {
   double v[RB * RN * RN];
-  fill(v, RB * RN * RN, seed);
+  tr_fill(v, RB * RN * RN, seed);
   for (int b = 0; b < RB; b++)
     for (int i = 0; i < RN; i++)
       for (int j = 0; j < RN; j++) {
@@ -275,7 +268,7 @@ TEST(ref_ldl_solve_random_residual) {
   REQUIRE(tr_open(&t));
   double a[RB * RN * RN], b[RN * RK];
   random_symmetric(a, 11u);
-  fill(b, RN * RK, 5u);
+  tr_fill(b, RN * RK, 5u);
   alloy_arg fa[1] = {tr_input(&t, ALLOY_F64, (int64_t[]){RB, RN, RN}, 3, a)};
   alloy_node *f = tr_node(&t, "aten.linalg_ldl_factor_ex.default", fa, 1, NULL, NULL, 0), *s = NULL;
   if (f) {

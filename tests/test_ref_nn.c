@@ -49,13 +49,6 @@ static bool values_are(const alloy_host_tensor *h, const double *want, int n, do
   return true;
 }
 
-/* Deterministic values in [-1, 1). */
-static void fill(double *v, int64_t n, uint32_t seed) {
-  for (int64_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    v[i] = (double)(seed >> 8) / (double)(1u << 23) - 1.0;
-  }
-}
 
 static double dot(const double *a, const alloy_host_tensor *b, int64_t n) {
   double s = 0.0;
@@ -110,8 +103,8 @@ static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const i
   }
   double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
   float *xf = malloc(sizeof(float) * (size_t)nx), *wf = malloc(sizeof(float) * (size_t)nw);
-  fill(x, nx, 1);
-  fill(w, nw, 2);
+  tr_fill(x, nx, 1);
+  tr_fill(w, nw, 2);
   for (int64_t i = 0; i < nx; i++) xf[i] = (float)x[i];
   for (int64_t i = 0; i < nw; i++) wf[i] = (float)w[i];
   if (dt == ALLOY_F32) { /* compare with the values the kernel sees */
@@ -134,7 +127,7 @@ static void check_conv_adjoint(alloy_dtype dt, int n, const int64_t *xs, const i
   }
   double *g = malloc(sizeof(double) * (size_t)ny);
   float *gf = malloc(sizeof(float) * (size_t)ny);
-  fill(g, ny, 3);
+  tr_fill(g, ny, 3);
   for (int64_t i = 0; i < ny; i++) g[i] = gf[i] = (float)g[i];
   int64_t cout = ys[1];
   alloy_arg m[3];
@@ -306,10 +299,10 @@ TEST(ref_nn_layer_norm_backward) {
    * sum g over the rows. */
   enum { R = 2, N = 6 };
   double x[R * N], w[N], b[N], g[R * N], y[R * N], xp[R * N];
-  fill(x, R * N, 7);
-  fill(w, N, 8);
-  fill(b, N, 9);
-  fill(g, R * N, 10);
+  tr_fill(x, R * N, 7);
+  tr_fill(w, N, 8);
+  tr_fill(b, N, 9);
+  tr_fill(g, R * N, 10);
   double eps = 1e-5;
   tr_case t;
   REQUIRE(tr_open(&t));
@@ -392,10 +385,10 @@ TEST(ref_nn_group_norm_backward) {
    * = sum g * xhat per channel, grad_bias = sum g per channel */
   enum { NB = 2, C = 4, HW = 3, G = 2, T = NB * C * HW };
   double x[T], w[C], b[C], g[T], y[T], xp[T], eps = 1e-5;
-  fill(x, T, 11);
-  fill(w, C, 12);
-  fill(b, C, 13);
-  fill(g, T, 14);
+  tr_fill(x, T, 11);
+  tr_fill(w, C, 12);
+  tr_fill(b, C, 13);
+  tr_fill(g, T, 14);
   tr_case t;
   REQUIRE(tr_open(&t));
   alloy_arg xv = tr_input(&t, ALLOY_F64, (int64_t[]){NB, C, HW}, 3, x);

@@ -170,3 +170,10 @@ bool tr_longs_are(const alloy_host_tensor *h, const int64_t *want, int n) {
     }
   return true;
 }
+
+void tr_fill(double *v, int64_t n, uint32_t seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (double)(seed >> 8) / (double)(1u << 23) - 1.0;
+  }
+}

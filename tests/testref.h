@@ -52,6 +52,8 @@ alloy_error *tr_try(tr_case *t, const char *op, const alloy_arg *args, int n,
 bool tr_run_kw(tr_case *t, const char *op, const alloy_arg *args, int n, const char *const *kwn,
                const alloy_arg *kw, int nkw);
 bool tr_run(tr_case *t, const char *op, const alloy_arg *args, int n);
+/* Deterministic values in [-1, 1) from seed (an LCG). */
+void tr_fill(double *v, int64_t n, uint32_t seed);
 /* The node is added and compiles but the run fails, as expected; true then. */
 bool tr_run_fails(tr_case *t, const char *op, const alloy_arg *args, int n,
                   const char *const *kwn, const alloy_arg *kw, int nkw);
