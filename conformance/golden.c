@@ -1,5 +1,6 @@
 /*
- * conformance/golden.c: reads golden cases and turns each into a graph.
+ * conformance/golden.c: the golden corpus as a source of tests (suite.h):
+ * each case PyTorch recorded becomes a one-node graph checked against it.
  *
  * A case is one JSON line: the op, its positional args and kwargs as tagged
  * values ({"t": key} a tensor stored in a safetensors file, {"i": n}, {"f": x},
@@ -7,7 +8,7 @@
  * recorded outputs. Values are typed by the op's schema, not by their
  * content: a {"s": "cpu"} is a Device where the schema says Device.
  */
-#include "conformance/golden.h"
+#include "conformance/suite.h"
 
 #include <fnmatch.h>
 #include <jansson.h>
@@ -19,18 +20,10 @@
 #include "alloy/runtime.h"
 #include "alloy/safetensors.h"
 #include "conformance/compare.h"
-#include "conformance/isolate.h"
-#include "conformance/report.h"
 #include "ir/graph_internal.h"
 
-typedef enum { VERDICT_PASS = 0, VERDICT_FAIL = ISOLATE_FAIL, VERDICT_SKIP = 2 } verdict;
+typedef conform_verdict verdict;
 
-/* A real backend the cases run on (the meta check needs none). */
-typedef struct {
-  alloy_runtime *rt;
-  int index;
-  alloy_decompose_level decompose;
-} conform_backend;
 
 typedef struct {
   const char *dir;
@@ -272,62 +265,6 @@ static bool outputs_match(case_ctx *c, const alloy_node *n, json_t *jout,
   return false;
 }
 
-/* --- the run ---------------------------------------------------------- */
-
-typedef struct {
-  long *ids;
-  int n, cap;
-} id_set;
-
-static bool id_set_has(const id_set *s, long id) {
-  for (int i = 0; i < s->n; i++)
-    if (s->ids[i] == id) return true;
-  return false;
-}
-
-static alloy_error *load_known_failures(const char *path, id_set *s) {
-  FILE *f = fopen(path, "r");
-  if (!f) return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open", path);
-  char line[1024];
-  while (fgets(line, sizeof line, f)) {
-    char *p = line;
-    while (*p == ' ') p++;
-    if (*p == '#' || *p == '\n' || !*p) continue;
-    long id = strtol(p, NULL, 10);
-    if (s->n == s->cap) {
-      s->cap = s->cap ? s->cap * 2 : 64;
-      long *ids = realloc(s->ids, sizeof *ids * (size_t)s->cap);
-      if (!ids) {
-        fclose(f);
-        return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
-      }
-      s->ids = ids;
-    }
-    s->ids[s->n++] = id;
-  }
-  fclose(f);
-  return NULL;
-}
-
-typedef struct {
-  char reason[96];
-  int count;
-  bool core;
-} skip_reason;
-
-static void count_skip(skip_reason *r, int *nr, const char *reason, bool core) {
-  for (int i = 0; i < *nr; i++)
-    if (!strcmp(r[i].reason, reason)) {
-      r[i].count++;
-      r[i].core |= core;
-      return;
-    }
-  if (*nr == 32) return;
-  snprintf(r[*nr].reason, sizeof r[*nr].reason, "%s", reason);
-  r[*nr].count = 1;
-  r[(*nr)++].core = core;
-}
-
 /* The outputs PyTorch recorded, as a list of tagged values. */
 static int expected_outputs(json_t *jout, json_t **items) {
   json_t *l = json_object_get(jout, "l");
@@ -441,56 +378,41 @@ static int random_row(alloy_node *node) {
   return -1;
 }
 
-/* A case for isolate_run. */
-typedef struct isolated_case {
-  conform_backend *b;
-  case_ctx *c;
-  alloy_node *node;
-  json_t *jc;
-} isolated_case;
-
-static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
-                                char *why, size_t cap);
-
-static int isolated_check(void *ctx, char *why, size_t cap) {
-  isolated_case *ic = ctx;
-  return (int)check_on_backend(ic->b, ic->c, ic->node, ic->jc, why, cap);
-}
-
 /* Runs the case's graph on a backend and compares values. */
-static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *node, json_t *jc,
-                                char *why, size_t cap) {
+static verdict check_on_backend(conform_env *env, const conform_test *t, case_ctx *c,
+                                alloy_node *node, json_t *jc, char *why, size_t cap) {
   json_t *items, *jout = json_object_get(jc, "out");
   int nexp = expected_outputs(jout, &items), nout = alloy_node_num_outputs(node);
   if (nexp != nout) {
     snprintf(why, cap, "%d outputs, PyTorch gives %d", nout, nexp);
-    return VERDICT_FAIL;
+    return CONFORM_FAIL;
   }
-  if (nout > 16) return snprintf(why, cap, "more than 16 outputs"), VERDICT_SKIP;
+  if (nout > 16) return snprintf(why, cap, "more than 16 outputs"), CONFORM_SKIP;
   alloy_value *outs[16];
   for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(node, k);
   alloy_error *e = alloy_graph_set_outputs(c->g, outs, nout);
   alloy_program *prog = NULL;
-  alloy_program_options po = {.struct_size = sizeof po, .decompose = b->decompose};
-  if (!e) e = alloy_program_compile_ex(b->rt, b->index, c->g, &po, &prog);
+  alloy_program_options po = {.struct_size = sizeof po,
+                              .decompose = (alloy_decompose_level)env->o->decompose};
+  if (!e) e = alloy_program_compile_ex(env->rt, env->backend, c->g, &po, &prog);
   if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED && strstr(alloy_error_message(e), "does not claim")) {
     alloy_error_free(e);
     snprintf(why, cap, "not claimed by the backend");
-    return VERDICT_SKIP;
+    return CONFORM_SKIP;
   }
   alloy_host_tensor in[64], res[16];
-  for (int i = 0; i < c->ninputs && !e; i++)
+  for (int i = 0; i < c->ninputs; i++)
     in[i] = (alloy_host_tensor){sizeof in[i], c->inputs[i]->dtype, c->inputs[i]->rank,
                                 c->inputs[i]->shape, (void *)c->inputs[i]->data};
   for (int k = 0; k < nout; k++) res[k].struct_size = sizeof res[k];
   if (!e) e = alloy_program_run(prog, in, c->ninputs, res, nout);
-  verdict v = VERDICT_PASS;
+  verdict v = CONFORM_PASS;
   if (e) {
     snprintf(why, cap, "%s", alloy_error_message(e));
     alloy_error_free(e);
-    v = VERDICT_FAIL;
+    v = CONFORM_FAIL;
   }
-  for (int k = 0; k < nout && v == VERDICT_PASS; k++) {
+  for (int k = 0; k < nout && v == CONFORM_PASS; k++) {
     json_t *je = expected_output(jout, items, k);
     const char *key = json_string_value(json_object_get(je, "t"));
     const alloy_st_entry *want = key ? alloy_safetensors_find(c->data, key) : NULL;
@@ -498,181 +420,186 @@ static verdict check_on_backend(conform_backend *b, case_ctx *c, alloy_node *nod
     if (!want && scalar_expected(je, &scalar)) want = &scalar;
     if (!want) {
       snprintf(why, cap, "output %d: PyTorch's value is not a tensor", k);
-      v = VERDICT_FAIL;
+      v = CONFORM_FAIL;
     } else if (random_row(node) >= 0) {
       int r = random_row(node);
       if (res[k].dtype != want->dtype || res[k].rank != want->rank) {
         snprintf(why, cap, "output %d: got %s of rank %d, expected %s of rank %d", k,
                  alloy_dtype_name(res[k].dtype), (int)res[k].rank, alloy_dtype_name(want->dtype), want->rank);
-        v = VERDICT_FAIL;
+        v = CONFORM_FAIL;
       }
-      for (int d = 0; d < res[k].rank && v == VERDICT_PASS; d++)
+      for (int d = 0; d < res[k].rank && v == CONFORM_PASS; d++)
         if (res[k].sizes[d] != want->shape[d]) {
           snprintf(why, cap, "output %d: size %lld at dim %d, expected %lld", k,
                    (long long)res[k].sizes[d], d, (long long)want->shape[d]);
-          v = VERDICT_FAIL;
+          v = CONFORM_FAIL;
         }
-      if (v == VERDICT_PASS && !random_ops[r].check(c, node, &res[k], why, cap)) v = VERDICT_FAIL;
+      if (v == CONFORM_PASS && !random_ops[r].check(c, node, &res[k], why, cap)) v = CONFORM_FAIL;
     } else if (!conform_compare(alloy_op_name(alloy_node_op(node)), &res[k], want, why, cap) &&
                !ties_accepted(c, node, &res[k], want)) {
-      v = VERDICT_FAIL;
+      v = CONFORM_FAIL;
     }
+  }
+  if (v == CONFORM_FAIL && env->o->repro_dir) {
+    /* The repro carries PyTorch's tensors as the expected outputs. */
+    conform_tensor want[16];
+    int nwant = 0;
+    for (int k = 0; k < nout; k++) {
+      const char *key = json_string_value(json_object_get(expected_output(jout, items, k), "t"));
+      const alloy_st_entry *w = key ? alloy_safetensors_find(c->data, key) : NULL;
+      if (!w) break;
+      want[nwant] = (conform_tensor){w->dtype, w->rank, {0}, (void *)w->data};
+      for (int d = 0; d < w->rank && d < 8; d++) want[nwant].sizes[d] = w->shape[d];
+      nwant++;
+    }
+    char path[4096];
+    conform_repro_write(env->o, t, c->g, in, c->ninputs, want, nwant, why, path, sizeof path);
+    size_t len = strlen(why);
+    if (path[0] && len < cap) snprintf(why + len, cap - len, " [repro: %.900s]", path);
   }
   alloy_program_release(prog);
   return v;
 }
 
 static verdict check_meta(case_ctx *c, alloy_node *node, json_t *jc, char *why, size_t cap) {
-  return outputs_match(c, node, json_object_get(jc, "out"), why, cap) ? VERDICT_PASS : VERDICT_FAIL;
+  return outputs_match(c, node, json_object_get(jc, "out"), why, cap) ? CONFORM_PASS : CONFORM_FAIL;
 }
 
-int conform_run(const conform_options *o, FILE *out) {
-  conform_backend backend = {NULL, -1, o->decompose};
-  bool meta = !strcmp(o->backend, "meta");
-  if (!meta) {
-    alloy_error *e = alloy_runtime_open(NULL, &backend.rt);
-    if (e) {
-      fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
-      alloy_error_free(e);
-      return 2;
-    }
-    backend.index = alloy_runtime_find_backend(backend.rt, o->backend);
-    if (backend.index < 0) {
-      fprintf(out, "alloy conform: no usable backend '%s' (see `alloy backends`)\n", o->backend);
-      alloy_runtime_close(backend.rt);
-      return 2;
-    }
-  }
+
+/* --- the source ---------------------------------------------------------- */
+
+/* The corpus, read once in the parent; workers parse a case's line when
+ * they check it and open its data files on first use. */
+typedef struct golden_state {
+  char **lines;    /* the selected cases' JSON lines */
+  char **ops;      /* their op names */
+  int n;
+  int *line_of;    /* case id -> index in lines, -1 when not selected */
+  long max_id;
+  golden_files gf; /* opened in the worker, on first use */
+} golden_state;
+
+static alloy_error *golden_list(conform_source *src, const conform_options *o, conform_suite *suite) {
+  if (!o->golden_dir || o->replay || !conform_wants_source(o, "golden")) return NULL;
+  golden_state *gs = calloc(1, sizeof *gs);
+  if (!gs) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  src->self = gs;
+  gs->gf.dir = o->golden_dir;
   char path[4096];
   snprintf(path, sizeof path, "%s/ops/ops.jsonl", o->golden_dir);
   FILE *f = fopen(path, "r");
-  if (!f) {
-    fprintf(out, "alloy conform: cannot open %s: the golden corpus is missing (pass --golden DIR)\n", path);
-    alloy_runtime_close(backend.rt);
-    return 2;
-  }
-  id_set known = {0};
-  if (o->known_failures) {
-    alloy_error *e = load_known_failures(o->known_failures, &known);
-    if (e) {
-      fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
-      alloy_error_free(e);
-      fclose(f);
-      alloy_runtime_close(backend.rt);
-      return 2;
-    }
-  }
-  golden_files gf = {.dir = o->golden_dir};
-  int passed = 0, failed = 0, skipped = 0, xfailed = 0, lineno = 0;
-  conform_report *rep = NULL;
-  alloy_error *re = report_open(o->json, o->junit, &rep);
-  if (re) {
-    fprintf(out, "alloy conform: %s\n", alloy_error_message(re));
-    alloy_error_free(re);
-    fclose(f);
-    alloy_runtime_close(backend.rt);
-    return 2;
-  }
-  skip_reason reasons[32];
-  int nreasons = 0;
+  if (!f)
+    return alloy_error_new(ALLOY_ERR_IO, "cannot open %s: the golden corpus is missing (pass --golden DIR)",
+                           path);
   char *line = NULL;
   size_t linecap = 0;
-  while (getline(&line, &linecap, f) > 0) {
+  int lineno = 0, cap = 0;
+  alloy_error *e = NULL;
+  while (!e && getline(&line, &linecap, f) > 0) {
     lineno++;
     json_error_t je;
     json_t *jc = json_loads(line, 0, &je);
     if (!jc) {
-      fprintf(out, "%s:%d:%d: %s\n", path, lineno, je.column, je.text);
-      failed++;
-      continue;
+      e = alloy_error_new(ALLOY_ERR_PARSE, "%s:%d:%d: %s", path, lineno, je.column, je.text);
+      break;
     }
     long id = (long)json_integer_value(json_object_get(jc, "id"));
     const char *opname = json_string_value(json_object_get(jc, "op"));
     const char *dtype = json_string_value(json_object_get(jc, "dtype"));
     bool core = json_is_true(json_object_get(jc, "core"));
-    if (!opname || (o->ops_glob && fnmatch(o->ops_glob, opname, 0)) ||
-        (o->dtype && (!dtype || strcmp(o->dtype, dtype))) ||
-        (o->set && strcmp(o->set, core ? "core" : "noncore"))) {
-      json_decref(jc);
-      continue;
+    bool keep = opname && id >= 0 && (!o->ops_glob || !fnmatch(o->ops_glob, opname, 0)) &&
+                (!o->dtype || (dtype && !strcmp(o->dtype, dtype))) &&
+                (!o->set || !strcmp(o->set, core ? "core" : "noncore"));
+    if (keep && gs->n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      char **nl = realloc(gs->lines, sizeof *nl * (size_t)cap);
+      char **no = nl ? realloc(gs->ops, sizeof *no * (size_t)cap) : NULL;
+      if (nl) gs->lines = nl;
+      if (no) gs->ops = no;
+      if (!nl || !no) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    const alloy_op *op = alloy_op_find(opname);
-    const char *file = json_string_value(json_object_get(jc, "file"));
-    case_ctx c = {0};
-    alloy_error *e = NULL;
-    if (!op) {
-      skipped++;
-      count_skip(reasons, &nreasons, "op not in the registry", core);
-      report_case(rep, id, opname, dtype, REPORT_SKIPPED, "op not in the registry");
-    } else if (!file || (e = golden_file(&gf, file, &c.data))) {
-      fprintf(out, "case %ld %s: %s\n", id, opname, e ? alloy_error_message(e) : "no data file");
-      report_case(rep, id, opname, dtype, REPORT_FAILED, e ? alloy_error_message(e) : "no data file");
-      failed++;
-    } else {
-      c.g = alloy_graph_new();
-      alloy_node *node = NULL;
-      char why[1024] = "";
-      e = c.g ? case_build(&c, op, jc, &node) : alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
-      verdict v = VERDICT_FAIL;
-      if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED &&
-          strstr(alloy_error_message(e), "has no shape function")) {
-        v = VERDICT_SKIP;
-        snprintf(why, sizeof why, "no shape function");
-      } else if (e) {
-        snprintf(why, sizeof why, "%s", alloy_error_message(e));
-      } else {
-        isolated_case ic = {&backend, &c, node, jc};
-        v = meta       ? check_meta(&c, node, jc, why, sizeof why)
-            : o->no_fork ? check_on_backend(&backend, &c, node, jc, why, sizeof why)
-                         : (verdict)isolate_run(isolated_check, &ic, why, sizeof why);
-      }
-      if (v == VERDICT_SKIP) {
-        skipped++;
-        count_skip(reasons, &nreasons, why, core);
-        report_case(rep, id, opname, dtype, REPORT_SKIPPED, why);
-      } else {
-        bool ok = v == VERDICT_PASS;
-        bool expected_fail = id_set_has(&known, id);
-        if (ok && expected_fail) {
-          fprintf(out, "case %ld %s [%s]: passes but is listed as a known failure: remove it from %s\n",
-                  id, opname, dtype ? dtype : "", o->known_failures);
-          report_case(rep, id, opname, dtype, REPORT_FAILED, "passes but is listed as a known failure");
-          failed++;
-        } else if (ok) {
-          if (o->verbose) fprintf(out, "case %ld %s [%s]: ok\n", id, opname, dtype ? dtype : "");
-          report_case(rep, id, opname, dtype, REPORT_PASSED, "");
-          passed++;
-        } else if (expected_fail) {
-          report_case(rep, id, opname, dtype, REPORT_PASSED, "a known failure");
-          xfailed++;
-        } else {
-          fprintf(out, "case %ld %s [%s]: %s\n", id, opname, dtype ? dtype : "", why);
-          report_case(rep, id, opname, dtype, REPORT_FAILED, why);
-          failed++;
-        }
-      }
-      alloy_graph_free(c.g);
+    if (keep && !e) {
+      gs->lines[gs->n] = strdup(line);
+      gs->ops[gs->n] = strdup(opname);
+      if (!gs->lines[gs->n] || !gs->ops[gs->n]) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+      gs->n++;
+      conform_test t = {.source = src, .index = id, .op = gs->ops[gs->n - 1],
+                        .set = !strncmp(opname, "prims.", 6) ? CONFORM_SET_PRIMS
+                               : core                        ? CONFORM_SET_CORE
+                                                             : CONFORM_SET_OTHER};
+      snprintf(t.dtype, sizeof t.dtype, "%s", dtype ? dtype : "");
+      if (!e && !conform_suite_add(suite, &t)) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+      if (id > gs->max_id) gs->max_id = id;
     }
-    alloy_error_free(e);
-    alloy_arena_free(&c.arena);
     json_decref(jc);
   }
   free(line);
   fclose(f);
-  golden_files_close(&gf);
-  free(known.ids);
-  alloy_runtime_close(backend.rt);
-  for (int i = 0; i < nreasons; i++)
-    fprintf(out, "skipped %d: %s%s\n", reasons[i].count, reasons[i].reason,
-            reasons[i].core ? " (includes core ops)" : "");
-  char suite[160];
-  snprintf(suite, sizeof suite, "alloy conform --backend %s (golden corpus)", o->backend);
-  if ((re = report_close(rep, suite))) {
-    fprintf(out, "alloy conform: %s\n", alloy_error_message(re));
-    alloy_error_free(re);
-    failed++;
+  if (e) return e;
+  gs->line_of = malloc(sizeof *gs->line_of * (size_t)(gs->max_id + 1));
+  if (!gs->line_of) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  for (long i = 0; i <= gs->max_id; i++) gs->line_of[i] = -1;
+  for (int i = 0; i < gs->n; i++) {
+    json_t *jc = json_loads(gs->lines[i], 0, NULL);
+    gs->line_of[json_integer_value(json_object_get(jc, "id"))] = i;
+    json_decref(jc);
   }
-  if (xfailed) fprintf(out, "%d known failures (listed in %s)\n", xfailed, o->known_failures);
-  fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-  return failed ? 1 : 0;
+  return NULL;
+}
+
+static conform_verdict golden_check(const conform_source *src, const conform_test *t,
+                                    conform_env *env, conform_result *res) {
+  golden_state *gs = src->self;
+  char *why = res->why;
+  size_t cap = sizeof res->why;
+  const alloy_op *op = alloy_op_find(t->op);
+  if (!op) return snprintf(why, cap, "op not in the registry"), CONFORM_SKIP;
+  json_t *jc = json_loads(gs->lines[gs->line_of[t->index]], 0, NULL);
+  const char *file = json_string_value(json_object_get(jc, "file"));
+  case_ctx c = {0};
+  alloy_error *e = file ? golden_file(&gs->gf, file, &c.data)
+                        : alloy_error_new(ALLOY_ERR_PARSE, "the case names no data file");
+  verdict v = CONFORM_FAIL;
+  alloy_node *node = NULL;
+  if (!e) {
+    c.g = alloy_graph_new();
+    e = c.g ? case_build(&c, op, jc, &node) : alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  if (e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED &&
+      strstr(alloy_error_message(e), "has no shape function")) {
+    v = CONFORM_SKIP;
+    snprintf(why, cap, "no shape function");
+  } else if (e) {
+    snprintf(why, cap, "%s", alloy_error_message(e));
+  } else {
+    v = env->backend < 0 ? check_meta(&c, node, jc, why, cap)
+                         : check_on_backend(env, t, &c, node, jc, why, cap);
+  }
+  alloy_error_free(e);
+  alloy_graph_free(c.g);
+  alloy_arena_free(&c.arena);
+  json_decref(jc);
+  return v;
+}
+
+static void golden_rerun(const conform_source *src, const conform_test *t, char *buf, size_t cap) {
+  (void)src;
+  snprintf(buf, cap, "--golden DIR --ops '%s' --only golden", t->op);
+}
+
+static void golden_close(conform_source *src) {
+  golden_state *gs = src->self;
+  if (!gs) return;
+  for (int i = 0; i < gs->n; i++) free(gs->lines[i]), free(gs->ops[i]);
+  free(gs->lines);
+  free(gs->ops);
+  free(gs->line_of);
+  golden_files_close(&gs->gf);
+  free(gs);
+  src->self = NULL;
+}
+
+conform_source conform_golden_source(void) {
+  return (conform_source){.name = "golden", .list = golden_list, .check = golden_check,
+                          .rerun = golden_rerun, .close = golden_close};
 }

@@ -13,7 +13,7 @@
 
 typedef struct rcase {
   long id;
-  char *op, *dtype, *why;
+  char *source, *op, *dtype, *variant, *why;
   report_verdict verdict;
 } rcase;
 
@@ -45,14 +45,15 @@ alloy_error *report_open(const char *json_path, const char *junit_path, conform_
   return NULL;
 }
 
-void report_case(conform_report *r, long id, const char *op, const char *dtype,
-                 report_verdict v, const char *why) {
+void report_case(conform_report *r, const char *source, long id, const char *op,
+                 const char *dtype, const char *variant, report_verdict v, const char *why) {
   if (!r) return;
   r->counts[v]++;
   if (r->json) {
-    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "op", op ? op : "",
-                          "dtype", dtype ? dtype : "", "result", verdict_names[v], "message",
-                          why ? why : "");
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s}", "source", source, "id",
+                          (json_int_t)id, "op", op ? op : "", "dtype", dtype ? dtype : "",
+                          "variant", variant ? variant : "", "result", verdict_names[v],
+                          "message", why ? why : "");
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (text) fprintf(r->json, "%s\n", text);
     free(text);
@@ -66,8 +67,8 @@ void report_case(conform_report *r, long id, const char *op, const char *dtype,
     r->cases = nc;
     r->cap = cap;
   }
-  r->cases[r->n++] = (rcase){id, strdup(op ? op : ""), strdup(dtype ? dtype : ""),
-                             strdup(why ? why : ""), v};
+  r->cases[r->n++] = (rcase){id, strdup(source), strdup(op ? op : ""), strdup(dtype ? dtype : ""),
+                             strdup(variant ? variant : ""), strdup(why ? why : ""), v};
 }
 
 /* Text for an XML attribute. */
@@ -106,9 +107,14 @@ alloy_error *report_close(conform_report *r, const char *suite) {
         rcase *c = &r->cases[i];
         fprintf(f, "    <testcase classname=\"");
         xml_attr(f, c->op);
-        fprintf(f, "\" name=\"case %ld [", c->id);
+        fprintf(f, "\" name=\"");
+        xml_attr(f, c->source);
+        fprintf(f, " %ld [", c->id);
         xml_attr(f, c->dtype);
-        fprintf(f, "]\"");
+        fprintf(f, "]");
+        if (c->variant[0]) fputc(' ', f);
+        xml_attr(f, c->variant);
+        fprintf(f, "\"");
         if (c->verdict == REPORT_PASSED) {
           fprintf(f, "/>\n");
           continue;
@@ -122,8 +128,10 @@ alloy_error *report_close(conform_report *r, const char *suite) {
     }
   }
   for (int i = 0; i < r->n; i++) {
+    free(r->cases[i].source);
     free(r->cases[i].op);
     free(r->cases[i].dtype);
+    free(r->cases[i].variant);
     free(r->cases[i].why);
   }
   free(r->cases);

@@ -13,10 +13,11 @@ typedef struct conform_report conform_report;
 
 /* NULL (and no error) when neither file is asked for. */
 alloy_error *report_open(const char *json_path, const char *junit_path, conform_report **out);
-/* Records one case; r may be NULL (nothing recorded). A known failure is
- * recorded as passed, with why saying so. */
-void report_case(conform_report *r, long id, const char *op, const char *dtype,
-                 report_verdict v, const char *why);
+/* Records one test (its source's name and number, op, dtype, variant);
+ * r may be NULL (nothing recorded). A known failure is recorded as passed,
+ * with why saying so. */
+void report_case(conform_report *r, const char *source, long id, const char *op,
+                 const char *dtype, const char *variant, report_verdict v, const char *why);
 /* Writes the JUnit file, closes everything, frees r (may be NULL). */
 alloy_error *report_close(conform_report *r, const char *suite);
 

@@ -34,33 +34,43 @@ check "ALLOY_BACKENDS puts example first, ref stays last" \
 # The conformance suite on a deliberately broken plugin (tests/plugins/broken.c):
 # wrong values on add, a segfault on mul, a hang on neg. Each is reported as a
 # failure with its cause, the suite completes, and the exit status says so.
-golden=$2
-if [ -f "$golden/ops/ops.jsonl" ]; then
-  tmp=${TMPDIR:-/tmp}/alloy-cli-$$
-  mkdir -p "$tmp"
-  broken() { # broken OPS WANT: conform on the broken backend fails, says WANT, completes
-    # (Under make asan, ASan would catch the segfault itself and exit: let
-    # the signal through, as a plain build sees it.)
-    ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" \
-    ALLOY_PLUGIN_PATH="$build/tests/plugins" ALLOY_CONFORM_TIMEOUT=1 "$alloy" conform \
-      --backend broken --golden "$golden/ops" --ops "$1" --dtype float32 \
-      --junit "$tmp/junit.xml" --json "$tmp/cases.jsonl" > "$tmp/out" 2>&1
-    status=$?
-    [ "$status" -ne 0 ] && grep -q -- "$2" "$tmp/out" && grep -qE '^0 passed, [1-9][0-9]* failed, 0 skipped$' "$tmp/out"
-  }
-  check "conform reports wrong values on a broken plugin" broken aten.add.Tensor "max abs err 1,"
-  check "conform reports a segfault in a plugin and goes on" broken aten.mul.Tensor "crashed: signal 11"
-  check "conform reports a hang in a plugin and goes on" broken aten.neg.default "timed out after 1 s"
-  # The JUnit file of the last run: well-formed, counts matching the cases.
-  check "the JUnit report is well-formed XML" sh -c "! command -v xmllint >/dev/null || xmllint --noout '$tmp/junit.xml'"
-  check "the JUnit report counts every case as a failure" sh -c \
-    "n=\$(grep -c '<testcase ' '$tmp/junit.xml'); grep -q \"<testsuite name=.* tests=\\\"\$n\\\" failures=\\\"\$n\\\"\" '$tmp/junit.xml' && [ \$(grep -c '<failure message=\"timed out' '$tmp/junit.xml') -eq \$n ]"
-  check "the JSON report has one line per case" sh -c \
-    "[ \$(wc -l < '$tmp/cases.jsonl') -eq \$(grep -c '<testcase ' '$tmp/junit.xml') ] && grep -q '\"result\":\"failed\"' '$tmp/cases.jsonl'"
-  rm -rf "$tmp"
-else
-  echo "the golden corpus is missing: the broken-plugin checks need $golden/ops: counted as 1 failure"
-  fail=$((fail + 1))
-fi
+# The generated samples need no corpus.
+tmp=${TMPDIR:-/tmp}/alloy-cli-$$
+mkdir -p "$tmp"
+broken() { # broken OPS WANT [ARGS]: conform on the broken backend fails, says WANT, completes
+  ops=$1 want=$2
+  shift 2
+  # (Under make asan, ASan would catch the segfault itself and exit: let
+  # the signal through, as a plain build sees it.)
+  ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" \
+  ALLOY_PLUGIN_PATH="$build/tests/plugins" ALLOY_CONFORM_TIMEOUT=1 "$alloy" conform \
+    --backend broken --only samples --ops "$ops" --dtype float32 \
+    --junit "$tmp/junit.xml" --json "$tmp/cases.jsonl" "$@" > "$tmp/out" 2>&1
+  status=$?
+  [ "$status" -eq 1 ] && grep -q -- "$want" "$tmp/out" &&
+    grep -qE '^[0-9]+ passed, [1-9][0-9]* failed, [0-9]+ skipped$' "$tmp/out"
+}
+check "conform reports wrong values on a broken plugin" broken aten.add.Tensor "max abs err 1,"
+check "conform writes a repro of a failure" broken aten.add.Tensor "repro: $tmp/repro/" --repro-dir "$tmp/repro"
+repro=$(ls "$tmp"/repro/*.air 2>/dev/null | head -n 1)
+check "a repro replays the failure on the broken plugin" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken --replay '$repro' | grep -qE '^0 passed, 1 failed, 0 skipped'"
+check "a repro passes on ref" sh -c "'$alloy' conform --backend ref --replay '$repro' | grep -qE '^1 passed, 0 failed'"
+check "conform reports a segfault in a plugin and goes on" broken aten.mul.Tensor "crashed: signal 11" -j2
+check "conform reports a hang in a plugin and goes on" broken aten.neg.default "timed out after 1 s"
+# The JUnit file of the last run: well-formed, counts matching the cases.
+check "the JUnit report is well-formed XML" sh -c "! command -v xmllint >/dev/null || xmllint --noout '$tmp/junit.xml'"
+check "the JUnit report counts every hang as a failure" sh -c \
+  "n=\$(grep -c '<testcase ' '$tmp/junit.xml'); f=\$(grep -c '<failure message=\"timed out' '$tmp/junit.xml'); [ \$n -gt 0 ] && grep -q \"<testsuite name=.* tests=\\\"\$n\\\" failures=\\\"\$f\\\"\" '$tmp/junit.xml'"
+check "the JSON report has one line per case" sh -c \
+  "[ \$(wc -l < '$tmp/cases.jsonl') -eq \$(grep -c '<testcase ' '$tmp/junit.xml') ] && grep -q '\"result\":\"failed\"' '$tmp/cases.jsonl'"
+# Levels, the summary table and --perf on the example plugin.
+"$alloy" conform --backend example --only samples --ops 'aten.mm.default' --perf \
+  --summary "$tmp/summary.md" > "$tmp/out" 2>&1
+check "conform on example reaches the claimed level" grep -q '^  claimed    reached' "$tmp/out"
+check "conform on example does not reach core-aten with mm alone" grep -q '^  core-aten  not reached' "$tmp/out"
+check "conform --perf prints GB/s and GFLOP/s" grep -qE '^aten.mm.default +float32 +[0-9.]+ +[0-9.]+' "$tmp/out"
+check "conform --summary writes the op and dtype table" grep -qE '^\| aten.mm.default \| float32 \| [1-9]' "$tmp/summary.md"
+rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -38,17 +38,23 @@ run_suite "models: run, check, convert" sh tests/models.sh "$build/bin/alloy" "$
 run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
 run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"
 if [ -f "$golden/ops/ops.jsonl" ]; then
-  run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta \
+  run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta --only golden \
     --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt
-  run_suite "golden ops, reference backend" "$build/bin/alloy" conform --backend ref \
+  run_suite "golden ops, reference backend" "$build/bin/alloy" conform --backend ref --only golden \
     --golden "$golden/ops" --known-failures conformance/ref_known_failures.txt
   # Every rule checked on data: each case's op decomposed before it runs.
   run_suite "golden ops, reference backend, decomposed to Core ATen" "$build/bin/alloy" conform \
-    --backend ref --golden "$golden/ops" --decompose core \
+    --backend ref --only golden --golden "$golden/ops" --decompose core \
     --known-failures conformance/ref_known_failures.txt
   run_suite "golden ops, reference backend, decomposed to prims" "$build/bin/alloy" conform \
-    --backend ref --golden "$golden/ops" --decompose prims \
+    --backend ref --only golden --golden "$golden/ops" --decompose prims \
     --known-failures conformance/ref_prims_known_failures.txt
+  # The whole suite a vendor runs (generated samples, graph-level tests,
+  # the golden models), on ref and on the example plugin.
+  run_suite "conformance suite, reference backend" "$build/bin/alloy" conform --backend ref -j2 \
+    --only samples,graphs --golden "$golden"
+  run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
+    --only samples,graphs --golden "$golden"
 else
   echo "== golden ops, meta and reference backends"
   echo "the golden corpus is missing: expected $golden/ops/ops.jsonl (../shared beside the clone): counted as 1 failure"

@@ -10,7 +10,7 @@
 #include "alloy/graph.h"
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
-#include "conformance/golden.h"
+#include "conformance/suite.h"
 #include "decompositions/decomp.h"
 #include "sdk/tools/commands.h"
 
@@ -33,10 +33,13 @@ static int usage(FILE *f) {
           "  partition MODEL --backends a,b [--inputs X] [--dot FILE] [--svg FILE]\n"
           "            [--decompose core|prims] [--cost-model default|free]\n"
           "                                    how a model is spread over backends\n"
-          "  conform --backend NAME [--golden DIR] [--ops GLOB] [--dtype D]\n"
-          "          [--known-failures FILE] [--decompose core|prims] [--cases core|noncore]\n"
-          "          [--json FILE] [--junit FILE] [--no-fork] [-v]\n"
-          "                                    run the golden op corpus on a backend\n");
+          "  conform --backend NAME [-j N] [--only samples,golden,graphs] [--golden DIR]\n"
+          "          [--ops GLOB] [--dtype D] [--cases core|noncore] [--seed S] [--sample K]\n"
+          "          [--decompose core|prims] [--known-failures FILE] [--repro-dir DIR]\n"
+          "          [--replay FILE.air] [--json FILE] [--junit FILE] [--summary FILE]\n"
+          "          [--perf] [--no-fork] [-v]\n"
+          "                                    the conformance suite: generated op samples and\n"
+          "                                    graph tests against ref, plus the golden corpus\n");
   return f == stderr ? 2 : 0;
 }
 
@@ -183,7 +186,7 @@ static int cmd_check(int argc, char **argv) {
 }
 
 static int cmd_conform(int argc, char **argv) {
-  conform_options o = {.backend = NULL, .golden_dir = "../shared/golden"};
+  conform_options o = {.backend = NULL, .sample = -1, .jobs = 1};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char **slot = !strcmp(a, "--backend")          ? &o.backend
@@ -194,9 +197,36 @@ static int cmd_conform(int argc, char **argv) {
                         : !strcmp(a, "--json")           ? &o.json
                         : !strcmp(a, "--junit")          ? &o.junit
                         : !strcmp(a, "--known-failures") ? &o.known_failures
+                        : !strcmp(a, "--only")           ? &o.only
+                        : !strcmp(a, "--replay")         ? &o.replay
+                        : !strcmp(a, "--repro-dir")      ? &o.repro_dir
+                        : !strcmp(a, "--summary")        ? &o.summary
                                                          : NULL;
+    char *end;
     if (!strcmp(a, "-v")) {
       o.verbose = true;
+    } else if (!strcmp(a, "--perf")) {
+      o.perf = true;
+    } else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc) {
+      o.jobs = (int)strtol(argv[++i], &end, 10);
+      if (*end || o.jobs < 1 || o.jobs > 64) {
+        fprintf(stderr, "alloy conform: -j takes a count from 1 to 64\n");
+        return 2;
+      }
+    } else if (!strncmp(a, "-j", 2) && a[2]) {
+      o.jobs = (int)strtol(a + 2, &end, 10);
+      if (*end || o.jobs < 1 || o.jobs > 64) {
+        fprintf(stderr, "alloy conform: -j takes a count from 1 to 64\n");
+        return 2;
+      }
+    } else if ((!strcmp(a, "--seed") || !strcmp(a, "--sample")) && i + 1 < argc) {
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || v < 0) {
+        fprintf(stderr, "alloy conform: %s takes a number\n", a);
+        return 2;
+      }
+      if (a[2] == 's' && a[3] == 'e') o.seed = (uint64_t)v;
+      else o.sample = (long)v;
     } else if (!strcmp(a, "--no-fork")) {
       o.no_fork = true;
     } else if (!strcmp(a, "--decompose") && i + 1 < argc) {
@@ -223,7 +253,7 @@ static int cmd_conform(int argc, char **argv) {
   }
   /* "--golden ../shared/golden/ops" and "--golden ../shared/golden" both work. */
   static char dir[4096];
-  size_t n = strlen(o.golden_dir);
+  size_t n = o.golden_dir ? strlen(o.golden_dir) : 0;
   if (n >= 4 && !strcmp(o.golden_dir + n - 4, "/ops")) {
     snprintf(dir, sizeof dir, "%.*s", (int)(n - 4), o.golden_dir);
     o.golden_dir = dir;

@@ -1,0 +1,21 @@
+/*
+ * conformance/recipes.c: the recipes of the ops whose arguments the schema
+ * alone cannot say (recipes.h gives the language). Rows are grouped as the
+ * registry's meta files are; within a group, by op name.
+ */
+#include "conformance/recipes.h"
+
+#include <stddef.h>
+
+const conform_recipe conform_recipes[] = {
+    /* ---- pointwise with options ---- */
+    {"aten.add.Tensor", "T[S] T[B] alpha={1|2}"},
+    {"aten.sub.Tensor", "T[S] T[B] alpha={1|2}"},
+    {"aten.div.Tensor_mode", "T[S] T[B] rounding_mode={None|'trunc'|'floor'}"},
+    /* ---- linear algebra ---- */
+    {"aten.mm.default", "T[3,4] T[4,5]"},
+    {"aten.mm.default", "T[64,300] T[300,64]"},
+    {"aten.bmm.default", "T[2,3,4] T[2,4,5]"},
+    {"aten.addmm.default", "T[5] T[3,4] T[4,5] beta={1|0.5} alpha={1|2}"},
+    {NULL, NULL},
+};
