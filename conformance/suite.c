@@ -531,7 +531,7 @@ static void print_tables(run_state *st) {
   FILE *sum = st->o->summary ? fopen(st->o->summary, "w") : NULL;
   if (st->o->summary && !sum) fprintf(st->out, "alloy conform: %s: cannot write\n", st->o->summary);
   if (sum) fprintf(sum, "| op | dtype | passed | failed | skipped | not valid |\n|---|---|---|---|---|---|\n");
-  int shown = 0, failing_rows = 0;
+  int shown = 0;
   bool perf_header = false;
   for (int i = 0; i < n;) {
     int j = i;
@@ -554,7 +554,6 @@ static void print_tables(run_state *st) {
       fprintf(sum, "| %s | %s | %d | %d | %d | %d |\n", rows[i].t.op, rows[i].t.dtype, c.passed,
               c.failed, c.skipped, c.invalid);
     if (c.failed) {
-      failing_rows++;
       if (shown++ == 0) fprintf(st->out, "\nfailures by op and dtype (passed/failed/skipped):\n");
       if (shown <= 40)
         fprintf(st->out, "  %-44s %-9s %5d %5d %5d\n", rows[i].t.op, rows[i].t.dtype, c.passed,
@@ -573,7 +572,6 @@ static void print_tables(run_state *st) {
     i = j;
   }
   if (shown > 40) fprintf(st->out, "  ... and %d more rows (--summary FILE has them all)\n", shown - 40);
-  (void)failing_rows;
   if (sum) fclose(sum);
   free(rows);
 }

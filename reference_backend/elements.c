@@ -40,6 +40,13 @@ double ref_load_f(const void *base, alloy_dtype t, int64_t index) {
   }
 }
 
+/* A double as int64 the way x86's cvttsd2si converts it, which is what
+ * PyTorch's CPU casts give: NaN, the infinities and anything beyond the
+ * int64 range become INT64_MIN. (C leaves those conversions undefined.) */
+static int64_t to_i64(double v) {
+  return v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : INT64_MIN;
+}
+
 int64_t ref_load_i(const void *base, alloy_dtype t, int64_t index) {
   switch (t) {
     case ALLOY_BOOL: LOAD(uint8_t);
@@ -48,7 +55,7 @@ int64_t ref_load_i(const void *base, alloy_dtype t, int64_t index) {
     case ALLOY_I16: LOAD(int16_t);
     case ALLOY_I32: LOAD(int32_t);
     case ALLOY_I64: LOAD(int64_t);
-    default: return (int64_t)ref_load_f(base, t, index);
+    default: return to_i64(ref_load_f(base, t, index));
   }
 }
 
@@ -74,7 +81,7 @@ void ref_store_f(void *base, alloy_dtype t, int64_t index, double v) {
     }
     case ALLOY_F32: STORE(float, v); break;
     case ALLOY_F64: STORE(double, v); break;
-    default: ref_store_i(base, t, index, (int64_t)v); break;
+    default: ref_store_i(base, t, index, to_i64(v)); break;
   }
 }
 

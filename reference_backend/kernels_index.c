@@ -929,8 +929,9 @@ static int k_embedding_renorm(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++) {
     if (k > 0 && v[k] == v[k - 1]) continue;
     if (v[k] < 0 || v[k] >= rows) {
+      long long bad = (long long)v[k];
       free(v);
-      return ref_fail(c, "embedding_renorm_: index %lld out of range", (long long)v[k]);
+      return ref_fail(c, "embedding_renorm_: index %lld out of range", bad);
     }
     double acc = 0;
     for (int64_t j = 0; j < dim; j++) {
