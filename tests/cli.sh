@@ -56,6 +56,16 @@ repro=$(ls "$tmp"/repro/*.air 2>/dev/null | head -n 1)
 check "a repro replays the failure on the broken plugin" sh -c \
   "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken --replay '$repro' | grep -qE '^0 passed, 1 failed, 0 skipped'"
 check "a repro passes on ref" sh -c "'$alloy' conform --backend ref --replay '$repro' | grep -qE '^1 passed, 0 failed'"
+# A failure line's rerun arguments reproduce exactly that failure.
+first=$(grep -m1 '^samples [0-9]* aten.add.Tensor' "$tmp/out")
+rerun=$(printf '%s\n' "$first" | sed -n 's/.*(rerun: \(.*\))$/\1/p')
+msg=$(printf '%s\n' "$first" | sed 's/  (rerun: .*//; s/ \[repro: [^]]*\]//')
+check "a failure's rerun line runs that one sample and fails the same way" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken $rerun > '$tmp/rerun' 2>&1; \
+   grep -qE '^0 passed, 1 failed, 0 skipped' '$tmp/rerun' && grep -qF -- '$msg' '$tmp/rerun'"
+check "-j2 gives the same totals as one worker" sh -c \
+  "a=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' | tail -n 1); \
+   b=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' -j2 | tail -n 1); [ \"\$a\" = \"\$b\" ] && [ -n \"\$a\" ]"
 check "conform reports a segfault in a plugin and goes on" broken aten.mul.Tensor "crashed: signal 11" -j2
 check "conform reports a hang in a plugin and goes on" broken aten.neg.default "timed out after 1 s"
 # The JUnit file of the last run: well-formed, counts matching the cases.
