@@ -37,6 +37,16 @@ conform_tolerance conform_tolerance_for(const char *op, alloy_dtype t) {
   return (conform_tolerance){0, 0}; /* integers and bool: exact */
 }
 
+conform_tolerance conform_model_tolerance(alloy_dtype t) {
+  switch (t) {
+    case ALLOY_F32: return (conform_tolerance){1e-4, 1e-4};
+    case ALLOY_F64: return (conform_tolerance){1e-7, 1e-7};
+    case ALLOY_F16: return (conform_tolerance){1e-3, 1e-5};
+    case ALLOY_BF16: return (conform_tolerance){1.6e-2, 1e-5};
+    default: return (conform_tolerance){0, 0};
+  }
+}
+
 static double load(const void *p, alloy_dtype t, int64_t i) {
   const unsigned char *b = p;
   switch (t) {

@@ -272,19 +272,6 @@ static const graph_case cases[] = {
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-/* Model outputs are checked against PyTorch's eager outputs: a whole model
- * accumulates rounding differently from PyTorch's kernels (other summation
- * orders, other GEMM blocking), so the per-op tolerances are too tight.
- * These are the tolerances of `alloy run --check` (sdk/tools/run.c). */
-static conform_tolerance model_tolerance(alloy_dtype t) {
-  switch (t) {
-    case ALLOY_F32: return (conform_tolerance){1e-4, 1e-4};
-    case ALLOY_F64: return (conform_tolerance){1e-7, 1e-7};
-    case ALLOY_F16: return (conform_tolerance){1e-3, 1e-5};
-    case ALLOY_BF16: return (conform_tolerance){1.6e-2, 1e-5};
-    default: return (conform_tolerance){0, 0};
-  }
-}
 
 /* ---- the source's state ---------------------------------------------------- */
 
@@ -735,7 +722,7 @@ static conform_verdict model_once(const conform_test *t, alloy_model *m,
       alloy_st_entry w = conform_tensor_entry(&r.want[k], "expected");
       double max_abs, max_rel;
       char msg[768];
-      if (!conform_measure(&r.outs[i], &w, model_tolerance(w.dtype), &max_abs, &max_rel, msg,
+      if (!conform_measure(&r.outs[i], &w, conform_model_tolerance(w.dtype), &max_abs, &max_rel, msg,
                            sizeof msg)) {
         snprintf(res->why, sizeof res->why, "%soutput%d: max abs err %.3g, max rel err %.3g, %s",
                  at, k, max_abs, max_rel, msg);

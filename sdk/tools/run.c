@@ -40,19 +40,6 @@ static int report(const char *cmd, alloy_error *e) {
   return 1;
 }
 
-/* Model outputs are checked against PyTorch's eager outputs: a whole model
- * accumulates rounding differently from PyTorch's kernels (other summation
- * orders, other GEMM blocking), so the per-op tolerances are too tight.
- * float32 uses rtol = atol = 1e-4, as the issue that defines --check says. */
-static conform_tolerance model_tolerance(alloy_dtype t) {
-  switch (t) {
-    case ALLOY_F32: return (conform_tolerance){1e-4, 1e-4};
-    case ALLOY_F64: return (conform_tolerance){1e-7, 1e-7};
-    case ALLOY_F16: return (conform_tolerance){1e-3, 1e-5};
-    case ALLOY_BF16: return (conform_tolerance){1.6e-2, 1e-5};
-    default: return (conform_tolerance){0, 0};
-  }
-}
 
 /* A tensor with dim 0 resized to n by cycling rows: sizes and data owned. */
 typedef struct resized {
@@ -209,7 +196,7 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
       alloy_st_entry wr = *want;
       memcpy(wr.shape, r.sizes, sizeof wr.shape);
       wr.data = r.t.data;
-      ok = ok && conform_measure(&outs[i], &wr, model_tolerance(outs[i].dtype), &max_abs, &max_rel,
+      ok = ok && conform_measure(&outs[i], &wr, conform_model_tolerance(outs[i].dtype), &max_abs, &max_rel,
                                  why, sizeof why);
       free(r.data);
       printf("  max abs err %.3g  max rel err %.3g  %s", max_abs, max_rel, ok ? "PASS" : "FAIL");
