@@ -299,17 +299,6 @@ static alloy_error *oom(void) {
   return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-static bool source_selected(const char *only, const char *name) {
-  if (!only) return true;
-  size_t n = strlen(name);
-  for (const char *p = only; *p;) {
-    size_t len = strcspn(p, ",");
-    if (len == n && !strncmp(p, name, n)) return true;
-    p += len + (p[len] == ',');
-  }
-  return false;
-}
-
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -352,7 +341,7 @@ static alloy_error *graphs_list(conform_source *src, const conform_options *o,
   state_clear(st);
   /* Graph tests compare values, so meta has nothing to run; they are
    * neither core nor non-core op cases; all of them are float32. */
-  if (!source_selected(o->only, "graphs") || o->replay || o->set ||
+  if (!conform_wants_source(o, "graphs") || o->replay || o->set ||
       (o->backend && !strcmp(o->backend, "meta")) || (o->dtype && strcmp(o->dtype, "float32")))
     return NULL;
   if (o->golden_dir) {
