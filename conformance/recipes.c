@@ -17,5 +17,9 @@ const conform_recipe conform_recipes[] = {
     {"aten.mm.default", "T[64,300] T[300,64]"},
     {"aten.bmm.default", "T[2,3,4] T[2,4,5]"},
     {"aten.addmm.default", "T[5] T[3,4] T[4,5] beta={1|0.5} alpha={1|2}"},
+    /* ---- LU ---- */
+    /* pivots are 1-based row numbers in [1, m] */
+    {"aten.lu_unpack.default", "T[4,4] idx1-5:i32[4] unpack_data={true|false} unpack_pivots={true|false}"},
+    {"aten.lu_unpack.default", "T[2,5,3] idx1-6:i32[2,3]"},
     {NULL, NULL},
 };

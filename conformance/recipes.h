@@ -9,7 +9,7 @@
  *   T[S] T[B]     the shape class's main shape, and one that broadcasts
  *                 with it (plain, broadcast, size-1, zero-dim, zero-size,
  *                 large)
- *   idx5:i64[3]   values in [0, 5), for indices; pos: positive, prob: in
+ *   idx5:i64[3]   values in [0, 5), for indices (idx1-5: in [1, 5)); pos: positive, prob: in
  *                 (0, 1), nz: nonzero, spd: a positive-definite matrix
  *   3 -1 0.5 1e-5 true false None 'mean'   scalars, strings, None
  *   [1,2] [T[S],T[S]]   lists of scalars or of tensors

@@ -126,7 +126,7 @@ typedef struct tensor_spec {
   int rank;
   int64_t sizes[8];
   fill_kind fill;
-  int64_t bound;   /* FILL_INDEX: values in [0, bound) */
+  int64_t low, bound; /* FILL_INDEX: values in [low, bound) */
   bool sample_dtype; /* written T: takes edge values and layouts */
 } tensor_spec;
 
@@ -218,7 +218,13 @@ static bool parse_tensor(parser *ps, alloy_arg *out) {
   const char *colon = strchr(ps->p, ':'), *bracket = strchr(ps->p, '[');
   if (colon && bracket && colon < bracket) {
     size_t n = (size_t)(colon - ps->p);
-    if (!strncmp(ps->p, "idx", 3)) ts.fill = FILL_INDEX, ts.bound = strtoll(ps->p + 3, NULL, 10);
+    if (!strncmp(ps->p, "idx", 3)) {
+      /* idxN: [0, N); idxA-N: [A, N) */
+      char *end;
+      ts.fill = FILL_INDEX;
+      ts.bound = strtoll(ps->p + 3, &end, 10);
+      if (*end == '-') ts.low = ts.bound, ts.bound = strtoll(end + 1, NULL, 10);
+    }
     else if (n == 3 && !strncmp(ps->p, "pos", 3)) ts.fill = FILL_POSITIVE;
     else if (n == 4 && !strncmp(ps->p, "prob", 4)) ts.fill = FILL_PROB;
     else if (n == 3 && !strncmp(ps->p, "spd", 3)) ts.fill = FILL_SPD;
@@ -688,7 +694,12 @@ static void fill(const tensor_spec *t, const int64_t *sizes, int rank, void *dat
     double v = 0;
     int64_t iv = 0;
     switch (t->fill) {
-      case FILL_INDEX: iv = (int64_t)(u * (double)(t->bound > 0 ? t->bound : 1)); v = (double)iv; break;
+      case FILL_INDEX: {
+        int64_t span = t->bound > t->low ? t->bound - t->low : 1;
+        iv = t->low + (int64_t)(u * (double)span);
+        v = (double)iv;
+        break;
+      }
       case FILL_POSITIVE: v = 0.5 + 2.5 * u; iv = 1 + (int64_t)(u * 8); break;
       case FILL_PROB: v = 0.05 + 0.9 * u; iv = u < 0.5; break;
       case FILL_NONZERO: v = (u < 0.5 ? -1 : 1) * (0.5 + 2 * uniform(rng)); iv = (u < 0.5 ? -1 : 1) * (1 + (int64_t)(uniform(rng) * 8)); break;

@@ -636,7 +636,16 @@ static int k_lu_unpack(const alloy_kernel_call *c) {
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
     if (Po->rank >= 2) {
       ref_mview pvv = ref_mat_at(pv, true, bidx, br);
-      for (int64_t i = 0; i < k; i++) s.piv[i] = (int32_t)ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
+      for (int64_t i = 0; i < k; i++) {
+        int64_t p = ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
+        /* PyTorch's check, and what keeps the swaps inside the matrix. */
+        if (p < 1 || p > m) {
+          ref_la_free(&s);
+          return ref_fail(c, "pivots passed to lu_unpack must be between 1 and LU.size(-2) = %lld "
+                          "inclusive, got %lld at %lld", (long long)m, (long long)p, (long long)i);
+        }
+        s.piv[i] = (int32_t)p;
+      }
       pivots_to_perm(s.piv, k, m, perm);
       for (int64_t i = 0; i < m * m; i++) P[i] = 0;
       for (int64_t i = 0; i < m; i++) P[perm[i] * m + i] = 1;

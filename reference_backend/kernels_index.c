@@ -1106,24 +1106,42 @@ static int k_bucketize(const alloy_kernel_call *c) {
   return 0;
 }
 
-/* isin(elements, test_elements, assume_unique, invert): a linear scan per
- * element, comparing in the promoted kind (NaN is in nothing). */
+static int cmp_f64(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* isin(elements, test_elements, assume_unique, invert): test_elements
+ * sorted once, then a binary search per element, comparing in the promoted
+ * kind, so large inputs take O((n + m) log m) as in PyTorch. NaN is in
+ * nothing (and is left out of the sorted values); -0.0 equals 0.0. */
 static int k_isin(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *e = ref_tensor(c, "elements"), *t = ref_tensor(c, "test_elements"),
                             *out = &c->outputs[0];
   bool invert = false;
   ref_bool(c, "invert", &invert);
   bool fl = is_float(e->dtype) || is_float(t->dtype);
-  int64_t idx[MAXR] = {0}, n = ref_numel(e), m = ref_numel(t);
+  int64_t idx[MAXR] = {0}, n = ref_numel(e), m = ref_numel(t), kept = 0;
+  double *tf = fl ? malloc(sizeof *tf * (size_t)(m ? m : 1)) : NULL;
+  int64_t *ti = fl ? NULL : malloc(sizeof *ti * (size_t)(m ? m : 1));
+  if (!tf && !ti) return ref_fail(c, "out of memory");
+  for (int64_t j = 0; j < m; j++) {
+    int64_t toff = ref_linear_offset(t, j);
+    if (!fl) ti[kept++] = val_i(t, toff);
+    else if (!isnan(val_f(t, toff))) tf[kept++] = val_f(t, toff);
+  }
+  if (fl) qsort(tf, (size_t)kept, sizeof *tf, cmp_f64);
+  else qsort(ti, (size_t)kept, sizeof *ti, cmp_i64);
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, e->sizes, e->rank)) {
     int64_t eoff = offset_of(e, idx);
-    bool found = false;
-    for (int64_t j = 0; j < m && !found; j++) {
-      int64_t toff = ref_linear_offset(t, j);
-      found = fl ? val_f(e, eoff) == val_f(t, toff) : val_i(e, eoff) == val_i(t, toff);
-    }
+    double xf = fl ? val_f(e, eoff) : 0;
+    int64_t xi = fl ? 0 : val_i(e, eoff);
+    bool found = fl ? !isnan(xf) && bsearch(&xf, tf, (size_t)kept, sizeof *tf, cmp_f64)
+                    : bsearch(&xi, ti, (size_t)kept, sizeof *ti, cmp_i64) != NULL;
     ref_store_i(out->data, out->dtype, offset_of(out, idx), found != invert);
   }
+  free(tf);
+  free(ti);
   return 0;
 }
 
