@@ -490,6 +490,22 @@ static void pivots_to_perm(const int32_t *piv, int64_t k, int64_t m, int64_t *pe
   }
 }
 
+/* Reads the k pivots of pv's vector v into piv (LAPACK's: 1-based row
+ * swaps of an m-row matrix); nonzero, after ref_fail, when one is outside
+ * [1, m], as pivots_to_perm would then swap outside the permutation.
+ * PyTorch's lu_unpack makes the same check (its lu_solve hands them to
+ * LAPACK unchecked, which is undefined there). */
+static int load_pivots(const alloy_kernel_call *c, ref_mview v, int64_t k, int64_t m, int32_t *piv) {
+  for (int64_t i = 0; i < k; i++) {
+    int64_t p = ref_load_i(v.t->data, v.t->dtype, v.base + i * v.rs);
+    if (p < 1 || p > m)
+      return ref_fail(c, "pivots must be between 1 and LU.size(-2) = %lld inclusive (as lu_factor "
+                      "returns them), got %lld at %lld", (long long)m, (long long)p, (long long)i);
+    piv[i] = (int32_t)p;
+  }
+  return 0;
+}
+
 /* Solves op(T) X = B in place for the n x n triangle T (lower or upper,
  * unit diagonal or not; op transposes when trans) and n x nrhs B. */
 static void tri_solve(const double *t, int64_t n, bool lower, bool unit, bool trans, double *b, int64_t nrhs) {
@@ -622,29 +638,39 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
 static int k_lu_factor_ex(const alloy_kernel_call *c) { return lu_run(c, false); }
 static int k_lu(const alloy_kernel_call *c) { return lu_run(c, true); }
 
-/* lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> P, L, U */
+/* Pivots shaped as lu_factor gives them for LU: (*batch(LU), min(m, n)).
+ * PyTorch does not check this (it reads min(m, n) pivots per matrix
+ * whatever their shape, out of bounds when there are fewer); the shape
+ * function does not either, so the kernel does before it reads one. */
+static bool pivots_fit(const alloy_kernel_tensor *lu, const alloy_kernel_tensor *pv, int64_t k) {
+  if (pv->rank != lu->rank - 1 || pv->sizes[pv->rank - 1] != k) return false;
+  for (int d = 0; d < pv->rank - 1; d++)
+    if (pv->sizes[d] != lu->sizes[d]) return false;
+  return true;
+}
+
+/* lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> P, L, U.
+ * Any dtype of LU_data: PyTorch only copies its triangles and writes 0 and
+ * 1, so it takes integers and bool too. */
 static int k_lu_unpack(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *lu = ref_tensor(c, "LU_data"), *pv = ref_tensor(c, "LU_pivots");
   const alloy_kernel_tensor *Po = &c->outputs[0], *Lo = &c->outputs[1], *Uo = &c->outputs[2];
-  ref_la_scratch s;
-  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = ref_batch_count(lu, 2), bidx[16] = {0}, m = lu->sizes[lu->rank - 2], n = lu->sizes[lu->rank - 1];
   int64_t k = m < n ? m : n, perm[4096];
   int br = lu->rank - 2;
+  if (Po->rank >= 2 && !pivots_fit(lu, pv, k))
+    return ref_fail(c, "LU_pivots must have shape (*, min(m, n)) = LU_data's batch and %lld, "
+                    "as lu_factor returns them", (long long)k);
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, lu->sizes, br)) {
     ref_mat_load(ref_mat_at(lu, false, bidx, br), s.m[0]);
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
     if (Po->rank >= 2) {
-      ref_mview pvv = ref_mat_at(pv, true, bidx, br);
-      for (int64_t i = 0; i < k; i++) {
-        int64_t p = ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
-        /* PyTorch's check, and what keeps the swaps inside the matrix. */
-        if (p < 1 || p > m) {
-          ref_la_free(&s);
-          return ref_fail(c, "pivots passed to lu_unpack must be between 1 and LU.size(-2) = %lld "
-                          "inclusive, got %lld at %lld", (long long)m, (long long)p, (long long)i);
-        }
-        s.piv[i] = (int32_t)p;
+      int rc = load_pivots(c, ref_mat_at(pv, true, bidx, br), k, m, s.piv);
+      if (rc) {
+        ref_la_free(&s);
+        return rc;
       }
       pivots_to_perm(s.piv, k, m, perm);
       for (int64_t i = 0; i < m * m; i++) P[i] = 0;
@@ -735,8 +761,12 @@ static int k_lu_solve(const alloy_kernel_call *c) {
   int64_t nb = ref_batch_count(x, 2), bidx[16] = {0}, n = lu->sizes[lu->rank - 1];
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
     ref_mat_load(ref_mat_at(lu, false, bidx, br), s.m[0]);
-    ref_mview pvv = ref_mat_at(pv, true, bidx, br), bv = ref_mat_at(bt, false, bidx, br);
-    for (int64_t i = 0; i < n; i++) s.piv[i] = (int32_t)ref_load_i(pv->data, pv->dtype, pvv.base + i * pvv.rs);
+    ref_mview bv = ref_mat_at(bt, false, bidx, br);
+    int rc = load_pivots(c, ref_mat_at(pv, true, bidx, br), n, n, s.piv);
+    if (rc) {
+      ref_la_free(&s);
+      return rc;
+    }
     ref_mat_load(bv, s.m[1]);
     general_solve(s.m[0], s.piv, n, left, adjoint, s.m[1], bv.rows, bv.cols, s.m[2], s.m[3]);
     ref_mat_store(ref_mat_at(x, false, bidx, br), s.m[1], bv.cols);

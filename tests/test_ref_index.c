@@ -5,8 +5,11 @@
  * moments and invariants), the Philox4x32-10 generator (Random123's
  * known answers), and a few hand-checked indexing rules (non-adjacent
  * advanced indices around a None, negative indices, an out-of-range index
- * failing the run). Each case is a one-node graph run through the runtime
- * on the "ref" backend, compared with values worked out by hand.
+ * failing the run), isin's sorted search (NaN, -0.0, invert, and against
+ * an all-against-all scan), and the LU pivots lu_unpack and linalg_lu_solve
+ * refuse (out of [1, m], or shaped unlike lu_factor's). Each case is a
+ * one-node graph run through the runtime on the "ref" backend, compared
+ * with values worked out by hand.
  */
 #include <math.h>
 #include <stdint.h>
@@ -319,4 +322,175 @@ TEST(ref_index_bool_mask) {
     for (int i = 0; i < 3; i++) CHECK(((const float *)c.out[0].data)[i] == want[i]);
   }
   tr_close(&c);
+}
+
+/* isin(elements, test_elements, invert) on a float32 row against float64
+ * test elements: NaN is in nothing (not even a NaN), -0.0 is 0.0, and
+ * invert negates every answer, NaN's included (as PyTorch's isin). */
+TEST(ref_isin_nan_signed_zero_invert) {
+  static const float x[8] = {NAN, -0.0f, 0.0f, 1.5f, 2.0f, -INFINITY, INFINITY, 3.0f};
+  static const double tv[5] = {0.0, NAN, 2.0, INFINITY, 1.5};
+  static const uint8_t want[8] = {0, 1, 1, 1, 1, 0, 1, 0};
+  for (int inv = 0; inv < 2; inv++) {
+    tr_case c;
+    tr_open(&c);
+    alloy_arg args[2] = {tr_input1(&c, ALLOY_F32, 8, (void *)x), tr_input1(&c, ALLOY_F64, 5, (void *)tv)};
+    const char *kw[1] = {"invert"};
+    alloy_arg kwa[1] = {alloy_arg_bool(inv)};
+    if (tr_run_kw(&c, "aten.isin.Tensor_Tensor", args, 2, kw, kwa, 1)) {
+      CHECK_INT(c.out[0].dtype, ALLOY_BOOL);
+      for (int i = 0; i < 8; i++) CHECK_INT(((const uint8_t *)c.out[0].data)[i], want[i] != inv);
+    }
+    tr_close(&c);
+  }
+}
+
+/* Integers compare exactly across widths (int64 extremes against int32
+ * test elements), and an integer against float test elements compares
+ * the values (2 is in {2.0}); no test elements: nothing is in. */
+TEST(ref_isin_integers_and_mixed) {
+  tr_case c;
+  tr_open(&c);
+  int64_t x[5] = {INT64_MIN, -1, 0, 5, INT64_MAX};
+  int32_t tv[3] = {5, -1, INT32_MIN};
+  alloy_arg args[2] = {tr_input1(&c, ALLOY_I64, 5, x), tr_input1(&c, ALLOY_I32, 3, tv)};
+  if (tr_run(&c, "aten.isin.Tensor_Tensor", args, 2)) {
+    static const uint8_t want[5] = {0, 1, 0, 1, 0};
+    for (int i = 0; i < 5; i++) CHECK_INT(((const uint8_t *)c.out[0].data)[i], want[i]);
+  }
+  tr_close(&c);
+
+  tr_open(&c);
+  int64_t y[4] = {0, 1, 2, 3};
+  double fv[3] = {2.0, 0.5, -0.0};
+  alloy_arg margs[2] = {tr_input1(&c, ALLOY_I64, 4, y), tr_input1(&c, ALLOY_F64, 3, fv)};
+  if (tr_run(&c, "aten.isin.Tensor_Tensor", margs, 2)) {
+    static const uint8_t want[4] = {1, 0, 1, 0};
+    for (int i = 0; i < 4; i++) CHECK_INT(((const uint8_t *)c.out[0].data)[i], want[i]);
+  }
+  tr_close(&c);
+
+  tr_open(&c);
+  int64_t none = 0;
+  alloy_arg eargs[2] = {tr_input1(&c, ALLOY_I64, 4, y), tr_input1(&c, ALLOY_I64, 0, &none)};
+  if (tr_run(&c, "aten.isin.Tensor_Tensor", eargs, 2))
+    for (int i = 0; i < 4; i++) CHECK_INT(((const uint8_t *)c.out[0].data)[i], 0);
+  tr_close(&c);
+}
+
+/* The sorted search gives what comparing with every test element gives,
+ * on values with many repeats, NaNs and both zeros. */
+TEST(ref_isin_matches_all_against_all) {
+  enum { N = 3000, M = 2000 };
+  static double x[N], tv[M];
+  static uint8_t want[N];
+  tr_fill(x, N, 7);
+  tr_fill(tv, M, 11);
+  for (int i = 0; i < N; i++) x[i] = i % 13 == 0 ? NAN : i % 17 == 0 ? -0.0 : floor(x[i] * 2000) / 4;
+  for (int j = 0; j < M; j++) tv[j] = j % 11 == 0 ? NAN : j % 19 == 0 ? 0.0 : floor(tv[j] * 2000) / 4;
+  for (int i = 0; i < N; i++) {
+    want[i] = 0;
+    for (int j = 0; j < M && !want[i]; j++) want[i] = x[i] == tv[j];
+  }
+  tr_case c;
+  tr_open(&c);
+  alloy_arg args[2] = {tr_input1(&c, ALLOY_F64, N, x), tr_input1(&c, ALLOY_F64, M, tv)};
+  if (tr_run(&c, "aten.isin.Tensor_Tensor", args, 2)) {
+    int bad = 0, found = 0;
+    for (int i = 0; i < N; i++) {
+      bad += ((const uint8_t *)c.out[0].data)[i] != want[i];
+      found += want[i];
+    }
+    CHECK_INT(bad, 0);
+    CHECK(found > N / 10 && found < N - N / 10); /* the case tests both answers */
+  }
+  tr_close(&c);
+}
+
+/* lu_unpack of an integer LU (PyTorch accepts any dtype there: it only
+ * copies triangles and writes 0/1) with pivots (2, 2): P swaps the rows. */
+TEST(ref_lu_unpack_int_data) {
+  tr_case c;
+  tr_open(&c);
+  int32_t lu[4] = {1, 2, 3, 4}, piv[2] = {2, 2};
+  int64_t s[2] = {2, 2};
+  alloy_arg args[2] = {tr_input(&c, ALLOY_I32, s, 2, lu), tr_input1(&c, ALLOY_I32, 2, piv)};
+  if (tr_run(&c, "aten.lu_unpack.default", args, 2)) {
+    static const int32_t P[4] = {0, 1, 1, 0}, L[4] = {1, 0, 3, 1}, U[4] = {1, 2, 0, 4};
+    for (int k = 0; k < 3; k++) {
+      CHECK_INT(c.out[k].dtype, ALLOY_I32);
+      tr_shape_is(&c.out[k], 2, s);
+    }
+    for (int i = 0; i < 4; i++) {
+      CHECK_INT(((const int32_t *)c.out[0].data)[i], P[i]);
+      CHECK_INT(((const int32_t *)c.out[1].data)[i], L[i]);
+      CHECK_INT(((const int32_t *)c.out[2].data)[i], U[i]);
+    }
+  }
+  tr_close(&c);
+}
+
+/* Pivots outside [1, m] fail the run (PyTorch's check) instead of swapping
+ * outside the permutation; so do pivots with fewer entries than min(m, n)
+ * or a batch that does not match LU's, which would be read out of bounds. */
+TEST(ref_lu_unpack_bad_pivots_fail) {
+  static const int32_t bad[5] = {0, -1, 4, INT32_MIN, INT32_MAX};
+  double lu[9] = {4, 1, 2, 0.5, 3, 1, 0.25, 0.5, 2};
+  int64_t s[2] = {3, 3};
+  for (int k = 0; k < 5; k++) {
+    tr_case c;
+    tr_open(&c);
+    int32_t piv[3] = {3, bad[k], 3};
+    alloy_arg args[2] = {tr_input(&c, ALLOY_F64, s, 2, lu), tr_input1(&c, ALLOY_I32, 3, piv)};
+    CHECK(tr_run_fails(&c, "aten.lu_unpack.default", args, 2, NULL, NULL, 0));
+    tr_close(&c);
+  }
+  /* pivots of rank 0, too short, and a batch of 2 against LU's 3 */
+  int32_t piv[6] = {1, 2, 3, 1, 2, 3};
+  double blu[27] = {0};
+  int64_t bs[3] = {3, 3, 3}, ps[3][2] = {{0, 0}, {2, 0}, {2, 3}};
+  int prank[3] = {0, 1, 2};
+  for (int k = 0; k < 3; k++) {
+    tr_case c;
+    tr_open(&c);
+    alloy_arg args[2] = {k == 2 ? tr_input(&c, ALLOY_F64, bs, 3, blu) : tr_input(&c, ALLOY_F64, s, 2, lu),
+                         tr_input(&c, ALLOY_I32, ps[k], prank[k], piv)};
+    CHECK(tr_run_fails(&c, "aten.lu_unpack.default", args, 2, NULL, NULL, 0));
+    tr_close(&c);
+  }
+  /* good pivots still unpack: (3, 3, 3) swaps rows 0 and 2, then 1 and 2 */
+  tr_case c;
+  tr_open(&c);
+  int32_t good[3] = {3, 3, 3};
+  alloy_arg args[2] = {tr_input(&c, ALLOY_F64, s, 2, lu), tr_input1(&c, ALLOY_I32, 3, good)};
+  if (tr_run(&c, "aten.lu_unpack.default", args, 2)) {
+    /* perm = (2, 0, 1): P[perm[i]][i] = 1 */
+    static const double P[9] = {0, 1, 0, 0, 0, 1, 1, 0, 0};
+    for (int i = 0; i < 9; i++) CHECK(((const double *)c.out[0].data)[i] == P[i]);
+  }
+  tr_close(&c);
+}
+
+/* linalg_lu_solve with pivots outside [1, n] fails the run rather than
+ * swapping outside the permutation; good pivots solve: with LU of
+ * A = P L U for P swapping rows 0 and 1, L = I, U = diag(2, 4), A x = b
+ * for b = (8, 2) is x = (1, 2). */
+TEST(ref_lu_solve_bad_pivots_fail) {
+  static const int32_t bad[4] = {0, 3, INT32_MIN, INT32_MAX};
+  double lu[4] = {2, 0, 0, 4}, b[2] = {8, 2};
+  int64_t s[2] = {2, 2}, bs[2] = {2, 1};
+  for (int k = 0; k < 5; k++) {
+    tr_case c;
+    tr_open(&c);
+    int32_t piv[2] = {k < 4 ? bad[k] : 2, 2};
+    alloy_arg args[3] = {tr_input(&c, ALLOY_F64, s, 2, lu), tr_input1(&c, ALLOY_I32, 2, piv),
+                         tr_input(&c, ALLOY_F64, bs, 2, b)};
+    if (k < 4) {
+      CHECK(tr_run_fails(&c, "aten.linalg_lu_solve.default", args, 3, NULL, NULL, 0));
+    } else if (tr_run(&c, "aten.linalg_lu_solve.default", args, 3)) {
+      CHECK(((const double *)c.out[0].data)[0] == 1.0);
+      CHECK(((const double *)c.out[0].data)[1] == 2.0);
+    }
+    tr_close(&c);
+  }
 }
