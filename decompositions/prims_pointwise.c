@@ -162,6 +162,17 @@ static alloy_value *floor_div_int(decomp *d, alloy_value *a, alloy_value *b) {
   return pr2(d, "prims.sub.default", V(q), V(p_convert(d, off, d_dtype(a))));
 }
 
+/* Argument i is a number or a tensor known to have one element. */
+static bool one_element(decomp *d, int i) {
+  const alloy_arg *a = d_arg(d, i);
+  if (a->kind != ALLOY_ARG_VALUE) return true;
+  for (int k = 0; k < d_rank(a->u.value); k++) {
+    alloy_dim s = d_shape(a->u.value)[k];
+    if (!alloy_dim_is_const(s) || s.value != 1) return false;
+  }
+  return true;
+}
+
 /* div(a, b, rounding_mode): true, "trunc" or "floor" division. */
 static void div_mode(decomp *d) {
   const char *mode = d_str(d, 2);
@@ -178,10 +189,18 @@ static void div_mode(decomp *d) {
     r = is_float ? pr1(d, "prims.trunc.default",
                        p_convert(d, pr2(d, "prims.div.default", V(a), V(b)), o.result))
                  : pr2(d, "prims.div.default", V(a), V(b));
-  else if (!strcmp(mode, "floor"))
+  else if (!strcmp(mode, "floor")) {
+    /* PyTorch's vectorized kernel rounds each step of a float16/bfloat16
+     * floor division to the dtype (as torch._refs does): 2.11 // 0.002327
+     * is 905 there, 906 in float32. A one-element divisor stays in float32. */
+    if (is_float && o.compute != o.result && !one_element(d, 1)) {
+      a = p_convert(d, a, o.result);
+      b = p_convert(d, b, o.result);
+    }
     r = is_float ? floor_div_float(d, a, b) : floor_div_int(d, a, b);
-  else
+  } else {
     return d_decline(d, "rounding_mode '%s'", mode);
+  }
   d_out(d, 0, p_convert(d, r, o.result));
 }
 

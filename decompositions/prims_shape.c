@@ -276,6 +276,9 @@ static void flip(decomp *d) {
   int64_t dims[ALLOY_MAX_RANK];
   int n = d_ints(d, 1, dims, ALLOY_MAX_RANK);
   for (int k = 0; k < n; k++) dims[k] = d_wrap_dim(d, dims[k], d_rank(x));
+  /* A zero-dim tensor takes dim 0 or -1 (as if it had rank 1) and has
+   * nothing to reverse; prims.rev takes no dims for it. */
+  if (d_rank(x) == 0) n = 0;
   d_out(d, 0, D(d, "prims.rev.default", V(x), d_int_list(d, dims, n)));
 }
 

@@ -124,21 +124,35 @@ static void hardshrink(decomp *d) {
   d_out(d, 0, D(d, "aten.where.self", V(small), I(0), V(x)));
 }
 
-/* softshrink(x) = x - lambd above lambd, x + lambd below -lambd, else 0 */
+/* softshrink(x) = x - lambd above lambd, x + lambd below -lambd, else
+ * x * 0 (0, but NaN stays NaN, as in PyTorch's kernel and reference). */
 static void softshrink(decomp *d) {
   alloy_value *x = in_opmath(d, 0);
   double lambd = d_float(d, 1);
   alloy_value *up = D(d, "aten.gt.Scalar", V(x), F(lambd));
   alloy_value *down = D(d, "aten.lt.Scalar", V(x), F(-lambd));
-  alloy_value *r = D(d, "aten.where.self", V(up), V(D(d, "aten.sub.Tensor", V(x), F(lambd))), I(0));
+  alloy_value *r = D(d, "aten.where.self", V(up), V(D(d, "aten.sub.Tensor", V(x), F(lambd))),
+                     V(D(d, "aten.mul.Tensor", V(x), I(0))));
   out_back(d, D(d, "aten.where.self", V(down), V(D(d, "aten.add.Tensor", V(x), F(lambd))), V(r)));
 }
 
-/* threshold(x, t, v) = v where x <= t, else x */
+/* A number argument as the integer PyTorch's kernel converts it to for an
+ * integer tensor (Scalar::to<int64_t>: a float truncates, -0.5 is 0). */
+static alloy_arg int_param(decomp *d, int i) {
+  const alloy_arg *a = d_arg(d, i);
+  return a->kind == ALLOY_ARG_FLOAT ? I((int64_t)d_float(d, i)) : *a;
+}
+
+/* threshold(x, t, v) = v where x <= t, else x. An integer x compares with
+ * and takes the truncated t and v, as the kernel does (threshold -0.5
+ * replaces 0; value 2.5 gives 2), which also keeps the result's dtype. */
 static void threshold(decomp *d) {
   alloy_value *x = d_tensor(d, 0);
-  alloy_value *below = D(d, "aten.le.Scalar", V(x), *d_arg(d, 1));
-  d_out(d, 0, D(d, "aten.where.self", V(below), *d_arg(d, 2), V(x)));
+  bool integral = alloy_dtype_is_integer(d_dtype(x));
+  alloy_arg t = integral ? int_param(d, 1) : *d_arg(d, 1);
+  alloy_arg v = integral ? int_param(d, 2) : *d_arg(d, 2);
+  alloy_value *below = D(d, "aten.le.Scalar", V(x), t);
+  d_out(d, 0, D(d, "aten.where.self", V(below), v, V(x)));
 }
 
 /* log_sigmoid(x) = min(0, x) - log1p(exp(-|x|)); the buffer is exp(-|x|),
@@ -176,14 +190,16 @@ static void safe_softmax(decomp *d) {
   d_out(d, 0, D(d, "aten.where.self", V(any), V(s), F(0.0)));
 }
 
-/* The gradient of softmax: y (g - sum(g y, dim)), y the softmax output. */
+/* The gradient of softmax: y (g - sum(g y, dim)), y the softmax output.
+ * Factored as PyTorch's kernel computes it (torch/_decomp's g y - y sum
+ * gives NaN where g y overflows to inf, the kernel inf). */
 static void softmax_backward_data(decomp *d) {
   alloy_dtype t = d_opmath(d_out_dtype(d, 0));
   alloy_value *g = d_to(d, d_tensor(d, 0), t), *y = d_to(d, d_tensor(d, 1), t);
   int64_t dim = d_int(d, 2);
   alloy_value *gy = D(d, "aten.mul.Tensor", V(g), V(y));
   alloy_value *sum = D(d, "aten.sum.dim_IntList", V(gy), LIST(I(dim)), B(true));
-  out_back(d, D(d, "aten.sub.Tensor", V(gy), V(D(d, "aten.mul.Tensor", V(y), V(sum)))));
+  out_back(d, D(d, "aten.mul.Tensor", V(y), V(D(d, "aten.sub.Tensor", V(g), V(sum)))));
 }
 
 /* --- logical -------------------------------------------------------------------*/

@@ -384,7 +384,9 @@ static void trilinear(decomp *d) {
                 V(D(d, "aten.slice.Tensor", V(p), I(unroll), I(k), I(k + 1))));
       p = acc;
     } else {
-      p = D(d, "aten.sum.dim_IntList", V(p), LIST(I(unroll)), B(true));
+      /* An integer sum is int64; the native kernel accumulates into a
+       * tensor of the dtype, which wraps alike. */
+      p = d_to(d, D(d, "aten.sum.dim_IntList", V(p), LIST(I(unroll)), B(true)), t);
     }
   }
   if (nsum) p = D(d, "aten.squeeze.dims", V(p), d_int_list(d, sd, nsum));
@@ -420,24 +422,31 @@ static alloy_value *additive_mask(decomp *d, alloy_value *mask, alloy_dtype t) {
 }
 
 /* softmax over the last dim, where a row that is -inf throughout gives 0
- * instead of NaN (PyTorch's _safe_softmax). */
+ * instead of NaN (PyTorch's _safe_softmax). A row is live when any of it
+ * is not -inf: any() also takes an empty row (no keys), where amax would
+ * refuse the empty dim. */
 static alloy_value *safe_softmax(decomp *d, alloy_value *x) {
   if (!x) return NULL;
   alloy_value *sm = D(d, "aten._softmax.default", V(x), I(-1), B(false));
-  alloy_value *top = D(d, "aten.amax.default", V(x), LIST(I(-1)), B(true));
-  alloy_value *dead = D(d, "aten.eq.Scalar", V(top), F(-INFINITY));
+  alloy_value *live = D(d, "aten.ne.Scalar", V(x), F(-INFINITY));
+  alloy_value *any = D(d, "aten.any.dim", V(live), I(-1), B(true));
   alloy_value *zero = D(d, "aten.scalar_tensor.default", F(0), DT(d_dtype(x)));
-  return D(d, "aten.where.self", V(dead), V(zero), V(sm));
+  return D(d, "aten.where.self", V(any), V(sm), V(zero));
 }
 
 /* softmax(q k^T * scale + mask) v, the scale split as sqrt(scale) on each
- * of q and k as PyTorch's math reference does. */
+ * of q and k as PyTorch's math reference does. That reference keeps
+ * float16 and bfloat16 q, k and v in float32 throughout and converts the
+ * result once. */
 static void scaled_dot_product_attention(decomp *d) {
   alloy_value *q = d_tensor(d, 0), *k = d_tensor(d, 1), *v = d_tensor(d, 2);
   alloy_value *mask = d_tensor(d, 3);
   if (d_float(d, 4) != 0) return d_decline(d, "dropout_p > 0 is random");
   bool causal = d_bool(d, 5), gqa = d_bool(d, 7);
-  alloy_dtype t = d_dtype(q);
+  alloy_dtype out = d_dtype(q), t = d_opmath(out);
+  q = d_to(d, q, t);
+  k = d_to(d, k, d_opmath(d_dtype(k)));
+  v = d_to(d, v, d_opmath(d_dtype(v)));
   int rq = d_rank(q), rk = d_rank(k);
   if (rq < 2 || rk < 2) return d_decline(d, "query and key must be at least 2-D");
   if (causal && mask) {
@@ -474,7 +483,7 @@ static void scaled_dot_product_attention(decomp *d) {
   alloy_value *kt = D(d, "aten.mul.Tensor", V(nn_mT(d, k)), F(sf));
   alloy_value *attn = matmul_of(d, qs, kt);
   if (mask) attn = d_to(d, D(d, "aten.add.Tensor", V(attn), V(mask)), t);
-  d_out(d, 0, matmul_of(d, safe_softmax(d, attn), v));
+  d_out(d, 0, d_to(d, matmul_of(d, safe_softmax(d, attn), v), out));
 }
 
 /* --- normalization ----------------------------------------------------------------------*/

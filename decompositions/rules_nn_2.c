@@ -290,7 +290,10 @@ static void multi_margin_loss(decomp *d) {
 
 /* multilabel_margin_loss_forward: the targets of a sample are its labels
  * up to the first -1; the loss sums max(0, 1 - x[target] + x[other]) over
- * target and non-target pairs, divided by the class count. */
+ * target and non-target pairs, divided by the class count. The label
+ * positions past the end are masked out of the pairs too (torch/_decomp
+ * leaves them in, each counting as a target class 0; the kernel stops at
+ * the -1). */
 static void multilabel_margin_loss_forward(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *y = d_tensor(d, 1);
   int64_t reduction = d_int(d, 2);
@@ -314,6 +317,8 @@ static void multilabel_margin_loss_forward(decomp *d) {
   alloy_value *z = add(d, D(d, "aten.rsub.Scalar", V(ut), F(1.0)), x);
   z = D(d, "aten.div.Tensor", V(D(d, "aten.clamp.default", V(z), I(0))), SYM(nclass));
   z = D(d, "aten.where.self", V(is_target), I(0), V(z));
+  alloy_value *pos = nn_unsqueeze(d, D(d, "aten.permute.default", V(in_target), LIST(I(1), I(0))), -1);
+  z = D(d, "aten.where.self", V(pos), V(z), I(0));
   alloy_value *res;
   if (reduction == REDUCE_MEAN)
     res = D(d, "aten.mean.dim", V(D(d, "aten.sum.dim_IntList", V(z), LIST(I(0), I(-1)))), NONE);

@@ -137,7 +137,14 @@ static void lerp_tensor(decomp *d) {
   alloy_value *coeff = D(d, "aten.where.self", V(near), V(w), V(D(d, "aten.sub.Tensor", V(w), I(1))));
   alloy_value *base = D(d, "aten.where.self", V(near), V(s), V(e));
   alloy_value *diff = D(d, "aten.sub.Tensor", V(e), V(s));
-  out_back(d, 0, D(d, "aten.add.Tensor", V(D(d, "aten.mul.Tensor", V(coeff), V(diff))), V(base)));
+  /* PyTorch's kernel ends with a fused multiply-add, coeff diff + base
+   * rounded once (s = 0, e = -3e38, w = -0.66 gives 1.99e38, where a
+   * rounded product overflows to inf). float64 holds a float32 product
+   * exactly; the sum rounded from there is the fma's (but for rare double
+   * roundings). */
+  alloy_dtype t = d_dtype(diff), wide = t == ALLOY_F32 ? ALLOY_F64 : t;
+  alloy_value *prod = D(d, "aten.mul.Tensor", V(d_to(d, coeff, wide)), V(d_to(d, diff, wide)));
+  out_back(d, 0, d_to(d, D(d, "aten.add.Tensor", V(prod), V(d_to(d, base, wide))), t));
 }
 
 /* logaddexp(a, b) = max + log1p(exp(min - max)); equal infinities give
@@ -295,10 +302,23 @@ static int reduced_dims(decomp *d, int arg, int rank, int64_t *out) {
   return n;
 }
 
+/* True when one of v's sizes is known to be 0 (v has no elements). */
+static bool known_empty(const alloy_value *v) {
+  for (int k = 0; k < d_rank(v); k++)
+    if (alloy_dim_is_const(d_shape(v)[k]) && d_shape(v)[k].value == 0) return true;
+  return false;
+}
+
 /* logsumexp(x, dims) = m + log(sum(exp(x - m))), m the max over dims
- * (0 where it is infinite, so that all -inf gives -inf, not NaN). */
+ * (0 where it is infinite, so that all -inf gives -inf, not NaN). An empty
+ * x has no max (amax refuses an empty reduced dim): log(sum(exp(x))), as
+ * PyTorch's kernel and reference do when numel() == 0. */
 static alloy_value *logsumexp_of(decomp *d, alloy_value *x, alloy_arg dims, int64_t *dl, int nd,
                                  bool keepdim) {
+  if (known_empty(x)) {
+    alloy_value *e = D(d, "aten.exp.default", V(x));
+    return D(d, "aten.log.default", V(D(d, "aten.sum.dim_IntList", V(e), dims, B(keepdim))));
+  }
   alloy_value *m = D(d, "aten.amax.default", V(x), dims, B(true));
   alloy_value *inf = D(d, "aten.eq.Scalar", V(D(d, "aten.abs.default", V(m))), F(INFINITY));
   m = D(d, "aten.where.self", V(inf), I(0), V(m));
@@ -308,12 +328,15 @@ static alloy_value *logsumexp_of(decomp *d, alloy_value *x, alloy_arg dims, int6
   return D(d, "aten.add.Tensor", V(s), V(m));
 }
 
+/* Integers are computed as floats; float16 and bfloat16 in float32, rounded
+ * once: PyTorch's kernel rounds after each step, which is off by up to an
+ * ulp of the max where log(sum) cancels it (the reference rounds once). */
 static void logsumexp(decomp *d) {
-  alloy_value *x = d_to(d, d_tensor(d, 0), d_out_dtype(d, 0));
+  alloy_value *x = in_opmath(d, 0);
   int64_t dl[ALLOY_MAX_RANK];
   int nd = d_rank(x) ? reduced_dims(d, 1, d_rank(x), dl) : 0;
   if (d_failed(d)) return;
-  d_out(d, 0, logsumexp_of(d, x, d_int_list(d, dl, nd), dl, nd, d_bool(d, 2)));
+  out_back(d, 0, logsumexp_of(d, x, d_int_list(d, dl, nd), dl, nd, d_bool(d, 2)));
 }
 
 /* --- scans ------------------------------------------------------------------------*/

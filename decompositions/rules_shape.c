@@ -595,7 +595,8 @@ static alloy_value *endpoint_tensor(decomp *d, endpoint e, bool integral, alloy_
  * exact), computed in float32 for reduced floats and integers (which
  * truncate their endpoints and the result), step in float64. */
 static alloy_value *linspace_of(decomp *d, endpoint s, endpoint e, int64_t steps, alloy_dtype dt) {
-  bool integral = !alloy_dtype_is_float(dt);
+  /* bool takes one point only (a fill: a nonzero start is true, 0.5 too). */
+  bool integral = !alloy_dtype_is_float(dt) && dt != ALLOY_BOOL;
   alloy_dtype comp = integral ? ALLOY_F32 : alloy_opmath_dtype(dt);
   if (steps <= 1) {
     alloy_value *start = endpoint_tensor(d, s, integral, comp);
@@ -639,7 +640,9 @@ static void logspace(decomp *d) {
   double base = d_float(d, 3);
   if (d_failed(d)) return;
   alloy_dtype dt = factory_dtype(d, 4);
-  if (!alloy_dtype_is_float(dt)) {
+  /* One point is base ** start as given (PyTorch fills it); more points
+   * read integer endpoints truncated. */
+  if (!alloy_dtype_is_float(dt) && steps > 1) {
     s.v = (double)(int64_t)s.v;
     e.v = (double)(int64_t)e.v;
     if (s.t) s.t = cast(d, s.t, ALLOY_I64);

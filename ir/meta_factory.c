@@ -55,6 +55,18 @@ static alloy_error *meta_sized(alloy_meta *m) {
   return meta_out_tensor(m, 0, dtype_arg(m, dflt), shape, rank);
 }
 
+/* randn: normal samples exist only in floating-point dtypes (PyTorch's
+ * normal_ kernel dispatches on floating types, so randn(..., dtype=int64)
+ * fails, even for an empty size). */
+static alloy_error *meta_randn(alloy_meta *m) {
+  alloy_dtype t = dtype_arg(m, ALLOY_F32);
+  if (!alloy_dtype_is_float(t) && !alloy_dtype_is_complex(t))
+    return meta_error(m, "\"normal_kernel_cpu\" not implemented for '%s': argument 'dtype' "
+                         "must be a floating-point dtype",
+                      alloy_dtype_name(t));
+  return meta_sized(m);
+}
+
 static alloy_error *meta_empty_strided(alloy_meta *m) {
   alloy_dim shape[ALLOY_MAX_RANK], stride[ALLOY_MAX_RANK];
   int rank, nstride;
@@ -203,6 +215,10 @@ static alloy_error *meta_arange(alloy_meta *m) {
     any_symbolic |= b[k].kind == BOUND_INT && !alloy_dim_is_const(b[k].i);
   }
   alloy_dtype dtype = dtype_arg(m, any_float ? ALLOY_F32 : ALLOY_I64);
+  /* PyTorch's kernel dispatches on every type but bool, whatever the length. */
+  if (dtype == ALLOY_BOOL)
+    return meta_error(m, "\"arange_cpu\" not implemented for 'bool': argument 'dtype' "
+                         "must not be bool");
   alloy_dim len;
   if (any_runtime) {
     len = meta_unbacked(m);
@@ -243,7 +259,14 @@ static alloy_error *meta_linspace(alloy_meta *m) {
     alloy_dim_print(steps, buf, sizeof buf);
     return meta_error(m, "number of steps must be non-negative, got %s", buf);
   }
-  return meta_out_tensor(m, 0, dtype_arg(m, ALLOY_F32), &steps, 1);
+  /* One point is a fill (bool takes it: any nonzero start is true); more
+   * go through a kernel that dispatches on every type but bool. */
+  alloy_dtype t = dtype_arg(m, ALLOY_F32);
+  if (t == ALLOY_BOOL && alloy_dim_lt(m->st, alloy_dim_const(1), steps) == ALLOY_TRUE)
+    return meta_error(m, "\"%s_cpu\" not implemented for 'bool': argument 'dtype' must not "
+                         "be bool when steps > 1",
+                      strstr(m->op->name, "logspace") ? "logspace" : "linspace");
+  return meta_out_tensor(m, 0, t, &steps, 1);
 }
 
 const alloy_meta_entry alloy_meta_factory[] = {
@@ -251,7 +274,7 @@ const alloy_meta_entry alloy_meta_factory[] = {
     {"aten.ones.default", meta_sized, -1},
     {"aten.empty.memory_format", meta_sized, -1},
     {"aten.rand.default", meta_sized, -1},
-    {"aten.randn.default", meta_sized, -1},
+    {"aten.randn.default", meta_randn, -1},
     {"aten.full.default", meta_sized, 1},
     {"aten.empty_strided.default", meta_empty_strided, 0},
     {"aten.new_full.default", meta_new_sized, 0},

@@ -707,6 +707,12 @@ static alloy_error *meta_tri_indices(alloy_meta *m) {
            !scalar_type_number(a->u.i.value, &t))
     return meta_error(m, "argument 'dtype': unknown ScalarType %lld",
                       (long long)a->u.i.value);
+  /* PyTorch's kernels dispatch on the index types only (torch._refs checks
+   * the same). */
+  if (t != ALLOY_I64 && t != ALLOY_I32)
+    return meta_error(m, "\"%s\" not implemented for '%s': argument 'dtype' must be int32 "
+                         "or int64",
+                      m->param ? "triu_indices" : "tril_indices", alloy_dtype_name(t));
   int64_t n = m->param ? row * col - tril_size(row, col, offset - 1)
                        : tril_size(row, col, offset);
   alloy_dim shape[2] = {alloy_dim_const(2), alloy_dim_const(n)};

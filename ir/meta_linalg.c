@@ -745,6 +745,12 @@ static alloy_error *meta_renorm(alloy_meta *m) {
     return meta_error(m, "renorm: non-positive norm not supported");
   if (m->args[3].kind != ALLOY_ARG_VALUE && meta_float(m, 3) < 0)
     return meta_error(m, "renorm: expected maxnorm to be >= 0 but got %g", meta_float(m, 3));
+  /* The norm is linalg.vector_norm's, which takes floating-point tensors
+   * only. */
+  if (!alloy_dtype_is_float(x->dtype) && !alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "linalg.vector_norm: Expected a floating point or complex tensor as "
+                         "input (argument 'self'). Got %s",
+                      alloy_dtype_name(x->dtype));
   return meta_out_like(m, 0, x, x->dtype);
 }
 

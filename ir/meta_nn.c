@@ -632,7 +632,9 @@ static alloy_error *meta_batch_norm(alloy_meta *m) {
 /* --- losses -------------------------------------------------------------*/
 
 /* mse_loss, huber_loss, smooth_l1_loss, soft_margin_loss (self, target,
- * reduction, ...): elementwise over the broadcast shape, then reduced. */
+ * reduction, ...): elementwise over the broadcast shape, then reduced. Their
+ * CPU kernels dispatch on floating types only (soft_margin_loss computes
+ * exp_ in self's dtype), so integer and bool operands are refused. */
 static alloy_error *meta_pointwise_loss(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0), *y = meta_tensor(m, 1);
   int64_t r;
@@ -644,6 +646,12 @@ static alloy_error *meta_pointwise_loss(alloy_meta *m) {
   alloy_promo_operand ops[2] = {meta_promo_operand(m, 0), meta_promo_operand(m, 1)};
   alloy_dtype compute, result;
   alloy_elementwise_dtypes(ops, 2, ALLOY_PROMO_DEFAULT, &compute, &result);
+  if (!alloy_dtype_is_float(result) && !alloy_dtype_is_complex(result)) {
+    const char *op = strstr(m->op->schema->name, "::");
+    return meta_error(m, "\"%s\" not implemented for '%s': arguments 'self' and 'target' "
+                         "must be floating-point tensors",
+                      op ? op + 2 : m->op->schema->name, alloy_dtype_name(result));
+  }
   return meta_out_tensor(m, 0, result, shape, r == 0 ? rank : 0);
 }
 
@@ -702,6 +710,15 @@ static alloy_error *meta_multilabel_margin_loss(alloy_meta *m) {
   if (!e) e = want_rank(m, 0, x, 0, 2);
   if (!e) e = want_shape(m, 1, y, x->shape, x->rank);
   if (e) return e;
+  /* The CPU kernel reads the target as int64 and dispatches on float32 and
+   * float64 only (AT_DISPATCH_FLOATING_TYPES). */
+  if (y->dtype != ALLOY_I64)
+    return meta_error(m, "argument 'target': expected scalar type Long but found %s",
+                      alloy_dtype_name(y->dtype));
+  if (x->dtype != ALLOY_F32 && x->dtype != ALLOY_F64)
+    return meta_error(m, "\"multilabel_margin_loss_forward_out_frame\" not implemented for "
+                         "'%s': argument 'self' must be float32 or float64",
+                      alloy_dtype_name(x->dtype));
   bool keep = r == 0 && y->rank == 2;
   e = meta_out_tensor(m, 0, x->dtype, x->shape, keep ? 1 : 0);
   return e ? e : meta_out_like(m, 1, y, x->dtype);
@@ -910,6 +927,11 @@ static alloy_error *meta_prelu(alloy_meta *m) {
   alloy_promo_operand ops[2] = {meta_promo_operand(m, 0), meta_promo_operand(m, 1)};
   alloy_dtype compute, result;
   alloy_elementwise_dtypes(ops, 2, ALLOY_PROMO_DEFAULT, &compute, &result);
+  /* The CPU kernel dispatches on floating types only ("prelu_cpu"). */
+  if (!alloy_dtype_is_float(result) && !alloy_dtype_is_complex(result))
+    return meta_error(m, "\"prelu_cpu\" not implemented for '%s': arguments 'self' and "
+                         "'weight' must be floating-point tensors",
+                      alloy_dtype_name(result));
   return meta_out_tensor(m, 0, result, out, rank);
 }
 
@@ -930,6 +952,8 @@ static alloy_error *meta_softmax_backward(alloy_meta *m) {
   alloy_error *e = meta_int(m, 2, &dim);
   if (!e) e = meta_wrap_dim(m, 2, dim, g->rank, &d);
   if (!e) e = want_shape(m, 1, y, g->shape, g->rank);
+  /* The CPU kernel dispatches on floating types only. */
+  if (!e) e = want_float(m, 0, g);
   return e ? e : meta_out_like(m, 0, g, meta_dtype_or(m, 3, g->dtype));
 }
 

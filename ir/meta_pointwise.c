@@ -37,6 +37,10 @@ enum {
   PW_ROUNDING = 1 << 9,   /* rounding_mode None is true division, else DEFAULT */
   PW_NO_INT_DIV = 1 << 10, /* addcdiv: integer tensor1 / tensor2 refused */
   PW_REAL = 1 << 11,      /* complex results become real (angle) */
+  PW_FLOAT = 1 << 12,     /* floating-point results only: the CPU kernel dispatches
+                             on floating types (logaddexp) */
+  PW_FLOORDIV = 1 << 13,  /* floor division (floor_divide): bool refused, as with
+                             PW_ROUNDING's trunc and floor */
 };
 
 #define K(kind) ALLOY_PROMO_##kind
@@ -110,10 +114,14 @@ static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
   int flags = m->param;
   if (flags & PW_COND) {
     const alloy_value *c = meta_tensor(m, 0);
-    if (c && c->dtype != ALLOY_BOOL && c->dtype != ALLOY_U8)
+    /* Eager PyTorch still converts a uint8 condition (deprecated, with a
+     * warning); traced graphs go through torch._refs.where, which refuses
+     * it, so an exported graph never has one. */
+    if (c && c->dtype != ALLOY_BOOL)
       return meta_error(m,
                         "where expected condition to be a boolean tensor, but "
-                        "got a tensor with dtype %s",
+                        "got a tensor with dtype %s (argument 'condition': "
+                        "expected predicate to be bool)",
                         alloy_dtype_name(c->dtype));
   }
   if (flags & PW_SAME_DTYPE) {
@@ -141,6 +149,21 @@ static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
                              "operator instead.",
                           strstr(m->op->name, "neg") ? "Negation, the `-` operator, on"
                                                      : "Subtraction, the `-` operator, with");
+  if ((flags & PW_FLOAT) && !alloy_dtype_is_float(result) && !alloy_dtype_is_complex(result)) {
+    const char *op = strstr(m->op->schema->name, "::");
+    return meta_error(m, "\"%s\" not implemented for '%s': argument 'self' must be a "
+                         "floating-point tensor",
+                      op ? op + 2 : m->op->schema->name, alloy_dtype_name(result));
+  }
+  /* Rounded division dispatches on integers and floats only; true division
+   * (rounding_mode None) computes bool in float and never gets here. */
+  if ((flags & (PW_ROUNDING | PW_FLOORDIV)) && result == ALLOY_BOOL) {
+    int i = alloy_schema_find_arg(m->op->schema, "rounding_mode");
+    const char *mode = i >= 0 ? meta_str(m, i) : "floor";
+    return meta_error(m, "\"div_%s_cpu\" not implemented for 'bool': arguments 'self' and "
+                         "'other' must not both be bool",
+                      mode ? mode : "true");
+  }
   if ((flags & PW_INTEGRAL) && (alloy_dtype_is_float(result) || alloy_dtype_is_complex(result)))
     return meta_error(m, "expects integer or bool operands, got operands of result type %s",
                       alloy_dtype_name(result));
@@ -231,6 +254,28 @@ static alloy_error *meta_gelu(alloy_meta *m) {
   return meta_elementwise(m);
 }
 
+/* hardtanh(self, min_val, max_val) is clamp with the bounds converted to
+ * self's dtype; PyTorch refuses bool, and negative bounds on uint8 (after
+ * truncation to integers: -0.5 is 0). */
+static alloy_error *meta_hardtanh(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x && x->dtype == ALLOY_BOOL)
+    return meta_error(m, "Bool inputs not supported for hardtanh (argument 'self')");
+  if (x && x->dtype == ALLOY_U8 && ((int64_t)meta_float(m, 1) < 0 || (int64_t)meta_float(m, 2) < 0))
+    return meta_error(m, "cannot do hardtanh on an unsigned type with negative limits "
+                         "(arguments 'min_val' and 'max_val')");
+  return meta_elementwise(m);
+}
+
+/* threshold's CPU kernel dispatches on the integer and floating types:
+ * bool is refused. */
+static alloy_error *meta_threshold(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x && x->dtype == ALLOY_BOOL)
+    return meta_error(m, "\"threshold_cpu\" not implemented for 'Bool' (argument 'self')");
+  return meta_elementwise(m);
+}
+
 static alloy_error *meta_polygamma(alloy_meta *m) {
   int64_t n;
   alloy_error *e = meta_int(m, 0, &n);
@@ -281,19 +326,21 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EWF("aten.neg.default", DEFAULT, PW_NO_BOOL),
     EWF("aten.abs.default", COMPLEX_TO_FLOAT, 0),
     /* activations: their Scalar parameters never promote */
-    {"aten.gelu.default", meta_gelu, K(DEFAULT)},
+    /* PW_FLOAT: the CPU kernels of these dispatch on floating types only
+     * (AT_DISPATCH_FLOATING_TYPES_AND2(kBFloat16, kHalf)) */
+    {"aten.gelu.default", meta_gelu, K(DEFAULT) | PW_FLOAT},
     EW("aten.elu.default", DEFAULT),
     EW("aten.celu.default", DEFAULT),
-    EW("aten.hardtanh.default", DEFAULT),
-    EW("aten.leaky_relu.default", DEFAULT),
-    EW("aten.hardshrink.default", DEFAULT),
-    EW("aten.softshrink.default", DEFAULT),
-    EW("aten.hardsigmoid.default", DEFAULT),
-    EW("aten.hardswish.default", DEFAULT),
+    {"aten.hardtanh.default", meta_hardtanh, K(DEFAULT)},
+    EWF("aten.leaky_relu.default", DEFAULT, PW_FLOAT),
+    EWF("aten.hardshrink.default", DEFAULT, PW_FLOAT),
+    EWF("aten.softshrink.default", DEFAULT, PW_FLOAT),
+    EWF("aten.hardsigmoid.default", DEFAULT, PW_FLOAT),
+    EWF("aten.hardswish.default", DEFAULT, PW_FLOAT),
     EW("aten.silu.default", DEFAULT),
     EW("aten.mish.default", DEFAULT),
     EW("aten.softplus.default", DEFAULT),
-    EW("aten.threshold.default", DEFAULT),
+    {"aten.threshold.default", meta_threshold, K(DEFAULT)},
     /* unary, integers computed as float */
     EW("aten.acos.default", INT_TO_FLOAT),
     EW("aten.acosh.default", INT_TO_FLOAT),
@@ -379,7 +426,7 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EW("aten.div_.Scalar", INT_TO_FLOAT),
     EWF("aten.div.Tensor_mode", DEFAULT, PW_ROUNDING),
     EWF("aten.div.Scalar_mode", DEFAULT, PW_ROUNDING),
-    EW("aten.floor_divide.default", DEFAULT),
+    EWF("aten.floor_divide.default", DEFAULT, PW_FLOORDIV),
     EW("aten.fmod.Tensor", DEFAULT),
     EW("aten.fmod.Scalar", DEFAULT),
     EW("aten.remainder.Tensor", DEFAULT),
@@ -392,8 +439,8 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EW("aten.fmax.default", DEFAULT),
     EW("aten.fmin.default", DEFAULT),
     EW("aten.hypot.default", DEFAULT),
-    EW("aten.logaddexp.default", DEFAULT),
-    EW("aten.logaddexp2.default", DEFAULT),
+    EWF("aten.logaddexp.default", DEFAULT, PW_FLOAT),
+    EWF("aten.logaddexp2.default", DEFAULT, PW_FLOAT),
     EW("aten.nextafter.default", NO_OPMATH),
     EWF("aten.heaviside.default", NO_OPMATH, PW_SAME_DTYPE),
     EW("aten.atan2.default", INT_TO_FLOAT),

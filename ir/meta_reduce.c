@@ -303,16 +303,22 @@ static alloy_error *dim1_check(alloy_meta *m, const alloy_value *x) {
   return e ? e : meta_wrap_dim(m, 1, dim, x->rank, &w);
 }
 
-enum { SCAN_SUM, SCAN_SAME, SCAN_WITH_INDICES };
+enum { SCAN_SUM, SCAN_FLOAT, SCAN_WITH_INDICES };
 
 /* cumsum/cumprod(self, dim, *, dtype), logcumsumexp(self, dim),
- * cummax/cummin(self, dim) -> (values, indices). */
+ * cummax/cummin(self, dim) -> (values, indices). logcumsumexp keeps self's
+ * dtype, so it takes floating-point selfs only (its CPU kernel dispatches on
+ * floating and complex types, even for an empty self). */
 static alloy_error *meta_scan(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0);
   alloy_error *e = dim1_check(m, x);
   if (e) return e;
   alloy_dtype t = x->dtype;
   if (m->param == SCAN_SUM && (e = rule_dtype(m, OUT_SUM, x->dtype, 2, &t))) return e;
+  if (m->param == SCAN_FLOAT && !is_float_or_complex(t))
+    return meta_error(m, "\"logcumsumexp_out_cpu\" not implemented for '%s': argument "
+                         "'self' must be a floating-point tensor",
+                      alloy_dtype_name(t));
   if ((e = meta_out_like(m, 0, x, t))) return e;
   return m->param == SCAN_WITH_INDICES ? meta_out_like(m, 1, x, ALLOY_I64) : NULL;
 }
@@ -625,7 +631,7 @@ const alloy_meta_entry alloy_meta_reduce[] = {
     {"aten.allclose.default", meta_bool_compare, 1},
     {"aten.cumsum.default", meta_scan, SCAN_SUM},
     {"aten.cumprod.default", meta_scan, SCAN_SUM},
-    {"aten.logcumsumexp.default", meta_scan, SCAN_SAME},
+    {"aten.logcumsumexp.default", meta_scan, SCAN_FLOAT},
     {"aten.cummax.default", meta_scan, SCAN_WITH_INDICES},
     {"aten.cummin.default", meta_scan, SCAN_WITH_INDICES},
     {"aten._softmax.default", meta_softmax, SOFTMAX_HALF_TO_FLOAT},

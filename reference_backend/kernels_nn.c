@@ -26,6 +26,7 @@
  * (attention's softmax, distances, _trilinear, norms, bias gradients) sums
  * sequentially in index order in double.
  */
+#include <float.h>
 #include <math.h>
 #include <stdalign.h>
 #include <stdarg.h>
@@ -1305,7 +1306,11 @@ static int k_renorm(const alloy_kernel_call *c) {
   ref_iter it;
   ref_iter_init(&it, x, NULL, 0);
   while (ref_iter_next(&it)) pnorm_add(&acc[it.index[dim]], ref_load_f(x->data, x->dtype, it.offset[0]));
+  /* float32, float16 and bfloat16 accumulate the norm in float32, where a
+   * sum past FLT_MAX is inf (the factor is then 0). */
+  bool single = x->dtype == ALLOY_F32 || x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16;
   for (int64_t i = 0; i < ns; i++) {
+    if (single && acc[i].acc > FLT_MAX) acc[i].acc = INFINITY;
     double norm = pnorm_value(&acc[i]);
     acc[i].acc = round_to(out->dtype, norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0);
   }

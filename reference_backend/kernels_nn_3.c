@@ -15,6 +15,7 @@
  * (means and variances in two passes: the mean, then the squared
  * deviations).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -58,16 +59,22 @@ static void output_mask(const alloy_kernel_call *c, bool *mask) {
 
 /* ---- normalization ------------------------------------------------------*/
 
-/* Mean and 1/sqrt(max(var, 0) + eps) of n values (biased variance). */
-static void moments(const double *x, int64_t n, int64_t stride, double eps, double *mean,
-                    double *rstd) {
+/* Mean and 1/sqrt(max(var, 0) + eps) of n values (biased variance). The
+ * max is std::max(var, 0) as PyTorch's kernels write it: a NaN variance (an
+ * infinite value in the group) stays NaN, where fmax would give 0. With
+ * single (float32, float16 and bfloat16 inputs) the squared deviations
+ * add up in float32 as PyTorch's Welford loop does: past FLT_MAX they are
+ * inf, so the variance is inf and rstd 0. */
+static void moments(const double *x, int64_t n, int64_t stride, double eps, bool single,
+                    double *mean, double *rstd) {
   double s = 0.0, q = 0.0;
   for (int64_t i = 0; i < n; i++) s += x[i * stride];
   double m = n ? s / (double)n : NAN;
   for (int64_t i = 0; i < n; i++) q += (x[i * stride] - m) * (x[i * stride] - m);
+  if (single && q > FLT_MAX) q = INFINITY;
   double var = n ? q / (double)n : NAN;
   *mean = m;
-  *rstd = 1.0 / sqrt(fmax(var, 0.0) + eps);
+  *rstd = 1.0 / sqrt((var < 0.0 ? 0.0 : var) + eps);
 }
 
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out,
@@ -89,7 +96,7 @@ static int layer_norm(const alloy_kernel_call *c, bool stats) {
   int err = !X || (w && !W) || (b && !B) || !mean || !rstd;
   for (int64_t r = 0; !err && r < M; r++) {
     double *row = X + r * N;
-    moments(row, N, 1, eps, &mean[r], &rstd[r]);
+    moments(row, N, 1, eps, x->dtype != ALLOY_F64, &mean[r], &rstd[r]);
     for (int64_t j = 0; j < N; j++)
       row[j] = (row[j] - mean[r]) * rstd[r] * (W ? W[j] : 1.0) + (B ? B[j] : 0.0);
   }
@@ -208,7 +215,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
     for (int64_t g = 0; g < d.G; g++) {
       int64_t ng = n * d.G + g;
       double *p = X + ng * span;
-      moments(p, span, 1, eps, &mean[ng], &rstd[ng]);
+      moments(p, span, 1, eps, x->dtype != ALLOY_F64, &mean[ng], &rstd[ng]);
       for (int64_t ch = 0; ch < d.D; ch++) {
         int64_t cc = g * d.D + ch;
         for (int64_t i = 0; i < d.HxW; i++) {
@@ -419,11 +426,13 @@ static double mse_f(const double *v, const bool *given, double arg, alloy_dtype 
   (void)t;
   return (v[0] - v[1]) * (v[0] - v[1]);
 }
+/* huber: PyTorch's kernel computes in the dtype itself (delta converted
+ * to it), rounding each step; so does its decomposition. */
 static double huber_f(const double *v, const bool *given, double delta, alloy_dtype t) {
   (void)given;
-  (void)t;
-  double z = fabs(v[0] - v[1]);
-  return z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta);
+  double d = round_to(t, delta), z = fabs(round_to(t, v[0] - v[1]));
+  return z < d ? round_to(t, round_to(t, 0.5 * z) * z)
+               : round_to(t, d * round_to(t, z - round_to(t, 0.5 * d)));
 }
 static double smooth_l1_f(const double *v, const bool *given, double beta, alloy_dtype t) {
   (void)given;
@@ -445,14 +454,18 @@ static double bce_f(const double *v, const bool *given, double arg, alloy_dtype 
   double l = (y - 1.0) * fmax(log1p(-x), -100.0) - y * fmax(log(x), -100.0);
   return given[2] ? round_to(t, l) * v[2] : l;
 }
-/* (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight */
+/* (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight.
+ * PyTorch's composite runs one tensor op per step, each rounded to the
+ * dtype: (1 - t) x overflows float16 where the whole loss would not. */
 static double bce_logits_f(const double *v, const bool *given, double arg, alloy_dtype t) {
   (void)arg;
-  (void)t;
   double x = v[0], y = v[1];
-  double log_sig = fmin(x, 0.0) - log1p(exp(-fabs(x)));
-  double lw = given[3] ? (v[3] - 1.0) * y + 1.0 : 1.0;
-  double l = (1.0 - y) * x - lw * log_sig;
+  double log_sig = round_to(t, fmin(x, 0.0) - log1p(exp(-fabs(x))));
+  if (given[3]) {
+    double lw = round_to(t, round_to(t, round_to(t, v[3] - 1.0) * y) + 1.0);
+    log_sig = round_to(t, log_sig * lw);
+  }
+  double l = round_to(t, round_to(t, round_to(t, 1.0 - y) * x) - log_sig);
   return given[2] ? l * v[2] : l;
 }
 
@@ -472,8 +485,24 @@ static int k_smooth_l1_loss(const alloy_kernel_call *c) {
 static int k_soft_margin_loss(const alloy_kernel_call *c) {
   return pointwise_loss(c, xy, 2, soft_margin_f, 0.0);
 }
+/* True when every element of t lies in [0, 1] (NaN does not). */
+static bool all_in_unit(const alloy_kernel_tensor *t) {
+  ref_iter it;
+  ref_iter_init(&it, t, NULL, 0);
+  while (ref_iter_next(&it)) {
+    double v = ref_load_f(t->data, t->dtype, it.offset[0]);
+    if (!(v >= 0 && v <= 1)) return false;
+  }
+  return true;
+}
+
+/* PyTorch's kernel checks every probability it reads and raises on one
+ * outside [0, 1] or NaN, for the input and the target alike. */
 static int k_bce(const alloy_kernel_call *c) {
   static const char *const names[] = {"self", "target", "weight"};
+  const alloy_kernel_tensor *x = ref_tensor(c, "self"), *y = ref_tensor(c, "target");
+  if (x && !all_in_unit(x)) return ref_fail(c, "all elements of input should be between 0 and 1");
+  if (y && !all_in_unit(y)) return ref_fail(c, "all elements of target should be between 0 and 1");
   return pointwise_loss(c, names, 3, bce_f, 0.0);
 }
 static int k_bce_with_logits(const alloy_kernel_call *c) {
@@ -721,7 +750,9 @@ static int k_log_sigmoid_forward(const alloy_kernel_call *c) {
 }
 
 /* _softmax_backward_data(grad_output, output, dim, input_dtype):
- * y * (g - sum(g * y over dim)). */
+ * y * (g - sum(g * y over dim)). float32, float16 and bfloat16 take the
+ * products and their sum in float32, as PyTorch's kernel: past FLT_MAX
+ * they are infinite. */
 static int k_softmax_backward_data(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *g = ref_tensor(c, "grad_output"), *y = ref_tensor(c, "output");
   if (!g || !y) return ref_fail(c, "missing tensor argument");
@@ -738,10 +769,14 @@ static int k_softmax_backward_data(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *ins[2] = {g, y};
   ref_iter it;
   ref_iter_init(&it, &o1, ins, 2);
+  bool single = g->dtype == ALLOY_F32 || g->dtype == ALLOY_F16 || g->dtype == ALLOY_BF16;
   while (ref_iter_next(&it)) {
     double dot = 0.0;
-    for (int64_t i = 0; i < len; i++)
-      dot += ref_load_f(g->data, g->dtype, it.offset[1] + i * gs) * ref_load_f(y->data, y->dtype, it.offset[2] + i * ys);
+    for (int64_t i = 0; i < len; i++) {
+      double p = ref_load_f(g->data, g->dtype, it.offset[1] + i * gs) * ref_load_f(y->data, y->dtype, it.offset[2] + i * ys);
+      dot += single && fabs(p) > FLT_MAX ? copysign(INFINITY, p) : p;
+    }
+    if (single && fabs(dot) > FLT_MAX) dot = copysign(INFINITY, dot);
     for (int64_t i = 0; i < len; i++) {
       double yv = ref_load_f(y->data, y->dtype, it.offset[2] + i * ys);
       ref_store_f(out->data, out->dtype, it.offset[0] + i * os,

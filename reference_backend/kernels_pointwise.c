@@ -668,9 +668,14 @@ UNARY_F(y0_f, ref_bessel_y0(a))
 UNARY_F(y1_f, ref_bessel_y1(a))
 UNARY_F(airy_ai_f, ref_airy_ai(a))
 UNARY_F(spherical_j0_f, ref_spherical_bessel_j0(a))
-/* hardsigmoid / hardswish: comparisons, not fmin/fmax, so NaN stays NaN */
+/* hardsigmoid / hardswish: comparisons, not fmin/fmax, so NaN stays NaN.
+ * hardswish multiplies before dividing by 6, each step in float32 for the
+ * single-precision dtypes (x * 6 overflows to inf above FLT_MAX / 6). */
 UNARY_F(hardsigmoid_f, (a + 3 < 0 ? 0 : a + 3 > 6 ? 6 : a + 3) / 6)
-UNARY_F(hardswish_f, a * (a + 3 < 0 ? 0 : a + 3 > 6 ? 6 : a + 3) / 6)
+static double hardswish_f(const double *x, pw_ctx *p) {
+  double a = x[0], y = a * (a + 3 < 0 ? 0 : a + 3 > 6 ? 6 : a + 3);
+  return (p->single ? (float)y : y) / 6;
+}
 #undef UNARY_F
 #undef UNARY_I
 
@@ -753,9 +758,13 @@ static double mvlgamma_f(const double *x, pw_ctx *p) {
   return r;
 }
 
-/* fill(value): parameter 0 */
+/* fill(value): parameter 0. A bool tensor takes any nonzero value as true,
+ * 0.5 too (Scalar::to<bool> is a C++ cast, not a truncation to 0). */
 static double fill_f(const double *x, pw_ctx *p) { (void)x; return p->s[0]; }
-static int64_t fill_i(const int64_t *x, pw_ctx *p) { (void)x; return p->si[0]; }
+static int64_t fill_i(const int64_t *x, pw_ctx *p) {
+  (void)x;
+  return p->out == ALLOY_BOOL ? p->s[0] != 0 : p->si[0];
+}
 static double zero_f(const double *x, pw_ctx *p) { (void)x; (void)p; return 0; }
 
 /* ---- the table ------------------------------------------------------------------

@@ -191,3 +191,130 @@ TEST(decompose_survives_name_collisions_with_rule_values) {
   alloy_graph_free(out);
   alloy_graph_free(f.g);
 }
+
+/* y = OP(x, args...) on x: f32[shape], decomposed to what accept keeps with
+ * Alloy's own rules; the result graph (verified), or NULL after an error. */
+static alloy_graph *alloys_rules_on(const char *op, const alloy_dim *shape, int rank,
+                                    const alloy_arg *args, int nargs,
+                                    bool (*accept)(const alloy_graph *, int, void *)) {
+  tg_fixture f = tg_setup(1);
+  alloy_arg a[4] = {alloy_arg_value(tg_input(&f, ALLOY_F32, shape, rank))};
+  for (int i = 0; i < nargs && i < 3; i++) a[i + 1] = args[i];
+  alloy_node *n = tg_add(&f, op, a, nargs + 1, NULL);
+  alloy_graph *out = NULL;
+  if (n) {
+    alloy_value *y = alloy_node_output(n, 0);
+    CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
+    decomp_options o = {.accept = accept};
+    CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+    if (out) CHECK_OK(alloy_graph_verify(out));
+  }
+  alloy_graph_free(f.g);
+  return out;
+}
+
+static bool has_op(const alloy_graph *g, const char *op) {
+  for (int i = 0; i < alloy_graph_num_nodes(g); i++)
+    if (!strcmp(op_at(g, i), op)) return true;
+  return false;
+}
+
+/* flip(x, [0]) of a zero-dim x takes dim 0 as PyTorch does (rank 1 for
+ * wrapping) and reverses nothing: prims.rev with no dims, not an error. */
+TEST(decompose_flip_of_a_zero_dim_tensor) {
+  alloy_arg dims = LIST(I(0));
+  alloy_graph *out = alloys_rules_on("aten.flip.default", NULL, 0, &dims, 1, decomp_accept_prims);
+  REQUIRE(out);
+  CHECK_INT(alloy_graph_num_nodes(out), 1);
+  CHECK_STR(op_at(out, 0), "prims.rev.default");
+  alloy_graph_free(out);
+}
+
+/* logsumexp over an empty dim has no max to subtract (amax refuses an empty
+ * reduced dim): log(sum(exp(x))), as PyTorch computes it when numel() is 0. */
+TEST(decompose_logsumexp_of_an_empty_tensor) {
+  alloy_dim shape[2] = {K(0), K(3)};
+  alloy_arg args[2] = {LIST(I(0)), B(false)};
+  alloy_graph *out = alloys_rules_on("aten.logsumexp.default", shape, 2, args, 2, decomp_accept_core);
+  REQUIRE(out);
+  CHECK(!has_op(out, "aten.amax.default"));
+  CHECK(has_op(out, "aten.sum.dim_IntList") && has_op(out, "aten.log.default"));
+  alloy_graph_free(out);
+}
+
+/* softmax over an empty dim has no max to subtract either (the refs skip
+ * it when numel() is 0): exp, sum and div only. */
+TEST(decompose_softmax_over_an_empty_dim) {
+  alloy_dim shape[2] = {K(3), K(0)};
+  alloy_arg args[2] = {I(1), B(false)};
+  alloy_graph *out = alloys_rules_on("aten._softmax.default", shape, 2, args, 2, decomp_accept_prims);
+  REQUIRE(out);
+  CHECK(!has_op(out, "prims.amax.default"));
+  CHECK(has_op(out, "prims.exp.default") && has_op(out, "prims.div.default"));
+  alloy_graph_free(out);
+}
+
+/* One node OP(args) whose argument 0 is an input of dtype t and shape, with
+ * Alloy's rules down to core; the verified result, or NULL after an error. */
+static alloy_graph *core_of(const char *op, alloy_dtype t, const alloy_dim *shape, int rank,
+                            alloy_arg *args, int nargs) {
+  tg_fixture f = tg_setup(1);
+  args[0] = alloy_arg_value(tg_input(&f, t, shape, rank));
+  alloy_node *n = tg_add(&f, op, args, nargs, NULL);
+  alloy_graph *out = NULL;
+  if (n) {
+    alloy_value *y = alloy_node_output(n, 0);
+    CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
+    decomp_options o = {.accept = decomp_accept_core};
+    CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+    if (out) CHECK_OK(alloy_graph_verify(out));
+  }
+  alloy_graph_free(f.g);
+  return out;
+}
+
+/* threshold on an integer tensor compares with and replaces by the
+ * truncated numbers, as the kernel's Scalar::to<int> does: threshold -0.5
+ * is 0 (so 0 is replaced), value 2.5 is 2, and the result stays int32. */
+TEST(decompose_threshold_of_an_integer_tensor_truncates_its_numbers) {
+  alloy_dim shape[1] = {K(4)};
+  alloy_arg args[3] = {NONE, F(-0.5), F(2.5)};
+  alloy_graph *out = core_of("aten.threshold.default", ALLOY_I32, shape, 1, args, 3);
+  REQUIRE(out);
+  CHECK_INT(alloy_value_dtype(alloy_graph_output(out, 0)), ALLOY_I32);
+  int seen = 0;
+  for (int i = 0; i < alloy_graph_num_nodes(out); i++) {
+    const alloy_node *n = alloy_graph_node(out, i);
+    const char *op = op_at(out, i);
+    int k = !strcmp(op, "aten.le.Scalar") ? 1 : !strcmp(op, "aten.where.self") ? 1 : -1;
+    if (k < 0) continue;
+    const alloy_arg *a = alloy_node_arg(n, k);
+    CHECK_INT(a->kind, ALLOY_ARG_INT);
+    if (a->kind == ALLOY_ARG_INT) CHECK_INT(a->u.i.value, !strcmp(op, "aten.le.Scalar") ? 0 : 2);
+    seen++;
+  }
+  CHECK_INT(seen, 2);
+  alloy_graph_free(out);
+}
+
+/* _trilinear of int32 tensors summed along unroll_dim: the int64 sum is
+ * converted back, the result is int32 (the pass checks the dtype). */
+TEST(decompose_trilinear_of_int32_keeps_the_dtype) {
+  alloy_dim shape[2] = {K(3), K(4)};
+  tg_fixture f = tg_setup(1);
+  alloy_value *a = tg_input(&f, ALLOY_I32, shape, 2), *b = tg_input(&f, ALLOY_I32, shape, 2),
+              *c = tg_input(&f, ALLOY_I32, shape, 2);
+  alloy_arg args[8] = {alloy_arg_value(a), alloy_arg_value(b), alloy_arg_value(c), EMPTY_LIST,
+                       EMPTY_LIST, EMPTY_LIST, LIST(I(1)), I(1)};
+  alloy_node *n = tg_add(&f, "aten._trilinear.default", args, 8, NULL);
+  REQUIRE(n);
+  alloy_value *y = alloy_node_output(n, 0);
+  CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
+  decomp_options o = {.accept = decomp_accept_core};
+  alloy_graph *out = NULL;
+  CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
+  REQUIRE(out);
+  CHECK_INT(alloy_value_dtype(alloy_graph_output(out, 0)), ALLOY_I32);
+  alloy_graph_free(out);
+  alloy_graph_free(f.g);
+}
