@@ -192,5 +192,14 @@ const conform_recipe conform_recipes_nn[] = {
     {"aten.nll_loss_forward.default", "T[5,3] idx3:i64[5] {None|pos:T[3]} {0|1|2} {-100|1}"},
     {"aten.nll_loss_forward.default", "T[3] idx3:i64[] None {0|1|2} -100"},
     {"aten.nll_loss2d_forward.default", "T[2,3,4,5] idx3:i64[2,4,5] {None|pos:T[3]} {0|1|2} {-100|1}"},
+    /* probabilities in (0, 1): the kernel refuses any outside [0, 1] */
+    {"aten.binary_cross_entropy.default", "prob:T[S] prob:T[S] {None|pos:T[S]} {0|1|2}"},
+    /* labels up to the first -1 are a sample's targets */
+    {"aten.multilabel_margin_loss_forward.default", "T[4,5] idx-1-5:i64[4,5] {0|1|2}"},
+    {"aten.multilabel_margin_loss_forward.default", "T[5] idx-1-5:i64[5] {0|1|2}"},
+    /* class indices, then class probabilities as the target */
+    {"aten.cross_entropy_loss.default", "T[5,3] idx3:i64[5] {None|pos:T[3]} {0|1|2} {-100|1} {0.0|0.2}"},
+    {"aten.cross_entropy_loss.default", "T[2,3,4] idx3:i64[2,4] None {0|1|2} -100 0.0"},
+    {"aten.cross_entropy_loss.default", "T[5,3] prob:T[5,3] {None|pos:T[3]} {0|1|2} -100 {0.0|0.2}"},
     {NULL, NULL},
 };

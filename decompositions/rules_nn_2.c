@@ -315,7 +315,9 @@ static void multilabel_margin_loss_forward(decomp *d) {
       D(d, "aten.any.dim", V(D(d, "aten.eq.Tensor", V(idx), V(nn_unsqueeze(d, t1, -1)))), I(1));
   alloy_value *ut = nn_unsqueeze(d, D(d, "aten.permute.default", V(u), LIST(I(1), I(0))), -1);
   alloy_value *z = add(d, D(d, "aten.rsub.Scalar", V(ut), F(1.0)), x);
-  z = D(d, "aten.div.Tensor", V(D(d, "aten.clamp.default", V(z), I(0))), SYM(nclass));
+  /* The kernel adds z only where z > 0, which skips NaN (clamp keeps it). */
+  z = D(d, "aten.where.self", V(D(d, "aten.gt.Scalar", V(z), I(0))), V(z), I(0));
+  z = D(d, "aten.div.Tensor", V(z), SYM(nclass));
   z = D(d, "aten.where.self", V(is_target), I(0), V(z));
   alloy_value *pos = nn_unsqueeze(d, D(d, "aten.permute.default", V(in_target), LIST(I(1), I(0))), -1);
   z = D(d, "aten.where.self", V(pos), V(z), I(0));
