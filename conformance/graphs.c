@@ -422,16 +422,8 @@ static conform_tensor borrowed(const alloy_host_tensor *h) {
 
 /* ---- inputs --------------------------------------------------------------- */
 
-/* splitmix64: a tiny generator whose stream depends only on the seed. */
-static uint64_t next_u64(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static float uniform(uint64_t *s, float lo, float hi) {
-  return lo + (hi - lo) * (float)((double)(next_u64(s) >> 11) * 0x1.0p-53);
+  return lo + (hi - lo) * (float)conform_uniform(s);
 }
 
 /* Inputs of the graph at symbol values `size` (every backed symbol takes

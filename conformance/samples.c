@@ -631,14 +631,16 @@ static alloy_error *samples_list(conform_source *src, const conform_options *o, 
 
 /* ---- values -------------------------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *s) {
+/* splitmix64: a tiny generator whose stream depends only on the seed, so
+ * a seed and a sample index name the same values on every machine. */
+uint64_t conform_splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
 
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1p-53; }
+double conform_uniform(uint64_t *s) { return (double)(conform_splitmix(s) >> 11) * 0x1p-53; }
 
 static uint64_t hash_str(const char *s, uint64_t h) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
@@ -690,7 +692,7 @@ static void fill(const tensor_spec *t, const int64_t *sizes, int rank, void *dat
   int64_t lo, hi;
   int_range(t->dtype, &lo, &hi);
   for (int64_t i = 0; i < n; i++) {
-    double u = uniform(rng);
+    double u = conform_uniform(rng);
     double v = 0;
     int64_t iv = 0;
     switch (t->fill) {
@@ -702,12 +704,12 @@ static void fill(const tensor_spec *t, const int64_t *sizes, int rank, void *dat
       }
       case FILL_POSITIVE: v = 0.5 + 2.5 * u; iv = 1 + (int64_t)(u * 8); break;
       case FILL_PROB: v = 0.05 + 0.9 * u; iv = u < 0.5; break;
-      case FILL_NONZERO: v = (u < 0.5 ? -1 : 1) * (0.5 + 2 * uniform(rng)); iv = (u < 0.5 ? -1 : 1) * (1 + (int64_t)(uniform(rng) * 8)); break;
+      case FILL_NONZERO: v = (u < 0.5 ? -1 : 1) * (0.5 + 2 * conform_uniform(rng)); iv = (u < 0.5 ? -1 : 1) * (1 + (int64_t)(conform_uniform(rng) * 8)); break;
       default:
         v = -3 + 6 * u;
         iv = t->dtype == ALLOY_U8 ? (int64_t)(u * 10) : (int64_t)(u * 19) - 9;
-        if (edge && t->sample_dtype && (splitmix(rng) & 1)) {
-          int k = (int)(splitmix(rng) % 16);
+        if (edge && t->sample_dtype && (conform_splitmix(rng) & 1)) {
+          int k = (int)(conform_splitmix(rng) % 16);
           if (is_float) v = float_edge(t->dtype, k);
           else {
             const int64_t ints[] = {lo, hi, 0, -1, 1, lo + 1, hi - 1, 2};

@@ -117,6 +117,11 @@ bool conform_suite_add(conform_suite *s, const conform_test *t);
 /* A line printed before the run (what a source could not cover); copied. */
 bool conform_suite_note(conform_suite *s, const char *text);
 
+/* The suite's random numbers (samples.c): splitmix64 from *state, and a
+ * double in [0, 1) from it. Pure functions of the state: reproducible. */
+uint64_t conform_splitmix(uint64_t *state);
+double conform_uniform(uint64_t *state);
+
 /* True when o->only is NULL or names this source. */
 bool conform_wants_source(const conform_options *o, const char *name);
 

@@ -192,15 +192,15 @@ TEST(decompose_survives_name_collisions_with_rule_values) {
   alloy_graph_free(f.g);
 }
 
-/* y = OP(x, args...) on x: f32[shape], decomposed to what accept keeps with
- * Alloy's own rules; the result graph (verified), or NULL after an error. */
-static alloy_graph *alloys_rules_on(const char *op, const alloy_dim *shape, int rank,
-                                    const alloy_arg *args, int nargs,
-                                    bool (*accept)(const alloy_graph *, int, void *)) {
+/* One node OP(args) whose argument 0 is an input of dtype t and shape,
+ * decomposed to what accept keeps with Alloy's own rules; the result graph
+ * (verified), or NULL after an error. */
+static alloy_graph *rules_on(const char *op, alloy_dtype t, const alloy_dim *shape, int rank,
+                             alloy_arg *args, int nargs,
+                             bool (*accept)(const alloy_graph *, int, void *)) {
   tg_fixture f = tg_setup(1);
-  alloy_arg a[4] = {alloy_arg_value(tg_input(&f, ALLOY_F32, shape, rank))};
-  for (int i = 0; i < nargs && i < 3; i++) a[i + 1] = args[i];
-  alloy_node *n = tg_add(&f, op, a, nargs + 1, NULL);
+  args[0] = alloy_arg_value(tg_input(&f, t, shape, rank));
+  alloy_node *n = tg_add(&f, op, args, nargs, NULL);
   alloy_graph *out = NULL;
   if (n) {
     alloy_value *y = alloy_node_output(n, 0);
@@ -211,6 +211,15 @@ static alloy_graph *alloys_rules_on(const char *op, const alloy_dim *shape, int 
   }
   alloy_graph_free(f.g);
   return out;
+}
+
+/* y = OP(x, args...) on x: f32[shape] (up to three more arguments). */
+static alloy_graph *alloys_rules_on(const char *op, const alloy_dim *shape, int rank,
+                                    const alloy_arg *args, int nargs,
+                                    bool (*accept)(const alloy_graph *, int, void *)) {
+  alloy_arg a[4];
+  for (int i = 0; i < nargs && i < 3; i++) a[i + 1] = args[i];
+  return rules_on(op, ALLOY_F32, shape, rank, a, (nargs < 3 ? nargs : 3) + 1, accept);
 }
 
 static bool has_op(const alloy_graph *g, const char *op) {
@@ -254,23 +263,10 @@ TEST(decompose_softmax_over_an_empty_dim) {
   alloy_graph_free(out);
 }
 
-/* One node OP(args) whose argument 0 is an input of dtype t and shape, with
- * Alloy's rules down to core; the verified result, or NULL after an error. */
+/* OP(args) on an input of dtype t and shape, with Alloy's rules down to core. */
 static alloy_graph *core_of(const char *op, alloy_dtype t, const alloy_dim *shape, int rank,
                             alloy_arg *args, int nargs) {
-  tg_fixture f = tg_setup(1);
-  args[0] = alloy_arg_value(tg_input(&f, t, shape, rank));
-  alloy_node *n = tg_add(&f, op, args, nargs, NULL);
-  alloy_graph *out = NULL;
-  if (n) {
-    alloy_value *y = alloy_node_output(n, 0);
-    CHECK_OK(alloy_graph_set_outputs(f.g, &y, 1));
-    decomp_options o = {.accept = decomp_accept_core};
-    CHECK_OK(alloy_decompose(f.g, &o, &out, NULL, NULL));
-    if (out) CHECK_OK(alloy_graph_verify(out));
-  }
-  alloy_graph_free(f.g);
-  return out;
+  return rules_on(op, t, shape, rank, args, nargs, decomp_accept_core);
 }
 
 /* threshold on an integer tensor compares with and replaces by the
