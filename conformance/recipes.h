@@ -14,6 +14,7 @@
  *   3 -1 0.5 1e-5 true false None 'mean'   scalars, strings, None
  *   [1,2] [T[S],T[S]]   lists of scalars or of tensors
  *   dtype:T dtype:f32   a ScalarType argument
+ *   cpu           a Device argument (the host)
  *   {a|b|c}       alternatives: one sample per choice (with the plain
  *                 shape; combinations of several groups, up to 64)
  * Only T tensors are transposed, sliced, expanded, offset and given edge

@@ -59,6 +59,8 @@ const conform_recipe conform_recipes_index[] = {
     {"prims.transpose.default", "T[2,3,4] {[2,0,1]|[1,0,2]|[0,1,2]}"},
     {"prims.reshape.default", "T[3,4] {[12]|[2,6]|[2,3,2]}"},
     {"prims.copy_strided.default", "T[3,4] {[4,1]|[1,3]}"},
+    /* physical_layout: the order of the dims in memory, outermost first */
+    {"prims.empty_permuted.default", "[2,3,4] {[0,1,2]|[2,0,1]|[1,2,0]} dtype=dtype:T device=cpu requires_grad=false"},
     /* ---- scalars ---- */
     {"aten._local_scalar_dense.default", "T[]"},
     {"aten._local_scalar_dense.default", "T[1,1]"},

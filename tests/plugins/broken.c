@@ -4,7 +4,9 @@
  * kernel-table helper like a vendor's, it claims three float32 ops and gets
  * each wrong in its own way: add returns a + b + 1 (wrong values), mul
  * writes through a NULL pointer (a segfault), neg never returns (a hang).
- * `alloy conform --backend broken` must report all three and finish.
+ * `alloy conform --backend broken` must report all three and finish. It
+ * also claims empty, which fills its output with NaN: right (an empty
+ * tensor's values are undefined), and the suite must pass it.
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -26,10 +28,15 @@ static void broken_neg(float *out, const float *a, int64_t n) {
   for (;;) sleep(1);
 }
 
+static void nan_empty(float *out, int64_t n) {
+  for (int64_t i = 0; i < n; i++) out[i] = __builtin_nanf("");
+}
+
 static const alloy_kernel kernels[] = {
     {"aten.add.Tensor", "f32", (alloy_kernel_fn)broken_add, "void(out0, in0, in1, numel(out0))"},
     {"aten.mul.Tensor", "f32", (alloy_kernel_fn)broken_mul, "void(out0, in0, in1, numel(out0))"},
     {"aten.neg.default", "f32", (alloy_kernel_fn)broken_neg, "void(out0, in0, numel(out0))"},
+    {"aten.empty.memory_format", "f32", (alloy_kernel_fn)nan_empty, "void(out0, numel(out0))"},
 };
 
 static const alloy_kernel_table table = {sizeof table, "broken", "Alloy tests", "0.1.0", kernels,
