@@ -1081,6 +1081,14 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
       for (int64_t i = 0; i < n; i++) col += fabs(A[i * n + j]);
       norm1 = col > norm1 ? col : norm1;
     }
+    if (!isfinite(norm1)) {
+      /* An infinite or NaN entry spreads through every product: the
+       * result is NaN throughout (and the squaring count would be
+       * infinite). */
+      for (int64_t i = 0; i < nn; i++) V[i] = NAN;
+      ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), V, n);
+      continue;
+    }
     int sq = norm1 > 5.371920351148152 ? (int)ceil(log2(norm1 / 5.371920351148152)) : 0;
     for (int64_t i = 0; i < nn; i++) A[i] = ldexp(A[i], -sq);
     matmul(A, A, n, A2);
