@@ -75,40 +75,65 @@ static double timeout_s(void) {
   return sec > 0 ? sec : 60;
 }
 
-/* ---- known failures (golden case ids) ---------------------------------- */
+/* ---- known failures ------------------------------------------------------ */
+
+/* A line of --known-failures: "[SOURCE] ID OP  # reason", SOURCE golden
+ * when left out, so that a failure line's first three words ("samples 65
+ * aten.foo.default") can be pasted in as they are. */
+typedef struct known_failure {
+  char source[16];
+  long id;
+  char op[128];
+} known_failure;
 
 typedef struct {
-  long *ids;
+  known_failure *items;
   int n, cap;
-} id_set;
+} known_set;
 
-static bool id_set_has(const id_set *s, long id) {
-  for (int i = 0; i < s->n; i++)
-    if (s->ids[i] == id) return true;
+static bool known_set_has(const known_set *s, const conform_test *t) {
+  for (int i = 0; i < s->n; i++) {
+    const known_failure *k = &s->items[i];
+    if (k->id == t->index && !strcmp(k->source, t->source->name) && !strcmp(k->op, t->op))
+      return true;
+  }
   return false;
 }
 
-static alloy_error *load_known_failures(const char *path, id_set *s) {
+static alloy_error *load_known_failures(const char *path, known_set *s) {
   FILE *f = fopen(path, "r");
   if (!f) return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open", path);
   char line[1024];
-  while (fgets(line, sizeof line, f)) {
-    char *p = line;
-    while (*p == ' ') p++;
-    if (*p == '#' || *p == '\n' || !*p) continue;
-    if (s->n == s->cap) {
-      s->cap = s->cap ? s->cap * 2 : 64;
-      long *ids = realloc(s->ids, sizeof *ids * (size_t)s->cap);
-      if (!ids) {
-        fclose(f);
-        return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
-      }
-      s->ids = ids;
+  alloy_error *e = NULL;
+  for (int lineno = 1; !e && fgets(line, sizeof line, f); lineno++) {
+    char *hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    known_failure k = {.source = "golden"};
+    char w[3][128];
+    int n = sscanf(line, "%127s %127s %127s", w[0], w[1], w[2]);
+    if (n <= 0) continue;
+    char *end;
+    bool sourced = !(w[0][0] >= '0' && w[0][0] <= '9');
+    if (sourced) snprintf(k.source, sizeof k.source, "%.15s", w[0]);
+    if (n != (sourced ? 3 : 2) || (k.id = strtol(w[sourced], &end, 10), *end)) {
+      e = alloy_error_new(ALLOY_ERR_PARSE, "%s:%d: expected \"[source] id op  # reason\"", path,
+                          lineno);
+      break;
     }
-    s->ids[s->n++] = strtol(p, NULL, 10);
+    snprintf(k.op, sizeof k.op, "%s", w[sourced + 1]);
+    if (s->n == s->cap) {
+      int cap = s->cap ? s->cap * 2 : 64;
+      known_failure *items = realloc(s->items, sizeof *items * (size_t)cap);
+      if (!items) {
+        e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+        break;
+      }
+      s->items = items, s->cap = cap;
+    }
+    s->items[s->n++] = k;
   }
   fclose(f);
-  return NULL;
+  return e;
 }
 
 /* ---- the worker side ---------------------------------------------------- */
@@ -275,7 +300,7 @@ typedef struct run_state {
   conform_suite *s;
   FILE *out;
   conform_report *rep;
-  id_set known;
+  known_set known;
   uint8_t *verdicts;     /* per test; 255 while pending                     */
   conform_result *perf;  /* per test with --perf (why unused), else NULL     */
   tally total;
@@ -335,8 +360,7 @@ static void show_progress(run_state *st, bool force) {
 static void record(run_state *st, int pos, conform_verdict v, const conform_result *res) {
   const conform_options *o = st->o;
   const conform_test *t = &st->s->tests[pos];
-  bool golden = !strcmp(t->source->name, "golden");
-  bool known = golden && id_set_has(&st->known, t->index);
+  bool known = known_set_has(&st->known, t);
   const char *src = t->source->name;
   uint8_t recorded = (uint8_t)v;
   if (st->perf) st->perf[pos] = *res;
@@ -698,6 +722,6 @@ done:
   free(suite.notes);
   free(st.verdicts);
   free(st.perf);
-  free(st.known.ids);
+  free(st.known.items);
   return status;
 }

@@ -63,6 +63,11 @@ msg=$(printf '%s\n' "$first" | sed 's/  (rerun: .*//; s/ \[repro: [^]]*\]//')
 check "a failure's rerun line runs that one sample and fails the same way" sh -c \
   "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken $rerun > '$tmp/rerun' 2>&1; \
    grep -qE '^0 passed, 1 failed, 0 skipped' '$tmp/rerun' && grep -qF -- '$msg' '$tmp/rerun'"
+# The same words listed as a known failure: expected, so the run succeeds.
+printf '%s  # wrong on purpose\n' "$(printf '%s\n' "$first" | cut -d' ' -f1-3)" > "$tmp/known.txt"
+check "a sample listed in --known-failures is expected to fail" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken $rerun \
+     --known-failures '$tmp/known.txt' > '$tmp/known' 2>&1 && grep -q '^1 known failures' '$tmp/known'"
 check "-j2 gives the same totals as one worker" sh -c \
   "a=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' | tail -n 1); \
    b=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' -j2 | tail -n 1); [ \"\$a\" = \"\$b\" ] && [ -n \"\$a\" ]"
