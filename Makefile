@@ -181,6 +181,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 bench: all $(BENCH)
 	@$(BUILD)/bench/bench_import $(GOLDEN)/models
 	@$(BUILD)/bench/bench_partition
+	@sh bench/bench_conform.sh $(BUILD) $(GOLDEN)
 
 clean:
 	rm -rf build build-asan build-fuzz
