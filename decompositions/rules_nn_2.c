@@ -142,10 +142,40 @@ static alloy_value *along(decomp *d, alloy_value *w, int cd, int r) {
   return nn_view(d, w, shape, r);
 }
 
+/* The sum of the elements of x, in x's dtype, as the CPU nll kernels make
+ * it: each step rounded, with a cascade of partial sums 16 elements wide
+ * (their level is max(4, ceil(log2(n)) / 8) bits, 4 below 2^40 elements).
+ * Element 0 goes up to the last partial alone; elements 1.. are summed in
+ * rows of 16, in order, the row sums in rows of 16 again, and so on; a
+ * partial row padded with zeros (+0 is exact) gives what the kernel's
+ * final sum of its partials gives, addition being commutative. Exact but
+ * for one thing: the kernel skips the carry where an ignored target falls
+ * on a multiple of 16, so its next row starts from the carried partial.
+ * Symbolic sizes sum plainly. */
+static alloy_value *cascade_sum(decomp *d, alloy_value *x) {
+  if (!x) return NULL; /* an earlier step failed */
+  alloy_dim n = nn_prod(d, d_shape(x), d_rank(x));
+  if (!alloy_dim_is_const(n) || n.value < 2 || n.value > ((int64_t)1 << 28))
+    return nn_sum_all(d, x);
+  alloy_value *flat = nn_reshape(d, x, &n, 1);
+  alloy_value *first = D(d, "aten.select.int", V(flat), I(0), I(0));
+  alloy_value *row = D(d, "aten.slice.Tensor", V(flat), I(0), I(1), I(n.value));
+  for (int64_t len = n.value - 1; len > 1; len = (len + 15) / 16) {
+    int64_t rows = (len + 15) / 16;
+    if (len % 16) row = D(d, "aten.constant_pad_nd.default", V(row), LIST(I(0), I(rows * 16 - len)), I(0));
+    alloy_dim shape[2] = {alloy_dim_const(rows), alloy_dim_const(16)};
+    alloy_value *m = nn_view(d, row, shape, 2);
+    row = D(d, "aten.select.int", V(m), I(1), I(0));
+    for (int k = 1; k < 16; k++) row = add(d, row, D(d, "aten.select.int", V(m), I(1), I(k)));
+  }
+  return add(d, nn_view(d, row, NULL, 0), first);
+}
+
 /* The negative log likelihood of the target classes along dim 1 (dim 0 of
  * one unbatched sample), classes equal to ignore_index left out; with
  * the total weight of the counted targets. Works for any rank, as
- * nll_loss_forward, nll_loss2d_forward and nll_loss's N-d form. */
+ * nll_loss_forward, nll_loss2d_forward and nll_loss's N-d form. The
+ * reductions sum as the CPU kernel does (cascade_sum). */
 static void nll(decomp *d, alloy_value *x, alloy_value *target, alloy_value *w, int64_t reduction,
                 alloy_dim ignore, alloy_value **out, alloy_value **total) {
   if (!x) return; /* an earlier step failed */
@@ -168,14 +198,12 @@ static void nll(decomp *d, alloy_value *x, alloy_value *target, alloy_value *w, 
   if (w) {
     alloy_value *we = D(d, "aten.expand.default", V(w), d_dim_list(d, d_shape(x), r));
     alloy_value *ws = nn_squeeze(d, D(d, "aten.gather.default", V(we), I(cd), V(safe1)), cd);
-    *total = sum_all(d, D(d, "aten.where.self", V(keep), V(ws), I(0)));
+    *total = cascade_sum(d, D(d, "aten.where.self", V(keep), V(ws), I(0)));
   } else {
     *total = d_to(d, sum_all(d, keep), t);
   }
-  if (reduction == REDUCE_SUM)
-    res = sum_all(d, res);
-  else if (reduction == REDUCE_MEAN)
-    res = D(d, "aten.div.Tensor", V(sum_all(d, res)), V(*total));
+  res = cascade_sum(d, res);
+  if (reduction == REDUCE_MEAN) res = D(d, "aten.div.Tensor", V(res), V(*total));
   *out = res;
 }
 
@@ -271,11 +299,14 @@ static void multi_margin_loss(decomp *d) {
   alloy_value *y1 = nn_unsqueeze(d, y, 1);
   alloy_value *u = D(d, "aten.gather.default", V(x), I(1), V(y1));
   alloy_value *z = add(d, D(d, "aten.rsub.Tensor", V(u), *d_arg(d, 3)), x);
-  z = D(d, "aten.clamp.default", V(z), I(0));
+  /* The kernel adds a term only where z > 0, which skips NaN (clamp would
+   * keep it) and never weighs a skipped one. */
+  alloy_value *idx = D(d, "aten.arange.start_step", I(0), SYM(nclass), I(1), DT(ALLOY_I64));
+  alloy_value *keep = D(d, "aten.logical_and.default", V(D(d, "aten.gt.Scalar", V(z), I(0))),
+                        V(D(d, "aten.ne.Tensor", V(idx), V(y1))));
   if (p == 2) z = mul(d, z, z);
   if (w) z = mul(d, z, nn_unsqueeze(d, D(d, "aten.index_select.default", V(w), I(0), V(y)), 1));
-  alloy_value *idx = D(d, "aten.arange.start_step", I(0), SYM(nclass), I(1), DT(ALLOY_I64));
-  z = D(d, "aten.where.self", V(D(d, "aten.ne.Tensor", V(idx), V(y1))), V(z), I(0));
+  z = D(d, "aten.where.self", V(keep), V(z), I(0));
   alloy_value *res;
   if (reduction == REDUCE_MEAN)
     res = D(d, "aten.mean.dim", V(z), NONE);
@@ -611,36 +642,102 @@ static void upsample_linear1d(decomp *d) { upsample_linear(d, 1); }
 static void upsample_bilinear2d(decomp *d) { upsample_linear(d, 2); }
 static void upsample_trilinear3d(decomp *d) { upsample_linear(d, 3); }
 
-/* The [out, in] matrix of antialiased linear (triangle filter) weights
- * along one dim, as PyTorch's CPU kernel builds it: output o centred at
- * s (o + 0.5) in input coordinates, the filter widened by s when
- * downsampling, each row's taps normalized to sum to 1. */
-static alloy_value *aa_weights(decomp *d, int64_t in, int64_t out, double s, alloy_dtype c) {
-  double support = s >= 1 ? s : 1, inv = s >= 1 ? 1 / s : 1;
-  alloy_value *o = nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(out), I(1), DT(c)), 1);
-  alloy_value *j = nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(in), I(1), DT(c)), 0);
-  alloy_value *center = mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), s);
-  alloy_value *lo = D(
-      d, "aten.clamp.default",
-      V(D(d, "aten.trunc.default", V(D(d, "aten.add.Tensor", V(center), F(0.5 - support))))), F(0));
-  alloy_value *hi =
-      D(d, "aten.clamp.default",
-        V(D(d, "aten.trunc.default", V(D(d, "aten.add.Tensor", V(center), F(0.5 + support))))),
-        NONE, F((double)in));
-  alloy_value *inside = D(d, "aten.logical_and.default", V(D(d, "aten.ge.Tensor", V(j), V(lo))),
-                          V(D(d, "aten.lt.Tensor", V(j), V(hi))));
-  alloy_value *dist = D(d, "aten.abs.default",
-                        V(mulf(d, D(d, "aten.add.Tensor", V(sub(d, j, center)), F(0.5)), inv)));
-  alloy_value *w = D(d, "aten.clamp.default", V(D(d, "aten.rsub.Scalar", V(dist), F(1))), F(0));
-  w = D(d, "aten.where.self", V(inside), V(w), F(0));
-  alloy_value *total = sum_dim(d, w, 1, true);
-  alloy_value *norm = D(d, "aten.div.Tensor", V(w), V(total));
-  return D(d, "aten.where.self", V(D(d, "aten.ne.Scalar", V(total), F(0))), V(norm), V(w));
+/* A float64 scale or weight v as float32 holds it, or as it is (c: the
+ * kernel's arithmetic dtype). */
+static double in_dtype(double v, alloy_dtype c) { return c == ALLOY_F64 ? v : (double)(float)v; }
+
+/* a * b + c with one rounding, as the kernels' fused multiply-adds (the
+ * compiler contracts them): for float32 computed in float64, where the
+ * product is exact, and rounded to float32, which differs only where
+ * float64's rounding of the sum lands on a float32 tie. float64 has no
+ * wider type: there the product is rounded before the add, which a sum
+ * that cancels to far below its terms shows. b or c may be NULL for the
+ * scalars kb, kc. */
+static alloy_value *fused(decomp *d, alloy_value *a, alloy_value *b, double kb, alloy_value *c,
+                          double kc, alloy_dtype t) {
+  alloy_value *p = b ? mul(d, d_to(d, a, ALLOY_F64), d_to(d, b, ALLOY_F64))
+                     : mulf(d, d_to(d, a, ALLOY_F64), kb);
+  p = c ? add(d, p, d_to(d, c, ALLOY_F64)) : D(d, "aten.add.Tensor", V(p), F(kc));
+  return d_to(d, p, t);
 }
 
-/* _upsample_bilinear2d_aa: antialiased bilinear resampling, a weight
- * matrix per spatial dim applied as a product (W along the last dim,
- * then H), in opmath. */
+/* PyTorch's area_pixel_compute_scale for one dim, in c. */
+static double pixel_scale(int64_t in, int64_t out, bool align, bool has, double scale,
+                          alloy_dtype c) {
+  if (align) return out > 1 ? in_dtype((double)(in - 1) / (double)(out - 1), c) : 0;
+  return in_dtype(has && scale > 0 ? 1.0 / scale : (double)in / (double)out, c);
+}
+
+/* One antialiased pass along dim (in -> out inputs), as the kernel's
+ * separable pass computes it in the dtype t (float32 or float64): output
+ * o centred at s (o + 0.5) takes the K = 2 ceil(support) + 1 slots from
+ * xmin = trunc(centre - support + 0.5), the window ending at
+ * trunc(centre + support + 0.5) (support s, at least 1); slot weights
+ * max(0, 1 - |(xmin + k - centre + 0.5) / max(s, 1)|), summed in order
+ * and normalized; then the slots' products summed, the first rounded and
+ * each further one fused onto the sum. Slots past the window are not
+ * read (a zero weight would turn inf into NaN). */
+static alloy_value *aa_pass(decomp *d, alloy_value *x, int dim, int64_t in, int64_t out,
+                            double s, alloy_dtype t) {
+  double support = s >= 1 ? s : 1, inv = s >= 1 ? in_dtype(1 / s, t) : 1;
+  int64_t K = (int64_t)ceil(support) * 2 + 1;
+  alloy_value *o = nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(out), I(1), DT(t)), 1);
+  alloy_value *center = mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), s);
+  alloy_value *xmin = D(d, "aten.clamp.default",
+                        V(d_to(d, D(d, "aten.add.Tensor",
+                                    V(D(d, "aten.sub.Tensor", V(center), F(support))), F(0.5)),
+                               ALLOY_I64)),
+                        I(0));
+  alloy_value *xend = D(d, "aten.clamp.default",
+                        V(d_to(d, D(d, "aten.add.Tensor",
+                                    V(D(d, "aten.add.Tensor", V(center), F(support))), F(0.5)),
+                               ALLOY_I64)),
+                        NONE, I(in));
+  alloy_value *xsize = D(d, "aten.clamp.default", V(sub(d, xend, xmin)), I(0), I(K));
+  alloy_value *k = nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(K), I(1), DT(ALLOY_I64)), 0);
+  alloy_value *pos = add(d, xmin, k);
+  alloy_value *valid = D(d, "aten.lt.Tensor", V(k), V(xsize));
+  alloy_value *dist = D(
+      d, "aten.abs.default",
+      V(mulf(d, D(d, "aten.add.Tensor", V(sub(d, d_to(d, pos, t), center)), F(0.5)), inv)));
+  alloy_value *w = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(dist), F(1))),
+                     V(D(d, "aten.rsub.Scalar", V(dist), F(1))), F(0));
+  w = D(d, "aten.where.self", V(valid), V(w), F(0));
+  alloy_value *total = NULL;
+  for (int64_t j = 0; j < K; j++) {
+    alloy_value *wj = D(d, "aten.select.int", V(w), I(1), I(j));
+    total = total ? add(d, total, wj) : wj;
+  }
+  total = nn_unsqueeze(d, total, 1);
+  w = D(d, "aten.where.self", V(D(d, "aten.ne.Scalar", V(total), F(0))),
+        V(D(d, "aten.div.Tensor", V(w), V(total))), V(w));
+  /* the slots of every output gathered: [.., out, K, ..] */
+  int r = d_rank(x);
+  alloy_dim flatk = alloy_dim_const(out * K), gshape[ALLOY_MAX_RANK + 1], wshape[ALLOY_MAX_RANK];
+  alloy_value *idx = D(d, "aten.clamp.default", V(pos), NONE, I(in - 1));
+  alloy_value *g = D(d, "aten.index_select.default", V(x), I(dim), V(nn_reshape(d, idx, &flatk, 1)));
+  for (int i = 0, j = 0; i < r; i++) {
+    gshape[j++] = i == dim ? alloy_dim_const(out) : d_shape(x)[i];
+    if (i == dim) gshape[j++] = alloy_dim_const(K);
+  }
+  g = nn_view(d, g, gshape, r + 1);
+  for (int i = 0; i < r - dim; i++) wshape[i] = alloy_dim_const(1);
+  wshape[0] = alloy_dim_const(out);
+  alloy_value *acc = NULL;
+  for (int64_t j = 0; j < K; j++) {
+    alloy_value *v = D(d, "aten.select.int", V(g), I(dim + 1), I(j));
+    alloy_value *wj = nn_view(d, D(d, "aten.select.int", V(w), I(1), I(j)), wshape, r - dim);
+    alloy_value *ok = nn_view(d, D(d, "aten.select.int", V(valid), I(1), I(j)), wshape, r - dim);
+    alloy_value *next = acc ? fused(d, v, wj, 0, acc, 0, t) : mul(d, v, wj);
+    acc = acc ? D(d, "aten.where.self", V(ok), V(next), V(acc)) : next;
+  }
+  return acc;
+}
+
+/* _upsample_bilinear2d_aa: antialiased bilinear resampling, as PyTorch's
+ * separable CPU kernel: a pass along W, then one along H, each in the
+ * dtype; a dim whose size stays is left as it is (not even its zero
+ * weights applied). */
 static void upsample_bilinear2d_aa(decomp *d) {
   alloy_value *x = d_tensor(d, 0);
   alloy_dim osize[2];
@@ -648,44 +745,43 @@ static void upsample_bilinear2d_aa(decomp *d) {
   bool has[2];
   bool align = d_bool(d, 2);
   if (!upsample_args(d, 1, 3, 2, osize, scale, has)) return;
-  alloy_dtype t = d_dtype(x), c = d_opmath(t);
-  if (!alloy_dtype_is_float(t))
-    return d_decline(d, "integer antialiased upsampling rounds differently");
+  alloy_dtype t = d_dtype(x);
+  if (t != ALLOY_F32 && t != ALLOY_F64)
+    return d_decline(d, "the kernel takes float32, float64 and uint8 (in fixed point)");
   int r = d_rank(x);
-  alloy_value *wm[2];
-  for (int i = 0; i < 2; i++) {
-    alloy_dim isz = d_shape(x)[r - 2 + i];
-    if (!alloy_dim_is_const(isz) || !alloy_dim_is_const(osize[i]))
+  for (int i = 0; i < 2; i++)
+    if (!alloy_dim_is_const(d_shape(x)[r - 2 + i]) || !alloy_dim_is_const(osize[i]))
       return d_decline(d, "symbolic sizes for antialiased upsampling");
-    int64_t in = isz.value, out = osize[i].value;
-    double s = align                    ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0)
-               : has[i] && scale[i] > 0 ? 1.0 / scale[i]
-                                        : (double)in / (double)out;
-    wm[i] = aa_weights(d, in, out, (double)(float)s, c);
+  for (int i = 1; i >= 0 && x; i--) {
+    int64_t in = d_shape(x)[r - 2 + i].value, out = osize[i].value;
+    if (in != out)
+      x = aa_pass(d, x, r - 2 + i, in, out, pixel_scale(in, out, align, has[i], scale[i], t), t);
   }
-  alloy_value *y = nn_matmul(d, d_to(d, x, c), nn_mT(d, wm[1]));
-  y = nn_matmul(d, wm[0], y);
-  d_out(d, 0, d_to(d, y, t));
+  if (x == d_tensor(d, 0)) x = D(d, "aten.clone.default", V(x));
+  d_out(d, 0, x);
 }
 
 /* Keys' cubic convolution weights (A = -0.75) of the four neighbours of a
  * point at fraction t past the second: w0 = k2(t + 1), w1 = k1(t),
- * w2 = k1(1 - t), w3 = k2(2 - t). */
-static alloy_value *cubic_k1(decomp *d, alloy_value *x) {
-  const double a = -0.75;
-  alloy_value *p = D(d, "aten.sub.Tensor", V(mulf(d, x, a + 2)), F(a + 3));
+ * w2 = k1(1 - t), w3 = k2(1 - t + 1), each step in c as the kernel's
+ * compiled code: k1(x) = ((1.25 x - 2.25) x) x + 1 and
+ * k2(x) = ((-0.75 x + 3.75) x - 6) x + 3, the first steps fused, the last
+ * not. Near 1 and 2 they cancel, so each rounding shows. */
+static alloy_value *cubic_k1(decomp *d, alloy_value *x, alloy_dtype c) {
+  alloy_value *p = fused(d, x, NULL, 1.25, NULL, -2.25, c);
   return D(d, "aten.add.Tensor", V(mul(d, mul(d, p, x), x)), F(1));
 }
-static alloy_value *cubic_k2(decomp *d, alloy_value *x) {
-  const double a = -0.75;
-  alloy_value *p = D(d, "aten.sub.Tensor", V(mulf(d, x, a)), F(5 * a));
-  p = D(d, "aten.add.Tensor", V(mul(d, p, x)), F(8 * a));
-  return D(d, "aten.sub.Tensor", V(mul(d, p, x)), F(4 * a));
+static alloy_value *cubic_k2(decomp *d, alloy_value *x, alloy_dtype c) {
+  alloy_value *p = fused(d, fused(d, x, NULL, -0.75, NULL, 3.75, c), x, 0, NULL, -6, c);
+  return D(d, "aten.add.Tensor", V(mul(d, p, x)), F(3));
 }
 
-/* upsample_bicubic2d: cubic interpolation along W, then along H (the
- * order of PyTorch's sums), the neighbours clamped to the edges; in
- * opmath. */
+/* upsample_bicubic2d: cubic interpolation along W, then along H, in opmath
+ * c, as the kernel's sums nest (it keeps the W sums in c too); the
+ * neighbours clamped to the edges, the weights kept in the input's dtype.
+ * The source index s (o + 0.5) - 0.5 is fused, and each sum of four takes
+ * the second product rounded, the first fused onto it, then the others
+ * fused in turn. */
 static void upsample_bicubic2d(decomp *d) {
   alloy_value *x = d_tensor(d, 0);
   alloy_dim osize[2];
@@ -703,37 +799,36 @@ static void upsample_bicubic2d(decomp *d) {
     alloy_dim isize = d_shape(x)[dim];
     if (!alloy_dim_is_const(isize) || !alloy_dim_is_const(osize[i]))
       return d_decline(d, "symbolic sizes for bicubic upsampling");
-    double in = (double)isize.value, out = (double)osize[i].value, ratio;
-    if (align)
-      ratio = out > 1 ? (in - 1) / (out - 1) : 0;
-    else
-      ratio = has[i] && scale[i] > 0 ? 1.0 / scale[i] : in / out;
+    int64_t in = isize.value;
+    double ratio = pixel_scale(in, osize[i].value, align, has[i], scale[i], c);
     alloy_value *o = D(d, "aten.arange.start_step", I(0), SYM(osize[i]), I(1), DT(c));
     alloy_value *src = align ? mulf(d, o, ratio)
-                             : D(d, "aten.sub.Tensor",
-                                 V(mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), ratio)), F(0.5));
-    alloy_value *fl = D(d, "aten.floor.default", V(src));
-    alloy_value *tt = D(d, "aten.clamp.default", V(sub(d, src, fl)), F(0), F(1));
-    alloy_value *base = d_to(d, fl, ALLOY_I64);
+                             : fused(d, D(d, "aten.add.Tensor", V(o), F(0.5)), NULL, ratio,
+                                     NULL, -0.5, c);
+    alloy_value *base = D(d, "aten.clamp.default",
+                          V(d_to(d, D(d, "aten.floor.default", V(src)), ALLOY_I64)), NONE,
+                          I(in - 1));
+    alloy_value *tt = D(d, "aten.clamp.default", V(sub(d, src, d_to(d, base, c))), F(0), F(1));
+    alloy_value *t2 = D(d, "aten.rsub.Scalar", V(tt), F(1));
     alloy_value *w[4] = {
-        cubic_k2(d, D(d, "aten.add.Tensor", V(tt), F(1))),
-        cubic_k1(d, tt),
-        cubic_k1(d, D(d, "aten.rsub.Scalar", V(tt), F(1))),
-        cubic_k2(d, D(d, "aten.rsub.Scalar", V(tt), F(2))),
+        cubic_k2(d, D(d, "aten.add.Tensor", V(tt), F(1)), c),
+        cubic_k1(d, tt, c),
+        cubic_k1(d, t2, c),
+        cubic_k2(d, D(d, "aten.add.Tensor", V(t2), F(1)), c),
     };
-    /* The native kernel keeps its weights in the input's dtype. */
-    for (int k = 0; k < 4; k++) w[k] = d_to(d, d_to(d, w[k], t), c);
     alloy_dim fshape[ALLOY_MAX_RANK];
     for (int k = 0; k < r - dim; k++) fshape[k] = alloy_dim_const(1);
     fshape[0] = osize[i];
-    alloy_value *acc = NULL;
+    alloy_value *v[4];
     for (int k = 0; k < 4; k++) {
+      /* The native kernel keeps its weights in the input's dtype. */
+      w[k] = nn_view(d, d_to(d, d_to(d, w[k], t), c), fshape, r - dim);
       alloy_value *ix = D(d, "aten.clamp.default", V(D(d, "aten.add.Tensor", V(base), I(k - 1))),
-                          I(0), I(isize.value - 1));
-      alloy_value *v = mul(d, D(d, "aten.index_select.default", V(x), I(dim), V(ix)),
-                           nn_view(d, w[k], fshape, r - dim));
-      acc = acc ? add(d, acc, v) : v;
+                          I(0), I(in - 1));
+      v[k] = D(d, "aten.index_select.default", V(x), I(dim), V(ix));
     }
+    alloy_value *acc = fused(d, v[0], w[0], 0, mul(d, v[1], w[1]), 0, c);
+    for (int k = 2; k < 4; k++) acc = fused(d, v[k], w[k], 0, acc, 0, c);
     x = acc;
   }
   d_out(d, 0, d_to(d, x, t));
@@ -772,7 +867,8 @@ static int64_t adaptive_windows(decomp *d, int64_t in, int64_t out, alloy_value 
  * adaptive window over the last n dims and its flat index into the
  * input's spatial plane. The windows' slots are gathered dim by dim into
  * [*, o0, l0, o1, l1, ...], slots past a window's end masked to -inf,
- * then [*, o0, o1, ..., l0 * l1 * ...] reduced by max. */
+ * then [*, o0, o1, ..., l0 * l1 * ...] reduced by max (ties: the first
+ * slot, as the kernel's strict > keeps it). */
 static void adaptive_max_pool(decomp *d, int n) {
   alloy_value *x = d_tensor(d, 0);
   int64_t os[3];
@@ -829,9 +925,18 @@ static void adaptive_max_pool(decomp *d, int n) {
   flat = D(d, "aten.expand.default", V(flat), d_dim_list(d, pooled, nb + n + 1));
   alloy_value *mx[2] = {0};
   if (DN(d, "aten.max.dim", mx, 2, V(v), I(-1)) < 2) return;
+  /* The kernel lets every NaN replace the running maximum, so a window's
+   * last NaN wins; max.dim would give its first. */
+  alloy_value *slot = D(d, "aten.arange.start_step", I(0), I(total), I(1), DT(ALLOY_I64));
+  alloy_value *last_nan =
+      D(d, "aten.amax.default",
+        V(D(d, "aten.where.self", V(D(d, "aten.isnan.default", V(v))), V(slot), I(-1))),
+        LIST(I(-1)));
+  alloy_value *at = D(d, "aten.where.self", V(D(d, "aten.ge.Scalar", V(last_nan), I(0))),
+                      V(last_nan), V(mx[1]));
   d_out(d, 0, mx[0]);
   d_out(d, 1,
-        nn_squeeze(d, D(d, "aten.gather.default", V(flat), I(-1), V(nn_unsqueeze(d, mx[1], -1))),
+        nn_squeeze(d, D(d, "aten.gather.default", V(flat), I(-1), V(nn_unsqueeze(d, at, -1))),
                    -1));
 }
 

@@ -684,6 +684,11 @@ static alloy_error *meta_cross(alloy_meta *m) {
   if (!e) e = meta_wrap_dim(m, 2, dim, a->rank, &d);
   if (!e) e = want_same_dtype(m, 0, a, 1, b);
   if (e) return e;
+  /* The CPU kernel dispatches on every numeric type but bool
+   * (AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(BFloat16, Half)). */
+  if (a->dtype == ALLOY_BOOL)
+    return meta_error(m, "\"cross\" not implemented for 'Bool': arguments 'self' and 'other' "
+                         "must not be bool tensors");
   if (a->rank == 0 || never_eq(m, a->shape[d], C(3)) || never_eq(m, b->shape[d], C(3)))
     return meta_error(m, "linalg.cross: inputs dimension %lld must have length 3",
                       (long long)dim);

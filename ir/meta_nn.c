@@ -419,6 +419,12 @@ static alloy_error *meta_adaptive_pool(alloy_meta *m) {
   alloy_dim size[3], out[ALLOY_MAX_RANK];
   if (!e) e = exact_dims(m, 1, n, size);
   if (e) return e;
+  /* The CPU max kernels dispatch on floating types only
+   * (AT_DISPATCH_FLOATING_TYPES_AND2(BFloat16, Half)). */
+  if (max && !alloy_dtype_is_float(in->dtype))
+    return meta_error(m, "\"adaptive_max_pool%dd\" not implemented for '%s': argument 'self' "
+                         "must be a floating-point tensor",
+                      n, alloy_dtype_name(in->dtype));
   int batch = in->rank - n - 1;
   /* max pooling cannot take an empty window; avg pooling of one is NaN */
   for (int i = max ? 1 : batch + 1; i < in->rank; i++)
@@ -689,6 +695,18 @@ static alloy_error *meta_multi_margin_loss(alloy_meta *m) {
   if (!e) e = want_rank(m, 0, x, 0, 2);
   if (!e) e = want_rank(m, 1, y, 0, 1);
   if (e) return e;
+  /* The CPU kernel reads the target as int64 and the weight in self's
+   * dtype, and dispatches on float32 and float64 only
+   * (AT_DISPATCH_FLOATING_TYPES). */
+  if (x->dtype != ALLOY_F32 && x->dtype != ALLOY_F64)
+    return meta_error(m, "\"multi_margin_loss_cpu_kernel\" not implemented for '%s': argument "
+                         "'self' must be float32 or float64",
+                      alloy_dtype_name(x->dtype));
+  if (y->dtype != ALLOY_I64)
+    return meta_error(m, "argument 'target': expected scalar type Long but found %s",
+                      alloy_dtype_name(y->dtype));
+  const alloy_value *w = meta_tensor(m, 4);
+  if (w && (e = want_same_dtype(m, 0, x, 4, w))) return e;
   double p = meta_float(m, 2);
   if (m->args[2].kind != ALLOY_ARG_VALUE && p != 1 && p != 2)
     return meta_error(m, "only p == 1 and p == 2 supported, got %g", p);
@@ -734,9 +752,19 @@ static alloy_error *meta_nll_loss(alloy_meta *m) {
   bool two_d = m->param == 2;
   if ((e = want_rank(m, 0, x, two_d ? 4 : 1, two_d ? 4 : 2))) return e;
   if ((e = want_rank(m, 1, y, two_d ? 3 : 0, two_d ? 3 : 1))) return e;
-  if (alloy_dtype_is_float(y->dtype) || y->dtype == ALLOY_BOOL)
-    return meta_error(m, "argument 'target': expected an integer tensor, got %s",
+  /* The CPU kernels dispatch on floating types only
+   * (AT_DISPATCH_FLOATING_TYPES_AND2(BFloat16, Half)), read the weight in
+   * self's dtype and the target as int64 (nll_loss_forward takes uint8
+   * too). */
+  if (!alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "\"%s\" not implemented for '%s': argument 'self' must be a "
+                         "floating-point tensor",
+                      two_d ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame",
+                      alloy_dtype_name(x->dtype));
+  if (y->dtype != ALLOY_I64 && (two_d || y->dtype != ALLOY_U8))
+    return meta_error(m, "argument 'target': expected scalar type Long but found %s",
                       alloy_dtype_name(y->dtype));
+  if (w && (e = want_same_dtype(m, 0, x, 2, w))) return e;
   alloy_dim out[3];
   int rank = 0;
   if (two_d) {
@@ -790,15 +818,30 @@ static alloy_error *scaled_size(alloy_meta *m, alloy_dim L, double scale, alloy_
 
 #define UP_VEC 4          /* the .vec overload: output_size or scale_factors */
 #define UP_SCALES_AT 8    /* .vec: position of scale_factors, times 8 */
+#define UP_U8 64          /* takes uint8 besides the floating types */
+#define UP_NO_HALF 128    /* refuses float16 and bfloat16 */
 
 /* upsample_*(self, output_size, ...) and the .vec forms (input,
  * output_size?, [align_corners,] scale_factors?). param: number of spatial
- * dims | UP_VEC | position of scale_factors * UP_SCALES_AT */
+ * dims | UP_VEC | position of scale_factors * UP_SCALES_AT | the dtype
+ * flags. The CPU kernels compute their indices and weights for floating
+ * types only, plus uint8 for nearest, bilinear and bicubic; the
+ * antialiased one has no float16 or bfloat16 kernel. */
 static alloy_error *meta_upsample(alloy_meta *m) {
-  int n = m->param & 3, i_scales = m->param / UP_SCALES_AT;
+  int n = m->param & 3, i_scales = (m->param / UP_SCALES_AT) & 7;
   const alloy_value *in = meta_tensor(m, 0);
   alloy_error *e = want_rank(m, 0, in, n + 2, n + 2);
   if (e) return e;
+  alloy_dtype t = in->dtype;
+  bool half = t == ALLOY_F16 || t == ALLOY_BF16;
+  if (!(t == ALLOY_F32 || t == ALLOY_F64 || (half && !(m->param & UP_NO_HALF)) ||
+        (t == ALLOY_U8 && (m->param & UP_U8)))) {
+    const char *op = strstr(m->op->schema->name, "::");
+    return meta_error(m, "\"%s\" not implemented for '%s': argument '%s' has a dtype the CPU "
+                         "kernel does not take",
+                      op ? op + 2 : m->op->schema->name, alloy_dtype_name(t),
+                      meta_arg_name(m, 0));
+  }
   alloy_dim out[ALLOY_MAX_RANK];
   out[0] = in->shape[0];
   out[1] = in->shape[1];
@@ -1021,15 +1064,15 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten.nll_loss_forward.default", meta_nll_loss, 1},
     {"aten.nll_loss2d_forward.default", meta_nll_loss, 2},
 
-    {"aten.upsample_nearest1d.default", meta_upsample, 1},
-    {"aten._upsample_nearest_exact1d.default", meta_upsample, 1},
-    {"aten.upsample_nearest2d.default", meta_upsample, 2},
-    {"aten.upsample_nearest2d.vec", meta_upsample, 2 | UP_VEC | 2 * UP_SCALES_AT},
+    {"aten.upsample_nearest1d.default", meta_upsample, 1 | UP_U8},
+    {"aten._upsample_nearest_exact1d.default", meta_upsample, 1 | UP_U8},
+    {"aten.upsample_nearest2d.default", meta_upsample, 2 | UP_U8},
+    {"aten.upsample_nearest2d.vec", meta_upsample, 2 | UP_VEC | 2 * UP_SCALES_AT | UP_U8},
     {"aten.upsample_linear1d.default", meta_upsample, 1},
-    {"aten.upsample_bilinear2d.default", meta_upsample, 2},
-    {"aten.upsample_bilinear2d.vec", meta_upsample, 2 | UP_VEC | 3 * UP_SCALES_AT},
-    {"aten._upsample_bilinear2d_aa.default", meta_upsample, 2},
-    {"aten.upsample_bicubic2d.default", meta_upsample, 2},
+    {"aten.upsample_bilinear2d.default", meta_upsample, 2 | UP_U8},
+    {"aten.upsample_bilinear2d.vec", meta_upsample, 2 | UP_VEC | 3 * UP_SCALES_AT | UP_U8},
+    {"aten._upsample_bilinear2d_aa.default", meta_upsample, 2 | UP_U8 | UP_NO_HALF},
+    {"aten.upsample_bicubic2d.default", meta_upsample, 2 | UP_U8},
     {"aten.upsample_trilinear3d.default", meta_upsample, 3},
     {"aten.grid_sampler_2d.default", meta_grid_sampler, 2},
     {"aten.grid_sampler_3d.default", meta_grid_sampler, 3},

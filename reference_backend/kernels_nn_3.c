@@ -512,9 +512,17 @@ static int k_bce_with_logits(const alloy_kernel_call *c) {
 
 /* nll_loss_forward(self, target, weight, reduction, ignore_index) and
  * nll_loss2d_forward -> (output, total_weight): -weight[t] * self[.., t, ..]
- * for each target t other than ignore_index; the mean divides by the sum of
- * the weights taken (total_weight; 0 for reduction none). Classes are dim 1
- * (dim 0 for an unbatched 1-d input), the target has the other dims. */
+ * for each target t other than ignore_index. Classes are dim 1 (dim 0 for
+ * an unbatched 1-d input), the target has the other dims.
+ *
+ * Reduction none of a batch keeps the elements, total_weight 0. Otherwise
+ * (an unbatched input with reduction none too: one element, unreduced) the
+ * kernel sums in self's dtype, every step rounded, with a cascade of eight
+ * partial sums: after the element at linear index b (not an ignored one)
+ * partial j moves into partial j + 1 while the bits of b at level j are
+ * zero, the level being max(4, ceil(log2(count)) / 8) bits wide; the
+ * partials are added up in order. total_weight is the weights' sum so
+ * made, or the count not ignored; the mean divides by it. */
 static int nll_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0],
@@ -524,15 +532,23 @@ static int nll_loss(const alloy_kernel_call *c) {
   ref_int(c, "ignore_index", &ignore);
   int cdim = x->rank == 1 ? 0 : 1;
   int64_t C = x->sizes[cdim], n = ref_numel(t);
-  double *v = malloc(sizeof(double) * (size_t)max64(1, n));
-  if (!v) return ref_fail(c, "out of memory");
-  double wsum = 0.0;
+  alloy_dtype dt = out->dtype;
+  bool keep = red == RED_NONE && x->rank > 1;
+  double *v = keep ? malloc(sizeof(double) * (size_t)max64(1, n)) : NULL;
+  if (keep && !v) return ref_fail(c, "out of memory");
+  int64_t level = 0, ignored = 0;
+  while (level < 63 && ((int64_t)1 << level) < n) level++;
+  level = max64(4, level / 8);
+  double loss[8] = {0}, wsum[8] = {0};
   ref_iter it;
   ref_iter_init(&it, t, NULL, 0);
   for (int64_t k = 0; ref_iter_next(&it); k++) {
     int64_t cls = ref_load_i(t->data, t->dtype, it.offset[0]);
-    v[k] = 0.0;
-    if (cls == ignore) continue;
+    if (cls == ignore) {
+      if (keep) v[k] = 0.0;
+      ignored++;
+      continue;
+    }
     if (cls < 0 || cls >= C) {
       free(v);
       return ref_fail(c, "nll_loss: target %lld is out of bounds", (long long)cls);
@@ -543,26 +559,43 @@ static int nll_loss(const alloy_kernel_call *c) {
       if (xd == cdim) xd++;
       off += it.index[d] * x->strides[xd];
     }
+    double xv = ref_load_f(x->data, x->dtype, off);
     double wt = w ? ref_load_f(w->data, w->dtype, cls * w->strides[0]) : 1.0;
-    wsum += wt;
-    v[k] = round_to(out->dtype, -ref_load_f(x->data, x->dtype, off) * wt);
+    if (keep) {
+      v[k] = round_to(dt, -xv * wt);
+      continue;
+    }
+    loss[0] = round_to(dt, loss[0] - (w ? round_to(dt, xv * wt) : xv));
+    if (w) wsum[0] = round_to(dt, wsum[0] + wt);
+    for (int j = 0; j + 1 < 8 && !(k & (((int64_t)1 << level) - 1) << (j * level)); j++) {
+      loss[j + 1] = round_to(dt, loss[j + 1] + loss[j]);
+      wsum[j + 1] = round_to(dt, wsum[j + 1] + wsum[j]);
+      loss[j] = wsum[j] = 0.0;
+    }
   }
-  if (red == RED_NONE) {
+  if (keep) {
     store_all(out, v);
     ref_store_f(tw->data, tw->dtype, 0, 0.0);
-  } else {
-    double s = 0.0;
-    for (int64_t k = 0; k < n; k++) s += v[k];
-    ref_store_f(out->data, out->dtype, 0, red == RED_MEAN ? s / wsum : s);
-    ref_store_f(tw->data, tw->dtype, 0, wsum);
+    free(v);
+    return 0;
   }
-  free(v);
+  double total = w ? 0.0 : round_to(dt, (double)(n - ignored)), s = 0.0;
+  for (int j = 0; j < 8; j++) {
+    s = round_to(dt, s + loss[j]);
+    if (w) total = round_to(dt, total + wsum[j]);
+  }
+  if (n == 0) s = red == RED_MEAN ? NAN : 0.0, total = 0.0;
+  else if (red == RED_MEAN) s = round_to(dt, s / total);
+  ref_store_f(out->data, dt, 0, s);
+  ref_store_f(tw->data, tw->dtype, 0, total);
   return 0;
 }
 
 /* multi_margin_loss(self, target, p, margin, weight, reduction): for each
  * row x with target y, the sum over j != y of max(0, margin - x[y] +
- * x[j])^p (times weight[y]) over the number of classes. */
+ * x[j])^p (times weight[y]) over the number of classes; a term is added
+ * only where z > 0, so NaN ones are skipped. The rows' mean or sum is
+ * taken in double (the kernel's accumulate type). */
 static int k_multi_margin_loss(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *x = ref_tensor(c, "self"), *t = ref_tensor(c, "target"),
                             *w = ref_tensor(c, "weight"), *out = &c->outputs[0];
@@ -581,16 +614,20 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
       free(v);
       return ref_fail(c, "multi_margin_loss: target %lld is out of bounds", (long long)y);
     }
+    /* in the dtype, each step rounded, as the kernel (float32, float64) */
+    alloy_dtype dt = out->dtype;
     double xy_ = ref_load_f(x->data, x->dtype, r * rs + y * cs), s = 0.0;
+    double m = round_to(dt, margin);
     for (int64_t j = 0; j < C; j++) {
       if (j == y) continue;
-      double z = margin - xy_ + ref_load_f(x->data, x->dtype, r * rs + j * cs);
+      double z = round_to(dt, round_to(dt, m - xy_) + ref_load_f(x->data, x->dtype, r * rs + j * cs));
       if (z > 0) {
-        double h = p == 1.0 ? z : z * z;
-        s += w ? h * ref_load_f(w->data, w->dtype, y * w->strides[0]) : h;
+        double h = p == 1.0 ? z : round_to(dt, z * z);
+        if (w) h = round_to(dt, h * ref_load_f(w->data, w->dtype, y * w->strides[0]));
+        s = round_to(dt, s + h);
       }
     }
-    v[r] = round_to(out->dtype, s / (double)C);
+    v[r] = round_to(dt, s / (double)C);
   }
   reduce_loss(out, v, rows, red);
   free(v);

@@ -9,12 +9,16 @@
  * short list of (input index, weight) taps, computed exactly as PyTorch's
  * CPU kernels compute them: the scale and source index in opmath (float
  * for float32 and below, double for float64, emulated by rounding each
- * step), the interpolation weights stored in the tensor's dtype. An output
- * is then the nested weighted sum over the taps of each dim, outermost dim
- * first.
+ * step, and fusing the multiply-adds its compiled code fuses), the
+ * interpolation weights stored in the tensor's dtype. An output is then
+ * the nested weighted sum over the taps of each dim, outermost dim first,
+ * in opmath and rounded once on store (tap_sum: PyTorch's order and fused
+ * steps, which sums that cancel show); the antialiased kernel instead
+ * makes one pass per resized dim, last first, each stored in the dtype.
+ * uint8 takes the float path here, where PyTorch's bilinear, bicubic and
+ * antialiased kernels compute uint8 in fixed point.
  *
- * Accumulation order: the nested tap sums run in tap order, in double,
- * rounded once on store; grid sampling sums its corners in PyTorch's order
+ * Accumulation order: grid sampling sums its corners in PyTorch's order
  * (nw, ne, sw, se; then the bottom layer in 3-d), in double for float32
  * and float64 and in the dtype itself (each step rounded, as PyTorch's
  * scalar kernels compute) for float16 and bfloat16.
@@ -48,10 +52,19 @@ static double pixel_scale(alloy_dtype op, int64_t in, int64_t out, bool align, b
   return round_to(op, (double)in / (double)out);
 }
 
-/* PyTorch's area_pixel_compute_source_index, in arithmetic op. */
+/* A product rounded to op, or a fused multiply-add in op: PyTorch's
+ * compiled kernels contract `a * b + c` where the compiler chose to (found
+ * by matching their weights and sums bit for bit). */
+static double op_mul(alloy_dtype op, double a, double b) { return round_to(op, a * b); }
+static double op_fma(alloy_dtype op, double a, double b, double c) {
+  return op == ALLOY_F64 ? fma(a, b, c) : (double)fmaf((float)a, (float)b, (float)c);
+}
+
+/* PyTorch's area_pixel_compute_source_index, in arithmetic op:
+ * scale (o + 0.5) - 0.5 fused. */
 static double source_index(alloy_dtype op, double scale, int64_t o, bool align, bool cubic) {
   if (align) return round_to(op, scale * (double)o);
-  double src = round_to(op, round_to(op, scale * round_to(op, (double)o + 0.5)) - 0.5);
+  double src = op_fma(op, scale, round_to(op, (double)o + 0.5), -0.5);
   return !cubic && src < 0.0 ? 0.0 : src;
 }
 
@@ -61,6 +74,19 @@ static int64_t floor_f(double v) { return (int64_t)floorf((float)v); }
 /* Keys' cubic convolution kernels (A = -0.75 for upsampling). */
 static double cubic1(double x, double a) { return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0; }
 static double cubic2(double x, double a) { return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a; }
+
+/* The same with A = -0.75 as the upsampling kernel evaluates them in op:
+ * (1.25 x - 2.25) and (-0.75 x + 3.75), (.. x - 6) fused, the last step
+ * (.. x + 1, .. x + 3) not. Near 1 and 2 they cancel to small weights, so
+ * each rounding shows. */
+static double up_cubic1(alloy_dtype op, double x) {
+  double p = op_fma(op, 1.25, x, -2.25);
+  return round_to(op, op_mul(op, op_mul(op, p, x), x) + 1.0);
+}
+static double up_cubic2(alloy_dtype op, double x) {
+  double b = op_fma(op, op_fma(op, -0.75, x, 3.75), x, -6.0);
+  return round_to(op, op_mul(op, b, x) + 3.0);
+}
 
 static void taps_free(taps *t) {
   free(t->idx);
@@ -122,11 +148,12 @@ static int taps_build(taps *t, up_mode mode, int64_t in, int64_t out, bool align
         double real = source_index(op, s, o, align, true);
         int64_t i0 = min64(floor_f(real), in - 1);
         double l = round_to(op, fmin(fmax(round_to(op, real - (double)i0), 0.0), 1.0));
-        double cw[4] = {cubic2(l + 1.0, -0.75), cubic1(l, -0.75), cubic1(1.0 - l, -0.75),
-                        cubic2(2.0 - l, -0.75)};
+        double l2 = round_to(op, 1.0 - l);
+        double cw[4] = {up_cubic2(op, round_to(op, l + 1.0)), up_cubic1(op, l), up_cubic1(op, l2),
+                        up_cubic2(op, round_to(op, l2 + 1.0))};
         for (int k = 0; k < 4; k++) {
           idx[k] = max64(min64(i0 + k - 1, in - 1), 0);
-          w[k] = round_to(dt, round_to(op, cw[k]));
+          w[k] = round_to(dt, cw[k]);
         }
         break;
       }
@@ -162,7 +189,100 @@ typedef struct up_op {
   const char *scales[3];        /* per-dim scale arguments (non-vec) */
 } up_op;
 
-/* out[.., o0, o1, o2] = sum over the taps of each dim, nested. */
+typedef struct up_ctx {
+  const alloy_kernel_tensor *x;
+  const taps *t;      /* per dim, outermost first */
+  const int64_t *xs;  /* the input's stride of each dim */
+  alloy_dtype op;
+} up_ctx;
+
+/* t0 w0 + t1 w1 + ... in op as PyTorch's kernels sum their taps: a fused
+ * multiply-add per tap onto the product of the first; the non-separable
+ * kernel (its tap count fixed) starts from the second product instead and
+ * fuses the first onto it. */
+static double tap_sum(alloy_dtype op, const double *v, const double *w, int64_t n, bool fixed) {
+  if (n < 2) return n ? op_mul(op, v[0], w[0]) : 0.0;
+  double acc = fixed ? op_fma(op, v[0], w[0], op_mul(op, v[1], w[1])) : op_mul(op, v[0], w[0]);
+  for (int64_t k = fixed ? 2 : 1; k < n; k++) acc = op_fma(op, v[k], w[k], acc);
+  return acc;
+}
+
+/* PyTorch's non-separable interpolation: the value at output index o of
+ * dims dim.. is the tap_sum over the taps of dim of the inner dims' value
+ * there, in opmath. A single tap (nearest) is the value itself. */
+static double up_eval(const up_ctx *u, int dim, const int64_t *o, int64_t off) {
+  if (dim == 3) return ref_load_f(u->x->data, u->x->dtype, off);
+  const taps *t = &u->t[dim];
+  const int64_t *idx = t->idx + o[dim] * t->max, n = t->n[o[dim]];
+  const double *w = t->w + o[dim] * t->max;
+  if (t->max == 1) return up_eval(u, dim + 1, o, off + idx[0] * u->xs[dim]);
+  double v[4];
+  for (int64_t k = 0; k < n && k < 4; k++) v[k] = up_eval(u, dim + 1, o, off + idx[k] * u->xs[dim]);
+  return tap_sum(u->op, v, w, n < 4 ? n : 4, true);
+}
+
+/* PyTorch's separable (antialiased) interpolation: one pass per dim whose
+ * size changes, the last dim first, each into a tensor of the dtype (so
+ * rounded to it), each output the tap_sum of its taps. A dim whose size
+ * stays is not touched, its zero-weight taps never read. */
+static int up_separable(const alloy_kernel_tensor *x, const alloy_kernel_tensor *out,
+                        const taps *t, const int64_t *in, const int64_t *os, const int64_t *xs,
+                        const int64_t *ost) {
+  alloy_dtype dt = out->dtype, op = dt == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
+  int64_t planes = x->sizes[0] * x->sizes[1], sz[3] = {in[0], in[1], in[2]};
+  double *cur = malloc(sizeof(double) * (size_t)max64(1, planes * sz[0] * sz[1] * sz[2]));
+  double *v = malloc(sizeof(double) * (size_t)max64(1, t[0].max + t[1].max + t[2].max));
+  if (!cur || !v) {
+    free(cur);
+    free(v);
+    return 1;
+  }
+  for (int64_t p = 0, k = 0; p < planes; p++) {
+    int64_t xo = (p / x->sizes[1]) * x->strides[0] + (p % x->sizes[1]) * x->strides[1];
+    for (int64_t a = 0; a < sz[0]; a++)
+      for (int64_t b = 0; b < sz[1]; b++)
+        for (int64_t e = 0; e < sz[2]; e++, k++)
+          cur[k] = ref_load_f(x->data, x->dtype, xo + a * xs[0] + b * xs[1] + e * xs[2]);
+  }
+  for (int d = 2; d >= 0; d--) {
+    if (sz[d] == os[d]) continue;
+    int64_t nsz[3] = {sz[0], sz[1], sz[2]}, inner = 1;
+    nsz[d] = os[d];
+    for (int i = d + 1; i < 3; i++) inner *= sz[i];
+    int64_t outer = planes * (d ? sz[0] : 1) * (d > 1 ? sz[1] : 1);
+    double *next = malloc(sizeof(double) * (size_t)max64(1, outer * nsz[d] * inner));
+    if (!next) {
+      free(cur);
+      free(v);
+      return 1;
+    }
+    for (int64_t q = 0; q < outer; q++)
+      for (int64_t o = 0; o < nsz[d]; o++)
+        for (int64_t r = 0; r < inner; r++) {
+          const int64_t *idx = t[d].idx + o * t[d].max, n = t[d].n[o];
+          const double *w = t[d].w + o * t[d].max;
+          const double *src = cur + q * sz[d] * inner + r;
+          for (int64_t k = 0; k < n; k++) v[k] = src[idx[k] * inner];
+          next[(q * nsz[d] + o) * inner + r] = round_to(dt, tap_sum(op, v, w, n, false));
+        }
+    free(cur);
+    cur = next;
+    memcpy(sz, nsz, sizeof sz);
+  }
+  for (int64_t p = 0, k = 0; p < planes; p++) {
+    int64_t oo = (p / out->sizes[1]) * out->strides[0] + (p % out->sizes[1]) * out->strides[1];
+    for (int64_t a = 0; a < sz[0]; a++)
+      for (int64_t b = 0; b < sz[1]; b++)
+        for (int64_t e = 0; e < sz[2]; e++, k++)
+          ref_store_f(out->data, dt, oo + a * ost[0] + b * ost[1] + e * ost[2], cur[k]);
+  }
+  free(cur);
+  free(v);
+  return 0;
+}
+
+/* The upsampling ops: the taps of each dim, then the separable passes
+ * (antialiased) or the nested sum of every output element. */
 static int upsample(const alloy_kernel_call *c, const up_op *u) {
   const alloy_kernel_tensor *x = ref_tensor(c, u->vec ? "input" : "self"), *out = &c->outputs[0];
   if (!x || x->rank != u->n + 2) return ref_fail(c, "missing tensor argument");
@@ -193,29 +313,21 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
     alloy_dtype wt = opmath_weights ? ALLOY_F32 : x->dtype;
     err = taps_build(&t[i], j >= 0 ? u->mode : UP_NEAREST, in[i], os[i], align, has, scale, wt);
   }
-  int64_t planes = x->sizes[0] * x->sizes[1];
-  for (int64_t p = 0; !err && p < planes; p++) {
-    int64_t xo = (p / x->sizes[1]) * x->strides[0] + (p % x->sizes[1]) * x->strides[1];
-    int64_t oo = (p / out->sizes[1]) * out->strides[0] + (p % out->sizes[1]) * out->strides[1];
-    for (int64_t o0 = 0; o0 < os[0]; o0++)
-      for (int64_t o1 = 0; o1 < os[1]; o1++)
-        for (int64_t o2 = 0; o2 < os[2]; o2++) {
-          double acc0 = 0.0;
-          for (int64_t a = 0; a < t[0].n[o0]; a++) {
-            double acc1 = 0.0;
-            for (int64_t b = 0; b < t[1].n[o1]; b++) {
-              double acc2 = 0.0;
-              for (int64_t k = 0; k < t[2].n[o2]; k++) {
-                int64_t off = xo + t[0].idx[o0 * t[0].max + a] * xs[0] +
-                              t[1].idx[o1 * t[1].max + b] * xs[1] + t[2].idx[o2 * t[2].max + k] * xs[2];
-                acc2 += t[2].w[o2 * t[2].max + k] * ref_load_f(x->data, x->dtype, off);
-              }
-              acc1 += t[1].w[o1 * t[1].max + b] * acc2;
-            }
-            acc0 += t[0].w[o0 * t[0].max + a] * acc1;
-          }
-          ref_store_f(out->data, out->dtype, oo + o0 * ost[0] + o1 * ost[1] + o2 * ost[2], acc0);
-        }
+  if (!err && u->mode == UP_LINEAR_AA) {
+    err = up_separable(x, out, t, in, os, xs, ost);
+  } else if (!err) {
+    up_ctx ctx = {x, t, xs, x->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32};
+    int64_t planes = x->sizes[0] * x->sizes[1];
+    for (int64_t p = 0; p < planes; p++) {
+      int64_t xo = (p / x->sizes[1]) * x->strides[0] + (p % x->sizes[1]) * x->strides[1];
+      int64_t oo = (p / out->sizes[1]) * out->strides[0] + (p % out->sizes[1]) * out->strides[1];
+      int64_t o[3];
+      for (o[0] = 0; o[0] < os[0]; o[0]++)
+        for (o[1] = 0; o[1] < os[1]; o[1]++)
+          for (o[2] = 0; o[2] < os[2]; o[2]++)
+            ref_store_f(out->data, out->dtype, oo + o[0] * ost[0] + o[1] * ost[1] + o[2] * ost[2],
+                        up_eval(&ctx, 0, o, xo));
+    }
   }
   for (int i = 0; i < 3; i++) taps_free(&t[i]);
   return err ? ref_fail(c, "out of memory") : 0;
