@@ -129,11 +129,19 @@ static void add_sub(decomp *d) {
   d_out(d, 0, p_convert(d, pr2(d, prim, o.a[0], b), o.result));
 }
 
-/* a // b on floats, exactly as torch._refs' _floor_divide_float: from
- * fmod, so that the result is the floor of the exact quotient. */
+/* a // b on floats, as torch._refs' _floor_divide_float: from fmod, so
+ * that the result is the floor of the exact quotient. Where a / b
+ * overflows (a finite), a itself is divided, not a - fmod(a, b): the fix
+ * PyTorch's vectorized kernel makes, since its fmod is NaN there (1 //
+ * -1e-40 is -inf in float32, not NaN). */
 static alloy_value *floor_div_float(decomp *d, alloy_value *a, alloy_value *b) {
+  alloy_value *q = pr2(d, "prims.div.default", V(a), V(b));
   alloy_value *mod = pr2(d, "prims.fmod.default", V(a), V(b));
-  alloy_value *div = pr2(d, "prims.div.default", V(pr2(d, "prims.sub.default", V(a), V(mod))), V(b));
+  alloy_value *huge = pr2(d, "prims.bitwise_and.default",
+                          V(pr2(d, "prims.eq.default", V(pr1(d, "prims.abs.default", q)), F(INFINITY))),
+                          V(pr2(d, "prims.ne.default", V(pr1(d, "prims.abs.default", a)), F(INFINITY))));
+  alloy_value *lower = D(d, "prims.where.default", V(huge), V(a), V(pr2(d, "prims.sub.default", V(a), V(mod))));
+  alloy_value *div = pr2(d, "prims.div.default", V(lower), V(b));
   alloy_value *signs_differ = pr2(d, "prims.bitwise_xor.default", V(pr2(d, "prims.lt.default", V(a), F(0))),
                                   V(pr2(d, "prims.lt.default", V(b), F(0))));
   alloy_value *adjust = pr2(d, "prims.bitwise_and.default",
@@ -142,7 +150,6 @@ static alloy_value *floor_div_float(decomp *d, alloy_value *a, alloy_value *b) {
   alloy_value *fl = pr1(d, "prims.floor.default", div);
   alloy_value *up = pr2(d, "prims.gt.default", V(pr2(d, "prims.sub.default", V(div), V(fl))), F(0.5));
   fl = D(d, "prims.where.default", V(up), V(pr2(d, "prims.add.default", V(fl), F(1))), V(fl));
-  alloy_value *q = pr2(d, "prims.div.default", V(a), V(b));
   /* A zero quotient keeps the sign of the true one (q is finite there). */
   alloy_value *signed_zero = pr2(d, "prims.mul.default", V(q), F(0));
   fl = D(d, "prims.where.default", V(pr2(d, "prims.ne.default", V(div), F(0))), V(fl), V(signed_zero));
@@ -293,11 +300,27 @@ static alloy_value *bound(decomp *d, alloy_value *a, alloy_arg lim, bool lower, 
   return D(d, "prims.where.default", V(keep), V(a), lim);
 }
 
+/* An int bound as the kernel's Scalar::to<T> converts it to integer
+ * dtype t: wrapped, so -1 is 255 on uint8 (torch._refs.clamp compares in a
+ * wider type instead and disagrees with the kernel). */
+static alloy_arg int_bound(alloy_arg a, alloy_dtype t) {
+  if (a.kind != ALLOY_ARG_INT || !alloy_dim_is_const(a.u.i)) return a;
+  int64_t v = a.u.i.value;
+  switch (t) {
+    case ALLOY_U8: return I((uint8_t)v);
+    case ALLOY_I8: return I((int8_t)(uint8_t)v);
+    case ALLOY_I16: return I((int16_t)(uint16_t)v);
+    case ALLOY_I32: return I((int32_t)(uint32_t)v);
+    default: return a;
+  }
+}
+
 /* clamp(a, min, max), the bounds promoted with a (torch._refs.clamp). */
 static void clamp_(decomp *d) {
   static const int pos[] = {0, 1, 2};
   p_operands o;
   if (!p_elementwise_args(d, pos, 3, ALLOY_PROMO_DEFAULT, &o)) return;
+  for (int k = 1; k < 3; k++) o.a[k] = int_bound(o.a[k], o.compute);
   alloy_value *a = o.a[0].u.value;
   if (o.a[1].kind != ALLOY_ARG_NONE) a = bound(d, a, o.a[1], true, o.compute);
   if (o.a[2].kind != ALLOY_ARG_NONE) a = bound(d, a, o.a[2], false, o.compute);

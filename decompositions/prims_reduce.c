@@ -222,7 +222,11 @@ static alloy_value *param(decomp *d, alloy_value *t, const alloy_value *x, alloy
 
 /* native_layer_norm: out = (x - mean) rstd * w + b over the normalized
  * trailing dims, rstd = 1 / sqrt(var + eps) (biased var); mean and rstd
- * keep the dims. */
+ * keep the dims. The deviations are taken from the mean in two steps, the
+ * second subtracting the mean of the first's (the mean's rounding error): with
+ * the mean large against the spread, x - mean in float32 would otherwise
+ * carry the mean's rounding error many times over (6e-6 relative where
+ * the kernel, exact to a rounding, is within 1e-7). */
 static void native_layer_norm(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 2), *b = d_tensor(d, 3);
   alloy_dim norm[ALLOY_MAX_RANK];
@@ -230,17 +234,19 @@ static void native_layer_norm(decomp *d) {
   alloy_dtype c = alloy_opmath_dtype(d_dtype(x));
   p_dims rd;
   p_dims_from(rank - nn, rank, &rd);
-  alloy_value *xc = p_convert(d, x, c);
-  alloy_value *mean = p_keepdim(d, D(d, "prims.div.default", V(prim_reduce(d, "prims.sum.default", xc, &rd)),
-                                     V(p_count(d, x, &rd, c))), x, &rd);
-  alloy_value *var = p_keepdim(d, D(d, "prims.var.default", V(xc), d_int_list(d, rd.list, rd.n), F(0)), x, &rd);
+  alloy_value *xc = p_convert(d, x, c), *count = p_count(d, x, &rd, c);
+  alloy_value *mean0 = D(d, "prims.div.default", V(prim_reduce(d, "prims.sum.default", xc, &rd)), V(count));
+  alloy_value *dev0 = D(d, "prims.sub.default", V(xc), V(p_broadcast(d, p_keepdim(d, mean0, x, &rd), d_shape(x), rank)));
+  alloy_value *fix = D(d, "prims.div.default", V(prim_reduce(d, "prims.sum.default", dev0, &rd)), V(count));
+  alloy_value *dev = D(d, "prims.sub.default", V(dev0), V(p_broadcast(d, p_keepdim(d, fix, x, &rd), d_shape(x), rank)));
+  alloy_value *sq = prim_reduce(d, "prims.sum.default", D(d, "prims.mul.default", V(dev), V(dev)), &rd);
+  alloy_value *var = p_keepdim(d, D(d, "prims.div.default", V(sq), V(count)), x, &rd);
   alloy_value *rstd = D(d, "prims.rsqrt.default", V(D(d, "prims.add.default", V(var), F(d_float(d, 4)))));
-  alloy_value *out = D(d, "prims.mul.default", V(D(d, "prims.sub.default", V(xc), V(p_broadcast(d, mean, d_shape(x), rank)))),
-                       V(p_broadcast(d, rstd, d_shape(x), rank)));
+  alloy_value *out = D(d, "prims.mul.default", V(dev), V(p_broadcast(d, rstd, d_shape(x), rank)));
   if (w) out = D(d, "prims.mul.default", V(out), V(param(d, w, x, c)));
   if (b) out = D(d, "prims.add.default", V(out), V(param(d, b, x, c)));
   d_out(d, 0, p_convert(d, out, d_dtype(p_result(d, 0))));
-  d_out(d, 1, p_convert(d, mean, d_dtype(p_result(d, 1))));
+  d_out(d, 1, p_convert(d, p_keepdim(d, mean0, x, &rd), d_dtype(p_result(d, 1))));
   d_out(d, 2, p_convert(d, rstd, d_dtype(p_result(d, 2))));
 }
 
@@ -252,18 +258,35 @@ static alloy_value *channel(decomp *d, alloy_value *t, const alloy_value *x, all
   return v;
 }
 
-/* Inference batch norm: (x - running_mean) / sqrt(running_var + eps) * w + b;
- * the saved mean and rstd are empty. */
+/* v (in c) rounded to dtype t and back: a value PyTorch keeps in a tensor
+ * of dtype t before computing on with it. */
+static alloy_value *rounded(decomp *d, alloy_value *v, alloy_dtype t, alloy_dtype c) {
+  return t == c ? v : p_convert(d, p_convert(d, v, t), c);
+}
+
+/* The batch norms' output as PyTorch's CPU kernels form it: x * alpha +
+ * beta per channel, alpha = invstd * w and beta = b - mean * alpha, all in
+ * c. The form shows in the edge values: an infinite weight with a zero
+ * mean makes beta NaN, so every output of the channel is NaN. */
+static alloy_value *bn_output(decomp *d, alloy_value *xc, const alloy_value *x, alloy_value *mean,
+                              alloy_value *invstd, alloy_value *w, alloy_value *b, alloy_dtype c) {
+  alloy_value *alpha = w ? D(d, "prims.mul.default", V(invstd), V(p_convert(d, w, c))) : invstd;
+  alloy_value *ma = D(d, "prims.mul.default", V(mean), V(alpha));
+  alloy_value *beta = b ? D(d, "prims.sub.default", V(p_convert(d, b, c)), V(ma))
+                        : D(d, "prims.sub.default", V(p_full(d, d_shape(ma), d_rank(ma), I(0), c)), V(ma));
+  return D(d, "prims.add.default", V(D(d, "prims.mul.default", V(xc), V(channel(d, alpha, x, c)))),
+           V(channel(d, beta, x, c)));
+}
+
+/* Inference batch norm: x * alpha + beta from the running stats, invstd =
+ * 1 / sqrt(running_var + eps); the saved mean and rstd are empty. */
 static void batch_norm_no_training(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
   alloy_value *rm = d_tensor(d, 3), *rv = d_tensor(d, 4);
   if (d_rank(x) < 2) return d_decline(d, "input of rank %d", d_rank(x));
   alloy_dtype c = alloy_opmath_dtype(d_dtype(x));
   alloy_value *invstd = D(d, "prims.rsqrt.default", V(D(d, "prims.add.default", V(p_convert(d, rv, c)), F(d_float(d, 6)))));
-  alloy_value *out = D(d, "prims.sub.default", V(p_convert(d, x, c)), V(channel(d, rm, x, c)));
-  out = D(d, "prims.mul.default", V(out), V(channel(d, invstd, x, c)));
-  if (w) out = D(d, "prims.mul.default", V(out), V(channel(d, w, x, c)));
-  if (b) out = D(d, "prims.add.default", V(out), V(channel(d, b, x, c)));
+  alloy_value *out = bn_output(d, p_convert(d, x, c), x, p_convert(d, rm, c), invstd, w, b, c);
   d_out(d, 0, p_convert(d, out, d_dtype(p_result(d, 0))));
   for (int k = 1; k < 3; k++) {
     const alloy_value *r = p_result(d, k);
@@ -272,27 +295,42 @@ static void batch_norm_no_training(decomp *d) {
 }
 
 /* Training batch norm without running stats: x normalized per channel
- * over the batch and spatial dims (biased var); mean and rstd are [C]. */
+ * over the batch and spatial dims (biased var); mean and rstd are [C].
+ * As PyTorch's CPU kernel, the output is computed from the statistics as
+ * they are saved, in their dtype (float16 or bfloat16 for such inputs):
+ * mean and invstd are rounded to it before alpha and beta are formed, and
+ * for bfloat16 the sum of squared deviations is kept in bfloat16 and
+ * divided by the count there too. invstd is 0 for a zero variance when
+ * eps is 0 (its InvStd). */
 static void batch_norm_no_stats(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
   if (d_rank(x) < 2 || !d_bool(d, 3)) return d_decline(d, "inference without running stats");
-  alloy_dtype c = alloy_opmath_dtype(d_dtype(x));
+  alloy_dtype c = alloy_opmath_dtype(d_dtype(x)), st = d_dtype(p_result(d, 1));
+  double eps = d_float(d, 5);
   alloy_value *xc = p_convert(d, x, c);
   p_dims rd;
   p_dims_from(0, d_rank(x), &rd);
   rd.mask[1] = false, rd.n = 0;
   for (int k = 0; k < d_rank(x); k++)
     if (rd.mask[k]) rd.list[rd.n++] = k;
-  alloy_value *mean = D(d, "prims.div.default", V(prim_reduce(d, "prims.sum.default", xc, &rd)),
-                        V(p_count(d, x, &rd, c)));
-  alloy_value *var = D(d, "prims.var.default", V(xc), d_int_list(d, rd.list, rd.n), F(0));
-  alloy_value *rstd = D(d, "prims.rsqrt.default", V(D(d, "prims.add.default", V(var), F(d_float(d, 5)))));
-  alloy_value *out = D(d, "prims.sub.default", V(xc), V(channel(d, mean, x, c)));
-  out = D(d, "prims.mul.default", V(out), V(channel(d, rstd, x, c)));
-  if (w) out = D(d, "prims.mul.default", V(out), V(channel(d, w, x, c)));
-  if (b) out = D(d, "prims.add.default", V(out), V(channel(d, b, x, c)));
+  alloy_value *count = p_count(d, x, &rd, c);
+  alloy_value *mean = D(d, "prims.div.default", V(prim_reduce(d, "prims.sum.default", xc, &rd)), V(count));
+  alloy_value *var;
+  if (st == ALLOY_BF16) {
+    alloy_value *dev = D(d, "prims.sub.default", V(xc), V(channel(d, mean, x, c)));
+    alloy_value *q = prim_reduce(d, "prims.sum.default", D(d, "prims.mul.default", V(dev), V(dev)), &rd);
+    var = rounded(d, D(d, "prims.div.default", V(rounded(d, q, st, c)), V(count)), st, c);
+  } else {
+    var = D(d, "prims.var.default", V(xc), d_int_list(d, rd.list, rd.n), F(0));
+  }
+  alloy_value *rstd = D(d, "prims.rsqrt.default", V(D(d, "prims.add.default", V(var), F(eps))));
+  if (eps == 0.0)
+    rstd = D(d, "prims.where.default", V(D(d, "prims.eq.default", V(var), F(0))), F(0), V(rstd));
+  mean = rounded(d, mean, st, c);
+  rstd = rounded(d, rstd, st, c);
+  alloy_value *out = bn_output(d, xc, x, mean, rstd, w, b, c);
   d_out(d, 0, p_convert(d, out, d_dtype(p_result(d, 0))));
-  d_out(d, 1, p_convert(d, mean, d_dtype(p_result(d, 1))));
+  d_out(d, 1, p_convert(d, mean, st));
   d_out(d, 2, p_convert(d, rstd, d_dtype(p_result(d, 2))));
 }
 

@@ -15,6 +15,7 @@
  * where, as PyTorch's references do; index_add and index_copy are an
  * index_put at one dim. einsum is in rules_shape_2.c.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -579,45 +580,54 @@ static endpoint endpoint_of(decomp *d, int i) {
   return e;
 }
 
-/* An endpoint as a 0-d tensor of dtype dt; an integer result type reads
- * its endpoints truncated to integers first, as PyTorch does. */
-static alloy_value *endpoint_tensor(decomp *d, endpoint e, bool integral, alloy_dtype dt) {
-  if (!e.t) {
-    double v = integral ? (double)(int64_t)e.v : e.v;
-    return D(d, "aten.scalar_tensor.default", F(v), DT(dt));
-  }
-  alloy_value *t = integral ? cast(d, e.t, ALLOY_I64) : e.t;
-  return cast(d, t, dt);
+/* An endpoint as Scalar::to<dt> gives it, a 0-d tensor of dtype dt: an
+ * integer type truncates a float endpoint and wraps an int one into range
+ * (uint8 reads -1 as 255). */
+static alloy_value *endpoint_tensor(decomp *d, endpoint e, alloy_dtype dt) {
+  bool integral = alloy_dtype_is_integer(dt);
+  if (!e.t)
+    return integral ? cast(d, D(d, "aten.scalar_tensor.default", I((int64_t)e.v), DT(ALLOY_I64)), dt)
+                    : D(d, "aten.scalar_tensor.default", F(e.v), DT(dt));
+  return cast(d, integral ? cast(d, e.t, ALLOY_I64) : e.t, dt);
 }
 
-/* linspace(start, end, steps) in dtype: start + step * i for the first
- * half, end - step * (steps - 1 - i) for the second (so both ends are
- * exact), computed in float32 for reduced floats and integers (which
- * truncate their endpoints and the result), step in float64. */
-static alloy_value *linspace_of(decomp *d, endpoint s, endpoint e, int64_t steps, alloy_dtype dt) {
-  /* bool takes one point only (a fill: a nonzero start is true, 0.5 too). */
-  bool integral = !alloy_dtype_is_float(dt) && dt != ALLOY_BOOL;
-  alloy_dtype comp = integral ? ALLOY_F32 : alloy_opmath_dtype(dt);
-  if (steps <= 1) {
-    alloy_value *start = endpoint_tensor(d, s, integral, comp);
-    alloy_dim one = C(steps);
-    return cast(d, D(d, "aten.expand.default", V(view(d, start, (alloy_dim[]){C(1)}, 1)),
-                     d_dim_list(d, &one, 1)), dt);
-  }
-  alloy_value *start64 = endpoint_tensor(d, s, integral, ALLOY_F64);
-  alloy_value *end64 = endpoint_tensor(d, e, integral, ALLOY_F64);
-  alloy_value *step = D(d, "aten.div.Tensor", V(D(d, "aten.sub.Tensor", V(end64), V(start64), I(1))),
-                        F((double)(steps - 1)));
-  alloy_value *start = cast(d, start64, comp), *end = cast(d, end64, comp);
-  step = cast(d, step, comp);
+/* The points of a range from start to end (0-d tensors of dtype comp)
+ * by step, as PyTorch's CPU kernels place them: start + step * i for i <
+ * steps / 2 (an integer division: the middle point of an odd count comes
+ * from the end), end - step * (steps - 1 - i) for the rest, i converted
+ * to comp before it multiplies. */
+static alloy_value *range_points(decomp *d, alloy_value *start, alloy_value *end, alloy_value *step,
+                                 int64_t steps, alloy_dtype comp) {
   alloy_value *i = iota(d, C(steps));
   alloy_value *back = D(d, "aten.sub.Scalar", V(D(d, "aten.neg.default", V(i))), I(-(steps - 1)), I(1));
   alloy_value *up = D(d, "aten.add.Tensor", V(start),
                       V(D(d, "aten.mul.Tensor", V(step), V(cast(d, i, comp)))), I(1));
   alloy_value *down = D(d, "aten.sub.Tensor", V(end),
                         V(D(d, "aten.mul.Tensor", V(step), V(cast(d, back, comp)))), I(1));
-  alloy_value *first = D(d, "aten.lt.Scalar", V(i), F((double)steps / 2.0));
-  return cast(d, D(d, "aten.where.self", V(first), V(up), V(down)), dt);
+  alloy_value *first = D(d, "aten.lt.Scalar", V(i), I(steps / 2));
+  return D(d, "aten.where.self", V(first), V(up), V(down));
+}
+
+/* linspace(start, end, steps) in dtype dt, as PyTorch's CPU kernel: the
+ * endpoints converted to dt, step = (end - start) / (steps - 1) and the
+ * points (range_points), every operation in dt for floats (float16 and
+ * bfloat16 rounding each one, as their C++ arithmetic does; an end - start
+ * past the dtype's range is inf there) and in float64 for integers, whose
+ * points truncate. */
+static alloy_value *linspace_of(decomp *d, endpoint s, endpoint e, int64_t steps, alloy_dtype dt) {
+  alloy_dtype comp = alloy_dtype_is_float(dt) ? dt : ALLOY_F64;
+  if (steps <= 1) {
+    /* a fill with start; bool takes it so (a nonzero start is true, 0.5
+     * too) */
+    alloy_value *start = cast(d, endpoint_tensor(d, s, dt == ALLOY_BOOL ? ALLOY_F64 : dt), dt);
+    alloy_dim one = C(steps);
+    return D(d, "aten.expand.default", V(view(d, start, (alloy_dim[]){C(1)}, 1)), d_dim_list(d, &one, 1));
+  }
+  alloy_value *start = cast(d, endpoint_tensor(d, s, dt), comp), *end = cast(d, endpoint_tensor(d, e, dt), comp);
+  /* the count in comp too (Half / int64 divides by the count as a Half) */
+  alloy_value *step = D(d, "aten.div.Tensor", V(D(d, "aten.sub.Tensor", V(end), V(start), I(1))),
+                        V(scalar_of(d, I(steps - 1), comp)));
+  return cast(d, range_points(d, start, end, step, steps, comp), dt);
 }
 
 static alloy_dtype factory_dtype(decomp *d, int i) {
@@ -632,23 +642,28 @@ static void linspace(decomp *d) {
   d_out(d, 0, linspace_of(d, s, e, steps, factory_dtype(d, 3)));
 }
 
-/* logspace(start, end, steps, base, *, dtype, ...) = base ** linspace in
- * float64, then cast. */
+/* logspace(start, end, steps, base, *, dtype, ...) = base ** x in float64,
+ * then cast, as PyTorch's CPU loop: the endpoints converted to the dtype,
+ * end - start taken there (in int64 for integers), step = that / (steps -
+ * 1) and the exponents x (range_points) in float64. */
 static void logspace(decomp *d) {
   endpoint s = endpoint_of(d, 0), e = endpoint_of(d, 1);
   int64_t steps = d_int(d, 2);
   double base = d_float(d, 3);
   if (d_failed(d)) return;
   alloy_dtype dt = factory_dtype(d, 4);
-  /* One point is base ** start as given (PyTorch fills it); more points
-   * read integer endpoints truncated. */
-  if (!alloy_dtype_is_float(dt) && steps > 1) {
-    s.v = (double)(int64_t)s.v;
-    e.v = (double)(int64_t)e.v;
-    if (s.t) s.t = cast(d, s.t, ALLOY_I64);
-    if (e.t) e.t = cast(d, e.t, ALLOY_I64);
+  alloy_value *exps;
+  if (steps <= 1) {
+    /* One point is base ** start as given (PyTorch fills it). */
+    exps = linspace_of(d, s, e, steps, ALLOY_F64);
+  } else {
+    /* integers subtract in int64 (C++ promotes a uint8 or int8 there) */
+    alloy_dtype et = alloy_dtype_is_float(dt) ? dt : ALLOY_I64;
+    alloy_value *start = cast(d, endpoint_tensor(d, s, dt), et), *end = cast(d, endpoint_tensor(d, e, dt), et);
+    alloy_value *span = cast(d, D(d, "aten.sub.Tensor", V(end), V(start), I(1)), ALLOY_F64);
+    alloy_value *step = D(d, "aten.div.Tensor", V(span), F((double)(steps - 1)));
+    exps = range_points(d, cast(d, start, ALLOY_F64), cast(d, end, ALLOY_F64), step, steps, ALLOY_F64);
   }
-  alloy_value *exps = linspace_of(d, s, e, steps, ALLOY_F64);
   d_out(d, 0, cast(d, D(d, "aten.pow.Scalar", F(base), V(exps)), dt));
 }
 
@@ -795,15 +810,83 @@ static void unsafe_masked_index_put_accumulate(decomp *d) {
   d_out(d, 0, D(d, "aten.index_put.default", V(x), d_value_list(d, idx, n), V(kept), B(true)));
 }
 
-/* isin(elements, test_elements, assume_unique, invert): any equal test
- * element, compared all against all. */
+/* The number of elements of v when every size is known, else -1. */
+static int64_t known_numel(const alloy_value *v) {
+  int64_t n = 1;
+  for (int k = 0; k < d_rank(v); k++) {
+    alloy_dim s = d_shape(v)[k];
+    if (!alloy_dim_is_const(s)) return -1;
+    n *= s.value;
+  }
+  return n;
+}
+
+/* isin(elements, test_elements, assume_unique, invert) on the path
+ * PyTorch's CPU kernel takes (and torch._decomp's isin): with fewer than
+ * 10 * n^0.145 test elements, all against all in torch.result_type of the
+ * two (a zero-dim operand counts less); with more, by sorting, in
+ * torch.promote_types of the two: test_elements sorted, one searchsorted
+ * per element and a look at the value found there (O(n + m) memory where
+ * all against all takes n x m: 4e9 for two 66k-element tensors). With
+ * assume_unique the kernel sorts both concatenated and marks an element
+ * whose stable-sorted successor equals it, which differs when elements
+ * repeat; that is done as it does. Sizes not known here: all against all,
+ * unless the paths could answer differently (dtype or assume_unique). */
 static void isin(decomp *d) {
   alloy_value *x = self_of(d), *test = d_tensor(d, 1);
   if (!x || !test) return;
-  alloy_value *flat = view(d, test, (alloy_dim[]){C(-1)}, 1);
-  alloy_value *eq = D(d, "aten.eq.Tensor", V(D(d, "aten.unsqueeze.default", V(x), I(-1))), V(flat));
-  alloy_value *found = D(d, "aten.any.dim", V(eq), I(-1), B(false));
-  d_out(d, 0, d_bool(d, 3) ? D(d, "aten.logical_not.default", V(found)) : found);
+  bool unique = d_bool(d, 2), invert = d_bool(d, 3);
+  int64_t n = known_numel(x), m = known_numel(test);
+  alloy_promo_operand ops[2] = {
+      {d_rank(x) ? ALLOY_PROMO_TENSOR : ALLOY_PROMO_ZERO_DIM, d_dtype(x)},
+      {d_rank(test) ? ALLOY_PROMO_TENSOR : ALLOY_PROMO_ZERO_DIM, d_dtype(test)}};
+  alloy_dtype rt = alloy_result_type(ops, 2), pt = alloy_promote_types(d_dtype(x), d_dtype(test));
+  bool sorting;
+  if (n >= 0 && m >= 0) sorting = n > 0 && m >= (int64_t)(10.0f * pow((double)n, 0.145));
+  else if (m >= 0 && m < 10) sorting = false; /* n > 0 makes the bound at least 10 */
+  else if (rt != pt || (unique && n != 1)) {
+    d_decline(d, "isin's path depends on sizes not known here");
+    return;
+  } else sorting = false;
+  alloy_dtype ct = sorting ? pt : rt;
+  alloy_value *ex = cast(d, x, ct), *flat = view(d, cast(d, test, ct), (alloy_dim[]){C(-1)}, 1);
+  const char *cmp = invert ? "aten.ne.Tensor" : "aten.eq.Tensor";
+  if (!sorting) {
+    alloy_value *eq = D(d, "aten.eq.Tensor", V(D(d, "aten.unsqueeze.default", V(ex), I(-1))), V(flat));
+    alloy_value *found = D(d, "aten.any.dim", V(eq), I(-1), B(false));
+    d_out(d, 0, invert ? D(d, "aten.logical_not.default", V(found)) : found);
+    return;
+  }
+  alloy_value *ef = view(d, ex, (alloy_dim[]){C(-1)}, 1), *sorted[2];
+  if (!unique) {
+    /* m > 0 here (the bound is at least 10), so the clamped place exists */
+    DN(d, "aten.sort.default", sorted, 2, V(flat), I(0), B(false));
+    /* sort puts NaN last, but searchsorted's binary search takes NaN as
+     * below everything: it searches the NaNs as +inf, and the value found
+     * there (NaN) matches nothing */
+    alloy_value *seq = sorted[0];
+    if (alloy_dtype_is_float(ct))
+      seq = D(d, "aten.where.self", V(D(d, "aten.ne.Tensor", V(seq), V(seq))),
+              V(scalar_of(d, F(INFINITY), ct)), V(seq));
+    alloy_value *at = D(d, "aten.searchsorted.Tensor", V(seq), V(ef));
+    at = D(d, "aten.clamp.default", V(at), NONE, I(m - 1));
+    alloy_value *found = D(d, cmp, V(D(d, "aten.index_select.default", V(sorted[0]), I(0), V(at))), V(ef));
+    d_out(d, 0, view_as_out(d, found, 0));
+    return;
+  }
+  alloy_value *both[2] = {ef, flat};
+  alloy_value *all = D(d, "aten.cat.default", d_value_list(d, both, 2), I(0));
+  DN(d, "aten.sort.stable", sorted, 2, V(all), B(true), I(0), B(false));
+  alloy_value *next = D(d, "aten.slice.Tensor", V(sorted[0]), I(0), I(1), NONE, I(1));
+  alloy_value *here = D(d, "aten.slice.Tensor", V(sorted[0]), I(0), I(0), I(-1), I(1));
+  /* the last one has no successor: not in (in, with invert) */
+  alloy_value *marks = D(d, "aten.constant_pad_nd.default", V(D(d, cmp, V(next), V(here))),
+                         d_int_list(d, (const int64_t[]){0, 1}, 2), I(invert));
+  /* back to the order of cat(elements, test_elements): every place is
+   * written once, the order being a permutation */
+  alloy_value *mask = D(d, "aten.scatter.src", V(marks), I(0), V(sorted[1]), V(marks));
+  alloy_value *mine = D(d, "aten.slice.Tensor", V(mask), I(0), I(0), I(n), I(1));
+  d_out(d, 0, view_as_out(d, mine, 0));
 }
 
 /* diag_embed(offset, dim1, dim2): the last dim of self laid on a diagonal

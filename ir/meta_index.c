@@ -656,8 +656,16 @@ static alloy_error *meta_bucketize(alloy_meta *m) {
   return meta_out_like(m, 0, self, search_dtype(m, 2));
 }
 
-/* isin(elements, test_elements, ...): bool of elements' shape. */
+/* isin(elements, test_elements, ...): bool of elements' shape. PyTorch
+ * refuses bool and complex operands (its sorting path cannot take them,
+ * and the meta function bails out for both paths). */
 static alloy_error *meta_isin(alloy_meta *m) {
+  for (int i = 0; i < 2; i++) {
+    const alloy_value *v = meta_tensor(m, i);
+    if (v && (v->dtype == ALLOY_BOOL || alloy_dtype_is_complex(v->dtype)))
+      return meta_error(m, "Unsupported input type encountered for isin(): %s (argument '%s')",
+                        v->dtype == ALLOY_BOOL ? "Bool" : alloy_dtype_name(v->dtype), meta_arg_name(m, i));
+  }
   return meta_out_like(m, 0, meta_tensor(m, 0), ALLOY_BOOL);
 }
 

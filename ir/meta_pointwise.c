@@ -21,6 +21,7 @@
  * PyTorch when the promoted result cannot be cast back to self's dtype or
  * when broadcasting would have to grow self.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +33,8 @@ enum {
   PW_SAME_DTYPE = 1 << 4, /* tensor operands must share one dtype (lerp, heaviside) */
   PW_INTEGRAL = 1 << 5,   /* integer and bool only (bitwise ops, gcd, lcm) */
   PW_NO_BOOL = 1 << 6,    /* bool operands refused (neg, sub, rsub) */
-  PW_CLAMP = 1 << 7,      /* min and max must not both be None */
+  PW_CLAMP = 1 << 7,      /* min and max must not both be None; Scalar bounds
+                             must fit the result dtype */
   PW_COND = 1 << 8,       /* argument 0 is a bool condition (where) */
   PW_ROUNDING = 1 << 9,   /* rounding_mode None is true division, else DEFAULT */
   PW_NO_INT_DIV = 1 << 10, /* addcdiv: integer tensor1 / tensor2 refused */
@@ -109,6 +111,40 @@ static alloy_error *gather(alloy_meta *m, pw_operands *o) {
   return NULL;
 }
 
+/* A Scalar bound of clamp meets the kernel as Scalar::to<T> of the result
+ * dtype T, which refuses a value outside T's range (c10::overflows): a
+ * negative int on an unsigned type only wraps (uint8 takes -255..255), a
+ * float must be finite within T's finite range or infinite, NaN passes. */
+static alloy_error *check_bound(alloy_meta *m, int i, alloy_dtype t) {
+  const alloy_arg *a = &m->args[i];
+  if (t == ALLOY_BOOL || alloy_dtype_is_complex(t)) return NULL;
+  double lo, hi;
+  switch (t) {
+    case ALLOY_U8: lo = 0, hi = 255; break;
+    case ALLOY_I8: lo = -128, hi = 127; break;
+    case ALLOY_I16: lo = -32768, hi = 32767; break;
+    case ALLOY_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case ALLOY_F16: lo = -65504, hi = 65504; break;
+    case ALLOY_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
+    case ALLOY_F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+    default: return NULL; /* int64, float64: every int64 and double fits */
+  }
+  bool bad;
+  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) {
+    int64_t v = a->u.i.value;
+    bad = t == ALLOY_U8 ? v > 255 || v < -255 : (double)v < lo || (double)v > hi;
+  } else if (a->kind == ALLOY_ARG_FLOAT) {
+    double v = a->u.f;
+    bad = !isinf(v) && (v < lo || v > hi); /* NaN compares false */
+  } else {
+    return NULL;
+  }
+  if (bad)
+    return meta_error(m, "value cannot be converted to type %s without overflow (argument '%s')",
+                      alloy_dtype_name(t), meta_arg_name(m, i));
+  return NULL;
+}
+
 static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
                                    alloy_dtype result) {
   int flags = m->param;
@@ -172,6 +208,14 @@ static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
     int hi = alloy_schema_find_arg(m->op->schema, "max");
     if (lo >= 0 && hi >= 0 && meta_is_none(m, lo) && meta_is_none(m, hi))
       return meta_error(m, "At least one of 'min' or 'max' must not be None");
+    /* clamp(x, nan, nan) fills NaN without converting the bounds */
+    bool nan_fill = lo >= 0 && hi >= 0 && m->args[lo].kind == ALLOY_ARG_FLOAT &&
+                    m->args[hi].kind == ALLOY_ARG_FLOAT && (isnan(m->args[lo].u.f) || isnan(m->args[hi].u.f));
+    for (int k = 0; k < 2 && !nan_fill; k++) {
+      int i = k ? hi : lo;
+      alloy_error *e = i >= 0 ? check_bound(m, i, result) : NULL;
+      if (e) return e;
+    }
   }
   if (flags & PW_NO_INT_DIV) {
     const alloy_value *t1 = meta_tensor(m, 1), *t2 = meta_tensor(m, 2);
@@ -499,9 +543,9 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EWF("aten.clamp.default", DEFAULT, PW_CLAMP),
     EWF("aten.clamp.Tensor", DEFAULT, PW_CLAMP),
     EWF("aten.clamp_.default", DEFAULT, PW_CLAMP),
-    EW("aten.clamp_min.default", DEFAULT),
+    EWF("aten.clamp_min.default", DEFAULT, PW_CLAMP),
     EW("aten.clamp_min.Tensor", DEFAULT),
-    EW("aten.clamp_min_.default", DEFAULT),
+    EWF("aten.clamp_min_.default", DEFAULT, PW_CLAMP),
     EW("aten.clamp_min_.Tensor", DEFAULT),
     EW("aten.clamp_max.Tensor", DEFAULT),
     /* ternary */

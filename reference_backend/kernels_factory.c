@@ -78,6 +78,38 @@ static double rnd(alloy_dtype t, double v) {
   return ref_load_f(b, t, 0);
 }
 
+/* The number as Scalar::to<T> of dtype t gives it, false where that
+ * refuses it (c10::checked_convert: a finite float outside t's range, a
+ * NaN or infinity for an integer type, an int outside it, where a
+ * negative one only wraps for uint8, down to -255). Floats come back
+ * rounded to t, integers truncated (and wrapped). */
+static bool scalar_to(number n, alloy_dtype t, double *v) {
+  if (t == ALLOY_BOOL) return *v = n.is_float ? n.f != 0 : n.i != 0, true;
+  double lo, hi;
+  switch (t) {
+    case ALLOY_U8: lo = 0, hi = 255; break;
+    case ALLOY_I8: lo = -128, hi = 127; break;
+    case ALLOY_I16: lo = -32768, hi = 32767; break;
+    case ALLOY_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case ALLOY_I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    case ALLOY_F16: lo = -65504, hi = 65504; break;
+    case ALLOY_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
+    case ALLOY_F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+    default: lo = -INFINITY, hi = INFINITY; break;
+  }
+  if (is_float(t)) {
+    double x = n.is_float ? n.f : (double)n.i;
+    if (!isnan(x) && !isinf(x) && (x < lo || x > hi)) return false;
+    return *v = rnd(t, x), true;
+  }
+  if (n.is_float) {
+    if (!(n.f >= lo && n.f <= hi)) return false; /* NaN too */
+    return *v = t == ALLOY_U8 ? (double)(uint8_t)n.i : (double)n.i, true;
+  }
+  if (t == ALLOY_U8 ? n.i > 255 || n.i < -255 : (double)n.i < lo || (double)n.i > hi) return false;
+  return *v = t == ALLOY_U8 ? (double)(uint8_t)n.i : (double)n.i, true;
+}
+
 /* ---- fills ------------------------------------------------------------------------ */
 
 static void fill(const alloy_kernel_tensor *out, number v) {
@@ -144,12 +176,18 @@ static int k_linspace(const alloy_kernel_call *c) {
   if (!read_number(c, "start", &a) || !read_number(c, "end", &b)) return ref_fail(c, "linspace: no bounds");
   int64_t steps = out->sizes[0];
   if (steps == 0) return 0;
+  /* start and end as Scalar::to<T> converts them, which refuses an
+   * overflow (linspace(-1e300, 1, 5) in float32 fails); one point is a
+   * fill with start, which never reads end */
+  double start, end = 0;
+  if (!scalar_to(a, out->dtype, &start) || (steps > 1 && !scalar_to(b, out->dtype, &end)))
+    return ref_fail(c, "linspace: value cannot be converted to type %s without overflow",
+                    alloy_dtype_name(out->dtype));
   if (steps == 1) {
     store_number(out, 0, a);
     return 0;
   }
   alloy_dtype t = is_float(out->dtype) ? out->dtype : ALLOY_F64; /* step_t */
-  double start = number_as(a, out->dtype), end = number_as(b, out->dtype);
   double step = rnd(t, rnd(t, end - start) / rnd(t, (double)(steps - 1)));
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; i++) {
@@ -173,7 +211,10 @@ static int k_logspace(const alloy_kernel_call *c) {
     ref_store_f(out->data, out->dtype, 0, pow(base, a.is_float ? a.f : (double)a.i));
     return 0;
   }
-  double start = rnd(out->dtype, number_as(a, out->dtype)), end = rnd(out->dtype, number_as(b, out->dtype));
+  double start, end;
+  if (!scalar_to(a, out->dtype, &start) || !scalar_to(b, out->dtype, &end))
+    return ref_fail(c, "logspace: value cannot be converted to type %s without overflow",
+                    alloy_dtype_name(out->dtype));
   double step = rnd(out->dtype, end - start) / (double)(steps - 1);
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; i++) {

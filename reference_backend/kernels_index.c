@@ -1106,42 +1106,148 @@ static int k_bucketize(const alloy_kernel_call *c) {
   return 0;
 }
 
-static int cmp_f64(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* torch.promote_types over bool, the integers and the real floats. */
+static alloy_dtype promote_pair(alloy_dtype a, alloy_dtype b) {
+  if (a == b || b == ALLOY_BOOL) return a;
+  if (a == ALLOY_BOOL) return b;
+  if (is_float(a) && is_float(b)) {
+    if ((a == ALLOY_F16 && b == ALLOY_BF16) || (a == ALLOY_BF16 && b == ALLOY_F16)) return ALLOY_F32;
+    return a > b ? a : b;
+  }
+  if (is_float(a) || is_float(b)) return is_float(a) ? a : b;
+  if (a == ALLOY_U8 || b == ALLOY_U8) {
+    alloy_dtype other = a == ALLOY_U8 ? b : a;
+    return other == ALLOY_I8 ? ALLOY_I16 : other;
+  }
+  return a > b ? a : b;
 }
 
-/* isin(elements, test_elements, assume_unique, invert): test_elements
- * sorted once, then a binary search per element, comparing in the promoted
- * kind, so large inputs take O((n + m) log m) as in PyTorch. NaN is in
- * nothing (and is left out of the sorted values); -0.0 equals 0.0. */
+/* torch.result_type of two tensors: a zero-dim one beside one with dims
+ * only counts when its category (bool < integer < float) is higher. */
+static alloy_dtype result_type2(const alloy_kernel_tensor *a, const alloy_kernel_tensor *b) {
+  if ((a->rank == 0) == (b->rank == 0)) return promote_pair(a->dtype, b->dtype);
+  alloy_dtype dim = a->rank ? a->dtype : b->dtype, zero = a->rank ? b->dtype : a->dtype;
+  if (is_float(dim)) return dim;
+  if (dim == ALLOY_BOOL || is_float(zero)) return promote_pair(dim, zero);
+  return dim;
+}
+
+/* Element off of t converted to dtype ct as Tensor.to(ct) converts it:
+ * integers straight to float32 (or float64), float16/bfloat16 through
+ * float32, integers wrapped. Floats come back in *f, the rest in *i. */
+static void isin_load(const alloy_kernel_tensor *t, int64_t off, alloy_dtype ct, double *f, int64_t *i) {
+  if (!is_float(ct)) {
+    int64_t v = is_float(t->dtype) ? (int64_t)ref_load_f(t->data, t->dtype, off) : ref_load_i(t->data, t->dtype, off);
+    switch (ct) {
+      case ALLOY_BOOL: *i = v != 0; break;
+      case ALLOY_U8: *i = (uint8_t)v; break;
+      case ALLOY_I8: *i = (int8_t)(uint8_t)v; break;
+      case ALLOY_I16: *i = (int16_t)(uint16_t)v; break;
+      case ALLOY_I32: *i = (int32_t)(uint32_t)v; break;
+      default: *i = v; break;
+    }
+    return;
+  }
+  double v;
+  if (is_float(t->dtype)) v = ref_load_f(t->data, t->dtype, off);
+  else {
+    int64_t iv = ref_load_i(t->data, t->dtype, off);
+    v = ct == ALLOY_F64 ? (double)iv : (double)(float)iv;
+  }
+  if (ct != ALLOY_F64) {
+    unsigned char buf[8];
+    ref_store_f(buf, ct, 0, (float)v);
+    v = ref_load_f(buf, ct, 0);
+  }
+  *f = v;
+}
+
+/* One element of isin's sorting path: its value in the common dtype and
+ * its place in cat(elements, test_elements). */
+typedef struct isin_item {
+  double f;
+  int64_t i, pos;
+} isin_item;
+
+/* Ascending, NaN last, ties by position: a stable sort (PyTorch's sort puts
+ * NaN above everything). */
+static int cmp_item_f(const void *a, const void *b) {
+  const isin_item *x = a, *y = b;
+  bool xn = isnan(x->f), yn = isnan(y->f);
+  if (xn != yn) return xn ? 1 : -1;
+  if (!xn && x->f != y->f) return x->f < y->f ? -1 : 1;
+  return (x->pos > y->pos) - (x->pos < y->pos);
+}
+static int cmp_item_i(const void *a, const void *b) {
+  const isin_item *x = a, *y = b;
+  if (x->i != y->i) return x->i < y->i ? -1 : 1;
+  return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* isin(elements, test_elements, assume_unique, invert) as PyTorch's CPU
+ * kernel (aten/src/ATen/native/TensorCompare.cpp) decides: with fewer than
+ * 10 * n^0.145 test elements it compares each element with every test
+ * element in torch.result_type of the two (a zero-dim operand counts
+ * less); otherwise it concatenates both flattened, in torch.promote_types
+ * of the two, and sorts. Without assume_unique both paths answer "equals
+ * some test element" (here: test_elements sorted once, a binary search per
+ * element, O((n + m) log m)); with it the sorting path marks an element
+ * whose stable-sorted successor equals it, which differs from that when
+ * elements repeat. NaN is in nothing; -0.0 equals 0.0. */
 static int k_isin(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *e = ref_tensor(c, "elements"), *t = ref_tensor(c, "test_elements"),
                             *out = &c->outputs[0];
-  bool invert = false;
+  bool invert = false, unique = false;
   ref_bool(c, "invert", &invert);
-  bool fl = is_float(e->dtype) || is_float(t->dtype);
-  int64_t idx[MAXR] = {0}, n = ref_numel(e), m = ref_numel(t), kept = 0;
-  double *tf = fl ? malloc(sizeof *tf * (size_t)(m ? m : 1)) : NULL;
-  int64_t *ti = fl ? NULL : malloc(sizeof *ti * (size_t)(m ? m : 1));
-  if (!tf && !ti) return ref_fail(c, "out of memory");
-  for (int64_t j = 0; j < m; j++) {
-    int64_t toff = ref_linear_offset(t, j);
-    if (!fl) ti[kept++] = val_i(t, toff);
-    else if (!isnan(val_f(t, toff))) tf[kept++] = val_f(t, toff);
+  ref_bool(c, "assume_unique", &unique);
+  int64_t idx[MAXR] = {0}, n = ref_numel(e), m = ref_numel(t);
+  if (n == 0) return 0;
+  bool sorting = m >= (int64_t)(10.0f * pow((double)n, 0.145));
+  alloy_dtype ct = sorting ? promote_pair(e->dtype, t->dtype) : result_type2(e, t);
+  bool fl = is_float(ct);
+  int64_t total = sorting && unique ? n + m : m, kept = 0;
+  isin_item *v = malloc(sizeof *v * (size_t)(total ? total : 1));
+  if (!v) return ref_fail(c, "out of memory");
+  if (sorting && unique) {
+    /* cat(elements, test_elements), stable-sorted; an element is in when
+     * the next one equals it, the last one never (ne for invert, and the
+     * last one then always) */
+    for (int64_t k = 0; k < n; k++, ref_next_index(idx, e->sizes, e->rank)) {
+      isin_load(e, offset_of(e, idx), ct, &v[k].f, &v[k].i);
+      v[k].pos = k;
+    }
+    for (int64_t j = 0; j < m; j++) {
+      isin_load(t, ref_linear_offset(t, j), ct, &v[n + j].f, &v[n + j].i);
+      v[n + j].pos = n + j;
+    }
+    qsort(v, (size_t)total, sizeof *v, fl ? cmp_item_f : cmp_item_i);
+    bool *mask = malloc(sizeof *mask * (size_t)total);
+    if (!mask) return free(v), ref_fail(c, "out of memory");
+    for (int64_t p = 0; p < total; p++) {
+      bool eq = p + 1 < total && (fl ? v[p + 1].f == v[p].f : v[p + 1].i == v[p].i);
+      mask[v[p].pos] = p + 1 < total ? eq != invert : invert;
+    }
+    memset(idx, 0, sizeof idx);
+    for (int64_t k = 0; k < n; k++, ref_next_index(idx, e->sizes, e->rank))
+      ref_store_i(out->data, out->dtype, offset_of(out, idx), mask[k]);
+    free(mask);
+    free(v);
+    return 0;
   }
-  if (fl) qsort(tf, (size_t)kept, sizeof *tf, cmp_f64);
-  else qsort(ti, (size_t)kept, sizeof *ti, cmp_i64);
+  for (int64_t j = 0; j < m; j++) {
+    isin_load(t, ref_linear_offset(t, j), ct, &v[kept].f, &v[kept].i);
+    v[kept].pos = 0; /* ties need no order here */
+    if (!fl || !isnan(v[kept].f)) kept++;
+  }
+  qsort(v, (size_t)kept, sizeof *v, fl ? cmp_item_f : cmp_item_i);
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, e->sizes, e->rank)) {
-    int64_t eoff = offset_of(e, idx);
-    double xf = fl ? val_f(e, eoff) : 0;
-    int64_t xi = fl ? 0 : val_i(e, eoff);
-    bool found = fl ? !isnan(xf) && bsearch(&xf, tf, (size_t)kept, sizeof *tf, cmp_f64)
-                    : bsearch(&xi, ti, (size_t)kept, sizeof *ti, cmp_i64) != NULL;
+    isin_item x = {0, 0, 0};
+    isin_load(e, offset_of(e, idx), ct, &x.f, &x.i);
+    bool found = (!fl || !isnan(x.f)) &&
+                 bsearch(&x, v, (size_t)kept, sizeof *v, fl ? cmp_item_f : cmp_item_i) != NULL;
     ref_store_i(out->data, out->dtype, offset_of(out, idx), found != invert);
   }
-  free(tf);
-  free(ti);
+  free(v);
   return 0;
 }
 

@@ -519,8 +519,10 @@ static int64_t clamp_t_i(const int64_t *x, pw_ctx *p) {
 static double clamp_s_f(const double *x, pw_ctx *p) {
   return clamp(x[0], p->has[0], p->s[0], p->has[1], p->s[1]);
 }
+/* The Scalar bounds convert to the result dtype first (Scalar::to<T>), so
+ * on uint8 a negative bound wraps: clamp(x, min=-1) is 255 everywhere. */
 static int64_t clamp_s_i(const int64_t *x, pw_ctx *p) {
-  return clampi(x[0], p->has[0], p->si[0], p->has[1], p->si[1]);
+  return clampi(x[0], p->has[0], wrap_to(p->out, p->si[0]), p->has[1], wrap_to(p->out, p->si[1]));
 }
 static double clamp_max_t_f(const double *x, pw_ctx *p) { (void)p; return clamp(x[0], false, 0, true, x[1]); }
 static int64_t clamp_max_t_i(const int64_t *x, pw_ctx *p) { (void)p; return clampi(x[0], false, 0, true, x[1]); }

@@ -32,6 +32,7 @@
  * smallest of the most frequent values and the last index of it; cummax/
  * cummin take the last index among equal values (PyTorch compares >=).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ typedef struct red_params {
   int flavor;           /* which member of a family (softmax, ...)  */
   bool round_sum;       /* log_softmax: the sum held in sum_dtype   */
   alloy_dtype sum_dtype;
+  bool single;          /* norm: float32, float16 or bfloat16 input */
 } red_params;
 
 /* Fills the output lanes (their lengths set) from the input lane. */
@@ -464,6 +466,9 @@ static int l_norm(const lane *in, lane *out, const red_params *p) {
       double a = fabs(in->f[j]);
       r += ord == 1.0 ? a : ord == 2.0 ? a * a : pow(a, ord);
     }
+    /* PyTorch sums in float (opmath) for the single-precision dtypes: past
+     * FLT_MAX the sum is inf, and so is the norm (|x| = 3e38 squared) */
+    if (p->single && r > FLT_MAX) r = INFINITY;
     r = ord == 1.0 ? r : ord == 2.0 ? sqrt(r) : pow(r, 1.0 / ord);
   }
   put_f(&out[0], 0, r);
@@ -764,7 +769,8 @@ static int k_logsumexp(const alloy_kernel_call *c) {
 }
 
 static int k_norm(const alloy_kernel_call *c) {
-  red_params p = {.p = 2.0};
+  alloy_dtype t = c->outputs[0].dtype;
+  red_params p = {.p = 2.0, .single = t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16};
   ref_float(c, "p", &p.p);
   return reduce_op(c, "dim", DIMS_LIST, CAST, l_norm, &p);
 }
@@ -839,7 +845,7 @@ static int k_dist(const alloy_kernel_call *c) {
   while (ref_iter_next(&it))
     diff[it.offset[0]] = round_to(rt, ref_load_f(ins[0]->data, ins[0]->dtype, it.offset[1]) -
                                          ref_load_f(ins[1]->data, ins[1]->dtype, it.offset[2]));
-  red_params p = {.p = 2.0};
+  red_params p = {.p = 2.0, .single = rt == ALLOY_F32 || rt == ALLOY_F16 || rt == ALLOY_BF16};
   ref_float(c, "p", &p.p);
   bool mask[MAX_DIMS];
   for (int d = 0; d < MAX_DIMS; d++) mask[d] = true;
