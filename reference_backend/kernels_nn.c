@@ -108,8 +108,11 @@ typedef enum { NUM_F32, NUM_F64, NUM_U64, NUM_KINDS } num_kind;
  * stored as int64: the same bits). */
 static const alloy_dtype kind_dtype[NUM_KINDS] = {ALLOY_F32, ALLOY_F64, ALLOY_I64};
 
+/* float16 and bfloat16 multiply and accumulate in float32, as PyTorch's
+ * CPU GEMM does: a product of two bfloat16 values can overflow there
+ * (-2.97 * 3e38 is -inf, and meets +inf as NaN) where double would not. */
 static num_kind kind_of(alloy_dtype t) {
-  return t == ALLOY_F32 ? NUM_F32 : is_float(t) ? NUM_F64 : NUM_U64;
+  return t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16 ? NUM_F32 : is_float(t) ? NUM_F64 : NUM_U64;
 }
 
 /* C += A B; A is m x k, B k x n, C m x n, each through its own strides (in
