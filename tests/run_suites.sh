@@ -61,6 +61,12 @@ with_models=""
 [ -d "$golden/models" ] && with_models="--golden $golden"
 run_suite "conformance suite, reference backend" "$build/bin/alloy" conform --backend ref -j2 \
   --only samples,graphs $with_models
+# Every rule checked on the samples too: each sample's op decomposed first.
+for level in core prims; do
+  run_suite "generated samples, reference backend, decomposed to $level" "$build/bin/alloy" \
+    conform --backend ref -j2 --only samples --decompose $level \
+    --known-failures conformance/ref_decomposed_known_failures.txt
+done
 run_suite "generated samples, meta backend (shape inference against ref)" "$build/bin/alloy" \
   conform --backend meta -j2 --only samples
 run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
