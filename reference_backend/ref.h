@@ -18,8 +18,8 @@ int ref_kernels_join(alloy_kernel *out, int cap);
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
     ref_kernels_reduce_2[], ref_kernels_shape[], ref_kernels_shape_2[],
     ref_kernels_index[], ref_kernels_nn[], ref_kernels_nn_2[],
-    ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_misc[],
-    ref_kernels_ldl[];
+    ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_linalg[],
+    ref_kernels_misc[], ref_kernels_ldl[];
 /* Python's scalar operators on SymInts (reference_backend/kernels_operator.c). */
 extern const alloy_kernel ref_kernels_operator[];
 
@@ -99,7 +99,7 @@ const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *n
                                        ref_scalar_tensor *scratch);
 
 /* ---- batches of matrices (the linear algebra kernels) -------------------
- * Defined in reference_backend/kernels_factory.c. A kernel copies each
+ * Defined in reference_backend/kernels_linalg.c. A kernel copies each
  * matrix of a batch into a row-major double array, computes there, and
  * stores the result back rounded once. */
 
