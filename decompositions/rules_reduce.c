@@ -110,8 +110,8 @@ static void nan_to_num(decomp *d) {
     d_out(d, 0, D(d, "aten.clone.default", V(x)));
     return;
   }
-  double big = t == ALLOY_F16 ? 65504.0 : t == ALLOY_BF16 ? 3.38953138925153547590470800371487866880e38
-               : t == ALLOY_F32 ? 3.40282346638528859811704183484516925440e38 : 1.7976931348623157e308;
+  double low, big;
+  alloy_dtype_limits(t, &low, &big);
   double nan = d_is_none(d, 1) ? 0.0 : d_float(d, 1);
   double posinf = d_is_none(d, 2) ? big : d_float(d, 2);
   double neginf = d_is_none(d, 3) ? -big : d_float(d, 3);

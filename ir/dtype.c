@@ -60,6 +60,29 @@ bool alloy_dtype_is_complex(alloy_dtype t) {
   return valid(t) && dtype_table[t].kind == 'c';
 }
 
+bool alloy_dtype_limits(alloy_dtype t, double *lowest, double *highest) {
+  static const struct {
+    alloy_dtype t;
+    double lo, hi;
+  } limits[] = {
+      {ALLOY_U8, 0, 255},
+      {ALLOY_I8, -128, 127},
+      {ALLOY_I16, -32768, 32767},
+      {ALLOY_I32, -2147483648.0, 2147483647.0},
+      {ALLOY_I64, -9223372036854775808.0, 9223372036854775807.0},
+      {ALLOY_F16, -65504, 65504},
+      {ALLOY_BF16, -3.3895313892515355e38, 3.3895313892515355e38},
+      {ALLOY_F32, -3.4028234663852886e38, 3.4028234663852886e38},
+      {ALLOY_F64, -1.7976931348623157e308, 1.7976931348623157e308},
+  };
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+    if (limits[i].t == t) {
+      *lowest = limits[i].lo, *highest = limits[i].hi;
+      return true;
+    }
+  return false;
+}
+
 static bool name_is(const char *name, size_t len, const char *candidate) {
   return strlen(candidate) == len && memcmp(name, candidate, len) == 0;
 }

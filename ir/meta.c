@@ -3,6 +3,7 @@
  * and alloy_meta_run, which calls an op's shape function and checks that it
  * produced every output its schema promises.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,26 @@ alloy_error *meta_sym_check(alloy_meta *m) {
 
 const char *meta_arg_name(const alloy_meta *m, int i) {
   return m->op->schema->args[i].name;
+}
+
+alloy_error *meta_check_scalar_fits(alloy_meta *m, int i, alloy_dtype t) {
+  const alloy_arg *a = &m->args[i];
+  double lo, hi;
+  if (!alloy_dtype_limits(t, &lo, &hi)) return NULL;
+  bool bad;
+  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) {
+    int64_t v = a->u.i.value;
+    bad = t == ALLOY_U8 ? v > 255 || v < -255 : (double)v < lo || (double)v > hi;
+  } else if (a->kind == ALLOY_ARG_FLOAT) {
+    double v = a->u.f;
+    bad = alloy_dtype_is_float(t) ? !isinf(v) && (v < lo || v > hi) : !(v >= lo && v <= hi);
+  } else {
+    return NULL;
+  }
+  if (bad)
+    return meta_error(m, "value cannot be converted to type %s without overflow (argument '%s')",
+                      alloy_dtype_name(t), meta_arg_name(m, i));
+  return NULL;
 }
 
 bool meta_is_none(const alloy_meta *m, int i) {

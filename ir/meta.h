@@ -53,6 +53,14 @@ alloy_error *meta_sym_check(alloy_meta *m);
 /* --- arguments (i = schema position) -------------------------------------*/
 const char *meta_arg_name(const alloy_meta *m, int i);
 bool meta_is_none(const alloy_meta *m, int i);
+/* NULL when number argument i converts to dtype t as PyTorch's
+ * Scalar::to<T> does (c10::checked_convert), else its overflow error naming
+ * the argument: a float must be finite within t's range, or infinite for a
+ * floating t (NaN passes); an integer t refuses a fraction outside it, NaN
+ * and infinities; an int must lie in t's range, where uint8 takes
+ * -255..255 (a negative one wraps). Tensors, symbols and bool/complex t
+ * always pass. */
+alloy_error *meta_check_scalar_fits(alloy_meta *m, int i, alloy_dtype t);
 /* The tensor argument i, or NULL when it is None. A Python number given
  * for a Tensor argument (a wrapped number) reads as a zero-dim int64,
  * float64 or bool tensor; use meta_promo_operand for its promotion. */

@@ -244,43 +244,6 @@ static alloy_error *meta_arange(alloy_meta *m) {
   return meta_out_tensor(m, 0, dtype, &len, 1);
 }
 
-/* A number bound of a range as Scalar::to<T> converts it to dtype t; NULL
- * when it fits, else PyTorch's overflow error naming the argument (a
- * finite float outside t's range, a non-finite one or a fraction outside
- * an integer type's, an int outside it where uint8 takes -255..255, as
- * c10::checked_convert; the same rule as clamp's bounds in
- * ir/meta_pointwise.c). */
-static alloy_error *check_bound(alloy_meta *m, int i, alloy_dtype t) {
-  const alloy_arg *a = &m->args[i];
-  if (t == ALLOY_BOOL || alloy_dtype_is_complex(t)) return NULL;
-  double lo, hi;
-  switch (t) {
-    case ALLOY_U8: lo = 0, hi = 255; break;
-    case ALLOY_I8: lo = -128, hi = 127; break;
-    case ALLOY_I16: lo = -32768, hi = 32767; break;
-    case ALLOY_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case ALLOY_I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
-    case ALLOY_F16: lo = -65504, hi = 65504; break;
-    case ALLOY_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
-    case ALLOY_F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
-    default: return NULL;
-  }
-  bool bad;
-  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) {
-    int64_t v = a->u.i.value;
-    bad = t == ALLOY_U8 ? v > 255 || v < -255 : (double)v < lo || (double)v > hi;
-  } else if (a->kind == ALLOY_ARG_FLOAT) {
-    double v = a->u.f;
-    bad = alloy_dtype_is_float(t) ? !isinf(v) && (v < lo || v > hi) : !(v >= lo && v <= hi);
-  } else {
-    return NULL;
-  }
-  if (bad)
-    return meta_error(m, "value cannot be converted to type %s without overflow (argument '%s')",
-                      alloy_dtype_name(t), meta_arg_name(m, i));
-  return NULL;
-}
-
 /* linspace and logspace, every overload: `steps` points. Tensor bounds must
  * be zero-dim; number bounds must fit the dtype (one point reads start
  * only, and logspace's is base ** start). */
@@ -308,7 +271,7 @@ static alloy_error *meta_linspace(alloy_meta *m) {
   bool many = alloy_dim_lt(m->st, alloy_dim_const(1), steps) == ALLOY_TRUE;
   bool one = alloy_dim_is_const(steps) && steps.value == 1;
   for (int i = 0; i < 2; i++) {
-    alloy_error *e = (i == 0 ? many || (one && !log) : many) ? check_bound(m, i, t) : NULL;
+    alloy_error *e = (i == 0 ? many || (one && !log) : many) ? meta_check_scalar_fits(m, i, t) : NULL;
     if (e) return e;
   }
   return meta_out_tensor(m, 0, t, &steps, 1);

@@ -111,40 +111,6 @@ static alloy_error *gather(alloy_meta *m, pw_operands *o) {
   return NULL;
 }
 
-/* A Scalar bound of clamp meets the kernel as Scalar::to<T> of the result
- * dtype T, which refuses a value outside T's range (c10::overflows): a
- * negative int on an unsigned type only wraps (uint8 takes -255..255), a
- * float must be finite within T's finite range or infinite, NaN passes. */
-static alloy_error *check_bound(alloy_meta *m, int i, alloy_dtype t) {
-  const alloy_arg *a = &m->args[i];
-  if (t == ALLOY_BOOL || alloy_dtype_is_complex(t)) return NULL;
-  double lo, hi;
-  switch (t) {
-    case ALLOY_U8: lo = 0, hi = 255; break;
-    case ALLOY_I8: lo = -128, hi = 127; break;
-    case ALLOY_I16: lo = -32768, hi = 32767; break;
-    case ALLOY_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case ALLOY_F16: lo = -65504, hi = 65504; break;
-    case ALLOY_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
-    case ALLOY_F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
-    default: return NULL; /* int64, float64: every int64 and double fits */
-  }
-  bool bad;
-  if (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i)) {
-    int64_t v = a->u.i.value;
-    bad = t == ALLOY_U8 ? v > 255 || v < -255 : (double)v < lo || (double)v > hi;
-  } else if (a->kind == ALLOY_ARG_FLOAT) {
-    double v = a->u.f;
-    bad = !isinf(v) && (v < lo || v > hi); /* NaN compares false */
-  } else {
-    return NULL;
-  }
-  if (bad)
-    return meta_error(m, "value cannot be converted to type %s without overflow (argument '%s')",
-                      alloy_dtype_name(t), meta_arg_name(m, i));
-  return NULL;
-}
-
 static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
                                    alloy_dtype result) {
   int flags = m->param;
@@ -213,7 +179,7 @@ static alloy_error *check_operands(alloy_meta *m, const pw_operands *o,
                     m->args[hi].kind == ALLOY_ARG_FLOAT && (isnan(m->args[lo].u.f) || isnan(m->args[hi].u.f));
     for (int k = 0; k < 2 && !nan_fill; k++) {
       int i = k ? hi : lo;
-      alloy_error *e = i >= 0 ? check_bound(m, i, result) : NULL;
+      alloy_error *e = i >= 0 ? meta_check_scalar_fits(m, i, result) : NULL;
       if (e) return e;
     }
   }

@@ -84,17 +84,7 @@ static double rnd(alloy_dtype t, double v) {
 static bool scalar_to(number n, alloy_dtype t, double *v) {
   if (t == ALLOY_BOOL) return *v = n.is_float ? n.f != 0 : n.i != 0, true;
   double lo, hi;
-  switch (t) {
-    case ALLOY_U8: lo = 0, hi = 255; break;
-    case ALLOY_I8: lo = -128, hi = 127; break;
-    case ALLOY_I16: lo = -32768, hi = 32767; break;
-    case ALLOY_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case ALLOY_I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
-    case ALLOY_F16: lo = -65504, hi = 65504; break;
-    case ALLOY_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
-    case ALLOY_F32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
-    default: lo = -INFINITY, hi = INFINITY; break;
-  }
+  if (!alloy_dtype_limits(t, &lo, &hi)) lo = -INFINITY, hi = INFINITY;
   if (is_float(t)) {
     double x = n.is_float ? n.f : (double)n.i;
     if (!isnan(x) && !isinf(x) && (x < lo || x > hi)) return false;

@@ -731,8 +731,8 @@ static double nan_to_num_f(const double *x, pw_ctx *p) {
   double a = x[0];
   if (isnan(a)) return p->has[0] ? p->s[0] : 0;
   if (!isinf(a)) return a;
-  double big = p->out == ALLOY_F16 ? 65504.0 : p->out == ALLOY_BF16 ? 3.3895313892515355e38
-             : p->out == ALLOY_F32 ? FLT_MAX : DBL_MAX;
+  double low, big = DBL_MAX;
+  alloy_dtype_limits(p->out, &low, &big);
   if (a > 0) return p->has[1] ? p->s[1] : big;
   return p->has[2] ? p->s[2] : -big;
 }

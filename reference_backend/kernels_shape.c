@@ -373,13 +373,6 @@ static int extreme_value(const alloy_kernel_call *c, bool max) {
   } ints[] = {{ALLOY_BOOL, 0, 1},          {ALLOY_U8, 0, 255},
               {ALLOY_I8, INT8_MIN, INT8_MAX}, {ALLOY_I16, INT16_MIN, INT16_MAX},
               {ALLOY_I32, INT32_MIN, INT32_MAX}, {ALLOY_I64, INT64_MIN, INT64_MAX}};
-  static const struct {
-    alloy_dtype t;
-    double max;
-  } floats[] = {{ALLOY_F16, 65504.0},
-                {ALLOY_BF16, 3.3895313892515355e38},
-                {ALLOY_F32, 3.4028234663852886e38},
-                {ALLOY_F64, 1.7976931348623157e308}};
   const alloy_kernel_tensor *out = &c->outputs[0];
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
     if (ints[k].t == t) {
@@ -387,12 +380,12 @@ static int extreme_value(const alloy_kernel_call *c, bool max) {
       store_fill(out, 0, &v);
       return 0;
     }
-  for (size_t k = 0; k < sizeof floats / sizeof floats[0]; k++)
-    if (floats[k].t == t) {
-      fill v = {max ? floats[k].max : -floats[k].max, 0, false};
-      store_fill(out, 0, &v);
-      return 0;
-    }
+  double lo, hi;
+  if (alloy_dtype_is_float(t) && alloy_dtype_limits(t, &lo, &hi)) {
+    fill v = {max ? hi : lo, 0, false};
+    store_fill(out, 0, &v);
+    return 0;
+  }
   return ref_shape_fail(c, "no extreme values for this dtype");
 }
 

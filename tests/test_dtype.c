@@ -2,6 +2,7 @@
  * tests/test_dtype.c: dtype names and the exact float16 / bfloat16
  * conversions (round to nearest even; NaN, Inf, -0.0, subnormals).
  */
+#include <float.h>
 #include <math.h>
 
 #include "alloy/dtype.h"
@@ -80,4 +81,22 @@ TEST(bf16_known_values) {
       return;
     }
   }
+}
+
+/* The limits are the formats' own: the largest finite half and bfloat16
+ * round-trip through their conversions, and one ulp more overflows. */
+TEST(dtype_limits) {
+  double lo = 0, hi = 0;
+  CHECK(alloy_dtype_limits(ALLOY_U8, &lo, &hi) && lo == 0 && hi == 255);
+  CHECK(alloy_dtype_limits(ALLOY_I32, &lo, &hi) && lo == -2147483648.0 && hi == 2147483647.0);
+  CHECK(alloy_dtype_limits(ALLOY_F16, &lo, &hi) && lo == -hi);
+  CHECK(alloy_f32_from_f16(alloy_f16_from_f32((float)hi)) == (float)hi);
+  CHECK(isinf(alloy_f32_from_f16(alloy_f16_from_f32((float)hi * 1.001f))));
+  CHECK(alloy_dtype_limits(ALLOY_BF16, &lo, &hi));
+  CHECK(alloy_f32_from_bf16(alloy_bf16_from_f32((float)hi)) == (float)hi);
+  CHECK(alloy_dtype_limits(ALLOY_F32, &lo, &hi) && hi == FLT_MAX);
+  CHECK(alloy_dtype_limits(ALLOY_F64, &lo, &hi) && hi == DBL_MAX && lo == -DBL_MAX);
+  lo = hi = 7;
+  CHECK(!alloy_dtype_limits(ALLOY_BOOL, &lo, &hi) && lo == 7 && hi == 7);
+  CHECK(!alloy_dtype_limits(ALLOY_C64, &lo, &hi));
 }

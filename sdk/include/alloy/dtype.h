@@ -44,6 +44,10 @@ size_t alloy_dtype_size(alloy_dtype t);
 bool alloy_dtype_is_float(alloy_dtype t);   /* f16 bf16 f32 f64 */
 bool alloy_dtype_is_integer(alloy_dtype t); /* u8 i8 i16 i32 i64, not bool */
 bool alloy_dtype_is_complex(alloy_dtype t);
+/* The lowest and highest finite values of a real dtype, as doubles (int64's
+ * are -2^63 and 2^63, the nearest doubles; float64's +-DBL_MAX). False, the
+ * outputs untouched, for bool, complex and unknown dtypes. Thread-safe. */
+bool alloy_dtype_limits(alloy_dtype t, double *lowest, double *highest);
 
 /* IEEE binary16 and bfloat16 conversions. Narrowing rounds to nearest, ties
  * to even; NaN stays NaN (quiet, sign kept), infinities and -0.0 are kept,
