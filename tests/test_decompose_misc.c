@@ -26,63 +26,17 @@ static const alloy_decompose_level levels[NLEVELS] = {
  * a recorded failure). */
 typedef alloy_value *(*build_fn)(tr_case *c, const void *ctx);
 
-/* The largest number of elements of any value of g. */
-static int64_t largest_value(const alloy_graph *g) {
-  int64_t most = 0;
-  for (int i = 0; i < alloy_graph_num_nodes(g); i++) {
-    const alloy_node *n = alloy_graph_node(g, i);
-    for (int k = 0; k < alloy_node_num_outputs(n); k++) {
-      const alloy_value *v = alloy_node_output(n, k);
-      if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
-      int64_t numel = 1;
-      for (int d = 0; d < alloy_value_rank(v); d++) numel *= alloy_value_shape(v)[d].value;
-      if (numel > most) most = numel;
-    }
-  }
-  return most;
-}
-
 /* Opens c, builds the graph and runs it decomposed to level; the output in
- * c->out[0]. With a limit, a compiled graph holding a value of more
- * elements is a failure and does not run. The caller closes c either way. */
+ * c->out[0]. limit as tr_run_level's. The caller closes c either way. */
 static bool run_limited(tr_case *c, build_fn build, const void *ctx, alloy_decompose_level level,
                         int64_t limit) {
   if (!tr_open(c)) return false;
   alloy_value *y = build(c, ctx);
-  if (!y) return false;
-  alloy_error *e = alloy_graph_set_outputs(c->g, &y, 1);
-  alloy_program_options o = {.struct_size = sizeof o, .decompose = level};
-  if (!e) e = alloy_program_compile_ex(c->rt, c->backend, c->g, &o, &c->prog);
-  if (!e && limit > 0 && largest_value(alloy_program_graph(c->prog)) > limit) {
-    harness_fail(__FILE__, __LINE__, "level %d: a value of %lld elements, over %lld", (int)level,
-                 (long long)largest_value(alloy_program_graph(c->prog)), (long long)limit);
-    return false;
-  }
-  c->out[0].struct_size = sizeof c->out[0];
-  if (!e) e = alloy_program_run(c->prog, c->in, c->nin, c->out, 1);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "level %d: %s", (int)level, alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
+  return y && tr_run_level(c, &y, 1, level, limit);
 }
 
 static bool run_at(tr_case *c, build_fn build, const void *ctx, alloy_decompose_level level) {
   return run_limited(c, build, ctx, level, 0);
-}
-
-/* Element k of an output as a double. */
-static double out_f(const alloy_host_tensor *h, int64_t k) {
-  switch (h->dtype) {
-    case ALLOY_F64: return ((const double *)h->data)[k];
-    case ALLOY_F32: return ((const float *)h->data)[k];
-    case ALLOY_F16: return alloy_f32_from_f16(((const uint16_t *)h->data)[k]);
-    case ALLOY_BF16: return alloy_f32_from_bf16(((const uint16_t *)h->data)[k]);
-    case ALLOY_U8:
-    case ALLOY_BOOL: return ((const uint8_t *)h->data)[k];
-    default: return NAN;
-  }
 }
 
 /* a and b agree: NaN with NaN, infinities exactly, else within rtol. */
@@ -364,7 +318,7 @@ TEST(batch_norm_float16_uses_the_saved_statistics) {
     for (int l = 0; l < NLEVELS; l++) {
       tr_case c;
       if (run_at(&c, build_bn, &k, levels[l]))
-        for (int i = 0; i < 60; i++) got[l][i] = out_f(&c.out[0], i);
+        for (int i = 0; i < 60; i++) got[l][i] = tr_out_f(&c.out[0], i);
       tr_close(&c);
     }
     int bad = 0;
@@ -392,7 +346,7 @@ TEST(layer_norm_float32_deviations_from_a_large_mean) {
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
     if (run_at(&c, build_ln, v, levels[l]))
-      for (int i = 0; i < 5; i++) got[l][i] = out_f(&c.out[0], i);
+      for (int i = 0; i < 5; i++) got[l][i] = tr_out_f(&c.out[0], i);
     tr_close(&c);
   }
   CHECK(fabs(got[WHOLE][0] + 7.0307626e36) < 1e31);
@@ -413,7 +367,7 @@ TEST(norm_float32_overflows_past_flt_max) {
   static const float x[3] = {3.0e38f, 1, -2};
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_norm, x, levels[l])) CHECK(isinf(out_f(&c.out[0], 0)));
+    if (run_at(&c, build_norm, x, levels[l])) CHECK(isinf(tr_out_f(&c.out[0], 0)));
     tr_close(&c);
   }
 }
@@ -435,8 +389,8 @@ TEST(linspace_middle_point_and_overflowing_endpoints) {
     tr_case c;
     if (run_at(&c, build_linspace, &inf, levels[l])) {
       CHECK_INT(c.out[0].dtype, ALLOY_F32);
-      CHECK(isnan(out_f(&c.out[0], 0)) && isnan(out_f(&c.out[0], 1)) && isnan(out_f(&c.out[0], 4)));
-      CHECK(out_f(&c.out[0], 2) == INFINITY && out_f(&c.out[0], 3) == INFINITY);
+      CHECK(isnan(tr_out_f(&c.out[0], 0)) && isnan(tr_out_f(&c.out[0], 1)) && isnan(tr_out_f(&c.out[0], 4)));
+      CHECK(tr_out_f(&c.out[0], 2) == INFINITY && tr_out_f(&c.out[0], 3) == INFINITY);
     }
     tr_close(&c);
   }
@@ -471,7 +425,7 @@ TEST(floor_divide_by_a_denormal_overflows_to_inf) {
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
     if (run_at(&c, build_floordiv, v, levels[l]))
-      for (int i = 0; i < 3; i++) CHECK(out_f(&c.out[0], i) == want[i]);
+      for (int i = 0; i < 3; i++) CHECK(tr_out_f(&c.out[0], i) == want[i]);
     tr_close(&c);
   }
 }

@@ -34,31 +34,8 @@ static bool run_at(tr_case *c, build_fn build, const void *ctx, alloy_decompose_
   if (!n) return false;
   alloy_value *outs[TR_MAX_OUT];
   int nout = alloy_node_num_outputs(n);
-  for (int k = 0; k < nout; k++) {
-    outs[k] = alloy_node_output(n, k);
-    c->out[k].struct_size = sizeof c->out[k];
-  }
-  alloy_error *e = alloy_graph_set_outputs(c->g, outs, nout);
-  alloy_program_options o = {.struct_size = sizeof o, .decompose = level};
-  if (!e) e = alloy_program_compile_ex(c->rt, c->backend, c->g, &o, &c->prog);
-  if (!e) e = alloy_program_run(c->prog, c->in, c->nin, c->out, nout);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "level %d: %s", (int)level, alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  return true;
-}
-
-/* Element k of an output as a double. */
-static double out_f(const alloy_host_tensor *h, int64_t k) {
-  switch (h->dtype) {
-    case ALLOY_F64: return ((const double *)h->data)[k];
-    case ALLOY_F32: return ((const float *)h->data)[k];
-    case ALLOY_F16: return alloy_f32_from_f16(((const uint16_t *)h->data)[k]);
-    case ALLOY_I64: return (double)((const int64_t *)h->data)[k];
-    default: return NAN;
-  }
+  for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(n, k);
+  return tr_run_level(c, outs, nout, level, 0);
 }
 
 /* Exactly the value PyTorch gives (NaN for NaN). */
@@ -94,15 +71,15 @@ TEST(adaptive_max_pool_takes_the_last_nan) {
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
     if (run_at(&c, build_amp, x, levels[l])) {
-      CHECK(isnan(out_f(&c.out[0], 0)) && isnan(out_f(&c.out[0], 1)));
-      CHECK_SAME(out_f(&c.out[1], 0), 1, l);
-      CHECK_SAME(out_f(&c.out[1], 1), 6, l);
+      CHECK(isnan(tr_out_f(&c.out[0], 0)) && isnan(tr_out_f(&c.out[0], 1)));
+      CHECK_SAME(tr_out_f(&c.out[1], 0), 1, l);
+      CHECK_SAME(tr_out_f(&c.out[1], 1), 6, l);
     }
     tr_close(&c);
     if (run_at(&c, build_amp, ninf, levels[l])) {
-      CHECK_SAME(out_f(&c.out[0], 0), -INFINITY, l);
-      CHECK_SAME(out_f(&c.out[1], 0), 0, l);
-      CHECK_SAME(out_f(&c.out[1], 1), 2, l);
+      CHECK_SAME(tr_out_f(&c.out[0], 0), -INFINITY, l);
+      CHECK_SAME(tr_out_f(&c.out[1], 0), 0, l);
+      CHECK_SAME(tr_out_f(&c.out[1], 1), 2, l);
     }
     tr_close(&c);
   }
@@ -130,10 +107,10 @@ TEST(multi_margin_loss_skips_nan_terms) {
     for (int l = 0; l < NLEVELS; l++) {
       tr_case c;
       if (run_at(&c, build_mml, &p[k], levels[l])) {
-        double got = out_f(&c.out[0], 0);
+        double got = tr_out_f(&c.out[0], 0);
         if (!(fabs(got - want[k]) <= 1.3e-6 * want[k]))
           harness_fail(__FILE__, __LINE__, "level %d: got %.9g, want %.9g", l, got, want[k]);
-        CHECK_SAME(out_f(&c.out[0], 1), INFINITY, l);
+        CHECK_SAME(tr_out_f(&c.out[0], 1), INFINITY, l);
       }
       tr_close(&c);
     }
@@ -167,8 +144,8 @@ TEST(nll_loss_unbatched_total_weight) {
     for (int l = 0; l < NLEVELS; l++) {
       tr_case c;
       if (run_at(&c, build_nll1d, &cases[k], levels[l])) {
-        CHECK_SAME(out_f(&c.out[0], 0), want[k][0], l);
-        CHECK_SAME(out_f(&c.out[1], 0), want[k][1], l);
+        CHECK_SAME(tr_out_f(&c.out[0], 0), want[k][0], l);
+        CHECK_SAME(tr_out_f(&c.out[1], 0), want[k][1], l);
       }
       tr_close(&c);
     }
@@ -201,8 +178,8 @@ TEST(nll_loss2d_float16_sums_as_the_kernel) {
       tr_case c;
       if (run_at(&c, build_nll2d, &reduction[k], levels[l])) {
         CHECK_INT(c.out[0].dtype, ALLOY_F16);
-        CHECK_SAME(out_f(&c.out[0], 0), want[k], l);
-        CHECK_SAME(out_f(&c.out[1], 0), 40, l);
+        CHECK_SAME(tr_out_f(&c.out[0], 0), want[k], l);
+        CHECK_SAME(tr_out_f(&c.out[1], 0), 40, l);
       }
       tr_close(&c);
     }
@@ -231,7 +208,7 @@ TEST(upsample_bicubic_weights_as_the_kernel) {
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
     if (run_at(&c, build_bicubic, NULL, levels[l]))
-      for (int k = 0; k < 11; k++) CHECK_SAME(out_f(&c.out[0], k), want[k], l);
+      for (int k = 0; k < 11; k++) CHECK_SAME(tr_out_f(&c.out[0], k), want[k], l);
     tr_close(&c);
   }
 }
@@ -254,7 +231,7 @@ TEST(upsample_aa_leaves_an_unchanged_dim_alone) {
   for (int l = 0; l < NLEVELS; l++) {
     tr_case c;
     if (run_at(&c, build_aa, NULL, levels[l]))
-      for (int k = 0; k < 6; k++) CHECK_SAME(out_f(&c.out[0], k), want[k], l);
+      for (int k = 0; k < 6; k++) CHECK_SAME(tr_out_f(&c.out[0], k), want[k], l);
     tr_close(&c);
   }
 }

@@ -3,6 +3,7 @@
  */
 #include "testref.h"
 
+#include <math.h>
 #include <string.h>
 
 bool tr_open(tr_case *t) {
@@ -63,17 +64,58 @@ alloy_node *tr_node(tr_case *t, const char *op, const alloy_arg *args, int n,
   return node;
 }
 
-bool tr_run_values(tr_case *t, alloy_value *const *outs, int nout) {
+/* The largest number of elements of any tensor of g. */
+static int64_t largest_value(const alloy_graph *g) {
+  int64_t most = 0;
+  for (int i = 0; i < alloy_graph_num_nodes(g); i++) {
+    const alloy_node *n = alloy_graph_node(g, i);
+    for (int k = 0; k < alloy_node_num_outputs(n); k++) {
+      const alloy_value *v = alloy_node_output(n, k);
+      if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
+      int64_t numel = 1;
+      for (int d = 0; d < alloy_value_rank(v); d++) numel *= alloy_value_shape(v)[d].value;
+      if (numel > most) most = numel;
+    }
+  }
+  return most;
+}
+
+bool tr_run_level(tr_case *t, alloy_value *const *outs, int nout, alloy_decompose_level level,
+                  int64_t limit) {
   alloy_error *e = alloy_graph_set_outputs(t->g, outs, nout);
-  if (!e) e = alloy_program_compile(t->rt, t->backend, t->g, &t->prog);
+  alloy_program_options o = {.struct_size = sizeof o, .decompose = level};
+  if (!e) e = alloy_program_compile_ex(t->rt, t->backend, t->g, &o, &t->prog);
+  if (!e && limit > 0 && largest_value(alloy_program_graph(t->prog)) > limit) {
+    harness_fail(__FILE__, __LINE__, "level %d: a value of %lld elements, over %lld", (int)level,
+                 (long long)largest_value(alloy_program_graph(t->prog)), (long long)limit);
+    return false;
+  }
   for (int k = 0; k < TR_MAX_OUT; k++) t->out[k].struct_size = sizeof t->out[k];
   if (!e) e = alloy_program_run(t->prog, t->in, t->nin, t->out, nout);
   if (e) {
-    harness_fail(__FILE__, __LINE__, "run: %s", alloy_error_message(e));
+    harness_fail(__FILE__, __LINE__, "run (decompose level %d): %s", (int)level,
+                 alloy_error_message(e));
     alloy_error_free(e);
     return false;
   }
   return true;
+}
+
+bool tr_run_values(tr_case *t, alloy_value *const *outs, int nout) {
+  return tr_run_level(t, outs, nout, ALLOY_DECOMPOSE_AUTO, 0);
+}
+
+double tr_out_f(const alloy_host_tensor *h, int64_t k) {
+  switch (h->dtype) {
+    case ALLOY_F64: return ((const double *)h->data)[k];
+    case ALLOY_F32: return ((const float *)h->data)[k];
+    case ALLOY_F16: return alloy_f32_from_f16(((const uint16_t *)h->data)[k]);
+    case ALLOY_BF16: return alloy_f32_from_bf16(((const uint16_t *)h->data)[k]);
+    case ALLOY_I64: return (double)((const int64_t *)h->data)[k];
+    case ALLOY_U8:
+    case ALLOY_BOOL: return ((const uint8_t *)h->data)[k];
+    default: return NAN;
+  }
 }
 
 /* Adds op(args; kwargs) as node "out" with all its outputs and compiles;

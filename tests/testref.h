@@ -44,6 +44,11 @@ alloy_node *tr_node(tr_case *t, const char *op, const alloy_arg *args, int n,
                     const char *const *kwn, const alloy_arg *kw, int nkw);
 /* Runs the graph with the given outputs, left in t->out. */
 bool tr_run_values(tr_case *t, alloy_value *const *outs, int nout);
+/* The same with the ops decomposed to level first (ALLOY_DECOMPOSE_AUTO:
+ * as the backend claims). With limit > 0, a compiled graph holding a
+ * tensor of more elements is a recorded failure and does not run. */
+bool tr_run_level(tr_case *t, alloy_value *const *outs, int nout, alloy_decompose_level level,
+                  int64_t limit);
 /* Adds op(args; kwargs) with all its outputs and runs it; returns the
  * error (NULL on success, the outputs then in t->out). */
 alloy_error *tr_try(tr_case *t, const char *op, const alloy_arg *args, int n,
@@ -61,6 +66,8 @@ bool tr_run_fails(tr_case *t, const char *op, const alloy_arg *args, int n,
 /* An int list argument of v[0..n), stored in items. */
 alloy_arg tr_ints(alloy_arg *items, int n, const int64_t *v);
 int64_t tr_numel(const alloy_host_tensor *h);
+/* Element k of a float, uint8, bool or int64 output as a double. */
+double tr_out_f(const alloy_host_tensor *h, int64_t k);
 /* h has this rank and these sizes (a mismatch is recorded). */
 bool tr_shape_is(const alloy_host_tensor *h, int rank, const int64_t *want);
 /* h's first n int64 elements equal want. */
