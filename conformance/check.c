@@ -215,7 +215,7 @@ void conform_repro_write(const conform_options *o, const conform_test *t, const 
   fprintf(f, "# alloy conform repro: %s %s #%ld [%s] %s\n", t->source->name, t->op, t->index,
           t->dtype, t->variant);
   fprintf(f, "# op: %s\n", t->op);
-  fprintf(f, "# failed: ");
+  fprintf(f, "# %s", why[0] ? "failed: " : "passed");
   for (const char *p = why; *p; p++) fputc(*p == '\n' ? ' ' : *p, f);
   fprintf(f, "\n# rerun: alloy conform --backend %s --replay %s\n", o->backend, file);
   fputs(text, f);

@@ -911,6 +911,9 @@ static conform_verdict samples_check(const conform_source *src, const conform_te
         conform_repro_write(o, t, g, in, nin, want, nout, why, path, sizeof path);
         size_t len = strlen(why);
         if (path[0] && len < cap) snprintf(why + len, cap - len, " [repro: %.900s]", path);
+      } else if (o->repro_all) {
+        char path[4096];
+        conform_repro_write(o, t, g, in, nin, want, nout, "", path, sizeof path);
       }
     }
     if (timed && v == CONFORM_PASS) {

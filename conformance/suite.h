@@ -49,6 +49,8 @@ typedef struct conform_options {
                                * (comma-separated), or NULL for all that apply */
   const char *replay;         /* --replay FILE.air: run that one repro       */
   const char *repro_dir;      /* --repro-dir: a repro per failure, or NULL   */
+  bool repro_all;             /* --repro-all: a repro per sample that runs,
+                               * passed too (ref's outputs for another oracle) */
   const char *json;           /* --json FILE: one JSON object per test       */
   const char *junit;          /* --junit FILE: JUnit XML                     */
   const char *summary;        /* --summary FILE: the whole op x dtype table  */

@@ -68,6 +68,12 @@ printf '%s  # wrong on purpose\n' "$(printf '%s\n' "$first" | cut -d' ' -f1-3)" 
 check "a sample listed in --known-failures is expected to fail" sh -c \
   "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken $rerun \
      --known-failures '$tmp/known.txt' > '$tmp/known' 2>&1 && grep -q '^1 known failures' '$tmp/known'"
+check "--repro-all writes a replayable repro of every sample, passed ones too" sh -c \
+  "'$alloy' conform --backend ref --only samples --ops aten.sub.Tensor --dtype float32 \
+     --repro-dir '$tmp/all' --repro-all > '$tmp/all.out' && \
+   n=\$(sed -n 's/^\\([0-9]*\\) passed, 0 failed.*/\\1/p' '$tmp/all.out') && \
+   [ \"\$n\" -gt 0 ] && [ \$(ls '$tmp'/all/*.air | wc -l) -eq \"\$n\" ] && \
+   '$alloy' conform --backend ref --replay \$(ls '$tmp'/all/*.air | head -n 1) | grep -q '^1 passed'"
 check "-j2 gives the same totals as one worker" sh -c \
   "a=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' | tail -n 1); \
    b=\$('$alloy' conform --backend ref --only samples --ops 'aten.sub.Tensor' -j2 | tail -n 1); [ \"\$a\" = \"\$b\" ] && [ -n \"\$a\" ]"

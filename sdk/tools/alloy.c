@@ -35,7 +35,7 @@ static int usage(FILE *f) {
           "                                    how a model is spread over backends\n"
           "  conform --backend NAME [-j N] [--only samples,golden,graphs] [--golden DIR]\n"
           "          [--ops GLOB] [--dtype D] [--cases core|noncore] [--seed S] [--sample K]\n"
-          "          [--decompose core|prims] [--known-failures FILE] [--repro-dir DIR]\n"
+          "          [--decompose core|prims] [--known-failures FILE] [--repro-dir DIR [--repro-all]]\n"
           "          [--replay FILE.air] [--json FILE] [--junit FILE] [--summary FILE]\n"
           "          [--perf] [--no-fork] [-v]\n"
           "                                    the conformance suite: generated op samples and\n"
@@ -207,6 +207,8 @@ static int cmd_conform(int argc, char **argv) {
       o.verbose = true;
     } else if (!strcmp(a, "--perf")) {
       o.perf = true;
+    } else if (!strcmp(a, "--repro-all")) {
+      o.repro_all = true;
     } else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc) {
       o.jobs = (int)strtol(argv[++i], &end, 10);
       if (*end || o.jobs < 1 || o.jobs > 64) {
@@ -245,6 +247,10 @@ static int cmd_conform(int argc, char **argv) {
   }
   if (!o.backend) {
     fprintf(stderr, "alloy conform: --backend NAME is required\n");
+    return 2;
+  }
+  if (o.repro_all && !o.repro_dir) {
+    fprintf(stderr, "alloy conform: --repro-all needs --repro-dir DIR\n");
     return 2;
   }
   if (o.set && strcmp(o.set, "core") && strcmp(o.set, "noncore")) {
