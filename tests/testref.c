@@ -26,6 +26,11 @@ void tr_close(tr_case *t) {
 }
 
 alloy_value *tr_input_value(tr_case *t, alloy_dtype dt, const int64_t *shape, int rank, void *data) {
+  if (t->nin == TR_MAX_IN || rank > TR_MAX_RANK) {
+    harness_fail(__FILE__, __LINE__, "a case takes at most %d inputs of rank %d", TR_MAX_IN,
+                 TR_MAX_RANK);
+    return NULL;
+  }
   alloy_dim dims[TR_MAX_RANK];
   for (int d = 0; d < rank; d++) {
     dims[d] = alloy_dim_const(shape[d]);

@@ -17,7 +17,7 @@
 #include "alloy/runtime.h"
 #include "harness.h"
 
-enum { TR_MAX_IN = 8, TR_MAX_OUT = 8, TR_MAX_RANK = 8 };
+enum { TR_MAX_IN = 16, TR_MAX_OUT = 8, TR_MAX_RANK = 8 };
 
 /* A program on "ref" under construction. */
 typedef struct tr_case {
