@@ -353,7 +353,22 @@ static void trilinear(decomp *d) {
   int nsum = d_ints(d, 6, sd, ALLOY_MAX_RANK), nex3 = d_ints(d, 5, ex3, ALLOY_MAX_RANK);
   int64_t unroll = d_int(d, 7);
   if (d_failed(d) || !u1 || !u2 || !u3) return;
-  alloy_dtype t = d_dtype(alloy_node_output(d_node(d), 0)), c = d_opmath(t);
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  alloy_dtype t = d_dtype(want), c = d_opmath(t);
+  /* The kernel loops over unroll_dim as far as an operand that has it
+   * reaches: not at all when the three are expanded there (zeros). */
+  bool no_unroll = true;
+  for (int k = 3; k < 6; k++) {
+    int64_t ex[ALLOY_MAX_RANK];
+    int n = d_ints(d, k, ex, ALLOY_MAX_RANK);
+    bool has = false;
+    for (int e = 0; e < n; e++) has |= ex[e] == unroll;
+    no_unroll &= has;
+  }
+  if (no_unroll) {
+    d_out(d, 0, D(d, "aten.full.default", d_dim_list(d, d_shape(want), d_rank(want)), I(0), DT(t)));
+    return;
+  }
   int total = d_rank(u1);
   int64_t s12[ALLOY_MAX_RANK], s23[ALLOY_MAX_RANK];
   int n12 = 0, n23 = 0;
@@ -390,7 +405,6 @@ static void trilinear(decomp *d) {
     }
   }
   if (nsum) p = D(d, "aten.squeeze.dims", V(p), d_int_list(d, sd, nsum));
-  const alloy_value *want = alloy_node_output(d_node(d), 0);
   if (p && !d_failed(d) && d_rank(p) == d_rank(want)) p = expand(d, p, d_shape(want), d_rank(want));
   d_out(d, 0, p);
 }
@@ -567,11 +581,10 @@ static alloy_value *per_channel(decomp *d, alloy_value *c, int r) {
   return nn_view(d, c, shape, r - 1);
 }
 
-/* instance_norm: every (sample, channel) normalized by its own mean and
- * biased variance over the spatial dims (use_input_stats), or by the
- * running statistics. Updating the running statistics from the batch is
- * not done here: the rule declines that. */
-static void instance_norm(decomp *d) {
+/* instance_norm in opmath: every (sample, channel) normalized by its own
+ * mean and biased variance over the spatial dims (use_input_stats), or by
+ * the running statistics. */
+static void instance_norm_opmath(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
   alloy_value *rm = d_tensor(d, 3), *rv = d_tensor(d, 4);
   bool use_input_stats = d_bool(d, 5);
@@ -601,6 +614,42 @@ static void instance_norm(decomp *d) {
   if (w) y = D(d, "aten.mul.Tensor", V(y), V(per_channel(d, w, r)));
   if (b) y = D(d, "aten.add.Tensor", V(y), V(per_channel(d, b, r)));
   d_out(d, 0, d_to(d, y, t));
+}
+
+/* instance_norm as PyTorch computes it (float16 and bfloat16): the input
+ * viewed as one sample of N * C channels, the weight, bias and running statistics repeated N
+ * times, through native_batch_norm (whose kernel fixes where the
+ * statistics are rounded to the dtype), viewed back. Updating the running
+ * statistics from the batch is not done here: the rule declines that. */
+static void instance_norm(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1), *b = d_tensor(d, 2);
+  alloy_value *rm = d_tensor(d, 3), *rv = d_tensor(d, 4);
+  bool use_input_stats = d_bool(d, 5);
+  double momentum = d_float(d, 6), eps = d_float(d, 7);
+  int r = d_rank(x);
+  if (r < 3) return d_decline(d, "instance_norm needs [N, C, *]");
+  /* float16 and bfloat16 need the batch norm's roundings; float32 and
+   * float64 (and integers) keep the opmath form, which the prims
+   * decompositions of the batch norms agree with on overflowing inputs */
+  if (d_dtype(x) != ALLOY_F16 && d_dtype(x) != ALLOY_BF16) return instance_norm_opmath(d);
+  if (use_input_stats && (rm || rv)) return d_decline(d, "updating running statistics in place");
+  if (!use_input_stats && (!rm || !rv)) {
+    d_fail(d, "instance_norm without input stats needs running stats");
+    return;
+  }
+  const alloy_dim *s = d_shape(x);
+  alloy_dim flat[ALLOY_MAX_RANK], n = s[0];
+  memcpy(flat, s, sizeof *flat * (size_t)r);
+  flat[0] = alloy_dim_const(1);
+  flat[1] = alloy_dim_mul(d_symtab(d), s[0], s[1]);
+  alloy_value *per[4] = {w, b, use_input_stats ? NULL : rm, use_input_stats ? NULL : rv};
+  for (int i = 0; i < 4; i++)
+    if (per[i]) per[i] = D(d, "aten.repeat.default", V(per[i]), d_dim_list(d, &n, 1));
+  alloy_value *y = D(d, "aten.native_batch_norm.default", V(nn_reshape(d, x, flat, r)),
+                     per[0] ? V(per[0]) : NONE, per[1] ? V(per[1]) : NONE,
+                     per[2] ? V(per[2]) : NONE, per[3] ? V(per[3]) : NONE, B(use_input_stats),
+                     F(momentum), F(eps));
+  d_out(d, 0, y ? nn_reshape(d, y, s, r) : NULL);
 }
 
 /* rms_norm(x) = x * rsqrt(mean(x^2 over the normalized dims) + eps) * w,

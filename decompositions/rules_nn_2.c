@@ -54,10 +54,12 @@ static alloy_dtype out_dtype(decomp *d) { return d_dtype(alloy_node_output(d_nod
 
 /* --- pointwise losses ---------------------------------------------------------*/
 
-/* mse_loss = reduce((x - y)^2) */
+/* mse_loss = reduce((x - y)^2), the difference rounded to the dtype as the
+ * kernel's is */
 static void mse_loss(decomp *d) {
   alloy_dtype t = out_dtype(d), c = d_opmath(t);
   alloy_value *z = sub(d, d_to(d, d_tensor(d, 0), c), d_to(d, d_tensor(d, 1), c));
+  z = d_to(d, d_to(d, z, t), c);
   z = D(d, "aten.pow.Tensor_Scalar", V(z), I(2));
   d_out(d, 0, d_to(d, reduce_loss(d, z, d_int(d, 2)), t));
 }

@@ -584,8 +584,8 @@ static int k_trilinear(const alloy_kernel_call *c) {
   static const char *const expands[3] = {"expand1", "expand2", "expand3"};
   const alloy_kernel_tensor *out = &c->outputs[0];
   trilinear tr = {.total = 0};
-  bool ex3[MAX_RANK] = {false};
-  for (int d = 0; d < MAX_RANK; d++) tr.sizes[d] = 1;
+  bool ex3[MAX_RANK] = {false}, ex_all[MAX_RANK];
+  for (int d = 0; d < MAX_RANK; d++) tr.sizes[d] = 1, ex_all[d] = true;
   for (int t = 0; t < 3; t++) {
     tr.in[t] = ref_tensor(c, names[t]);
     int64_t ex[MAX_RANK];
@@ -600,6 +600,7 @@ static int k_trilinear(const alloy_kernel_call *c) {
       if (!expanded[d]) src++;
       if (size != 1) tr.sizes[d] = size;
       if (t == 2) ex3[d] = expanded[d];
+      ex_all[d] = ex_all[d] && expanded[d];
     }
   }
   int64_t sd[MAX_RANK], unroll = 1;
@@ -607,8 +608,11 @@ static int k_trilinear(const alloy_kernel_call *c) {
   ref_int(c, "unroll_dim", &unroll);
   bool summed[MAX_RANK] = {false};
   for (int e = 0; e < nsum; e++) summed[sd[e]] = true;
+  /* PyTorch loops over unroll_dim for as many indices as an operand that
+   * has it holds: none when all three are expanded there, leaving zeros. */
+  bool no_unroll = unroll >= 0 && unroll < tr.total && ex_all[unroll];
   for (int t = 0; t < 3; t++)
-    if (ref_numel(tr.in[t]) == 0) { /* an empty operand: an empty sum */
+    if (ref_numel(tr.in[t]) == 0 || no_unroll) { /* an empty sum */
       zero_fill(out);
       return 0;
     }
@@ -1088,18 +1092,22 @@ static int k_convolution_backward(const alloy_kernel_call *c) {
 /* ---- distances ----------------------------------------------------------*/
 
 /* The p-norm of the difference of two rows of m columns (a at ao, stride
- * as; b likewise): p = 0 counts nonzeros, inf takes the largest. */
+ * as; b likewise): p = 0 counts nonzeros (min(ceil(|d|), 1): a NaN
+ * difference makes NaN), inf takes the largest. Each step is rounded to t
+ * as PyTorch's scalar loop computes in the dtype (float32 squares
+ * overflow to inf). */
 static double row_distance(const alloy_kernel_tensor *a, int64_t ao, int64_t as,
                            const alloy_kernel_tensor *b, int64_t bo, int64_t bs, int64_t m,
-                           double p) {
+                           double p, alloy_dtype t) {
   double acc = 0.0;
   for (int64_t j = 0; j < m; j++) {
-    double d = fabs(ref_load_f(a->data, a->dtype, ao + j * as) - ref_load_f(b->data, b->dtype, bo + j * bs));
-    if (p == 0.0) acc += d != 0.0;
+    double d = fabs(round_to(t, ref_load_f(a->data, a->dtype, ao + j * as) -
+                                    ref_load_f(b->data, b->dtype, bo + j * bs)));
+    if (p == 0.0) acc += isnan(d) ? d : d != 0.0;
     else if (isinf(p)) acc = d > acc || isnan(d) ? d : acc;
-    else if (p == 1.0) acc += d;
-    else if (p == 2.0) acc += d * d;
-    else acc += pow(d, p);
+    else if (p == 1.0) acc = round_to(t, acc + d);
+    else if (p == 2.0) acc = round_to(t, acc + round_to(t, d * d));
+    else acc = round_to(t, acc + round_to(t, pow(d, p)));
   }
   if (p == 0.0 || p == 1.0 || isinf(p)) return acc;
   return p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
@@ -1108,7 +1116,7 @@ static double row_distance(const alloy_kernel_tensor *a, int64_t ao, int64_t as,
 /* _cdist_forward(x1, x2, p, compute_mode): [*batch, r1, r2] distances of
  * the rows. compute_mode 1 (and None or 0 past 25 rows) makes PyTorch
  * compute p = 2 as sqrt(|a|^2 + |b|^2 - 2 a.b) by a matrix product, whose
- * rounding differs from the direct form: it is followed here, in double. */
+ * rounding differs from the direct form: it is followed here. */
 static int k_cdist(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *a = ref_tensor(c, "x1"), *b = ref_tensor(c, "x2");
   if (!a || !b) return ref_fail(c, "missing tensor argument");
@@ -1134,17 +1142,20 @@ static int k_cdist(const alloy_kernel_call *c) {
       for (int64_t j = 0; j < r2; j++) {
         double v;
         if (use_mm) {
+          /* PyTorch's [-2 a, |a|^2, 1] . [b, 1, |b|^2], each piece a tensor
+           * of the dtype (rounded to it), the sums in double here */
+          alloy_dtype t = out->dtype;
           double na = 0.0, nbn = 0.0, dot = 0.0;
-          for (int64_t t = 0; t < m; t++) {
-            double x = ref_load_f(a->data, a->dtype, ao + i * ars + t * acs);
-            double y = ref_load_f(b->data, b->dtype, bo + j * brs + t * bcs);
-            na += x * x;
-            nbn += y * y;
-            dot += x * y;
+          for (int64_t k = 0; k < m; k++) {
+            double x = ref_load_f(a->data, a->dtype, ao + i * ars + k * acs);
+            double y = ref_load_f(b->data, b->dtype, bo + j * brs + k * bcs);
+            na += round_to(t, x * x);
+            nbn += round_to(t, y * y);
+            dot += round_to(t, -2.0 * x) * y;
           }
-          v = sqrt(fmax(na + nbn - 2.0 * dot, 0.0));
+          v = sqrt(fmax(round_to(t, dot + round_to(t, na) + round_to(t, nbn)), 0.0));
         } else {
-          v = row_distance(a, ao + i * ars, acs, b, bo + j * brs, bcs, m, p);
+          v = row_distance(a, ao + i * ars, acs, b, bo + j * brs, bcs, m, p, out->dtype);
         }
         ref_store_f(out->data, out->dtype, oo + i * out->strides[nb] + j * out->strides[nb + 1], v);
       }
@@ -1164,7 +1175,7 @@ static int k_pdist(const alloy_kernel_call *c) {
     for (int64_t j = i + 1; j < n; j++, k++)
       ref_store_f(out->data, out->dtype, k * out->strides[0],
                   row_distance(x, i * x->strides[0], x->strides[1], x, j * x->strides[0],
-                               x->strides[1], m, p));
+                               x->strides[1], m, p, out->dtype));
   return 0;
 }
 

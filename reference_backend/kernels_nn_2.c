@@ -163,13 +163,15 @@ static void avg_fwd_visit(void *ctx, int64_t pl, const int64_t *o, const int64_t
   int64_t xo = plane_offset(f->x, f->n, pl);
   int64_t oo = plane_offset(f->out, f->n, pl) + at3(&f->os, o[0], o[1], o[2]);
   bool fl = is_float(f->out->dtype);
+  /* summed in opmath: float below float64 (large values overflow to inf) */
+  alloy_dtype op = f->out->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
   double sf = 0.0;
   uint64_t si = 0;
   for (int64_t i0 = lo[0]; div && i0 < hi[0]; i0++)
     for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
       for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
         int64_t off = xo + at3(&f->xs, i0, i1, i2);
-        if (fl) sf += ref_load_f(f->x->data, f->x->dtype, off);
+        if (fl) sf = round_to(op, sf + ref_load_f(f->x->data, f->x->dtype, off));
         else si += (uint64_t)ref_load_i(f->x->data, f->x->dtype, off);
       }
   if (fl) ref_store_f(f->out->data, f->out->dtype, oo, div ? sf / (double)div : 0.0);
@@ -196,26 +198,40 @@ static int k_avg_pool1d(const alloy_kernel_call *c) { return avg_pool(c, 1); }
 static int k_avg_pool2d(const alloy_kernel_call *c) { return avg_pool(c, 2); }
 static int k_avg_pool3d(const alloy_kernel_call *c) { return avg_pool(c, 3); }
 
-/* A gradient being spread: dense doubles over the input's planes. */
+/* A gradient being spread over the input's planes, as PyTorch's CPU kernel
+ * does it: each output's gradient divided in the dtype (integers
+ * truncating), then added to its window's elements in the dtype (each sum
+ * rounded; integers wrap), outputs in order. Dense over the input. */
 typedef struct avg_bwd {
   const alloy_kernel_tensor *go;
   pspace gs, is;
   int n;
+  alloy_dtype t;
   double *acc;
+  uint64_t *acci; /* integer dtypes */
 } avg_bwd;
 
 static void avg_bwd_visit(void *ctx, int64_t pl, const int64_t *o, const int64_t *lo,
                           const int64_t *hi, int64_t div) {
   const avg_bwd *b = ctx;
   if (!div) return;
-  double g = ref_load_f(b->go->data, b->go->dtype,
-                        plane_offset(b->go, b->n, pl) + at3(&b->gs, o[0], o[1], o[2])) /
-             (double)div;
-  double *plane = b->acc + pl * b->is.n3;
+  int64_t off = plane_offset(b->go, b->n, pl) + at3(&b->gs, o[0], o[1], o[2]);
+  double g = 0.0;
+  uint64_t gi = 0;
+  if (b->acci) {
+    int64_t v = ref_load_i(b->go->data, b->go->dtype, off);
+    gi = (uint64_t)(div == -1 && v == INT64_MIN ? v : v / div);
+  } else {
+    g = round_to(b->t, ref_load_f(b->go->data, b->go->dtype, off) / (double)div);
+  }
+  int64_t base = pl * b->is.n3;
   for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
     for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
-      for (int64_t i2 = lo[2]; i2 < hi[2]; i2++)
-        plane[(i0 * b->is.size[1] + i1) * b->is.size[2] + i2] += g;
+      for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+        int64_t k = base + (i0 * b->is.size[1] + i1) * b->is.size[2] + i2;
+        if (b->acci) b->acci[k] += gi;
+        else b->acc[k] = round_to(b->t, b->acc[k] + g);
+      }
 }
 
 /* Stores a dense double buffer of t's elements (row-major) into t. */
@@ -238,11 +254,21 @@ static int k_avg_pool2d_backward(const alloy_kernel_call *c) {
   avg_rule_of(c, &r);
   pspace_of(gi, 2, &b.is);
   pspace_of(b.go, 2, &b.gs);
-  b.acc = calloc((size_t)max64(1, ref_numel(gi)), sizeof(double));
-  if (!b.acc) return ref_fail(c, "out of memory");
+  b.t = gi->dtype;
+  size_t n = (size_t)max64(1, ref_numel(gi));
+  if (is_float(b.t)) b.acc = calloc(n, sizeof(double));
+  else b.acci = calloc(n, sizeof(uint64_t));
+  if (!b.acc && !b.acci) return ref_fail(c, "out of memory");
   avg_walk(&b.is, &b.gs, &a, &r, avg_bwd_visit, &b);
-  store_dense(gi, b.acc);
+  if (b.acc) {
+    store_dense(gi, b.acc);
+  } else {
+    ref_iter it;
+    ref_iter_init(&it, gi, NULL, 0);
+    for (int64_t i = 0; ref_iter_next(&it); i++) ref_store_i(gi->data, b.t, it.offset[0], (int64_t)b.acci[i]);
+  }
   free(b.acc);
+  free(b.acci);
   return 0;
 }
 
@@ -401,12 +427,13 @@ typedef struct adaptive {
 
 /* The mean, divided by each window extent in turn as PyTorch does. Its 3-d
  * kernel sums and divides in the input's dtype (each step rounded to it);
- * the 1-d and 2-d ones in opmath, done here in double. */
+ * the 1-d and 2-d ones in opmath (float below float64: a sum of large
+ * values overflows to inf). */
 static void adaptive_avg_visit(void *ctx, int64_t pl, const int64_t *o, const int64_t *lo,
                                const int64_t *hi) {
   const adaptive *a = ctx;
   int64_t xo = plane_offset(a->x, a->n, pl);
-  alloy_dtype t = a->n == 3 ? a->out->dtype : ALLOY_F64;
+  alloy_dtype t = a->n == 3 ? a->out->dtype : a->out->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
   double s = 0.0;
   for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
     for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
@@ -456,16 +483,21 @@ static void adaptive_avg_bwd_visit(void *ctx, int64_t pl, const int64_t *o, cons
   const adaptive *a = ctx; /* x: grad_output (positions os), out: grad_input (xs) */
   double g = ref_load_f(a->x->data, a->x->dtype,
                         plane_offset(a->x, a->n, pl) + at3(&a->os, o[0], o[1], o[2]));
-  for (int i = 3 - a->n; i < 3; i++) g /= (double)(hi[i] - lo[i]);
+  alloy_dtype t = a->out->dtype;
+  for (int i = 3 - a->n; i < 3; i++) g = round_to(t, g / (double)(hi[i] - lo[i]));
   double *plane = a->acc + pl * a->xs.n3;
   for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
     for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
-      for (int64_t i2 = lo[2]; i2 < hi[2]; i2++)
-        plane[(i0 * a->xs.size[1] + i1) * a->xs.size[2] + i2] += g;
+      for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+        double *v = &plane[(i0 * a->xs.size[1] + i1) * a->xs.size[2] + i2];
+        *v = round_to(t, *v + g);
+      }
 }
 
 /* _adaptive_avg_pool2d_backward(grad_output, self): each output's gradient,
- * divided by its window's extents, spread over the window. */
+ * divided by its window's extents, spread over the window. As PyTorch's
+ * CPU kernel: divided by each extent in turn and added up in the dtype
+ * (each step rounded), outputs in order. */
 static int k_adaptive_avg_pool2d_backward(const alloy_kernel_call *c) {
   adaptive a = {.x = ref_tensor(c, "grad_output"), .out = &c->outputs[0], .n = 2};
   if (!a.x) return ref_fail(c, "missing tensor argument");

@@ -13,7 +13,9 @@
  *
  * Accumulation order: every sum runs sequentially in index order in double
  * (means and variances in two passes: the mean, then the squared
- * deviations).
+ * deviations), except where a kernel follows PyTorch's own order and
+ * opmath (the batch norm's statistics, the layer and group norm
+ * backwards), which the infinities and overflows of the samples show.
  */
 #include <float.h>
 #include <math.h>
@@ -118,22 +120,6 @@ static int layer_norm(const alloy_kernel_call *c, bool stats) {
 static int k_native_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, true); }
 static int k_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, false); }
 
-/* The input gradient of a normalization over groups of n values x (with
- * saved mean and rstd), given g = grad_out * weight:
- * rstd * (g - mean(g) - xhat * mean(g * xhat)), xhat = (x - mean) * rstd.
- * Elements of one group are at x[i * stride]. */
-static void norm_input_grad(const double *x, const double *g, int64_t n, int64_t stride,
-                            double mean, double rstd, double *dx) {
-  double sg = 0.0, sgx = 0.0;
-  for (int64_t i = 0; i < n; i++) {
-    sg += g[i * stride];
-    sgx += g[i * stride] * (x[i * stride] - mean) * rstd;
-  }
-  double mg = sg / (double)n, mgx = sgx / (double)n;
-  for (int64_t i = 0; i < n; i++)
-    dx[i * stride] = rstd * (g[i * stride] - mg - (x[i * stride] - mean) * rstd * mgx);
-}
-
 /* The end of a norm's backward: each of (grad_input, grad_weight,
  * grad_bias) that output_mask asks for is stored, the others (and the
  * grad_weight of a norm without weight, has_weight false) are zeros; then
@@ -151,7 +137,13 @@ static int norm_backward_done(const alloy_kernel_call *c, int err, const bool ma
 }
 
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
- * weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias). */
+ * weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias). In
+ * PyTorch's CPU kernel's form (one thread), which decides where
+ * infinities become NaN: per row, in float (op) for reduced dtypes,
+ * ds = sum (dY X) w, db = sum dY w, and dX = rstd * dY * w + b * X + c with
+ * b = (db * mean - ds) * rstd^3 / N, c = -b * mean - db * rstd / N. The
+ * weight and bias gradients add dY * (X - mean) * rstd and dY row by row
+ * into a buffer of the input's dtype (each sum rounded to it). */
 static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
                             *w = ref_tensor(c, "weight"), *tm = ref_tensor(c, "mean"),
@@ -165,22 +157,31 @@ static int k_native_layer_norm_backward(const alloy_kernel_call *c) {
   for (int d = x->rank - k; d < x->rank; d++) N *= x->sizes[d];
   int64_t M = 1;
   for (int d = 0; d < x->rank - k; d++) M *= x->sizes[d];
+  alloy_dtype t = x->dtype, op = t == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
   double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
          *rstd = load_all(tr);
   double *gw = calloc((size_t)max64(1, N), sizeof(double)), *gb = calloc((size_t)max64(1, N), sizeof(double));
-  double *g = malloc(sizeof(double) * (size_t)max64(1, N));
-  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb || !g;
+  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb;
+  double scale = round_to(op, 1.0 / (double)max64(1, N));
   for (int64_t r = 0; !err && r < M; r++) {
-    double *xr = X + r * N, *gr = G + r * N;
+    double *xr = X + r * N, *gr = G + r * N, m = mean[r], a = rstd[r], ds = 0.0, db = 0.0;
     for (int64_t j = 0; j < N; j++) {
-      gw[j] += gr[j] * (xr[j] - mean[r]) * rstd[r];
-      gb[j] += gr[j];
-      g[j] = gr[j] * (W ? W[j] : 1.0);
+      double wj = W ? W[j] : 1.0;
+      ds = round_to(op, ds + round_to(op, round_to(op, gr[j] * xr[j]) * wj)); /* dY * X first */
+      db = round_to(op, db + round_to(op, gr[j] * wj));
+      gw[j] = round_to(t, gw[j] + round_to(op, round_to(op, gr[j] * round_to(op, xr[j] - m)) * a));
+      gb[j] = round_to(t, gb[j] + gr[j]);
     }
-    if (N) norm_input_grad(xr, g, N, 1, mean[r], rstd[r], xr); /* in place: X holds dx */
+    double b = round_to(op, round_to(op, db * m) - ds);
+    b = round_to(op, round_to(op, round_to(op, round_to(op, b * a) * a) * a) * scale);
+    double cc = round_to(op, round_to(op, -b * m) - round_to(op, round_to(op, db * a) * scale));
+    for (int64_t j = 0; j < N; j++) {
+      double d1 = round_to(op, round_to(op, a * gr[j]) * (W ? W[j] : 1.0));
+      xr[j] = round_to(op, round_to(op, d1 + round_to(op, b * xr[j])) + cc); /* X holds dx */
+    }
   }
-  double *bufs[] = {X, G, W, mean, rstd, gw, gb, g};
-  return norm_backward_done(c, err, mask, w != NULL, (const double *const[3]){X, gw, gb}, bufs, 8);
+  double *bufs[] = {X, G, W, mean, rstd, gw, gb};
+  return norm_backward_done(c, err, mask, w != NULL, (const double *const[3]){X, gw, gb}, bufs, 7);
 }
 
 /* The group norm's layout: N items of C channels of HxW values each,
@@ -238,7 +239,13 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
 }
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
- * HxW, group, output_mask) -> (grad_input, grad_weight, grad_bias). */
+ * HxW, group, output_mask) -> (grad_input, grad_weight, grad_bias). In
+ * PyTorch's CPU kernel's form, which decides where infinities become NaN:
+ * per (sample, channel) ds = sum dY * X and db = sum dY; per group
+ * dX = rstd * w * dY + c2 * X + c3, with c2 = (sum db w * mean - sum ds w)
+ * * rstd^3 / n and c3 = -c2 * mean - sum db w * rstd / n; grad_weight sums
+ * (ds - db * mean) * rstd over the samples, grad_bias db. Reduced-precision
+ * inputs are computed in float (op), as its accumulators are. */
 static int k_native_group_norm_backward(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *go = ref_tensor(c, "grad_out"), *x = ref_tensor(c, "input"),
                             *tm = ref_tensor(c, "mean"), *tr = ref_tensor(c, "rstd"),
@@ -247,29 +254,46 @@ static int k_native_group_norm_backward(const alloy_kernel_call *c) {
   if (!go || !x || !tm || !tr || gn_dims_of(c, &d)) return ref_fail(c, "missing tensor argument");
   bool mask[3];
   output_mask(c, mask);
+  alloy_dtype op = x->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
   double *X = load_all(x), *G = load_all(go), *W = load_all(w), *mean = load_all(tm),
          *rstd = load_all(tr);
-  int64_t span = d.D * d.HxW;
+  int64_t span = d.D * d.HxW, nc = max64(1, d.N * d.C);
   double *gw = calloc((size_t)max64(1, d.C), sizeof(double)), *gb = calloc((size_t)max64(1, d.C), sizeof(double));
-  double *g = malloc(sizeof(double) * (size_t)max64(1, span));
-  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb || !g;
+  double *ds = calloc((size_t)nc, sizeof(double)), *db = calloc((size_t)nc, sizeof(double));
+  int err = !X || !G || (w && !W) || !mean || !rstd || !gw || !gb || !ds || !db;
+  for (int64_t i = 0; !err && i < d.N * d.C; i++)
+    for (int64_t j = 0; j < d.HxW; j++) {
+      double gv = G[i * d.HxW + j];
+      ds[i] = round_to(op, ds[i] + round_to(op, gv * X[i * d.HxW + j]));
+      db[i] = round_to(op, db[i] + gv);
+    }
+  double s = round_to(op, 1.0 / (double)max64(1, span));
   for (int64_t n = 0; !err && n < d.N; n++)
     for (int64_t gi = 0; gi < d.G; gi++) {
       int64_t ng = n * d.G + gi;
-      double *xp = X + ng * span, *gp = G + ng * span;
+      double m = mean[ng], r = rstd[ng], dsv = 0.0, dbv = 0.0;
+      for (int64_t ch = 0; ch < d.D; ch++) {
+        int64_t cc = gi * d.D + ch, i = n * d.C + cc;
+        double wc = W ? W[cc] : 1.0;
+        dsv = round_to(op, dsv + round_to(op, ds[i] * wc));
+        dbv = round_to(op, dbv + round_to(op, db[i] * wc));
+      }
+      double c2 = round_to(op, round_to(op, round_to(op, dbv * m) - dsv) * r);
+      c2 = round_to(op, round_to(op, round_to(op, c2 * r) * r) * s);
+      double c3 = round_to(op, round_to(op, -c2 * m) - round_to(op, round_to(op, dbv * r) * s));
       for (int64_t ch = 0; ch < d.D; ch++) {
         int64_t cc = gi * d.D + ch;
-        for (int64_t i = 0; i < d.HxW; i++) {
-          int64_t j = ch * d.HxW + i;
-          gw[cc] += gp[j] * (xp[j] - mean[ng]) * rstd[ng];
-          gb[cc] += gp[j];
-          g[j] = gp[j] * (W ? W[cc] : 1.0);
+        double c1 = round_to(op, r * (W ? W[cc] : 1.0));
+        for (int64_t j = 0; j < d.HxW; j++) {
+          int64_t k = (n * d.C + cc) * d.HxW + j;
+          X[k] = round_to(op, round_to(op, round_to(op, c1 * G[k]) + round_to(op, c2 * X[k])) + c3);
         }
+        gw[cc] += round_to(op, (ds[n * d.C + cc] - round_to(op, db[n * d.C + cc] * m)) * r);
+        gb[cc] += db[n * d.C + cc];
       }
-      if (span) norm_input_grad(xp, g, span, 1, mean[ng], rstd[ng], xp);
     }
-  double *bufs[] = {X, G, W, mean, rstd, gw, gb, g};
-  return norm_backward_done(c, err, mask, true, (const double *const[3]){X, gw, gb}, bufs, 8);
+  double *bufs[] = {X, G, W, mean, rstd, gw, gb, ds, db};
+  return norm_backward_done(c, err, mask, true, (const double *const[3]){X, gw, gb}, bufs, 9);
 }
 
 /* The batch norms: out = input * alpha[c] + beta[c] with alpha = invstd *
@@ -302,15 +326,17 @@ static int batch_norm(const alloy_kernel_call *c, int training_mode) {
        * count in bfloat16 (float16 keeps both in float, as the corpus
        * shows); the inverse std comes from that. */
       alloy_dtype st = c->outputs[1].dtype, qt = st == ALLOY_BF16 ? st : ALLOY_F64;
+      /* the sums in opmath: float below float64, where 3e38 + 3e38 is inf */
+      alloy_dtype op = x->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
       double s = 0.0, q = 0.0;
       int64_t cnt = N * S;
       for (int64_t n = 0; n < N; n++)
-        for (int64_t i = 0; i < S; i++) s += X[(n * C + ch) * S + i];
-      double m = s / (double)cnt;
+        for (int64_t i = 0; i < S; i++) s = round_to(op, s + X[(n * C + ch) * S + i]);
+      double m = round_to(op, s / (double)cnt);
       for (int64_t n = 0; n < N; n++)
         for (int64_t i = 0; i < S; i++) {
-          double dv = X[(n * C + ch) * S + i] - m;
-          q += dv * dv;
+          double dv = round_to(op, X[(n * C + ch) * S + i] - m);
+          q = round_to(op, q + round_to(op, dv * dv));
         }
       double var = round_to(qt, round_to(qt, q) / (double)cnt);
       mean[ch] = round_to(st, m);
@@ -420,11 +446,13 @@ static int pointwise_loss(const alloy_kernel_call *c, const char *const *names, 
   return 0;
 }
 
+/* mse: the difference is rounded to the dtype, then squared (PyTorch's
+ * kernel computes diff = a - b, diff * diff in the dtype) */
 static double mse_f(const double *v, const bool *given, double arg, alloy_dtype t) {
   (void)given;
   (void)arg;
-  (void)t;
-  return (v[0] - v[1]) * (v[0] - v[1]);
+  double d = round_to(t, v[0] - v[1]);
+  return d * d;
 }
 /* huber: PyTorch's kernel computes in the dtype itself (delta converted
  * to it), rounding each step; so does its decomposition. */

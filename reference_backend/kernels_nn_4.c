@@ -15,8 +15,8 @@
  * in opmath and rounded once on store (tap_sum: PyTorch's order and fused
  * steps, which sums that cancel show); the antialiased kernel instead
  * makes one pass per resized dim, last first, each stored in the dtype.
- * uint8 takes the float path here, where PyTorch's bilinear, bicubic and
- * antialiased kernels compute uint8 in fixed point.
+ * uint8 bilinear, bicubic and antialiased bilinear take PyTorch's fixed
+ * point path instead (up_uint8).
  *
  * Accumulation order: grid sampling sums its corners in PyTorch's order
  * (nw, ne, sw, se; then the bottom layer in 3-d), in double for float32
@@ -281,6 +281,134 @@ static int up_separable(const alloy_kernel_tensor *x, const alloy_kernel_tensor 
   return 0;
 }
 
+/* ---- uint8 in fixed point -------------------------------------------------*/
+
+/* PyTorch computes 2-d bilinear, bicubic and antialiased bilinear uint8
+ * resampling as Pillow does: per dim, weights in double made int16 with a
+ * common precision, then separable integer passes (W, then H, each only
+ * when its size changes; both unchanged: a copy), each output
+ * (2^(prec-1) + sum pixel * weight) >> prec clamped to [0, 255] and
+ * stored as uint8 between the passes. */
+typedef struct taps16 {
+  int64_t max, *xmin, *xsize;
+  int *w;
+  int prec;
+} taps16;
+
+static double up_filter(up_mode mode, bool aa, double x) {
+  x = fabs(x);
+  if (mode != UP_CUBIC) return x < 1.0 ? 1.0 - x : 0.0;
+  double a = aa ? -0.5 : -0.75; /* Keys' -0.5 antialiased, -0.75 as the float path */
+  return x < 1.0 ? cubic1(x, a) : x < 2.0 ? cubic2(x, a) : 0.0;
+}
+
+/* The taps of one dim as PyTorch's _compute_index_ranges_int16_weights:
+ * antialiased, Pillow's normalized support around scale (o + 0.5); else
+ * the float path's source index and fraction, the weights of taps past
+ * either edge added onto the edge tap (not normalized). */
+static int taps16_build(taps16 *t, up_mode mode, int64_t in, int64_t out, bool align,
+                        bool has_scale, double sc) {
+  bool aa = mode == UP_LINEAR_AA, cubic = mode == UP_CUBIC;
+  double interp = cubic ? 4.0 : 2.0;
+  double scale = pixel_scale(ALLOY_F64, in, out, align, has_scale, sc);
+  double support = aa && scale >= 1.0 ? interp * 0.5 * scale : interp * 0.5;
+  t->max = aa ? (int64_t)ceil(support) * 2 + 1 : (int64_t)interp;
+  int64_t cap = max64(1, out * t->max);
+  t->xmin = calloc((size_t)max64(1, out), sizeof(int64_t));
+  t->xsize = calloc((size_t)max64(1, out), sizeof(int64_t));
+  t->w = calloc((size_t)cap, sizeof(int));
+  double *wf = calloc((size_t)cap, sizeof(double)), wmax = 0.0;
+  if (!t->xmin || !t->xsize || !t->w || !wf) {
+    free(wf);
+    return 1;
+  }
+  for (int64_t o = 0; o < out; o++) {
+    double *w = wf + o * t->max;
+    int64_t xmin, xsize;
+    if (aa) {
+      double center = scale * ((double)o + 0.5), total = 0.0;
+      double invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
+      xmin = max64((int64_t)(center - support + 0.5), 0);
+      xsize = min64((int64_t)(center + support + 0.5), in) - xmin;
+      xsize = max64(0, min64(xsize, t->max));
+      for (int64_t j = 0; j < xsize; j++) {
+        w[j] = up_filter(mode, true, ((double)(j + xmin) - center + 0.5) * invscale);
+        total += w[j];
+      }
+      for (int64_t j = 0; total != 0.0 && j < xsize; j++) {
+        w[j] /= total;
+        wmax = fmax(wmax, w[j]);
+      }
+    } else {
+      double real = align ? scale * (double)o : scale * ((double)o + 0.5) - 0.5;
+      if (!align && !cubic && real < 0.0) real = 0.0;
+      int64_t i0 = min64(floor_f(real), in - 1), half = t->max / 2;
+      double lambda = fmin(fmax(real - (double)i0, 0.0), 1.0);
+      int64_t lo = i0 - half + 1;
+      xmin = max64(lo, 0);
+      xsize = max64(0, min64(min64(i0 + half + 1, in) - xmin, t->max));
+      for (int64_t j = 0, k = 0; j < t->max; j++, k++) {
+        if (lo + j <= 0) k = 0;
+        else if (lo + j >= in - 1) k = xsize - 1;
+        if (k >= 0 && k < t->max) {
+          w[k] += up_filter(mode, false, (double)(j + 1 - half) - lambda);
+          wmax = fmax(wmax, w[k]);
+        }
+      }
+    }
+    t->xmin[o] = xmin;
+    t->xsize[o] = xsize;
+  }
+  for (t->prec = 0; t->prec < 22; t->prec++)
+    if ((int)(0.5 + wmax * (double)(1 << (t->prec + 1))) >= (1 << 15)) break;
+  for (int64_t k = 0; k < cap; k++) {
+    double v = wf[k] * (double)(1 << t->prec);
+    t->w[k] = (int16_t)(v < 0 ? (int)(-0.5 + v) : (int)(0.5 + v));
+  }
+  free(wf);
+  return 0;
+}
+
+/* One integer pass along a dim of cur (outer x size x inner) to nsz. */
+static void pass_u8(const taps16 *t, const uint8_t *cur, uint8_t *next, int64_t outer,
+                    int64_t size, int64_t nsize, int64_t inner) {
+  for (int64_t q = 0; q < outer; q++)
+    for (int64_t o = 0; o < nsize; o++)
+      for (int64_t r = 0; r < inner; r++) {
+        int64_t acc = t->prec > 0 ? (int64_t)1 << (t->prec - 1) : 0;
+        const int *w = t->w + o * t->max;
+        for (int64_t k = 0; k < t->xsize[o]; k++)
+          acc += (int64_t)cur[(q * size + t->xmin[o] + k) * inner + r] * w[k];
+        int64_t v = acc >= 0 ? acc >> t->prec : -((-acc + ((int64_t)1 << t->prec) - 1) >> t->prec);
+        next[(q * nsize + o) * inner + r] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+}
+
+static int up_uint8(const alloy_kernel_tensor *x, const alloy_kernel_tensor *out, up_mode mode,
+                    bool align, const bool *has, const double *scale) {
+  int64_t planes = x->sizes[0] * x->sizes[1], H = x->sizes[2], W = x->sizes[3],
+          OH = out->sizes[2], OW = out->sizes[3];
+  taps16 th = {0}, tw = {0};
+  uint8_t *a = malloc((size_t)max64(1, planes * H * W)), *b = malloc((size_t)max64(1, planes * H * OW)),
+          *e = malloc((size_t)max64(1, planes * OH * OW));
+  int err = !a || !b || !e || taps16_build(&tw, mode, W, OW, align, has[1], scale[1]) ||
+            taps16_build(&th, mode, H, OH, align, has[0], scale[0]);
+  if (!err) {
+    ref_iter it;
+    ref_iter_init(&it, x, NULL, 0);
+    for (int64_t i = 0; ref_iter_next(&it); i++) a[i] = (uint8_t)ref_load_i(x->data, x->dtype, it.offset[0]);
+    const uint8_t *cur = a;
+    if (OW != W) pass_u8(&tw, cur, b, planes * H, W, OW, 1), cur = b;
+    if (OH != H) pass_u8(&th, cur, e, planes, H, OH, OW), cur = e;
+    ref_iter_init(&it, out, NULL, 0);
+    for (int64_t i = 0; ref_iter_next(&it); i++) ref_store_i(out->data, out->dtype, it.offset[0], cur[i]);
+  }
+  free(a), free(b), free(e);
+  free(th.xmin), free(th.xsize), free(th.w);
+  free(tw.xmin), free(tw.xsize), free(tw.w);
+  return err;
+}
+
 /* The upsampling ops: the taps of each dim, then the separable passes
  * (antialiased) or the nested sum of every output element. */
 static int upsample(const alloy_kernel_call *c, const up_op *u) {
@@ -293,6 +421,8 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
   taps t[3] = {{0}};
   int64_t in[3] = {1, 1, 1}, os[3] = {1, 1, 1}, xs[3] = {0, 0, 0}, ost[3] = {0, 0, 0};
   int err = 0;
+  bool hs[3] = {false, false, false};
+  double sv[3] = {0.0, 0.0, 0.0};
   for (int i = 0; i < 3 && !err; i++) {
     int j = i - (3 - u->n);
     double scale = 0.0;
@@ -312,8 +442,13 @@ static int upsample(const alloy_kernel_call *c, const up_op *u) {
                           out->sizes[2] + out->sizes[3] <= 128;
     alloy_dtype wt = opmath_weights ? ALLOY_F32 : x->dtype;
     err = taps_build(&t[i], j >= 0 ? u->mode : UP_NEAREST, in[i], os[i], align, has, scale, wt);
+    hs[i] = has;
+    sv[i] = scale;
   }
-  if (!err && u->mode == UP_LINEAR_AA) {
+  if (!err && x->dtype == ALLOY_U8 && u->n == 2 && u->mode != UP_NEAREST &&
+      u->mode != UP_NEAREST_EXACT) {
+    err = up_uint8(x, out, u->mode, align, hs + 1, sv + 1);
+  } else if (!err && u->mode == UP_LINEAR_AA) {
     err = up_separable(x, out, t, in, os, xs, ost);
   } else if (!err) {
     up_ctx ctx = {x, t, xs, x->dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32};
@@ -356,18 +491,24 @@ enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
 /* Grid sampling computes in the input's dtype, each operation rounded
- * (PyTorch's scalar kernels for float16 and bfloat16 do; float32 and
- * float64 are computed here in double). rt: the rounding dtype. */
+ * (PyTorch's kernels for float16 and bfloat16 do, and the 2-d one for
+ * float32; float64 and 3-d float32 are computed here in double). rt: the
+ * rounding dtype. */
 typedef struct gs_ctx {
   alloy_dtype rt;
   int pad;
-  bool align;
+  bool align, vec; /* vec: PyTorch's vectorized 2-d kernel */
 } gs_ctx;
 
 static double R(const gs_ctx *g, double v) { return round_to(g->rt, v); }
 
-/* A grid coordinate in [-1, 1] to a pixel position. */
+/* A grid coordinate in [-1, 1] to a pixel position. The vectorized 2-d
+ * kernel scales by a precomputed half size instead: (c + 1) (size / 2) -
+ * 0.5, which overflows (to inf) where the other form does not. */
 static double gs_unnormalize(const gs_ctx *g, double coord, int64_t size) {
+  if (g->vec)
+    return g->align ? R(g, R(g, coord + 1.0) * R(g, (double)(size - 1) / 2.0))
+                    : R(g, R(g, R(g, coord + 1.0) * R(g, (double)size / 2.0)) - 0.5);
   if (g->align) return R(g, R(g, R(g, coord + 1.0) / 2.0) * (double)(size - 1));
   return R(g, R(g, R(g, R(g, coord + 1.0) * (double)size) - 1.0) / 2.0);
 }
@@ -443,6 +584,11 @@ static double gs_sample(const gs_ctx *g, const gs_plane *p, int n, const double 
     return gs_cubic(g, rows, ty);
   }
   double pos[3] = {0, 0, 0};
+  /* PyTorch's vectorized 2-d kernel weighs all four corners, those outside
+   * holding 0: a NaN or infinite position makes NaN weights, and 0 * NaN
+   * is NaN. */
+  for (int i = 0; n == 2 && mode == GS_BILINEAR && i < n; i++)
+    if (!isfinite(gs_pad(g, gs_unnormalize(g, c[i], size[i]), size[i]))) return NAN;
   for (int i = 0; i < n; i++) pos[i] = gs_source(g, c[i], size[i]);
   if (mode == GS_NEAREST)
     return gs_at(p, (int64_t)nearbyint(pos[2]), (int64_t)nearbyint(pos[1]), (int64_t)nearbyint(pos[0]));
@@ -474,7 +620,12 @@ static int grid_sampler(const alloy_kernel_call *c, int n) {
                             *out = &c->outputs[0];
   if (!x || !grid) return ref_fail(c, "missing tensor argument");
   int64_t mode = GS_BILINEAR, pad = GS_ZEROS;
-  gs_ctx g = {x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16 ? x->dtype : ALLOY_F64, GS_ZEROS, false};
+  /* float32 rounds to float in 2-d (the vectorized kernel computes in it:
+   * a coordinate can overflow to inf there) */
+  alloy_dtype rt = x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16 || (n == 2 && x->dtype == ALLOY_F32)
+                       ? x->dtype
+                       : ALLOY_F64;
+  gs_ctx g = {rt, GS_ZEROS, false, n == 2};
   ref_int(c, "interpolation_mode", &mode);
   ref_int(c, "padding_mode", &pad);
   ref_bool(c, "align_corners", &g.align);
