@@ -35,6 +35,9 @@ static void sum_prod(decomp *d, const char *prim, int dims_at, int keepdim_at, i
   alloy_dtype t = d_dtype_or(d, dtype_at, d_dtype(x)), compute, result;
   if (!has_dtype && (alloy_dtype_is_integer(t) || t == ALLOY_BOOL)) t = ALLOY_I64, has_dtype = true;
   alloy_reduction_dtypes(d_dtype(x), has_dtype, t, ALLOY_REDUCE_SAME, &compute, &result);
+  /* PyTorch's prod multiplies in the result's dtype, each step rounded
+   * there (a float16 partial product overflows), not in float32. */
+  if (!strcmp(prim, "prims.prod.default")) compute = result;
   reduce_to_result(d, prim, x, compute, &rd, keepdim_at >= 0 && d_bool(d, keepdim_at));
 }
 

@@ -328,11 +328,11 @@ static alloy_value *logsumexp_of(decomp *d, alloy_value *x, alloy_arg dims, int6
   return D(d, "aten.add.Tensor", V(s), V(m));
 }
 
-/* Integers are computed as floats; float16 and bfloat16 in float32, rounded
- * once: PyTorch's kernel rounds after each step, which is off by up to an
- * ulp of the max where log(sum) cancels it (the reference rounds once). */
+/* Integers are computed as floats; float16 and bfloat16 in their own
+ * dtype, each step rounded, as PyTorch's logsumexp (sub, exp, sum, log,
+ * add on the tensor's dtype) and the reference do. */
 static void logsumexp(decomp *d) {
-  alloy_value *x = in_opmath(d, 0);
+  alloy_value *x = d_to(d, d_tensor(d, 0), d_out_dtype(d, 0));
   int64_t dl[ALLOY_MAX_RANK];
   int nd = d_rank(x) ? reduced_dims(d, 1, d_rank(x), dl) : 0;
   if (d_failed(d)) return;
@@ -368,6 +368,9 @@ static void cumprod(decomp *d) {
   int dim;
   alloy_value *x = scan_input(d, &dim);
   if (d_failed(d)) return;
+  /* PyTorch's cumprod accumulates float16/bfloat16 in float32, while prod
+   * rounds each step to its own dtype: multiply in opmath. */
+  if (d_is_none(d, 2)) x = d_to(d, x, d_opmath(d_dtype(x)));
   alloy_value *rows = prefix_rows(d, x, dim, I(1));
   alloy_value *r = D(d, "aten.prod.dim_int", V(rows), I(dim), B(false), *d_arg(d, 2));
   d_out(d, 0, d_to(d, scan_output(d, r), d_out_dtype(d, 0)));
@@ -396,11 +399,37 @@ static void std_correction(decomp *d) {
   out_back(d, 0, D(d, "aten.sqrt.default", V(v)));
 }
 
+/* var_mean's and std_mean's mean: PyTorch's comes from Welford updates
+ * (mean += (x - mean) / k), NaN once any element follows an inf (inf -
+ * inf): mean.dim, NaN where an inf sits before the reduction's last
+ * element (the one at the end of every reduced dim). */
+static alloy_value *welford_mean(decomp *d, alloy_value *x) {
+  alloy_value *mean = D(d, "aten.mean.dim", V(x), *d_arg(d, 1), *d_arg(d, 3));
+  int rank = d_rank(x);
+  if (!rank || !alloy_dtype_is_float(d_dtype(x))) return mean;
+  int64_t dl[ALLOY_MAX_RANK];
+  int nd = reduced_dims(d, 1, rank, dl);
+  alloy_value *last = NULL;
+  for (int k = 0; k < nd; k++) {
+    int r = (int)dl[k];
+    alloy_value *rg = D(d, "aten.arange.start_step", I(0), SYM(d_shape(x)[r]), I(1), DT(ALLOY_I64));
+    /* flipped, 0 marks the last index */
+    alloy_value *e = D(d, "aten.eq.Scalar", V(D(d, "aten.flip.default", V(rg), LIST(I(0)))), I(0));
+    for (int j = r + 1; j < rank; j++) e = D(d, "aten.unsqueeze.default", V(e), I(-1));
+    last = last ? D(d, "aten.logical_and.default", V(last), V(e)) : e;
+  }
+  if (!last) return mean;
+  alloy_value *early = D(d, "aten.logical_and.default", V(D(d, "aten.isinf.default", V(x))),
+                         V(D(d, "aten.logical_not.default", V(last))));
+  alloy_value *n = D(d, "aten.sum.dim_IntList", V(early), d_int_list(d, dl, nd), *d_arg(d, 3), DT(ALLOY_I64));
+  return D(d, "aten.where.self", V(D(d, "aten.gt.Scalar", V(n), I(0))), F(NAN), V(mean));
+}
+
 static void var_mean(decomp *d) {
   alloy_value *x = d_tensor(d, 0);
   if (refuse_complex(d, d_dtype(x))) return;
   d_out(d, 0, D(d, "aten.var.correction", V(x), *d_arg(d, 1), *d_arg(d, 2), *d_arg(d, 3)));
-  d_out(d, 1, D(d, "aten.mean.dim", V(x), *d_arg(d, 1), *d_arg(d, 3)));
+  d_out(d, 1, welford_mean(d, x));
 }
 
 static void std_mean(decomp *d) {
@@ -408,7 +437,7 @@ static void std_mean(decomp *d) {
   alloy_value *x = in_opmath(d, 0);
   alloy_value *v = D(d, "aten.var.correction", V(x), *d_arg(d, 1), *d_arg(d, 2), *d_arg(d, 3));
   out_back(d, 0, D(d, "aten.sqrt.default", V(v)));
-  out_back(d, 1, D(d, "aten.mean.dim", V(x), *d_arg(d, 1), *d_arg(d, 3)));
+  out_back(d, 1, welford_mean(d, x));
 }
 
 /* --- norms ------------------------------------------------------------------------*/

@@ -11,7 +11,8 @@
  * ref.h does. Updates into the output (scatter, index_put, index_add, put,
  * ...) are read-modify-write of the output's own dtype, one source element
  * at a time in index order, which is what PyTorch's serial CPU kernels do:
- * a float16 accumulator is rounded after every step, exactly as there.
+ * a float16 accumulator is rounded after every step, exactly as there
+ * (scatter's reductions excepted: PyTorch runs those on a float32 copy).
  * Reductions that PyTorch keeps in a wider accumulator (embedding bags,
  * norms) accumulate sequentially in index order in double and round once.
  * Indices may be negative (they wrap once, as in Python); an index out of
@@ -489,19 +490,42 @@ static int k_gather(const alloy_kernel_call *c) {
  * order, out[... index ...] = op(out[...], src[pos]) (src a tensor or a
  * scalar value). include_self false first resets every target to the
  * reduction's identity; mean divides by the number of contributions. */
+/* PyTorch's scatter reductions on float16/bfloat16 accumulate in a
+ * float32 copy of self, rounded back once at the end (sum of 2^-11, 1,
+ * 2^-11 is 1.00098, where float16 steps give 1): wide() makes that copy. */
+static const alloy_kernel_tensor *wide(const alloy_kernel_tensor *out, alloy_kernel_tensor *w,
+                                       int64_t *strides, float **buf) {
+  *buf = NULL;
+  if (out->dtype != ALLOY_F16 && out->dtype != ALLOY_BF16) return out;
+  int64_t n = ref_numel(out), st = 1;
+  if (!(*buf = malloc(sizeof **buf * (size_t)(n ? n : 1)))) return NULL;
+  for (int d = out->rank - 1; d >= 0; d--) strides[d] = st, st *= out->sizes[d];
+  *w = *out;
+  w->dtype = ALLOY_F32;
+  w->data = *buf;
+  w->strides = strides;
+  return w;
+}
+
 static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *src, acc_op op,
                        bool mean, bool include_self) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *index = ref_tensor(c, "index"),
-                            *out = &c->outputs[0];
+                            *final = &c->outputs[0];
   int dim;
   if (!read_dim(c, self, &dim)) return ref_fail(c, "scatter: bad dim");
+  alloy_kernel_tensor w;
+  int64_t wstrides[MAXR];
+  float *buf;
+  const alloy_kernel_tensor *out = op == OP_SET ? final : wide(final, &w, wstrides, &buf);
+  if (op == OP_SET) buf = NULL;
+  if (!out) return ref_fail(c, "out of memory");
   copy_into(out, self);
   int64_t idx[MAXR] = {0}, n = ref_numel(index), size = size_or_1(out, dim);
   double *count = NULL;
   if (mean) {
     int64_t on = ref_numel(out);
     count = calloc((size_t)(on ? on : 1), sizeof *count);
-    if (!count) return ref_fail(c, "out of memory");
+    if (!count) return free(buf), ref_fail(c, "out of memory");
     for (int64_t k = 0; k < on && include_self; k++) count[k] = 1;
   }
   /* Two passes: the reset must precede every contribution. */
@@ -510,7 +534,7 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
     for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
       int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
       if (!wrap_index(&i, size)) {
-        free(count);
+        free(count), free(buf);
         return ref_fail(c, "scatter: index %lld is out of bounds for dimension %d with size %lld",
                     (long long)raw, dim, (long long)size);
       }
@@ -529,7 +553,8 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
     }
   }
   if (count) divide_by_counts(out, count);
-  free(count);
+  if (buf) copy_into(final, out);
+  free(count), free(buf);
   return 0;
 }
 

@@ -212,7 +212,9 @@ static bool contiguous(const alloy_kernel_tensor *t) {
 }
 
 /* _linalg_det (det, LU, pivots) and _linalg_slogdet (sign, logabsdet,
- * LU, pivots): from the LU factors, sign flipped per row interchange. */
+ * LU, pivots): from the LU factors, sign flipped per row interchange.
+ * logabsdet is the plain sum of log|U_ii| as PyTorch's: NaN, not -inf,
+ * when a NaN (or inf beside a zero) is on U's diagonal. */
 static int det_run(const alloy_kernel_call *c, bool slog) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
   int klu = slog ? 2 : 1;
@@ -236,7 +238,6 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
       sign *= (d > 0) - (d < 0);
       if (s.piv[i] != i + 1) det = -det, sign = -sign;
     }
-    if (sign == 0) logabs = -INFINITY;
     ref_mat_store(ref_mat_at(lu, false, bidx, br), s.m[0], n);
     ref_vec_store_i(piv, bidx, br, s.piv, n);
     if (slog) {
@@ -303,6 +304,20 @@ static bool pivots_fit(const alloy_kernel_tensor *lu, const alloy_kernel_tensor 
   return true;
 }
 
+/* Integer LU_data's triangles copied exactly into L and U (through double
+ * an int64 beyond 2^53 would round, as PyTorch's copy does not). */
+static void unpack_ints(const alloy_kernel_tensor *lu, const alloy_kernel_tensor *Lo, const alloy_kernel_tensor *Uo,
+                        const int64_t *bidx, int br) {
+  ref_mview a = ref_mat_at(lu, false, bidx, br), l = ref_mat_at(Lo, false, bidx, br),
+            u = ref_mat_at(Uo, false, bidx, br);
+  for (int64_t i = 0; i < a.rows; i++)
+    for (int64_t j = 0; j < a.cols; j++) {
+      int64_t v = ref_load_i(lu->data, lu->dtype, a.base + i * a.rs + j * a.cs);
+      if (i > j && j < l.cols) ref_store_i(Lo->data, Lo->dtype, l.base + i * l.rs + j * l.cs, v);
+      if (j >= i && i < u.rows) ref_store_i(Uo->data, Uo->dtype, u.base + i * u.rs + j * u.cs, v);
+    }
+}
+
 /* lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> P, L, U.
  * Any dtype of LU_data: PyTorch only copies its triangles and writes 0 and
  * 1, so it takes integers and bool too. */
@@ -338,6 +353,7 @@ static int k_lu_unpack(const alloy_kernel_call *c) {
         for (int64_t j = 0; j < n; j++) U[i * n + j] = j >= i ? s.m[0][i * n + j] : 0;
       ref_mat_store(ref_mat_at(Lo, false, bidx, br), L, k);
       ref_mat_store(ref_mat_at(Uo, false, bidx, br), U, n);
+      if (!is_float(lu->dtype)) unpack_ints(lu, Lo, Uo, bidx, br);
     }
   }
   ref_la_free(&s);
@@ -430,13 +446,20 @@ static int k_lu_solve(const alloy_kernel_call *c) {
 }
 
 /* Cholesky of the n x n a into l (lower, the other triangle zero), read
- * from a's lower triangle (upper: from the upper one, l = U^T). */
+ * from a's lower triangle (upper: from the upper one, l = U^T). At a
+ * failing column j l is left as LAPACK's potf2 leaves it: the
+ * non-positive (or NaN) pivot on the diagonal, a's entries from there on. */
 static int cholesky(const double *a, int64_t n, bool upper, double *l) {
   for (int64_t i = 0; i < n * n; i++) l[i] = 0;
   for (int64_t j = 0; j < n; j++) {
     double d = upper ? a[j * n + j] : a[j * n + j];
     for (int64_t k = 0; k < j; k++) d -= l[j * n + k] * l[j * n + k];
-    if (!(d > 0)) return (int)(j + 1);
+    if (!(d > 0)) {
+      for (int64_t k = j; k < n; k++)
+        for (int64_t i = k; i < n; i++) l[i * n + k] = upper ? a[k * n + i] : a[i * n + k];
+      l[j * n + j] = d;
+      return (int)(j + 1);
+    }
     l[j * n + j] = sqrt(d);
     for (int64_t i = j + 1; i < n; i++) {
       double v = upper ? a[j * n + i] : a[i * n + j];
@@ -563,26 +586,56 @@ static int k_triangular_solve(const alloy_kernel_call *c) { return tri_run(c, tr
 
 /* Householder QR in place (LAPACK geqr2/larfg): a holds R above the
  * diagonal and the reflectors' tails below; tau one per column < k. */
+/* LAPACK's lapy2: sqrt(x^2 + y^2) without overflow, NaN when either is
+ * (C's hypot gives inf for hypot(NaN, inf)). */
+static double lapy2(double x, double y) {
+  if (isnan(x)) return x;
+  if (isnan(y)) return y;
+  return hypot(x, y);
+}
+
+/* LAPACK's larf from the left on the row-major a (ld lda): rows j.. of
+ * columns j+1..cols-1 times H = I - tau v v^T, v column j's rows j..m-1
+ * (a[j][j] is 1 on entry). As LAPACK does, v is cut after its last
+ * nonzero and the columns after the last one nonzero in v's rows, so an
+ * inf or NaN there makes no 0 * inf = NaN. */
+static void larf_left(double *a, int64_t lda, int64_t m, int64_t cols, int64_t j, double tau) {
+  if (tau == 0) return;
+  int64_t lastv = m, lastc = cols;
+  while (lastv > j + 1 && a[(lastv - 1) * lda + j] == 0) lastv--;
+  for (; lastc > j + 1; lastc--) {
+    int64_t i = j;
+    while (i < lastv && a[i * lda + lastc - 1] == 0) i++;
+    if (i < lastv) break;
+  }
+  for (int64_t c2 = j + 1; c2 < lastc; c2++) {
+    double w = 0;
+    for (int64_t i = j; i < lastv; i++) w += a[i * lda + c2] * a[i * lda + j];
+    w *= -tau;
+    for (int64_t i = j; i < lastv; i++) a[i * lda + c2] += a[i * lda + j] * w;
+  }
+}
+
+/* Householder QR in place (LAPACK's geqr2 with larfg): R on and above the
+ * diagonal, the reflectors' v below it, tau[j] their scales. */
 static void geqrf(double *a, int64_t m, int64_t n, double *tau) {
   int64_t k = m < n ? m : n;
   for (int64_t j = 0; j < k; j++) {
     double alpha = a[j * n + j], xn = 0;
-    for (int64_t i = j + 1; i < m; i++) xn = hypot(xn, a[i * n + j]);
+    for (int64_t i = j + 1; i < m; i++) xn = lapy2(xn, a[i * n + j]);
     if (xn == 0) {
       tau[j] = 0;
-      continue;
+    } else {
+      /* beta = -sign(alpha) norm with -0 counting as positive (PyTorch's
+       * R has -norm there). */
+      double beta = alpha >= 0 ? -lapy2(alpha, xn) : lapy2(alpha, xn);
+      tau[j] = (beta - alpha) / beta;
+      for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= alpha - beta;
+      alpha = beta;
     }
-    double beta = -copysign(hypot(alpha, xn), alpha);
-    tau[j] = (beta - alpha) / beta;
-    for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= alpha - beta;
-    a[j * n + j] = beta;
-    for (int64_t c2 = j + 1; c2 < n; c2++) { /* H_j applied to column c2 */
-      double w = a[j * n + c2];
-      for (int64_t i = j + 1; i < m; i++) w += a[i * n + j] * a[i * n + c2];
-      w *= tau[j];
-      a[j * n + c2] -= w;
-      for (int64_t i = j + 1; i < m; i++) a[i * n + c2] -= a[i * n + j] * w;
-    }
+    a[j * n + j] = 1;
+    larf_left(a, n, m, n, j, tau[j]);
+    a[j * n + j] = alpha;
   }
 }
 
@@ -623,12 +676,19 @@ static int k_geqrf(const alloy_kernel_call *c) {
   return 0;
 }
 
-/* Q = H_0 ... H_{k-1} applied to the first qc columns of the identity:
- * q is m x qc. */
+/* Q = H_0 ... H_{k-1} applied to the first qc columns of the identity
+ * (q is m x qc, k <= qc), formed as LAPACK's org2r does in place: each
+ * reflector from the last, its column then becoming Q's. */
 static void form_q(const double *refl, int64_t m, int64_t ldr, const double *tau, int64_t k, double *q, int64_t qc) {
   for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < qc; j++) q[i * qc + j] = i == j;
-  for (int64_t j = k - 1; j >= 0; j--) apply_reflector(refl, ldr, j, tau[j], q, m, qc, true);
+    for (int64_t j = 0; j < qc; j++) q[i * qc + j] = j < k ? refl[i * ldr + j] : i == j;
+  for (int64_t j = k - 1; j >= 0; j--) {
+    q[j * qc + j] = 1;
+    larf_left(q, qc, m, qc, j, tau[j]);
+    for (int64_t i = j + 1; i < m; i++) q[i * qc + j] *= -tau[j];
+    q[j * qc + j] = 1 - tau[j];
+    for (int64_t i = 0; i < j; i++) q[i * qc + j] = 0;
+  }
 }
 
 /* linalg_householder_product(input, tau). */

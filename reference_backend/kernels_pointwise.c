@@ -51,6 +51,8 @@ typedef struct pw_ctx {
   alloy_dtype rnd;   /* the precision PyTorch rounds each step to: cd, or
                       * float32 where it computes in opmath               */
   bool single;       /* cd computes in float32 (float16/bfloat16/float32)  */
+  bool vec;          /* this element is in PyTorch's vectorized loop (see
+                      * vec_lanes)                                         */
   int bits;          /* width of cd, for shifts                            */
   bool present[MAX_OPERANDS]; /* false for a None Tensor? operand          */
   double s[MAX_PARAMS];       /* scalar parameters, as double...           */
@@ -199,6 +201,36 @@ static int read_params(const alloy_kernel_call *c, const pw_op *op, pw_ctx *p) {
   return 0;
 }
 
+/* PyTorch's cpu_kernel_vec runs the innermost (coalesced) loop in steps of
+ * 64 bytes of cd (two AVX2 vectors) and the remainder of each row
+ * element by element, where a few ops' scalar and vector forms differ
+ * (fmod: exact std::fmod against Sleef's). The output is fresh and
+ * contiguous: its trailing dims coalesce while every operand keeps the
+ * same pattern there (all its sizes full, or all broadcast). Returns the
+ * row length; *vec_end the elements of each row done by vectors. */
+static int64_t vec_lanes(const alloy_kernel_tensor *out, const alloy_kernel_tensor *const *ins, int n,
+                         alloy_dtype cd, int64_t *vec_end) {
+  int64_t inner = 1;
+  int state[MAX_OPERANDS] = {0}; /* 0 unset, 1 full, 2 broadcast */
+  for (int d = out->rank - 1; d >= 0; d--) {
+    int64_t size = out->sizes[d];
+    if (size == 1) continue;
+    bool same = true;
+    int now[MAX_OPERANDS];
+    for (int k = 0; k < n; k++) {
+      int id = d - (out->rank - ins[k]->rank);
+      now[k] = id >= 0 && ins[k]->sizes[id] == size ? 1 : 2;
+      if (state[k] && state[k] != now[k]) same = false;
+    }
+    if (!same) break;
+    memcpy(state, now, sizeof now);
+    inner *= size;
+  }
+  int64_t chunk = 64 / (int64_t)alloy_dtype_size(cd);
+  *vec_end = inner / chunk * chunk;
+  return inner;
+}
+
 static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
   pw_ctx p;
   memset(&p, 0, sizeof p);
@@ -256,7 +288,9 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
   if ((fl && !op->f) || (!fl && !op->i)) return ref_fail(c, "%s", "not implemented for this dtype");
   ref_iter it;
   ref_iter_init(&it, out, ins, n);
+  int64_t vec_end, inner = vec_lanes(out, ins, n, cd, &vec_end), at = 0;
   while (ref_iter_next(&it)) {
+    p.vec = at++ % inner < vec_end;
     if (fl) {
       double x[MAX_OPERANDS] = {0};
       for (int k = 0; k < n; k++) {
@@ -356,10 +390,11 @@ static double pdiv_f(const double *x, pw_ctx *p) { (void)p; return x[0] / x[1]; 
 static int64_t pdiv_i(const int64_t *x, pw_ctx *p) { return idiv(x[0], x[1], p); }
 
 /* PyTorch's vectorized fmod (Sleef's, in float32 for float32, float16 and
- * bfloat16) gives NaN when |a / b| overflows float32, where C's fmod is
- * exact; remainder and fmod agree with it. */
+ * bfloat16) gives NaN when |a / b| overflows the type, where C's fmod (its
+ * scalar loop: a row's tail, a small tensor) is exact; remainder and fmod
+ * agree with it. */
 static bool fmod_overflows(double a, double b, const pw_ctx *p) {
-  return p->single && isfinite(a) && isfinite(b) && b != 0 && fabs(a) / fabs(b) > FLT_MAX;
+  return p->vec && isfinite(a) && isfinite(b) && b != 0 && fabs(a) / fabs(b) > (p->single ? FLT_MAX : DBL_MAX);
 }
 
 /* remainder takes the divisor's sign (Python's %); fmod the dividend's. */
@@ -408,21 +443,30 @@ static int64_t pow_scalar_i(const int64_t *x, pw_ctx *p) {
   return powi(x[0], x[1]);
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  uint64_t x = a < 0 ? 0u - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0u - (uint64_t)b : (uint64_t)b;
-  while (x) {
-    uint64_t t = y % x;
-    y = x;
-    x = t;
+/* gcd / lcm as PyTorch's calc_gcd: abs() of each operand in dtype t
+ * (so the most negative value stays negative), then Euclid with C's
+ * remainder: a result of the most negative value's gcd can be negative
+ * (gcd(-32768, -32767) is -1 in int16). */
+static int64_t gcd_t(alloy_dtype t, int64_t a, int64_t b) {
+  a = wrap_to(t, a < 0 ? wrap(0u - (uint64_t)a) : a);
+  b = wrap_to(t, b < 0 ? wrap(0u - (uint64_t)b) : b);
+  while (a != 0) {
+    int64_t c = a;
+    a = a == -1 ? 0 : b % a;
+    b = c;
   }
-  return wrap(y);
+  return b;
 }
-static int64_t gcd_i(const int64_t *x, pw_ctx *p) { (void)p; return gcd64(x[0], x[1]); }
+static int64_t gcd_i(const int64_t *x, pw_ctx *p) { return gcd_t(p->cd, x[0], x[1]); }
+/* lcm: abs(a / g * b), computed in int for the types narrower than int
+ * (C++'s promotion: no wrap before abs), else wrapping in the dtype. */
 static int64_t lcm_i(const int64_t *x, pw_ctx *p) {
-  int64_t g = gcd64(x[0], x[1]);
+  int64_t g = gcd_t(p->cd, x[0], x[1]);
   if (g == 0) return 0;
-  int64_t v = wrap((uint64_t)idiv(x[0], g, p) * (uint64_t)x[1]);
-  return v < 0 ? wrap(0u - (uint64_t)v) : v;
+  bool narrow = p->cd == ALLOY_I8 || p->cd == ALLOY_U8 || p->cd == ALLOY_I16;
+  int64_t v = wrap((uint64_t)wrap_to(p->cd, idiv(x[0], g, p)) * (uint64_t)x[1]);
+  if (!narrow) v = wrap_to(p->cd, v);
+  return wrap_to(p->cd, v < 0 ? wrap(0u - (uint64_t)v) : v);
 }
 
 /* addcmul / addcdiv: self + value * t1 (* or /) t2; parameter 0 is value */
@@ -538,7 +582,12 @@ BINARY_F(atan2_f, atan2(a, b))
 BINARY_F(copysign_f, copysign(a, b))
 BINARY_F(hypot_f, hypot(a, b))
 BINARY_F(heaviside_f, a == 0 ? b : a > 0)
-BINARY_F(ldexp_f, a * exp2(b))
+#undef BINARY_F
+/* ldexp is PyTorch's mul(self, pow(2, other)): the power rounds to the
+ * dtype first, so 0 * 2^254 in float32 is 0 * inf = NaN. */
+static double ldexp_f(const double *x, pw_ctx *p) { return x[0] * R(p, exp2(x[1])); }
+#define BINARY_F(name, expr) \
+  static double name(const double *x, pw_ctx *p) { (void)p; double a = x[0], b = x[1]; return expr; }
 /* xlogy and xlog1py: 0 where x is 0, unless y is NaN */
 BINARY_F(xlogy_f, isnan(b) ? NAN : a == 0 ? 0 : a * log(b))
 BINARY_F(xlog1py_f, isnan(b) ? NAN : a == 0 ? 0 : a * log1p(b))
@@ -664,10 +713,27 @@ UNARY_F(k0_f, ref_bessel_k0(a))
 UNARY_F(k0e_f, ref_bessel_k0e(a))
 UNARY_F(k1_f, ref_bessel_k1(a))
 UNARY_F(k1e_f, ref_bessel_k1e(a))
-UNARY_F(j0_f, ref_bessel_j0(a))
-UNARY_F(j1_f, ref_bessel_j1(a))
-UNARY_F(y0_f, ref_bessel_y0(a))
-UNARY_F(y1_f, ref_bessel_y1(a))
+/* J and Y of order nu (0 or 1) as PyTorch's float32 kernels give them past
+ * x = 5: M cos (J) or M sin (Y) of the phase x - (2 nu + 1) pi / 4, which
+ * they round to float32 (by up to 64 radians near 2^31, an int32's
+ * range). M and the true phase come from J and Y in double; the rounded
+ * phase shifts it. */
+static double bessel_float_phase(int nu, bool y, double x) {
+  double ax = fabs(x), jv = nu ? ref_bessel_j1(ax) : ref_bessel_j0(ax);
+  double yv = nu ? ref_bessel_y1(ax) : ref_bessel_y0(ax);
+  double shift = nu ? 2.356194490192344928846982537459627163 : 0.785398163397448309615660845819875721;
+  double xn = (float)((float)ax - (float)shift), th = atan2(yv, jv) + (xn - (ax - shift)), m = hypot(jv, yv);
+  double v = y ? m * sin(th) : m * cos(th);
+  return nu && x < 0 ? -v : v;
+}
+static double bessel_f(const pw_ctx *p, int nu, bool y, double a) {
+  if (p->single && isfinite(a) && (y ? a : fabs(a)) > 5) return bessel_float_phase(nu, y, a);
+  return y ? (nu ? ref_bessel_y1(a) : ref_bessel_y0(a)) : (nu ? ref_bessel_j1(a) : ref_bessel_j0(a));
+}
+static double j0_f(const double *x, pw_ctx *p) { return bessel_f(p, 0, false, x[0]); }
+static double j1_f(const double *x, pw_ctx *p) { return bessel_f(p, 1, false, x[0]); }
+static double y0_f(const double *x, pw_ctx *p) { return bessel_f(p, 0, true, x[0]); }
+static double y1_f(const double *x, pw_ctx *p) { return bessel_f(p, 1, true, x[0]); }
 UNARY_F(airy_ai_f, ref_airy_ai(a))
 UNARY_F(spherical_j0_f, ref_spherical_bessel_j0(a))
 /* hardsigmoid / hardswish: comparisons, not fmin/fmax, so NaN stays NaN.

@@ -19,6 +19,7 @@
  * recurrence's rounding is part of the result; with `single` every step is
  * rounded to float32 as PyTorch's float kernel does.
  */
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -102,6 +103,35 @@ static const double bernoulli_over_factorial[] = {
     -2.1748686985580619e-16, 5.5090028283602295e-18,  -1.3954464685812522e-19,
 };
 
+/* An infinite s or q through the steps of PyTorch's (Cephes') zeta: its
+ * direct sum stops once a term is below the sum's epsilon, then its
+ * Euler-Maclaurin tail meets 0 * inf. zeta(inf, q) is inf for |q| < 1, 1
+ * at q = 1 and NaN beyond; zeta(s, inf) is NaN. */
+static double zeta_infinite(double s, double q) {
+  const double eps = DBL_EPSILON / 2;
+  double sum = pow(q, -s), a = q, b = 0;
+  for (int i = 0; i < 9 || a <= 9; i++) {
+    a += 1;
+    b = pow(a, -s);
+    sum += b;
+    if (-eps * sum < b && b < eps * sum) return sum;
+  }
+  double w = a, rising = 1, k = 0;
+  sum += b * w / (s - 1) - 0.5 * b;
+  for (int j = 0; j < 12; j++) {
+    rising *= s + k;
+    b /= w;
+    double t = rising * b * bernoulli_over_factorial[j];
+    sum += t;
+    if (fabs(t / sum) < eps) return sum;
+    k += 1;
+    rising *= s + k;
+    b /= w;
+    k += 1;
+  }
+  return sum;
+}
+
 /* Hurwitz zeta(s, q) = sum_k (q + k)^-s: the first terms summed directly
  * until q + N is large against s, the rest by Euler-Maclaurin. PyTorch's
  * edges: inf at s = 1, NaN for s < 1, inf at q a non-positive integer, NaN
@@ -114,6 +144,7 @@ double ref_zeta(double s, double q) {
     if (s != floor(s)) return NAN;
   }
   if (isnan(s) || isnan(q)) return NAN;
+  if (isinf(s) || isinf(q)) return zeta_infinite(s, q);
   double n = floor(12 + (q < 0 ? ceil(-q) : 0) + fmin(s, 3e4) / 3);
   if (n > 1e6) n = 1e6;
   double sum = 0;
@@ -257,7 +288,8 @@ static double igammac_fraction(double a, double x) {
 
 /* The edges PyTorch (after SciPy) gives both: NaN outside a, x >= 0; a = 0
  * or an infinite argument decide it outright. Returns true with *out set
- * when the edge decides P (lower) or Q. */
+ * when the edge decides P (lower) or Q. They come before any NaN check,
+ * as in PyTorch: igamma(NaN, 0) is 0, igammac(inf, NaN) is 1. */
 static bool igamma_edge(double a, double x, bool lower, double *out) {
   if (x < 0 || a < 0) *out = NAN;
   else if (a == 0) *out = x > 0 ? (lower ? 1.0 : 0.0) : NAN;
@@ -270,15 +302,15 @@ static bool igamma_edge(double a, double x, bool lower, double *out) {
 
 double ref_igamma(double a, double x) {
   double r;
-  if (isnan(a) || isnan(x)) return NAN;
   if (igamma_edge(a, x, true, &r)) return r;
+  if (isnan(a) || isnan(x)) return NAN;
   return x < a + 1 ? igamma_series(a, x) : 1 - igammac_fraction(a, x);
 }
 
 double ref_igammac(double a, double x) {
   double r;
-  if (isnan(a) || isnan(x)) return NAN;
   if (igamma_edge(a, x, false, &r)) return r;
+  if (isnan(a) || isnan(x)) return NAN;
   return x < a + 1 ? 1 - igamma_series(a, x) : igammac_fraction(a, x);
 }
 
@@ -321,15 +353,16 @@ static double bessel_i_scaled(int nu, double x) {
   return sum / sqrt(2 * M_PI * x);
 }
 
+/* I0 and I1 are NaN at +-inf as PyTorch's: its Chebyshev form
+ * exp(x) * c / sqrt(x) is inf / inf there. */
 double ref_bessel_i0(double x) {
-  if (isnan(x)) return x;
+  if (isnan(x) || isinf(x)) return NAN;
   x = fabs(x);
-  return isinf(x) ? x : bessel_i_scaled(0, x) * exp(x);
+  return bessel_i_scaled(0, x) * exp(x);
 }
 double ref_bessel_i0e(double x) { return isnan(x) ? x : bessel_i_scaled(0, fabs(x)); }
 double ref_bessel_i1(double x) {
-  if (isnan(x)) return x;
-  if (isinf(x)) return x;
+  if (isnan(x) || isinf(x)) return NAN;
   double ax = fabs(x);
   return copysign(bessel_i_scaled(1, ax) * exp(ax), x);
 }

@@ -17,10 +17,11 @@
  *
  * Accumulation order: sequential in lane index order, in double for floats
  * (float16/bfloat16/float32 as well, rounded once on store) and in wrapping
- * uint64 for integers. Variance is two-pass (mean, then squared deviations).
- * Exceptions, where PyTorch's CPU kernels compute in the tensor's own dtype
- * and the rounding shows: histograms, segment_reduce and allclose round
- * every step to the dtype as PyTorch does.
+ * uint64 for integers. Variance is two-pass (mean, then squared deviations;
+ * var_mean's mean is Welford's, as PyTorch's). Exceptions, where PyTorch's
+ * CPU kernels compute in the tensor's own dtype and the rounding shows:
+ * histograms, segment_reduce, allclose, prod and logsumexp round every
+ * step to the dtype as PyTorch does.
  *
  * Ties and NaN, following PyTorch's CPU kernels: argmax/argmin/max.dim/
  * min.dim return the first occurrence, a NaN counting as the extreme (the
@@ -336,15 +337,20 @@ static int l_sum(const lane *in, lane *out, const red_params *p) {
   return 0;
 }
 
+/* PyTorch multiplies in the result's dtype (prod_kernel_impl's scalar_t):
+ * each step rounds there (round_sum, sum_dtype), so a float16 partial
+ * product overflows to inf or underflows to 0 as PyTorch's does. */
 static int l_prod(const lane *in, lane *out, const red_params *p) {
-  (void)p;
   if (in->is_int) {
     uint64_t s = 1;
     for (int64_t j = 0; j < in->n; j++) s *= (uint64_t)in->i[j];
     put_i(&out[0], 0, (int64_t)s);
   } else {
     double s = 1.0;
-    for (int64_t j = 0; j < in->n; j++) s *= in->f[j];
+    for (int64_t j = 0; j < in->n; j++) {
+      s *= in->f[j];
+      if (p->round_sum) s = round_to(p->sum_dtype, s);
+    }
     put_f(&out[0], 0, s);
   }
   return 0;
@@ -377,7 +383,14 @@ static int l_var(const lane *in, lane *out, const red_params *p) {
   double dof = (double)in->n - p->correction;
   double v = m2 / (dof > 0.0 ? dof : 0.0);
   put_f(&out[0], 0, p->root ? sqrt(v) : v);
-  if (p->with_mean) put_f(&out[1], 0, mean);
+  if (p->with_mean) {
+    /* PyTorch's var_mean/std_mean take the mean from their Welford
+     * updates (mean += (x - mean) / k, in double): an inf followed by any
+     * element makes it NaN (inf - inf), where sum / n is inf. */
+    double wm = 0.0;
+    for (int64_t j = 0; j < in->n; j++) wm += (in->f[j] - wm) / (double)(j + 1);
+    put_f(&out[1], 0, in->n ? wm : mean);
+  }
   return 0;
 }
 
@@ -435,9 +448,10 @@ static int l_truth(const lane *in, lane *out, const red_params *p) {
   return 0;
 }
 
-/* log(sum(exp(x - m))) + m with m the max, taken as 0 when infinite. */
+/* log(sum(exp(x - m))) + m with m the max, taken as 0 when infinite; each
+ * step rounds to the result's dtype (sum_dtype), as PyTorch's logsumexp
+ * runs x - max, exp, sum, log and + max as tensor ops on it. */
 static int l_logsumexp(const lane *in, lane *out, const red_params *p) {
-  (void)p;
   double m = -INFINITY;
   for (int64_t j = 0; j < in->n; j++) {
     if (isnan(in->f[j])) m = NAN;
@@ -445,8 +459,8 @@ static int l_logsumexp(const lane *in, lane *out, const red_params *p) {
   }
   if (isinf(m)) m = 0.0;
   double s = 0.0;
-  for (int64_t j = 0; j < in->n; j++) s += exp(in->f[j] - m);
-  put_f(&out[0], 0, log(s) + m);
+  for (int64_t j = 0; j < in->n; j++) s += round_to(p->sum_dtype, exp(round_to(p->sum_dtype, in->f[j] - m)));
+  put_f(&out[0], 0, round_to(p->sum_dtype, log(round_to(p->sum_dtype, s))) + m);
   return 0;
 }
 
@@ -742,11 +756,19 @@ typedef struct red_row {
 #define RED_ROW(op, dims, kind, cast, fn, p) {op, dims, kind, cast, fn, &p},
 static const red_row red_rows[] = {REDUCTIONS(RED_ROW)};
 
+/* prod: each step rounded to the result's dtype (l_prod). */
+static int prod_op(const alloy_kernel_call *c, const char *dims, dims_kind kind) {
+  red_params p = {.round_sum = true, .sum_dtype = c->outputs[0].dtype};
+  return reduce_op(c, dims, kind, CAST, l_prod, &p);
+}
+
 static int k_reduction(const alloy_kernel_call *c) {
   const char *op = c->host->node_op_name(c->node);
   for (size_t i = 0; i < sizeof red_rows / sizeof *red_rows; i++) {
     const red_row *r = &red_rows[i];
-    if (!strcmp(r->op, op)) return reduce_op(c, r->dims, r->kind, r->cast, r->fn, r->p);
+    if (strcmp(r->op, op)) continue;
+    if (r->fn == l_prod) return prod_op(c, r->dims, r->kind);
+    return reduce_op(c, r->dims, r->kind, r->cast, r->fn, r->p);
   }
   return ref_fail(c, "%s is not a reduction of this table", op);
 }
@@ -765,7 +787,8 @@ static int k_var_mean(const alloy_kernel_call *c) { return var_op(c, false, true
 static int k_std_mean(const alloy_kernel_call *c) { return var_op(c, true, true); }
 
 static int k_logsumexp(const alloy_kernel_call *c) {
-  return reduce_op(c, "dim", DIMS_LIST, CAST, l_logsumexp, &NONE_P);
+  red_params p = {.sum_dtype = c->outputs[0].dtype};
+  return reduce_op(c, "dim", DIMS_LIST, CAST, l_logsumexp, &p);
 }
 
 static int k_norm(const alloy_kernel_call *c) {
@@ -861,9 +884,7 @@ static int k_dist(const alloy_kernel_call *c) {
 static int k_prim_sum(const alloy_kernel_call *c) {
   return reduce_op(c, "dims", DIMS_PRIM, CAST, l_sum, &NONE_P);
 }
-static int k_prim_prod(const alloy_kernel_call *c) {
-  return reduce_op(c, "dims", DIMS_PRIM, CAST, l_prod, &NONE_P);
-}
+static int k_prim_prod(const alloy_kernel_call *c) { return prod_op(c, "dims", DIMS_PRIM); }
 static int k_prim_amax(const alloy_kernel_call *c) {
   return reduce_op(c, "dims", DIMS_PRIM, CAST, l_extreme, &MAX_P);
 }
