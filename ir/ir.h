@@ -52,6 +52,8 @@ struct alloy_op {
   alloy_schema *schema;
   alloy_meta_fn meta;      /* shape function, NULL when none          */
   int meta_param;          /* the family parameter the table gives it */
+  uint32_t refused_dtypes; /* 1 << dtype PyTorch's CPU kernel refuses (ir/meta_dtypes.c) */
+  bool refused_by_input;   /* checked on the first tensor argument, not output 0 */
 };
 
 struct alloy_value {
@@ -122,5 +124,14 @@ typedef struct alloy_meta_entry {
   alloy_meta_fn fn;
   int param;
 } alloy_meta_entry;
+
+/* A row of ir/meta_dtypes.c: dtypes PyTorch's CPU kernel for op refuses. */
+typedef struct alloy_dtype_refusal {
+  const char *op;    /* registry name; rows sorted by it, NULL ends the table */
+  uint32_t dtypes;   /* 1 << alloy_dtype for each refused dtype */
+  bool by_input;     /* the first tensor argument's dtype, not output 0's */
+} alloy_dtype_refusal;
+
+extern const alloy_dtype_refusal alloy_cpu_dtype_refusals[];
 
 #endif

@@ -305,6 +305,31 @@ alloy_error *meta_out_scalar(alloy_meta *m, int k, alloy_value_kind kind,
   return meta_sym_check(m);
 }
 
+/* An op PyTorch's CPU kernel does not take in this dtype (ir/meta_dtypes.c):
+ * the error names the dtype and the argument it came from. */
+static alloy_error *refuse_dtype(alloy_meta *m) {
+  const alloy_op *op = m->op;
+  int arg = -1;
+  alloy_dtype t;
+  if (op->refused_by_input || m->nout == 0 || m->outs[0].kind != ALLOY_VALUE_TENSOR) {
+    for (int i = 0; i < m->nargs && arg < 0; i++)
+      if (m->args[i].kind == ALLOY_ARG_VALUE && meta_tensor(m, i)) arg = i;
+    if (arg < 0) return NULL;
+    t = meta_tensor(m, arg)->dtype;
+  } else {
+    t = m->outs[0].dtype;
+    for (int i = 0; i < m->nargs && arg < 0; i++)
+      if (m->args[i].kind == ALLOY_ARG_VALUE && meta_tensor(m, i)) arg = i;
+  }
+  if (!(op->refused_dtypes & (1u << t))) return NULL;
+  if (arg >= 0)
+    return meta_error(m, "PyTorch's CPU kernel does not take %s (argument '%s'%s)",
+                      alloy_dtype_name(t), meta_arg_name(m, arg),
+                      op->refused_by_input ? "" : ", or the dtype the operands promote to");
+  return meta_error(m, "PyTorch's CPU kernel does not make %s tensors (argument 'dtype')",
+                    alloy_dtype_name(t));
+}
+
 alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
                             const alloy_arg *args, alloy_meta *m) {
   m->op = op;
@@ -320,6 +345,7 @@ alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
   alloy_error *e = meta_set_num_outputs(m, list_return ? 0 : s->nreturns);
   if (!e) e = op->meta(m);
   if (!e) e = meta_sym_check(m);
+  if (!e && op->refused_dtypes) e = refuse_dtype(m);
   for (int k = 0; k < m->nout && !e; k++)
     if ((int)m->outs[k].kind < 0)
       e = alloy_error_new(ALLOY_ERR_INTERNAL, "%s: shape function left output %d unset",

@@ -161,6 +161,17 @@ static alloy_error *attach_meta(void) {
   return NULL;
 }
 
+static alloy_error *attach_dtype_refusals(void) {
+  for (const alloy_dtype_refusal *r = alloy_cpu_dtype_refusals; r->op; r++) {
+    alloy_op *op = (alloy_op *)lookup(r->op);
+    if (!op)
+      return alloy_error_new(ALLOY_ERR_INTERNAL, "ir/meta_dtypes.c names unknown op %s", r->op);
+    op->refused_dtypes = r->dtypes;
+    op->refused_by_input = r->by_input;
+  }
+  return NULL;
+}
+
 static void registry_build(void) {
   int n = alloy_op_table_count;
   reg.nslots = 16;
@@ -174,6 +185,7 @@ static void registry_build(void) {
   }
   for (int i = 0; i < n && !reg.err; i++) reg.err = load_op(i, alloy_op_table_lines[i]);
   if (!reg.err) reg.err = attach_meta();
+  if (!reg.err) reg.err = attach_dtype_refusals();
   reg.nops = reg.err ? 0 : n;
 }
 
