@@ -18,10 +18,6 @@
 #include "testgraph.h"
 #include "testref.h"
 
-enum { WHOLE, CORE, PRIMS, NLEVELS };
-static const alloy_decompose_level levels[NLEVELS] = {
-    ALLOY_DECOMPOSE_AUTO, ALLOY_DECOMPOSE_CORE, ALLOY_DECOMPOSE_PRIMS};
-
 /* Adds a case's inputs and node to c; returns the value to run (NULL after
  * a recorded failure). */
 typedef alloy_value *(*build_fn)(tr_case *c, const void *ctx);
@@ -86,9 +82,9 @@ TEST(clamp_uint8_wraps_a_negative_bound) {
                               {x, 6, alloy_arg_int(-1), alloy_arg_int(1)}};
   const int want[2] = {255, 1};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_clamp, &cases[k], levels[l])) {
+      if (run_at(&c, build_clamp, &cases[k], tr_levels[l])) {
         CHECK_INT(c.out[0].dtype, ALLOY_U8);
         for (int i = 0; i < 6; i++) CHECK_INT(((const uint8_t *)c.out[0].data)[i], want[k]);
       }
@@ -139,11 +135,11 @@ static alloy_value *build_isin(tr_case *c, const void *p) {
 /* The answers of isin on ref, whole and decomposed, into got[level][i];
  * a decomposed graph with a value of more than limit elements (if > 0)
  * fails without running. */
-static void isin_levels(const isin_ctx *k, uint8_t *got[NLEVELS], int64_t limit) {
-  for (int l = 0; l < NLEVELS; l++) {
+static void isin_levels(const isin_ctx *k, uint8_t *got[TR_NLEVELS], int64_t limit) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     memset(got[l], 2, (size_t)k->ne); /* neither answer, should the run fail */
     tr_case c;
-    if (run_limited(&c, build_isin, k, levels[l], l == WHOLE ? 0 : limit)) {
+    if (run_limited(&c, build_isin, k, tr_levels[l], l == TR_WHOLE ? 0 : limit)) {
       CHECK_INT(c.out[0].dtype, ALLOY_BOOL);
       memcpy(got[l], c.out[0].data, (size_t)k->ne);
     }
@@ -161,8 +157,8 @@ static void isin_levels(const isin_ctx *k, uint8_t *got[NLEVELS], int64_t limit)
 TEST(isin_large_sorts_instead_of_comparing_all_pairs) {
   enum { N = 66560 };
   double *x = malloc(sizeof *x * N), *t = malloc(sizeof *t * N);
-  uint8_t *want = malloc(N), *got[NLEVELS];
-  for (int l = 0; l < NLEVELS; l++) got[l] = malloc(N);
+  uint8_t *want = malloc(N), *got[TR_NLEVELS];
+  for (int l = 0; l < TR_NLEVELS; l++) got[l] = malloc(N);
   REQUIRE(x && t && want && got[0] && got[1] && got[2]);
   tr_fill(x, N, 3);
   tr_fill(t, N, 5);
@@ -191,14 +187,14 @@ TEST(isin_large_sorts_instead_of_comparing_all_pairs) {
   for (int inv = 0; inv < 2; inv++) {
     isin_ctx k = {ALLOY_F32, ALLOY_F32, xf, tf, N, N, 1, 1, false, inv};
     isin_levels(&k, got, 2 * N);
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       int bad = 0;
       for (int i = 0; i < N; i++) bad += got[l][i] != (want[i] != inv);
       CHECK_INT(bad, 0);
     }
   }
   free(x), free(t), free(xf), free(tf), free(want);
-  for (int l = 0; l < NLEVELS; l++) free(got[l]);
+  for (int l = 0; l < TR_NLEVELS; l++) free(got[l]);
 }
 
 /* With assume_unique the sorting path sorts elements and test elements
@@ -210,7 +206,7 @@ TEST(isin_assume_unique_takes_the_kernels_answer) {
   static int64_t x[N], t[M];
   for (int i = 0; i < N; i++) x[i] = i / 2;      /* every value twice: 0 0 1 1 ... */
   for (int j = 0; j < M; j++) t[j] = 3 * j;      /* 0 3 6 ... 57 */
-  uint8_t buf[NLEVELS][N], *got[NLEVELS] = {buf[0], buf[1], buf[2]};
+  uint8_t buf[TR_NLEVELS][N], *got[TR_NLEVELS] = {buf[0], buf[1], buf[2]};
   for (int inv = 0; inv < 2; inv++) {
     isin_ctx k = {ALLOY_I64, ALLOY_I64, x, t, N, M, 1, 1, true, inv};
     isin_levels(&k, got, 0);
@@ -218,7 +214,7 @@ TEST(isin_assume_unique_takes_the_kernels_answer) {
       /* the first copy is followed by its twin; the second by a test
        * element only when the value is in the test; invert negates all */
       int want = (i % 2 == 0 ? 1 : x[i] % 3 == 0) != inv;
-      for (int l = 0; l < NLEVELS; l++) CHECK_INT(got[l][i], want);
+      for (int l = 0; l < TR_NLEVELS; l++) CHECK_INT(got[l][i], want);
     }
   }
 }
@@ -232,13 +228,13 @@ TEST(isin_compares_in_the_promoted_dtype) {
   static const float ti[1] = {16777216.0f};
   static const float xf[3] = {0.1f, 0.2f, 0.3f};
   static const double tz = 0.1;
-  uint8_t buf[NLEVELS][3], *got[NLEVELS] = {buf[0], buf[1], buf[2]};
+  uint8_t buf[TR_NLEVELS][3], *got[TR_NLEVELS] = {buf[0], buf[1], buf[2]};
   isin_ctx k1 = {ALLOY_I32, ALLOY_F32, xi, ti, 3, 1, 1, 1, false, false};
   isin_levels(&k1, got, 0);
-  for (int l = 0; l < NLEVELS; l++) CHECK(got[l][0] == 1 && got[l][1] == 0 && got[l][2] == 0);
+  for (int l = 0; l < TR_NLEVELS; l++) CHECK(got[l][0] == 1 && got[l][1] == 0 && got[l][2] == 0);
   isin_ctx k2 = {ALLOY_F32, ALLOY_F64, xf, &tz, 3, 1, 1, 0, false, false};
   isin_levels(&k2, got, 0);
-  for (int l = 0; l < NLEVELS; l++) CHECK(got[l][0] == 1 && got[l][1] == 0 && got[l][2] == 0);
+  for (int l = 0; l < TR_NLEVELS; l++) CHECK(got[l][0] == 1 && got[l][1] == 0 && got[l][2] == 0);
 
   tr_case c;
   REQUIRE(tr_open(&c));
@@ -314,15 +310,15 @@ TEST(batch_norm_float16_uses_the_saved_statistics) {
     for (int i = 0; i < 3; i++) w[i] = alloy_f16_from_f32((float)v[60 + i] * 2);
     for (int i = 0; i < 3; i++) b[i] = alloy_f16_from_f32((float)v[63 + i]);
     bn_ctx k = {x, w, b};
-    double got[NLEVELS][60] = {{0}};
-    for (int l = 0; l < NLEVELS; l++) {
+    double got[TR_NLEVELS][60] = {{0}};
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_bn, &k, levels[l]))
+      if (run_at(&c, build_bn, &k, tr_levels[l]))
         for (int i = 0; i < 60; i++) got[l][i] = tr_out_f(&c.out[0], i);
       tr_close(&c);
     }
     int bad = 0;
-    for (int i = 0; i < 60; i++) bad += !close_to(got[PRIMS][i], got[WHOLE][i], 1e-3);
+    for (int i = 0; i < 60; i++) bad += !close_to(got[TR_PRIMS][i], got[TR_WHOLE][i], 1e-3);
     CHECK_INT(bad, 0);
   }
 }
@@ -342,15 +338,15 @@ TEST(layer_norm_float32_deviations_from_a_large_mean) {
   static const float v[15] = {-0.95020026f, -1.07844043f, -1.15028298f, -0.664829493f, -0.887513459f,
                               3.00000001e+38f, 1.6718477f, -1, -1, -0.0f,
                               -2.67789102f, 0, 0.5f, -9.9999461e-41f, -1.39640725f};
-  double got[NLEVELS][5] = {{0}};
-  for (int l = 0; l < NLEVELS; l++) {
+  double got[TR_NLEVELS][5] = {{0}};
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_ln, v, levels[l]))
+    if (run_at(&c, build_ln, v, tr_levels[l]))
       for (int i = 0; i < 5; i++) got[l][i] = tr_out_f(&c.out[0], i);
     tr_close(&c);
   }
-  CHECK(fabs(got[WHOLE][0] + 7.0307626e36) < 1e31);
-  for (int i = 0; i < 5; i++) CHECK(close_to(got[PRIMS][i], got[WHOLE][i], 1.3e-6));
+  CHECK(fabs(got[TR_WHOLE][0] + 7.0307626e36) < 1e31);
+  for (int i = 0; i < 5; i++) CHECK(close_to(got[TR_PRIMS][i], got[TR_WHOLE][i], 1.3e-6));
 }
 
 /* ---- norm, linspace, floor division -------------------------------------------------- */
@@ -365,9 +361,9 @@ static alloy_value *build_norm(tr_case *c, const void *p) {
  * and so is the norm, on the kernel as decomposed. */
 TEST(norm_float32_overflows_past_flt_max) {
   static const float x[3] = {3.0e38f, 1, -2};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_norm, x, levels[l])) CHECK(isinf(tr_out_f(&c.out[0], 0)));
+    if (run_at(&c, build_norm, x, tr_levels[l])) CHECK(isinf(tr_out_f(&c.out[0], 0)));
     tr_close(&c);
   }
 }
@@ -385,9 +381,9 @@ static alloy_value *build_linspace(tr_case *c, const void *p) {
  * function, naming it. */
 TEST(linspace_middle_point_and_overflowing_endpoints) {
   static const double inf = INFINITY, huge = -1e300;
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_linspace, &inf, levels[l])) {
+    if (run_at(&c, build_linspace, &inf, tr_levels[l])) {
       CHECK_INT(c.out[0].dtype, ALLOY_F32);
       CHECK(isnan(tr_out_f(&c.out[0], 0)) && isnan(tr_out_f(&c.out[0], 1)) && isnan(tr_out_f(&c.out[0], 4)));
       CHECK(tr_out_f(&c.out[0], 2) == INFINITY && tr_out_f(&c.out[0], 3) == INFINITY);
@@ -422,9 +418,9 @@ static alloy_value *build_floordiv(tr_case *c, const void *p) {
 TEST(floor_divide_by_a_denormal_overflows_to_inf) {
   static const float v[6] = {1, 7, -0.5f, -9.9999461e-41f, -2, 3};
   static const double want[3] = {-INFINITY, -4, -1};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_floordiv, v, levels[l]))
+    if (run_at(&c, build_floordiv, v, tr_levels[l]))
       for (int i = 0; i < 3; i++) CHECK(tr_out_f(&c.out[0], i) == want[i]);
     tr_close(&c);
   }

@@ -18,25 +18,7 @@
 #include "alloy/runtime.h"
 #include "testref.h"
 
-enum { WHOLE, CORE, PRIMS, NLEVELS };
-static const alloy_decompose_level levels[NLEVELS] = {
-    ALLOY_DECOMPOSE_AUTO, ALLOY_DECOMPOSE_CORE, ALLOY_DECOMPOSE_PRIMS};
 
-/* Adds a case's inputs and node to c; returns its node (NULL after a
- * recorded failure). */
-typedef alloy_node *(*build_fn)(tr_case *c, const void *ctx);
-
-/* Opens c, builds the graph and runs it decomposed to level, all the
- * node's outputs in c->out. The caller closes c either way. */
-static bool run_at(tr_case *c, build_fn build, const void *ctx, alloy_decompose_level level) {
-  if (!tr_open(c)) return false;
-  alloy_node *n = build(c, ctx);
-  if (!n) return false;
-  alloy_value *outs[TR_MAX_OUT];
-  int nout = alloy_node_num_outputs(n);
-  for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(n, k);
-  return tr_run_level(c, outs, nout, level, 0);
-}
 
 /* Exactly the value PyTorch gives (NaN for NaN). */
 static bool same(double a, double b) { return isnan(a) ? isnan(b) : a == b; }
@@ -68,15 +50,15 @@ TEST(adaptive_max_pool_takes_the_last_nan) {
   static const float x[8] = {1, NAN, 3, NAN, 2, 5, NAN, 0};
   static const float ninf[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
                                 -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_amp, x, levels[l])) {
+    if (tr_run_built(&c, build_amp, x, tr_levels[l])) {
       CHECK(isnan(tr_out_f(&c.out[0], 0)) && isnan(tr_out_f(&c.out[0], 1)));
       CHECK_SAME(tr_out_f(&c.out[1], 0), 1, l);
       CHECK_SAME(tr_out_f(&c.out[1], 1), 6, l);
     }
     tr_close(&c);
-    if (run_at(&c, build_amp, ninf, levels[l])) {
+    if (tr_run_built(&c, build_amp, ninf, tr_levels[l])) {
       CHECK_SAME(tr_out_f(&c.out[0], 0), -INFINITY, l);
       CHECK_SAME(tr_out_f(&c.out[1], 0), 0, l);
       CHECK_SAME(tr_out_f(&c.out[1], 1), 2, l);
@@ -104,9 +86,9 @@ TEST(multi_margin_loss_skips_nan_terms) {
   static const int p[2] = {1, 2};
   static const double want[2] = {0.07500000298023224, 0.02250000089406967};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_mml, &p[k], levels[l])) {
+      if (tr_run_built(&c, build_mml, &p[k], tr_levels[l])) {
         double got = tr_out_f(&c.out[0], 0);
         if (!(fabs(got - want[k]) <= 1.3e-6 * want[k]))
           harness_fail(__FILE__, __LINE__, "level %d: got %.9g, want %.9g", l, got, want[k]);
@@ -141,9 +123,9 @@ TEST(nll_loss_unbatched_total_weight) {
   static const nll_ctx cases[2] = {{false, 1}, {true, 2}};
   static const double want[2][2] = {{1.25, 1}, {-6, 3}};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_nll1d, &cases[k], levels[l])) {
+      if (tr_run_built(&c, build_nll1d, &cases[k], tr_levels[l])) {
         CHECK_SAME(tr_out_f(&c.out[0], 0), want[k][0], l);
         CHECK_SAME(tr_out_f(&c.out[1], 0), want[k][1], l);
       }
@@ -174,9 +156,9 @@ TEST(nll_loss2d_float16_sums_as_the_kernel) {
   static const int reduction[2] = {2, 1};
   static const double want[2] = {-57.5625, -1.439453125};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_nll2d, &reduction[k], levels[l])) {
+      if (tr_run_built(&c, build_nll2d, &reduction[k], tr_levels[l])) {
         CHECK_INT(c.out[0].dtype, ALLOY_F16);
         CHECK_SAME(tr_out_f(&c.out[0], 0), want[k], l);
         CHECK_SAME(tr_out_f(&c.out[1], 0), 40, l);
@@ -205,9 +187,9 @@ TEST(upsample_bicubic_weights_as_the_kernel) {
                                   0.16087961196899414, 0.769952654838562, 0.970221221446991,
                                   0.466428279876709, -0.04619193077087402,
                                   -0.08405208587646484, 0.0, 0.0};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_bicubic, NULL, levels[l]))
+    if (tr_run_built(&c, build_bicubic, NULL, tr_levels[l]))
       for (int k = 0; k < 11; k++) CHECK_SAME(tr_out_f(&c.out[0], k), want[k], l);
     tr_close(&c);
   }
@@ -228,9 +210,9 @@ static alloy_node *build_aa(tr_case *c, const void *p) {
 TEST(upsample_aa_leaves_an_unchanged_dim_alone) {
   static const double want[6] = {INFINITY, INFINITY, 2.700000047683716, 4.300000190734863, 5.5,
                                  6.700000286102295};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_aa, NULL, levels[l]))
+    if (tr_run_built(&c, build_aa, NULL, tr_levels[l]))
       for (int k = 0; k < 6; k++) CHECK_SAME(tr_out_f(&c.out[0], k), want[k], l);
     tr_close(&c);
   }

@@ -17,10 +17,6 @@
 #include "alloy/runtime.h"
 #include "testref.h"
 
-enum { WHOLE, CORE, PRIMS, NLEVELS };
-static const alloy_decompose_level levels[NLEVELS] = {ALLOY_DECOMPOSE_AUTO, ALLOY_DECOMPOSE_CORE,
-                                                      ALLOY_DECOMPOSE_PRIMS};
-
 /* One op on up to three inputs (2-D at most), then an optional int arg
  * (dim) and an optional keyword correction. */
 typedef struct spec {
@@ -68,9 +64,9 @@ static bool near(double got, double want, double rel) {
 
 /* Runs s at every level and checks output `out`'s first n values. */
 static void check_levels(const spec *s, int out, const double *want, int n, double rel, int line) {
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, s, levels[l]))
+    if (run_at(&c, s, tr_levels[l]))
       for (int i = 0; i < n; i++) {
         double g = tr_out_f(&c.out[out], i);
         if (!near(g, want[i], rel))
@@ -276,9 +272,9 @@ TEST(lu_unpack_int64_copies_exactly) {
             .shape = {{2, 2}, {2}},
             .data = {lu, piv}};
   static const int64_t want_l[4] = {1, 0, -INT64_MAX, 1}, want_u[4] = {INT64_MAX, 1, 0, 5}; /* torch 2.11 */
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, &s, levels[l])) {
+    if (run_at(&c, &s, tr_levels[l])) {
       CHECK(tr_longs_are(&c.out[1], want_l, 4));
       CHECK(tr_longs_are(&c.out[2], want_u, 4));
     }

@@ -13,25 +13,7 @@
 #include "alloy/runtime.h"
 #include "testref.h"
 
-enum { WHOLE, CORE, PRIMS, NLEVELS };
-static const alloy_decompose_level levels[NLEVELS] = {
-    ALLOY_DECOMPOSE_AUTO, ALLOY_DECOMPOSE_CORE, ALLOY_DECOMPOSE_PRIMS};
 
-/* Adds a case's inputs and node to c; returns its node (NULL after a
- * recorded failure). */
-typedef alloy_node *(*build_fn)(tr_case *c, const void *ctx);
-
-/* Opens c, builds the graph and runs it decomposed to level, all the
- * node's outputs in c->out. The caller closes c either way. */
-static bool run_at(tr_case *c, build_fn build, const void *ctx, alloy_decompose_level level) {
-  if (!tr_open(c)) return false;
-  alloy_node *n = build(c, ctx);
-  if (!n) return false;
-  alloy_value *outs[TR_MAX_OUT];
-  int nout = alloy_node_num_outputs(n);
-  for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(n, k);
-  return tr_run_level(c, outs, nout, level, 0);
-}
 
 /* Within rel of want (NaN for NaN, infinities exactly). */
 static bool near(double got, double want, double rel) {
@@ -75,9 +57,9 @@ TEST(trilinear_unroll_dim_expanded_everywhere_is_zero) {
   static const int unroll[2] = {1, 0};
   static const double want[2][2] = {{0.0, 0.0}, {1.5, 3.0}}; /* torch 2.11 */
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_tri, &unroll[k], levels[l]))
+      if (tr_run_built(&c, build_tri, &unroll[k], tr_levels[l]))
         for (int i = 0; i < 2; i++) CHECK_NEAR(tr_out_f(&c.out[0], i), want[k][i], 0, l);
       tr_close(&c);
     }
@@ -139,9 +121,9 @@ TEST(pool_backward_rounds_in_the_dtype) {
   const pool_case cases[3] = {{ALLOY_I64, g64, false}, {ALLOY_F16, g16, false}, {ALLOY_F16, gad, true}};
   const double *want[3] = {want64, want16, wanta};
   for (int k = 0; k < 3; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_pool, &cases[k], levels[l]))
+      if (tr_run_built(&c, build_pool, &cases[k], tr_levels[l]))
         for (int i = 0; i < 9; i++) CHECK_NEAR(tr_out_f(&c.out[0], i), want[k][i], 0, l);
       tr_close(&c);
     }
@@ -206,9 +188,9 @@ TEST(layer_norm_backward_as_the_kernel_sums) {
   const lnb_case cases[2] = {{ALLOY_F16, 4, hdy, hx, hm, hr, hw, hb},
                              {ALLOY_F32, 1, fdy, fx, fm, fr, fw, fw}};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_lnb, &cases[k], levels[l])) {
+      if (tr_run_built(&c, build_lnb, &cases[k], tr_levels[l])) {
         if (k == 0) {
           for (int i = 0; i < 2; i++) {
             CHECK_NEAR(tr_out_f(&c.out[1], i), want_dw[i], 0, l); /* torch 2.11 */
@@ -247,9 +229,9 @@ static alloy_node *build_gnb(tr_case *c, const void *p) {
 TEST(group_norm_backward_infinite_input) {
   static const double want_dx[4] = {NAN, NAN, NAN, INFINITY}, want_dw[2] = {INFINITY, 3.5},
                       want_db[2] = {1.5, 1.0}; /* torch 2.11 */
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_gnb, NULL, levels[l])) {
+    if (tr_run_built(&c, build_gnb, NULL, tr_levels[l])) {
       for (int i = 0; i < 4; i++) CHECK_NEAR(tr_out_f(&c.out[0], i), want_dx[i], 0, l);
       for (int i = 0; i < 2; i++) {
         CHECK_NEAR(tr_out_f(&c.out[1], i), want_dw[i], 1e-6, l);
@@ -295,9 +277,9 @@ TEST(uint8_resampling_in_fixed_point) {
                                      {0, 90, 217, 119, 11, 128, 121, 100, 87, 81, 255, 152, 0, 55, 150},
                                      {107, 95, 67, 127, 78, 117, 118, 70}};
   for (int k = 0; k < 4; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_up, &cases[k], levels[l]))
+      if (tr_run_built(&c, build_up, &cases[k], tr_levels[l]))
         for (int64_t i = 0; i < cases[k].oh * cases[k].ow; i++)
           CHECK_NEAR(tr_out_f(&c.out[0], i), want[k][i], 0, l);
       tr_close(&c);
@@ -321,9 +303,9 @@ static alloy_node *build_gs(tr_case *c, const void *p) {
  * output NaN; a finite far point is 0. */
 TEST(grid_sampler_2d_infinite_position_is_nan) {
   static const float grid[4] = {3e38f, 0.0f, 1e30f, 0.0f};
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_gs, grid, levels[l])) {
+    if (tr_run_built(&c, build_gs, grid, tr_levels[l])) {
       CHECK_NEAR(tr_out_f(&c.out[0], 0), NAN, 0, l); /* torch 2.11 */
       CHECK_NEAR(tr_out_f(&c.out[0], 1), 0.0, 0, l);
     }
@@ -348,9 +330,9 @@ TEST(cdist_sums_in_float_and_counts_nan) {
   static const double ps[2] = {2.0, 0.0};
   static const double want[2][4] = {{INFINITY, INFINITY, NAN, NAN}, {1, 2, NAN, NAN}}; /* torch 2.11 */
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_cdist, &ps[k], levels[l]))
+      if (tr_run_built(&c, build_cdist, &ps[k], tr_levels[l]))
         for (int i = 0; i < 4; i++) CHECK_NEAR(tr_out_f(&c.out[0], i), want[k][i], 0, l);
       tr_close(&c);
     }
@@ -376,9 +358,9 @@ static alloy_node *build_avg(tr_case *c, const void *p) {
 TEST(avg_pool_sums_in_float) {
   static const int adaptive[2] = {0, 1};
   for (int k = 0; k < 2; k++)
-    for (int l = 0; l < NLEVELS; l++) {
+    for (int l = 0; l < TR_NLEVELS; l++) {
       tr_case c;
-      if (run_at(&c, build_avg, &adaptive[k], levels[l]))
+      if (tr_run_built(&c, build_avg, &adaptive[k], tr_levels[l]))
         CHECK_NEAR(tr_out_f(&c.out[0], 0), INFINITY, 0, l); /* torch 2.11 */
       tr_close(&c);
     }
@@ -407,9 +389,9 @@ static alloy_node *build_inorm(tr_case *c, const void *p) {
 TEST(instance_norm_float16_as_a_batch_norm) {
   static const double want[6] = {0.89453125, 1.96875, -6.41796875, 0.91015625, -2.62109375,
                                  -1.1435546875}; /* torch 2.11 */
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_inorm, NULL, levels[l]))
+    if (tr_run_built(&c, build_inorm, NULL, tr_levels[l]))
       for (int i = 0; i < 6; i++) CHECK_NEAR(tr_out_f(&c.out[0], i), want[i], 0, l);
     tr_close(&c);
   }
@@ -430,9 +412,9 @@ static alloy_node *build_mse(tr_case *c, const void *p) {
 /* float16: a - b rounds to -4.6953125, whose square is 22.046875 (the
  * unrounded difference would give 22.0625). */
 TEST(mse_loss_rounds_the_difference) {
-  for (int l = 0; l < NLEVELS; l++) {
+  for (int l = 0; l < TR_NLEVELS; l++) {
     tr_case c;
-    if (run_at(&c, build_mse, NULL, levels[l]))
+    if (tr_run_built(&c, build_mse, NULL, tr_levels[l]))
       CHECK_NEAR(tr_out_f(&c.out[0], 0), 22.046875, 0, l); /* torch 2.11 */
     tr_close(&c);
   }

@@ -106,6 +106,19 @@ bool tr_run_level(tr_case *t, alloy_value *const *outs, int nout, alloy_decompos
   return true;
 }
 
+const alloy_decompose_level tr_levels[TR_NLEVELS] = {
+    ALLOY_DECOMPOSE_AUTO, ALLOY_DECOMPOSE_CORE, ALLOY_DECOMPOSE_PRIMS};
+
+bool tr_run_built(tr_case *t, tr_build_fn build, const void *ctx, alloy_decompose_level level) {
+  if (!tr_open(t)) return false;
+  alloy_node *n = build(t, ctx);
+  if (!n) return false;
+  alloy_value *outs[TR_MAX_OUT];
+  int nout = alloy_node_num_outputs(n);
+  for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(n, k);
+  return tr_run_level(t, outs, nout, level, 0);
+}
+
 bool tr_run_values(tr_case *t, alloy_value *const *outs, int nout) {
   return tr_run_level(t, outs, nout, ALLOY_DECOMPOSE_AUTO, 0);
 }

@@ -42,6 +42,16 @@ alloy_arg tr_input1(tr_case *t, alloy_dtype dt, int64_t n, void *data);
 /* Adds op(args; kwargs); NULL (after a recorded failure) on error. */
 alloy_node *tr_node(tr_case *t, const char *op, const alloy_arg *args, int n,
                     const char *const *kwn, const alloy_arg *kw, int nkw);
+/* The ways a value test runs its case: whole (as ref claims it), and
+ * decomposed to Core ATen and to prims. */
+enum { TR_WHOLE, TR_CORE, TR_PRIMS, TR_NLEVELS };
+extern const alloy_decompose_level tr_levels[TR_NLEVELS];
+/* Adds a case's inputs and node to t; returns its node (NULL after a
+ * recorded failure). */
+typedef alloy_node *(*tr_build_fn)(tr_case *t, const void *ctx);
+/* Opens t, builds the graph and runs it decomposed to level, all the
+ * node's outputs in t->out. The caller closes t either way. */
+bool tr_run_built(tr_case *t, tr_build_fn build, const void *ctx, alloy_decompose_level level);
 /* Runs the graph with the given outputs, left in t->out. */
 bool tr_run_values(tr_case *t, alloy_value *const *outs, int nout);
 /* The same with the ops decomposed to level first (ALLOY_DECOMPOSE_AUTO:
