@@ -53,7 +53,7 @@ struct alloy_op {
   alloy_meta_fn meta;      /* shape function, NULL when none          */
   int meta_param;          /* the family parameter the table gives it */
   uint32_t refused_dtypes; /* 1 << dtype PyTorch's CPU kernel refuses (ir/meta_dtypes.c) */
-  bool refused_by_input;   /* checked on the first tensor argument, not output 0 */
+  bool refused_by_input;   /* checked on the tensor arguments, not output 0 */
 };
 
 struct alloy_value {
@@ -129,7 +129,7 @@ typedef struct alloy_meta_entry {
 typedef struct alloy_dtype_refusal {
   const char *op;    /* registry name; rows sorted by it, NULL ends the table */
   uint32_t dtypes;   /* 1 << alloy_dtype for each refused dtype */
-  bool by_input;     /* the first tensor argument's dtype, not output 0's */
+  bool by_input;     /* the tensor arguments' dtypes (all refused), not output 0's */
 } alloy_dtype_refusal;
 
 extern const alloy_dtype_refusal alloy_cpu_dtype_refusals[];

@@ -312,8 +312,14 @@ static alloy_error *refuse_dtype(alloy_meta *m) {
   int arg = -1;
   alloy_dtype t;
   if (op->refused_by_input || m->nout == 0 || m->outs[0].kind != ALLOY_VALUE_TENSOR) {
-    for (int i = 0; i < m->nargs && arg < 0; i++)
-      if (m->args[i].kind == ALLOY_ARG_VALUE && meta_tensor(m, i)) arg = i;
+    /* Refused when every tensor argument is: igamma(int, float) computes
+     * in float, igamma(int, int) in int64, which PyTorch refuses. */
+    for (int i = 0; i < m->nargs; i++) {
+      const alloy_value *v = m->args[i].kind == ALLOY_ARG_VALUE ? meta_tensor(m, i) : NULL;
+      if (!v) continue;
+      if (!(op->refused_dtypes & (1u << v->dtype))) return NULL;
+      if (arg < 0) arg = i;
+    }
     if (arg < 0) return NULL;
     t = meta_tensor(m, arg)->dtype;
   } else {

@@ -8,8 +8,9 @@
  * The rows were found by running every generated conformance sample in
  * torch 2.11 on CPU (`alloy conform --repro-all`, each graph rerun eagerly)
  * and keeping the dtypes it refused. The dtype checked is that of output
- * 0 (the computation dtype), or of the first tensor argument where the
- * output is an index or an accumulation (by_input). The rows stay sorted by
+ * 0 (the computation dtype), or, by_input, of the tensor arguments (all
+ * of them refused) where the output's dtype is not the one computed in:
+ * an index, an accumulation, igamma's float result of integer operands. The rows stay sorted by
  * op name (tests/test_meta_dtypes.c checks it): the registry attaches them
  * once, by name. Left out on purpose: ops whose refusal depends on an
  * option (pad's mode, scatter_reduce's reduce) and clamp.Tensor on bool,
@@ -64,8 +65,8 @@ const alloy_dtype_refusal alloy_cpu_dtype_refusals[] = {
     {"aten.gcd.default", R(BOOL), false},
     {"aten.histogram.bin_ct", HALF, false},
     {"aten.hypot.default", R(BOOL) | INTS, false},
-    {"aten.igamma.default", R(BOOL) | INTS, false},
-    {"aten.igammac.default", R(BOOL) | INTS, false},
+    {"aten.igamma.default", R(BOOL) | INTS, true},
+    {"aten.igammac.default", R(BOOL) | INTS, true},
     {"aten.im2col.default", INTS, false},
     {"aten.index_reduce.default", R(BOOL), false},
     {"aten.instance_norm.default", INTS, false},
