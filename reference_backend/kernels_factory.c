@@ -2,8 +2,8 @@
  * reference_backend/kernels_factory.c: reference kernels, factory family:
  * tensors made from a fill value (full, zeros, ones, empty, *_like, new_*,
  * scalar_tensor and the prims), from a range (arange, linspace, logspace,
- * iota), eye, and the random ones (rand, randn, prims.normal, randperm,
- * dropout, native_dropout). The dense linear algebra is in
+ * iota), eye, and the random ones (rand, randn, prims.normal,
+ * prims.uniform, randperm, dropout, native_dropout). The dense linear algebra is in
  * kernels_linalg.c.
  *
  * "Empty" tensors are filled with zeros so that every run gives the same
@@ -305,13 +305,18 @@ static double normal01(philox_block b) {
   return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+/* rand, and prims.uniform (low + (high - low) * u). */
 static int k_rand(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0];
+  double lo = 0.0, hi = 1.0;
+  ref_float(c, "low", &lo);
+  ref_float(c, "high", &hi);
   int64_t n = ref_numel(out);
   philox_stream s = stream_reserve(n);
   for (int64_t k = 0; k < n; k++) {
     philox_block b = stream_block(&s, k);
-    ref_store_f(out->data, out->dtype, ref_linear_offset(out, k), uniform01(out->dtype, b.v[0], b.v[1]));
+    ref_store_f(out->data, out->dtype, ref_linear_offset(out, k),
+                lo + (hi - lo) * uniform01(out->dtype, b.v[0], b.v[1]));
   }
   return 0;
 }
@@ -430,5 +435,6 @@ const alloy_kernel ref_kernels_factory[] = {
     REF_KERNEL("prims.scalar_tensor.default", k_scalar_tensor),
     REF_KERNEL("prims.iota.default", k_iota),
     REF_KERNEL("prims.normal.default", k_randn),
+    REF_KERNEL("prims.uniform.default", k_rand),
     {NULL, NULL, NULL, NULL},
 };

@@ -1,13 +1,11 @@
 /*
  * reference_backend/kernels_shape_2.c: reference kernels, shape family,
- * part 2: linear algebra, random and FFT prims: prims.svd (one-sided
- * Jacobi in double), prims.uniform (Philox counters) and prims.fft_r2c,
- * fft_c2c and fft_c2r (a direct DFT per dim, in double complex). They share
+ * part 2: linear algebra and FFT prims: prims.svd (one-sided Jacobi in
+ * double) and prims.fft_r2c, fft_c2c and fft_c2r (a direct DFT per dim, in double complex). They share
  * the views and walks of kernels_shape.h with part 1 (kernels_shape.c).
  */
 #include <complex.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,53 +136,6 @@ static int k_svd(const alloy_kernel_call *c) {
         ref_store_f(vo->data, vo->dtype, voff + i * vo->strides[r - 2] + j * vo->strides[r - 1], right[i * n + j]);
   }
   free(b), free(u), free(s), free(v);
-  return 0;
-}
-
-/* ---- prims.uniform: Philox4x32-10 ------------------------------------------
- * A fixed key and a process-wide counter, so that consecutive calls draw
- * fresh numbers; each 32-bit word gives a float in [0, 1) from its top 24
- * bits, two words a double from 53 bits. Checked by moments, not values. */
-
-static void philox(uint32_t ctr[4], uint32_t k0, uint32_t k1) {
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0], p1 = (uint64_t)0xCD9E8D57u * ctr[2];
-    uint32_t c0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ k0, c2 = (uint32_t)(p0 >> 32) ^ ctr[3] ^ k1;
-    ctr[0] = c0, ctr[1] = (uint32_t)p1, ctr[2] = c2, ctr[3] = (uint32_t)p0;
-    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
-  }
-}
-
-static atomic_uint_fast64_t philox_counter;
-
-static int k_uniform(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *out = &c->outputs[0];
-  double lo = 0, hi = 1;
-  ref_float(c, "low", &lo);
-  ref_float(c, "high", &hi);
-  int64_t n = ref_numel(out);
-  bool wide = out->dtype == ALLOY_F64;
-  int64_t words = n * (wide ? 2 : 1), blocks = (words + 3) / 4;
-  uint64_t base = atomic_fetch_add(&philox_counter, (uint64_t)blocks);
-  view ov = ref_shape_view_of(out);
-  walker w;
-  ref_shape_walk_init(&w, &ov);
-  uint32_t ctr[4] = {0};
-  for (int64_t i = 0; i < n; i++, ref_shape_walk_next(&w)) {
-    uint32_t x[2];
-    for (int h = 0; h < (wide ? 2 : 1); h++) {
-      int64_t word = i * (wide ? 2 : 1) + h;
-      if (word % 4 == 0) {
-        uint64_t blk = base + (uint64_t)(word / 4);
-        ctr[0] = (uint32_t)blk, ctr[1] = (uint32_t)(blk >> 32), ctr[2] = 0, ctr[3] = 0;
-        philox(ctr, 0x5EED1234u, 0x0A110Du);
-      }
-      x[h] = ctr[word % 4];
-    }
-    double u = wide ? (double)((((uint64_t)x[0] << 32) | x[1]) >> 11) * 0x1.0p-53
-                    : (double)(x[0] >> 8) * 0x1.0p-24;
-    ref_store_f(out->data, out->dtype, w.off, lo + (hi - lo) * u);
-  }
   return 0;
 }
 
@@ -321,7 +272,6 @@ static int k_aten_fft_c2r(const alloy_kernel_call *c) { return aten_fft(c, 2); }
 
 const alloy_kernel ref_kernels_shape_2[] = {
     REF_KERNEL("prims.svd.default", k_svd),
-    REF_KERNEL("prims.uniform.default", k_uniform),
     REF_KERNEL("aten._fft_r2c.default", k_aten_fft_r2c),
     REF_KERNEL("aten._fft_c2r.default", k_aten_fft_c2r),
     REF_KERNEL("prims.fft_r2c.default", k_fft_r2c),
