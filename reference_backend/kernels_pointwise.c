@@ -75,6 +75,8 @@ typedef enum pw_promo {
 /* flags */
 #define PW_SCALAR_OPMATH 1u /* float16/bfloat16 with a one-element `other`:
                              * PyTorch keeps other in float32 (mul, div) */
+#define PW_VEC_TAIL 2u      /* the function reads pw_ctx.vec: its vector and
+                             * scalar forms differ in PyTorch (fmod) */
 
 typedef struct pw_op {
   const char *op;
@@ -288,9 +290,12 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
   if ((fl && !op->f) || (!fl && !op->i)) return ref_fail(c, "%s", "not implemented for this dtype");
   ref_iter it;
   ref_iter_init(&it, out, ins, n);
-  int64_t vec_end, inner = vec_lanes(out, ins, n, cd, &vec_end), at = 0;
+  /* Where each element falls, vector loop or row tail, only for the ops
+   * that tell them apart. */
+  bool lanes = op->flags & PW_VEC_TAIL;
+  int64_t vec_end = 0, inner = lanes ? vec_lanes(out, ins, n, cd, &vec_end) : 1, at = 0;
   while (ref_iter_next(&it)) {
-    p.vec = at++ % inner < vec_end;
+    if (lanes) p.vec = at++ % inner < vec_end;
     if (fl) {
       double x[MAX_OPERANDS] = {0};
       for (int k = 0; k < n; k++) {
@@ -865,10 +870,10 @@ static double zero_f(const double *x, pw_ctx *p) { (void)x; (void)p; return 0; }
   X("aten.div.Tensor_mode", BIN, "rounding_mode:s", PROMO_DIV, div_f, div_i, PW_SCALAR_OPMATH) \
   X("aten.div.Scalar_mode", BIN, "rounding_mode:s", PROMO_DIV, div_f, div_i, PW_SCALAR_OPMATH) \
   X("aten.floor_divide.default", BIN, "", S, floordiv_f, floordiv_i, PW_SCALAR_OPMATH)     \
-  X("aten.remainder.Tensor", BIN, "", S, remainder_f, remainder_i, 0)                      \
-  X("aten.remainder.Scalar", BIN, "", S, remainder_f, remainder_i, 0)                      \
-  X("aten.fmod.Tensor", BIN, "", S, fmod_f, fmod_i, 0)                                     \
-  X("aten.fmod.Scalar", BIN, "", S, fmod_f, fmod_i, 0)                                     \
+  X("aten.remainder.Tensor", BIN, "", S, remainder_f, remainder_i, PW_VEC_TAIL)            \
+  X("aten.remainder.Scalar", BIN, "", S, remainder_f, remainder_i, PW_VEC_TAIL)            \
+  X("aten.fmod.Tensor", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
+  X("aten.fmod.Scalar", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
   X("aten.pow.Tensor_Tensor", "self exponent", "", S, pow_f, pow_i, 0)                     \
   X("aten.pow.Tensor_Scalar", "self exponent", "", S, pow_scalar_f, pow_scalar_i, 0)       \
   X("aten.pow.Scalar", "self exponent", "", S, pow_f, pow_i, 0)                            \
@@ -1049,8 +1054,8 @@ static double zero_f(const double *x, pw_ctx *p) { (void)x; (void)p; return 0; }
   X("prims.sub.default", BIN, "", S, psub_f, psub_i, 0)                                    \
   X("prims.mul.default", BIN, "", S, mul_f, mul_i, 0)                                      \
   X("prims.div.default", BIN, "", S, pdiv_f, pdiv_i, 0)                                    \
-  X("prims.remainder.default", BIN, "", S, remainder_f, remainder_i, 0)                    \
-  X("prims.fmod.default", BIN, "", S, fmod_f, fmod_i, 0)                                   \
+  X("prims.remainder.default", BIN, "", S, remainder_f, remainder_i, PW_VEC_TAIL)          \
+  X("prims.fmod.default", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                         \
   X("prims.pow.default", BIN, "", S, pow_f, pow_i, 0)                                      \
   X("prims.atan2.default", BIN, "", F, atan2_f, NULL, 0)                                   \
   X("prims.hypot.default", BIN, "", F, hypot_f, NULL, 0)                                   \
