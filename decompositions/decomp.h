@@ -79,6 +79,10 @@ alloy_value *d_to(decomp *d, alloy_value *x, alloy_dtype t);
 alloy_dtype d_dtype(const alloy_value *v);
 int d_rank(const alloy_value *v);
 const alloy_dim *d_shape(const alloy_value *v);
+/* True when one of v's sizes is known to be 0 (v has no elements): rules
+ * that take a max (amax refuses an empty reduced dim) skip it then, as
+ * PyTorch's refs do when numel() == 0. */
+bool d_known_empty(const alloy_value *v);
 alloy_symtab *d_symtab(decomp *d);
 /* A dim wrapped into [0, rank) like PyTorch's maybe_wrap_dim (records an
  * error when out of range). */

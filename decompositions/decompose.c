@@ -287,6 +287,12 @@ alloy_value *d_to(decomp *d, alloy_value *x, alloy_dtype t) {
 int d_rank(const alloy_value *v) { return alloy_value_rank(v); }
 const alloy_dim *d_shape(const alloy_value *v) { return alloy_value_shape(v); }
 
+bool d_known_empty(const alloy_value *v) {
+  for (int k = 0; k < d_rank(v); k++)
+    if (alloy_dim_is_const(d_shape(v)[k]) && d_shape(v)[k].value == 0) return true;
+  return false;
+}
+
 int d_wrap_dim(decomp *d, int64_t dim, int rank) {
   int64_t r = rank > 0 ? rank : 1;
   if (dim < -r || dim >= r) {

@@ -165,13 +165,6 @@ static void cumsum(decomp *d) {
 
 /* --- softmax -------------------------------------------------------------------------*/
 
-/* True when one of v's sizes is known to be 0 (v has no elements). */
-static bool known_empty(const alloy_value *v) {
-  for (int k = 0; k < d_rank(v); k++)
-    if (alloy_dim_is_const(d_shape(v)[k]) && d_shape(v)[k].value == 0) return true;
-  return false;
-}
-
 /* x - amax(x, dim), in the computation dtype, with the dim it reduces. An
  * empty x is not shifted: amax refuses an empty reduced dim, and the refs
  * skip the max when numel() == 0. */
@@ -180,7 +173,7 @@ static alloy_value *shifted(decomp *d, alloy_value *x, p_dims *rd) {
   int64_t dim = rank ? d_wrap_dim(d, d_int(d, 1), rank) : 0;
   p_dims_from(rank, rank, rd);
   if (rank) rd->mask[dim] = true, rd->list[0] = dim, rd->n = 1;
-  if (known_empty(x)) return x;
+  if (d_known_empty(x)) return x;
   alloy_value *m = p_keepdim(d, prim_reduce(d, "prims.amax.default", x, rd), x, rd);
   return D(d, "prims.sub.default", V(x), V(p_broadcast(d, m, d_shape(x), rank)));
 }

@@ -302,20 +302,13 @@ static int reduced_dims(decomp *d, int arg, int rank, int64_t *out) {
   return n;
 }
 
-/* True when one of v's sizes is known to be 0 (v has no elements). */
-static bool known_empty(const alloy_value *v) {
-  for (int k = 0; k < d_rank(v); k++)
-    if (alloy_dim_is_const(d_shape(v)[k]) && d_shape(v)[k].value == 0) return true;
-  return false;
-}
-
 /* logsumexp(x, dims) = m + log(sum(exp(x - m))), m the max over dims
  * (0 where it is infinite, so that all -inf gives -inf, not NaN). An empty
  * x has no max (amax refuses an empty reduced dim): log(sum(exp(x))), as
  * PyTorch's kernel and reference do when numel() == 0. */
 static alloy_value *logsumexp_of(decomp *d, alloy_value *x, alloy_arg dims, int64_t *dl, int nd,
                                  bool keepdim) {
-  if (known_empty(x)) {
+  if (d_known_empty(x)) {
     alloy_value *e = D(d, "aten.exp.default", V(x));
     return D(d, "aten.log.default", V(D(d, "aten.sum.dim_IntList", V(e), dims, B(keepdim))));
   }
