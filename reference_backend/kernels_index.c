@@ -922,7 +922,7 @@ static int k_embedding(const alloy_kernel_call *c) {
 
 /* Rounds v to dtype t (as a value of that dtype would hold it). */
 static double round_to(alloy_dtype t, double v) {
-  if (t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16) {
+  if (ref_float32_opmath(t)) {
     uint16_t h[4];
     ref_store_f(h, t, 0, v);
     return ref_load_f(h, t, 0);

@@ -112,7 +112,7 @@ static const alloy_dtype kind_dtype[NUM_KINDS] = {ALLOY_F32, ALLOY_F64, ALLOY_I6
  * CPU GEMM does: a product of two bfloat16 values can overflow there
  * (-2.97 * 3e38 is -inf, and meets +inf as NaN) where double would not. */
 static num_kind kind_of(alloy_dtype t) {
-  return t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16 ? NUM_F32 : is_float(t) ? NUM_F64 : NUM_U64;
+  return ref_float32_opmath(t) ? NUM_F32 : is_float(t) ? NUM_F64 : NUM_U64;
 }
 
 /* C += A B; A is m x k, B k x n, C m x n, each through its own strides (in
@@ -1322,7 +1322,7 @@ static int k_renorm(const alloy_kernel_call *c) {
   while (ref_iter_next(&it)) pnorm_add(&acc[it.index[dim]], ref_load_f(x->data, x->dtype, it.offset[0]));
   /* float32, float16 and bfloat16 accumulate the norm in float32, where a
    * sum past FLT_MAX is inf (the factor is then 0). */
-  bool single = x->dtype == ALLOY_F32 || x->dtype == ALLOY_F16 || x->dtype == ALLOY_BF16;
+  bool single = ref_float32_opmath(x->dtype);
   for (int64_t i = 0; i < ns; i++) {
     if (single && acc[i].acc > FLT_MAX) acc[i].acc = INFINITY;
     double norm = pnorm_value(&acc[i]);

@@ -834,7 +834,7 @@ static int k_softmax_backward_data(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *ins[2] = {g, y};
   ref_iter it;
   ref_iter_init(&it, &o1, ins, 2);
-  bool single = g->dtype == ALLOY_F32 || g->dtype == ALLOY_F16 || g->dtype == ALLOY_BF16;
+  bool single = ref_float32_opmath(g->dtype);
   while (ref_iter_next(&it)) {
     double dot = 0.0;
     for (int64_t i = 0; i < len; i++) {

@@ -276,7 +276,7 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
   p.cd = cd;
   p.out = out->dtype;
   p.rnd = cd;
-  p.single = cd == ALLOY_F32 || cd == ALLOY_F16 || cd == ALLOY_BF16;
+  p.single = ref_float32_opmath(cd);
   p.bits = (int)alloy_dtype_size(cd) * 8;
   /* PyTorch keeps float16/bfloat16's one-element divisor or factor in
    * float32 and computes with it there */

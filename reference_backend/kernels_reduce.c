@@ -793,7 +793,7 @@ static int k_logsumexp(const alloy_kernel_call *c) {
 
 static int k_norm(const alloy_kernel_call *c) {
   alloy_dtype t = c->outputs[0].dtype;
-  red_params p = {.p = 2.0, .single = t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16};
+  red_params p = {.p = 2.0, .single = ref_float32_opmath(t)};
   ref_float(c, "p", &p.p);
   return reduce_op(c, "dim", DIMS_LIST, CAST, l_norm, &p);
 }
@@ -868,7 +868,7 @@ static int k_dist(const alloy_kernel_call *c) {
   while (ref_iter_next(&it))
     diff[it.offset[0]] = round_to(rt, ref_load_f(ins[0]->data, ins[0]->dtype, it.offset[1]) -
                                          ref_load_f(ins[1]->data, ins[1]->dtype, it.offset[2]));
-  red_params p = {.p = 2.0, .single = rt == ALLOY_F32 || rt == ALLOY_F16 || rt == ALLOY_BF16};
+  red_params p = {.p = 2.0, .single = ref_float32_opmath(rt)};
   ref_float(c, "p", &p.p);
   bool mask[MAX_DIMS];
   for (int d = 0; d < MAX_DIMS; d++) mask[d] = true;

@@ -29,6 +29,11 @@ typedef int (*ref_kernel_fn)(const alloy_kernel_call *c);
 #define REF_KERNEL(op, fn) {op, "*", (alloy_kernel_fn)(fn), "int(call)"}
 
 static inline bool is_float(alloy_dtype t) { return alloy_dtype_is_float(t); }
+/* The dtypes PyTorch's CPU kernels accumulate in float32 (float32 itself,
+ * float16, bfloat16): there a sum past FLT_MAX is infinite. */
+static inline bool ref_float32_opmath(alloy_dtype t) {
+  return t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16;
+}
 
 /* Element access by dtype: every value passes through double (floats,
  * bool) or int64 (integers), the widest types that hold each exactly. */
