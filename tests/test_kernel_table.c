@@ -97,7 +97,7 @@ static int drv_claim(drv *d, const alloy_graph *g, double *cost) {
 }
 
 static alloy_executable *drv_compile(drv *d, const alloy_graph *g) {
-  alloy_compile_options opt = {sizeof opt, 0, 2, NULL};
+  alloy_compile_options opt = {.struct_size = ALLOY_COMPILE_OPTIONS_STRUCT_SIZE, .opt_level = 2};
   alloy_executable *exe = NULL;
   CHECK_INT(drv_claim(d, g, NULL), alloy_graph_num_nodes(g));
   CHECK_OK(d->api->compile(d->be, g, &opt, &exe));
@@ -663,7 +663,7 @@ TEST(kt_buffers_queues_and_devices) {
   CHECK_STR(api->name, "example");
   CHECK(api->executable_serialize == NULL && api->executable_deserialize == NULL);
   CHECK_INT(api->device_count(d.be), 1);
-  alloy_device_info info = {sizeof info, NULL, ALLOY_DEVICE_KIND_GPU, 0};
+  alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE, .kind = ALLOY_DEVICE_KIND_GPU};
   CHECK_OK(api->device_info(d.be, 0, &info));
   CHECK_STR(info.name, "cpu0");
   CHECK_INT(info.kind, ALLOY_DEVICE_KIND_CPU);

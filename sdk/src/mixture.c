@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdk/src/partition.h"
+#include "sdk/src/claims.h"
 #include "sdk/src/runtime_internal.h"
 
 /* Where a partition's input, or a graph output, comes from. */
@@ -97,131 +97,6 @@ void alloy_mixture_release(alloy_mixture *m) {
   free(m);
 }
 
-/* Node index by node pointer: a sorted table searched by bsearch, so that
- * wiring a graph is O(n log n). */
-typedef struct node_pos {
-  const alloy_node *node;
-  int index;
-} node_pos;
-
-static int pos_cmp(const void *a, const void *b) {
-  const alloy_node *x = ((const node_pos *)a)->node, *y = ((const node_pos *)b)->node;
-  return x < y ? -1 : x > y;
-}
-
-static node_pos *node_table(const alloy_graph *g) {
-  int n = alloy_graph_num_nodes(g);
-  node_pos *t = malloc(sizeof *t * (size_t)(n ? n : 1));
-  if (!t) return NULL;
-  for (int i = 0; i < n; i++) t[i] = (node_pos){alloy_graph_node(g, i), i};
-  qsort(t, (size_t)n, sizeof *t, pos_cmp);
-  return t;
-}
-
-static int node_index_in(const node_pos *t, int n, const alloy_node *node) {
-  node_pos key = {node, -1};
-  const node_pos *hit = bsearch(&key, t, (size_t)n, sizeof *t, pos_cmp);
-  return hit ? hit->index : -1;
-}
-
-static int input_index_of(const alloy_graph *g, const alloy_value *v) {
-  for (int i = 0; i < alloy_graph_num_inputs(g); i++)
-    if (alloy_graph_input(g, i) == v) return i;
-  return -1;
-}
-
-static double value_bytes(const alloy_value *v) {
-  if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) return 8;
-  double n = (double)alloy_dtype_size(alloy_value_dtype(v));
-  for (int d = 0; d < alloy_value_rank(v); d++) {
-    alloy_dim dim = alloy_value_shape(v)[d];
-    n *= alloy_dim_is_const(dim) ? (double)dim.value : 1024; /* data-dependent: a guess */
-  }
-  return n;
-}
-
-/* The graph in the partitioner's form: producers by node index, claims
- * and costs of every backend, output bytes. */
-static alloy_error *to_part_graph(alloy_mixture *m, const alloy_graph *g, part_graph *pg) {
-  int n = alloy_graph_num_nodes(g), nb = m->nb;
-  int *start = calloc((size_t)n + 1, sizeof *start);
-  bool *claimed = calloc((size_t)n * nb + 1, sizeof *claimed);
-  double *cost = calloc((size_t)n * nb + 1, sizeof *cost);
-  double *bytes = calloc((size_t)n + 1, sizeof *bytes);
-  int cap = 4 * n + 16, ne = 0;
-  int *preds = malloc(sizeof *preds * (size_t)cap);
-  alloy_error *e = (!start || !claimed || !cost || !bytes || !preds) ? oom() : NULL;
-  node_pos *table = node_table(g);
-  if (!table && !e) e = oom();
-  for (int i = 0; i < n && !e; i++) {
-    const alloy_node *node = alloy_graph_node(g, i);
-    start[i] = ne;
-    for (int a = 0; a < alloy_node_num_args(node); a++) {
-      const alloy_arg *arg = alloy_node_arg(node, a);
-      int nitems = arg->kind == ALLOY_ARG_LIST ? arg->u.list.n : 1;
-      for (int k = 0; k < nitems; k++) {
-        const alloy_arg *it = arg->kind == ALLOY_ARG_LIST ? &arg->u.list.items[k] : arg;
-        if (it->kind != ALLOY_ARG_VALUE) continue;
-        alloy_node *prod = alloy_value_producer(it->u.value, NULL);
-        if (!prod) continue;
-        int pi = node_index_in(table, n, prod);
-        if (pi < 0) continue;
-        if (ne == cap) {
-          int *np = realloc(preds, sizeof *np * (size_t)(cap *= 2));
-          if (!np) {
-            e = oom();
-            break;
-          }
-          preds = np;
-        }
-        preds[ne++] = pi;
-      }
-    }
-    for (int k = 0; k < alloy_node_num_outputs(node); k++)
-      bytes[i] += value_bytes(alloy_node_output(node, k));
-  }
-  if (!e) start[n] = ne;
-  free(table);
-  /* Every backend's claims on this graph. */
-  for (int b = 0; b < nb && !e; b++) {
-    alloy_loaded *row = &m->rt->backends[m->backends[b]];
-    bool *c = calloc((size_t)n + 1, sizeof *c);
-    double *k = calloc((size_t)n + 1, sizeof *k);
-    alloy_claims claims = {n, c, k};
-    if (!c || !k) e = oom();
-    else if ((e = row->api->claim(row->be, g, &claims)))
-      e = alloy_error_wrap(e, "backend %s: claim", row->name);
-    for (int i = 0; i < n && !e; i++) {
-      claimed[(size_t)i * nb + b] = c[i];
-      cost[(size_t)i * nb + b] = k[i];
-    }
-    free(c);
-    free(k);
-  }
-  for (int i = 0; i < n && !e; i++) {
-    bool any = false;
-    for (int b = 0; b < nb; b++) any |= claimed[(size_t)i * nb + b];
-    if (!any) {
-      const alloy_node *node = alloy_graph_node(g, i);
-      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
-                          "node %d (%s, op %s) is claimed by no backend, and no decomposition "
-                          "rule brought it to ops one does", i,
-                          alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "",
-                          alloy_op_name(alloy_node_op(node)));
-    }
-  }
-  *pg = (part_graph){n, nb, start, preds, claimed, cost, bytes};
-  return e;
-}
-
-static void part_graph_free(part_graph *pg) {
-  free((void *)pg->pred_start);
-  free((void *)pg->preds);
-  free((void *)pg->claimed);
-  free((void *)pg->cost);
-  free((void *)pg->bytes);
-}
-
 /* Partitions and compiles the concrete graph g (taken over by the plan). */
 static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   memset(p, 0, sizeof *p);
@@ -229,7 +104,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   part_graph pg = {0};
   part_result r = {0};
   part_cost_model cm = m->cm;
-  alloy_error *e = to_part_graph(m, g, &pg);
+  alloy_error *e = claims_collect(m->rt, m->backends, m->nb, g, &pg);
   if (!e) e = part_compute(&pg, &cm, &r);
   int n = alloy_graph_num_nodes(g);
   if (!e) {
@@ -241,7 +116,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     if (!p->parts || !p->outputs) e = oom();
   }
   alloy_node **members = e ? NULL : malloc(sizeof *members * (size_t)(n ? n : 1));
-  node_pos *table = e ? NULL : node_table(g);
+  node_pos *table = e ? NULL : claims_node_table(g);
   if (!e && (!members || !table)) e = oom();
   /* Extract and compile each partition. */
   for (int q = 0; q < p->npart && !e; q++) {
@@ -279,9 +154,9 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       if (!v) {
         e = alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d reads an unknown value %s", q, name);
       } else if (!prod) {
-        pt->in[i] = (source){-1, input_index_of(g, v)};
+        pt->in[i] = (source){-1, claims_input_index(g, v)};
       } else {
-        int from = p->node_part[node_index_in(table, n, prod)];
+        int from = p->node_part[claims_node_index(table, n, prod)];
         const alloy_graph *fsub = alloy_program_graph(p->parts[from].prog);
         int j = 0;
         while (j < alloy_graph_num_outputs(fsub) &&
@@ -293,7 +168,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
         else {
           pt->in[i] = (source){from, j};
           p->parts[from].readers[j]++;
-          if (p->parts[from].backend != pt->backend) pt->bytes_in += value_bytes(v);
+          if (p->parts[from].backend != pt->backend) pt->bytes_in += claims_value_bytes(v);
         }
       }
     }
@@ -304,10 +179,10 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     alloy_value *v = alloy_graph_output(g, k);
     alloy_node *prod = alloy_value_producer(v, NULL);
     if (!prod) {
-      p->outputs[k] = (source){-1, input_index_of(g, v)};
+      p->outputs[k] = (source){-1, claims_input_index(g, v)};
       continue;
     }
-    int from = p->node_part[node_index_in(table, n, prod)];
+    int from = p->node_part[claims_node_index(table, n, prod)];
     const alloy_graph *fsub = alloy_program_graph(p->parts[from].prog);
     int j = 0;
     while (j < alloy_graph_num_outputs(fsub) &&
@@ -317,7 +192,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     if (j < alloy_graph_num_outputs(fsub)) p->parts[from].readers[j] = -1;
   }
   free(table);
-  part_graph_free(&pg);
+  claims_free(&pg);
   part_result_free(&r);
   if (e) {
     p->graph = NULL; /* the caller still owns g on failure */

@@ -23,6 +23,15 @@ typedef enum alloy_error_code {
   ALLOY_ERR_OUT_OF_MEMORY = 7,
   ALLOY_ERR_INTERNAL = 8,         /* a bug in Alloy: please report it            */
   ALLOY_ERR_VERSION = 9,          /* ABI version mismatch                        */
+  /* since ABI 1.2 */
+  ALLOY_ERR_DEVICE_LOST = 10,     /* the device failed or went away: its backend
+                                   * is unusable until reopened                 */
+  ALLOY_ERR_CANCELLED = 11,       /* the work was cancelled before it finished   */
+  ALLOY_ERR_UNAVAILABLE = 12,     /* a resource is busy or exhausted for now
+                                   * (device memory, a queue): retrying may work */
+  ALLOY_ERR_DECLINED = 13,        /* compile: the plugin will not take this
+                                   * partition after all; the host falls back to
+                                   * the next backend that claims its nodes     */
 } alloy_error_code;
 
 typedef struct alloy_error alloy_error;

@@ -12,8 +12,11 @@
  *     may be newer: a reader checks struct_size (ALLOY_HAS_FIELD) before
  *     touching a field that a minor added, and NULL-checks optional entries.
  * Every struct here begins with `size_t struct_size`, set by whoever fills
- * the struct to sizeof the struct as it was compiled, and only grows at its
- * end. Layouts are pinned by tests/test_abi_layout.c.
+ * the struct to its size measured to the end of its last field (the
+ * ALLOY_*_STRUCT_SIZE constant beside each struct, never sizeof), and only
+ * grows at its end. No struct has trailing padding a later field could fall
+ * into: where alignment would leave some, a reserved field fills it. Layouts
+ * are pinned by tests/test_abi_layout.c.
  *
  * Conventions for every entry: an `alloy_error *` result is NULL on success,
  * else an error made with host->error_new that the receiver frees (the host
@@ -48,7 +51,7 @@ extern "C" {
 #endif
 
 #define ALLOY_ABI_MAJOR 1
-#define ALLOY_ABI_MINOR 1
+#define ALLOY_ABI_MINOR 2
 
 /* The one symbol a plugin exports, of type alloy_plugin_entry_fn. */
 #define ALLOY_PLUGIN_ENTRY "alloy_plugin_init"
@@ -58,6 +61,11 @@ extern "C" {
 #else
 #define ALLOY_PLUGIN_EXPORT
 #endif
+
+/* The size of a struct measured to the end of its last field: what
+ * struct_size holds (PJRT's struct-size traits). */
+#define ALLOY_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
 
 /* True when struct *s, as filled by the other side, holds field. */
 #define ALLOY_HAS_FIELD(s, type, field) \
@@ -93,10 +101,13 @@ typedef struct alloy_ext {
   const struct alloy_ext *next; /* borrowed; NULL ends the chain         */
 } alloy_ext;
 
+#define ALLOY_EXT_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_ext, next)
+
 typedef struct alloy_ext_stream {
   alloy_ext base;
   void *stream; /* borrowed: the caller's stream, used for this call only */
 } alloy_ext_stream;
+#define ALLOY_EXT_STREAM_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_ext_stream, stream)
 
 /* ---- the host table -----------------------------------------------------
  * Filled by the host, read-only for the plugin, valid from the entry call
@@ -112,6 +123,16 @@ typedef enum alloy_log_level {
 
 /* An argument's kind as the host table reports it (same values as
  * alloy_arg_kind in alloy/ops.h). */
+/* What a partition graph's input is to the model (host->graph_input_kind,
+ * since 1.2). The first four mirror alloy_input_role of alloy/graph.h. */
+typedef enum alloy_input_kind {
+  ALLOY_INPUT_KIND_USER = 0,      /* an argument of the model's forward()    */
+  ALLOY_INPUT_KIND_PARAMETER = 1, /* a weight: resident, unchanged across runs */
+  ALLOY_INPUT_KIND_BUFFER = 2,    /* a buffer (running_mean): resident       */
+  ALLOY_INPUT_KIND_CONSTANT = 3,  /* a lifted or folded constant: resident   */
+  ALLOY_INPUT_KIND_INTERMEDIATE = 4, /* computed by another partition       */
+} alloy_input_kind;
+
 typedef enum alloy_arg_type {
   ALLOY_ARG_TYPE_NONE = 0,
   ALLOY_ARG_TYPE_VALUE = 1,  /* a tensor or scalar value of the graph    */
@@ -207,7 +228,51 @@ typedef struct alloy_host_api {
    * index in the graph and an estimated cost in seconds (negative: no
    * estimate). Not thread-safe for one claims object. */
   void (*claims_add)(alloy_claims *claims, int node_index, double cost);
+
+  /* ---- since 1.2 (check ALLOY_HAS_FIELD before reading) ----------------- */
+  /* The lowest level log() writes (set by $ALLOY_LOG): a plugin may skip
+   * building messages below it. */
+  alloy_log_level (*log_level)(void);
+  /* The index of n in g (what claims take), or -1 when n is not g's. */
+  int (*node_index)(const alloy_graph *g, const alloy_node *n);
+  /* The node defining v and which of its outputs v is (*output_index, may
+   * be NULL); NULL for a graph input. */
+  const alloy_node *(*value_producer)(const alloy_value *v, int *output_index);
+  /* The nodes using v, each once, in graph order. */
+  int (*value_num_users)(const alloy_value *v);
+  const alloy_node *(*value_user)(const alloy_value *v, int i);
+  /* Stride d of v in elements: 1 and *stride set when the graph records a
+   * concrete one, 0 when v is contiguous-or-unknown (the default). */
+  int (*value_stride)(const alloy_value *v, int d, int64_t *stride);
+  /* The op id of "aten.add.Tensor" (what node_op_id returns), or -1. Lets a
+   * plugin compare ids instead of strings. */
+  int (*op_find)(const char *name);
+  /* What input i of g is (alloy_input_kind). Parameter, buffer and constant
+   * inputs stay resident on the backend across runs: the same buffer and
+   * contents at every execute of an executable. */
+  alloy_input_kind (*graph_input_kind)(const alloy_graph *g, int i);
+  /* The host data of a parameter, buffer or constant input when the host
+   * knows it at compile (row-major contiguous, *bytes long, read-only),
+   * else NULL. Lives as long as g (until the executable compiled from it is
+   * released): a plugin may pre-pack it at compile. */
+  const void *(*graph_input_data)(const alloy_graph *g, int i, uint64_t *bytes);
+  /* Claims a group of nodes all or nothing, at one cost in seconds for the
+   * whole group (a fused pattern: attention, conv+bn+relu). The
+   * partitioner gives the group to this backend whole, or none of it. */
+  void (*claims_add_group)(alloy_claims *claims, const int *node_indices, int n,
+                           double cost);
+  /* Says why a node is not claimed ("f64 is not supported"; copied): the
+   * host shows it when it explains a partition (alloy partition). */
+  void (*claims_reject)(alloy_claims *claims, int node_index, const char *reason);
+  /* Tracing (alloy run --trace FILE writes Chrome trace JSON). clock_ns is
+   * the host's monotonic clock; trace_range records [begin_ns, end_ns) on
+   * the plugin's track (names copied). Cheap no-ops when tracing is off. */
+  uint64_t (*clock_ns)(void);
+  int (*trace_enabled)(void);
+  void (*trace_range)(const char *plugin_name, const char *track, const char *name,
+                      uint64_t begin_ns, uint64_t end_ns);
 } alloy_host_api;
+#define ALLOY_HOST_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, trace_range)
 
 /* ---- what the plugin fills in ------------------------------------------ */
 
@@ -217,21 +282,60 @@ typedef enum alloy_device_kind {
   ALLOY_DEVICE_KIND_ACCELERATOR = 2,
 } alloy_device_kind;
 
-/* Filled by the plugin in device_info; struct_size set by the host. */
+/* Device capability bits (alloy_device_info.capabilities, since 1.2). */
+/* buffer_host_pointer gives every buffer's address: the host reads and
+ * writes them directly, and copies between this device and another one
+ * take one step. */
+#define ALLOY_DEVICE_CAP_HOST_VISIBLE (UINT64_C(1) << 0)
+/* Queues run asynchronously: execute and the copies return before the work
+ * is done, and the host overlaps them. */
+#define ALLOY_DEVICE_CAP_ASYNC (UINT64_C(1) << 1)
+/* host_buffer_allocate gives page-locked memory the device copies at full
+ * speed. */
+#define ALLOY_DEVICE_CAP_PINNED_HOST (UINT64_C(1) << 2)
+/* buffer_import takes device pointers made outside Alloy. */
+#define ALLOY_DEVICE_CAP_IMPORT (UINT64_C(1) << 3)
+
+/* Filled by the plugin in device_info; struct_size set by the host, which
+ * zeroes the struct first: a field the plugin leaves is "unknown". */
 typedef struct alloy_device_info {
   size_t struct_size;
-  const char *name;      /* plugin-owned, lives while the backend is open */
-  alloy_device_kind kind;
-  uint64_t memory_bytes; /* memory the device offers, 0 when unknown     */
+  const char *name;      /* out, plugin-owned, lives while the backend is open */
+  alloy_device_kind kind; /* out                                           */
+  uint64_t memory_bytes; /* out: memory the device offers, 0 when unknown;
+                          * the partitioner keeps a backend's resident
+                          * values under it                                */
+  /* since 1.2 */
+  uint64_t free_memory_bytes; /* out: free now, 0 when unknown              */
+  const char *arch;      /* out, plugin-owned: "sm_90", "x86-64 avx2"; NULL */
+  uint64_t capabilities; /* out: ALLOY_DEVICE_CAP_* bits                    */
+  double launch_s;       /* out: host seconds to start one partition run
+                          * (the partitioner's launch cost); <= 0 unknown  */
+  double host_bytes_per_s; /* out: copy bandwidth to and from host memory;
+                            * <= 0 unknown                                 */
 } alloy_device_info;
+#define ALLOY_DEVICE_INFO_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_device_info, host_bytes_per_s)
+
+/* A backend or compile option (alloy run --backend-opt cuda.arch=sm_90):
+ * an array element of fixed layout, strings borrowed for the call. */
+typedef struct alloy_option {
+  const char *key;   /* "arch": the part after "<backend>."               */
+  const char *value; /* "sm_90"                                           */
+} alloy_option;
 
 /* Set by the host for compile(). */
 typedef struct alloy_compile_options {
   size_t struct_size;
-  int32_t device;       /* device index of the backend                   */
-  int32_t opt_level;    /* 0 none .. 3 most; a hint                      */
-  const alloy_ext *ext; /* borrowed extension chain, or NULL             */
+  int32_t device;       /* in: device index of the backend               */
+  int32_t opt_level;    /* in: 0 none .. 3 most; a hint                  */
+  const alloy_ext *ext; /* in, borrowed extension chain, or NULL         */
+  /* since 1.2 */
+  const alloy_option *options; /* in, borrowed for the call: this backend's
+                                * --backend-opt pairs, or NULL          */
+  int32_t num_options;  /* in                                             */
+  int32_t reserved;     /* zero                                           */
 } alloy_compile_options;
+#define ALLOY_COMPILE_OPTIONS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_compile_options, reserved)
 
 /* A tensor as execute() sees it: a buffer of the plugin, and where in it.
  * Outputs whose sizes depend on the data (nonzero, unique, ...) come with
@@ -247,6 +351,7 @@ typedef struct alloy_tensor {
   int64_t *sizes;         /* borrowed, rank entries; read-only for inputs */
   int64_t *strides;       /* borrowed, rank entries, in elements          */
 } alloy_tensor;
+#define ALLOY_TENSOR_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_tensor, strides)
 
 /* Set by the host for execute(). The tensors, the arrays and the chain are
  * borrowed until execution completes (the call returns with *done NULL, or
@@ -269,6 +374,7 @@ typedef struct alloy_execute_args {
                          * the host releases it with event_release       */
   const alloy_ext *ext; /* borrowed extension chain, or NULL             */
 } alloy_execute_args;
+#define ALLOY_EXECUTE_ARGS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_execute_args, ext)
 
 /* Compatibility of a serialized executable, written by serialize. */
 typedef struct alloy_compat_info {
@@ -276,6 +382,7 @@ typedef struct alloy_compat_info {
   const char *plugin_version; /* plugin-owned, static                   */
   const char *device_model;   /* plugin-owned, static ("sm_90", "avx2")  */
 } alloy_compat_info;
+#define ALLOY_COMPAT_INFO_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_compat_info, device_model)
 
 /* ---- the plugin table ---------------------------------------------------
  * Static in the plugin, valid while it is loaded. Required entries must be
@@ -305,7 +412,11 @@ typedef struct alloy_plugin_api {
    * Must not keep g or anything of it after returning. */
   alloy_error *(*claim)(alloy_backend *be, const alloy_graph *g,
                         alloy_claims *claims);
-  /* Compiles a partition (every node of which it claimed). Required. */
+  /* Compiles a partition (every node of which it claimed). Required. A
+   * failure, or ALLOY_ERR_DECLINED (since 1.2: "not this one after all"),
+   * sends the partition's nodes to the next backend that claims them (the
+   * reference backend last); the host logs why. The host never offers a
+   * partition without nodes: pass-through values it moves itself. */
   alloy_error *(*compile)(alloy_backend *be, const alloy_graph *partition,
                           const alloy_compile_options *options,
                           alloy_executable **out);
@@ -361,7 +472,36 @@ typedef struct alloy_plugin_api {
   /* Since ABI 1.1 (read it only when ALLOY_HAS_FIELD says it is there):
    * what the backend can do beyond the required, ALLOY_CAP_* bits. */
   uint64_t capabilities;
+
+  /* ---- since 1.2: every entry optional (NULL: the host does without) --- */
+  /* (optional) An event signalled when all work enqueued on q so far is
+   * done; the host releases it with event_release. Without it the host
+   * orders work with the events execute and the copies return. */
+  alloy_error *(*event_record)(alloy_backend *be, alloy_queue *q, alloy_event **out);
+  /* (optional) Work enqueued on q after this call waits for ev (an event of
+   * this backend, from any of its queues); returns at once. Without it the
+   * host waits for ev on the host before enqueuing. */
+  alloy_error *(*queue_wait_event)(alloy_backend *be, alloy_queue *q, alloy_event *ev);
+  /* (optional) Host memory the device copies fastest (page-locked), for the
+   * host's staging buffers between backends; released with
+   * host_buffer_release. Without it the host uses its own memory. */
+  alloy_error *(*host_buffer_allocate)(alloy_backend *be, uint64_t bytes, void **out);
+  void (*host_buffer_release)(alloy_backend *be, void *ptr);
+  /* (optional) Wraps device memory made outside Alloy (a cudaMalloc'd
+   * pointer, in: borrowed, must outlive the buffer) as a buffer of device;
+   * buffer_release then forgets it without freeing the memory. ext: the
+   * caller's extension chain (a stream the memory is ordered on), or NULL. */
+  alloy_error *(*buffer_import)(alloy_backend *be, int device, void *device_pointer,
+                                uint64_t bytes, const alloy_ext *ext, alloy_buffer **out);
+  /* (optional) A backend option (key and value borrowed for the call), set
+   * after backend_open and before any compile; an unknown key or a value
+   * it cannot take is an error naming it (ALLOY_ERR_NOT_FOUND,
+   * ALLOY_ERR_INVALID_ARGUMENT). */
+  alloy_error *(*backend_set_option)(alloy_backend *be, const char *key, const char *value);
 } alloy_plugin_api;
+#define ALLOY_PLUGIN_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, backend_set_option)
+/* A 1.0 table ends before capabilities; a 1.1 one at it. */
+#define ALLOY_PLUGIN_API_1_1_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, capabilities)
 
 /* compile() takes partitions whose sizes are symbolic (backed symbols of
  * the graph) and execute() evaluates them from args->symbols: the host then

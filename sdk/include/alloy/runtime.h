@@ -71,6 +71,15 @@ void alloy_runtime_backend_info(const alloy_runtime *rt, int i,
 /* The index of the usable backend called name (case-insensitive), or -1. */
 int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name);
 
+/* A tensor in host memory, row-major contiguous. */
+typedef struct alloy_host_tensor {
+  size_t struct_size;
+  alloy_dtype dtype;
+  int32_t rank;
+  const int64_t *sizes; /* rank entries */
+  void *data;           /* numel * dtype size bytes */
+} alloy_host_tensor;
+
 /* How far the graph is decomposed before it is compiled. */
 typedef enum alloy_decompose_level {
   ALLOY_DECOMPOSE_AUTO = 0, /* only what the backend does not claim        */
@@ -81,13 +90,33 @@ typedef enum alloy_decompose_level {
 typedef struct alloy_program_options {
   size_t struct_size;
   alloy_decompose_level decompose;
-  /* Mixtures only: the partitioner's cost model. 0 takes the default
-   * (10 us per partition launch, 10 GB/s between backends); a negative
-   * value means free (no launch cost, infinite bandwidth), which leaves
-   * the priority choice of backends standing. */
+  /* Mixtures only: the partitioner's cost model. 0 takes each backend's
+   * own (alloy_device_info's launch_s and host_bytes_per_s, else 10 us per
+   * partition launch and 10 GB/s); a positive value overrides them all; a
+   * negative value means free (no launch cost, infinite bandwidth), which
+   * leaves the priority choice of backends standing. */
   double partition_launch_s;
   double link_bytes_per_s;
+  /* since 1.2 */
+  /* The data of the graph's parameter, buffer and constant inputs, known
+   * at compile: by graph input index, num_weights entries (an entry with
+   * data NULL, and user inputs, are not bound). Borrowed: the data must
+   * stay valid and unchanged while the program lives. With them the
+   * program folds what depends only on weights once (a transposed weight,
+   * a cast constant), uploads each weight to its backend once, and lets
+   * plugins pre-pack them at compile (host->graph_input_data); the tensors
+   * later runs pass for those inputs are not read. */
+  const alloy_host_tensor *weights;
+  int32_t num_weights;
+  int32_t reserved;      /* zero */
+  /* Options for the backends, "<backend>.<key>" = value (borrowed for the
+   * call): each backend receives its own, with the prefix removed, in
+   * alloy_compile_options. */
+  const alloy_option *backend_options;
+  int32_t num_backend_options;
+  int32_t reserved2;     /* zero */
 } alloy_program_options;
+#define ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_program_options, reserved2)
 
 /* Compiles g to run wholly on backend i. A node the backend does not claim
  * is decomposed (decompositions/), round after round, until the backend
@@ -125,14 +154,6 @@ typedef struct alloy_cache_stats {
 } alloy_cache_stats;
 void alloy_runtime_cache_stats(const alloy_runtime *rt, alloy_cache_stats *out);
 
-/* A tensor in host memory, row-major contiguous. */
-typedef struct alloy_host_tensor {
-  size_t struct_size;
-  alloy_dtype dtype;
-  int32_t rank;
-  const int64_t *sizes; /* rank entries */
-  void *data;           /* numel * dtype size bytes */
-} alloy_host_tensor;
 
 /* Compiles now the specialization that inputs (as for alloy_program_run)
  * would need, so that a later run with these sizes only runs: for timing
@@ -153,6 +174,60 @@ alloy_error *alloy_program_run(alloy_program *p,
                                const alloy_host_tensor *inputs,
                                int num_inputs, alloy_host_tensor *outputs,
                                int num_outputs);
+
+/* Asynchronous runs (since 1.2). run_async checks the arguments, then
+ * returns while the program runs on a thread of its own; wait blocks until
+ * that run is over and returns its error. Inputs (tensors, sizes, data)
+ * stay borrowed and outputs must not be read until wait returns. At most
+ * one run of a program is in flight: a run_async, run or prepare before
+ * the wait is an error. alloy_program_run is run_async + wait. */
+alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *inputs,
+                                     int num_inputs, alloy_host_tensor *outputs,
+                                     int num_outputs);
+alloy_error *alloy_program_wait(alloy_program *p);
+
+/* What running moved and cost, counted since the program (or mixture)
+ * was compiled, over every run. Bytes are counted where the host moves
+ * them: every copy the host asks a plugin for, and every host memcpy. */
+typedef struct alloy_run_stats {
+  size_t struct_size;
+  uint64_t runs;
+  uint64_t partitions_run;      /* executes issued                             */
+  uint64_t weight_bytes_in;     /* parameter, buffer and constant inputs copied
+                                 * to a backend: once per backend, then 0      */
+  uint64_t input_bytes_in;      /* user inputs copied to a backend             */
+  uint64_t output_bytes_out;    /* graph outputs copied back to the host       */
+  uint64_t cross_bytes;         /* values moved from one backend to another    */
+  uint64_t staged_bytes;        /* of those, through host staging buffers
+                                 * (neither side host-visible)                 */
+  uint64_t same_backend_round_trips; /* values between two partitions of one
+                                 * backend that passed through host memory:
+                                 * 0 by design; a test pins it               */
+  uint64_t host_waits;          /* times the host blocked on a backend event   */
+  uint64_t arena_bytes;         /* intermediates: the arenas' bytes (all
+                                 * backends) planned for the last run          */
+  uint64_t arena_ideal_bytes;   /* the most bytes alive at once in that run:
+                                 * what perfect placement would need           */
+  uint64_t fallbacks;           /* partitions whose compile failed or was
+                                 * declined and went to the next backend       */
+  uint64_t folded_nodes;        /* nodes folded at compile (weights only)      */
+  double dispatch_s;            /* host seconds issuing partitions (all runs)  */
+} alloy_run_stats;
+#define ALLOY_RUN_STATS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_run_stats, dispatch_s)
+void alloy_program_stats(const alloy_program *p, alloy_run_stats *out);
+
+/* Sets a backend option ("arch", "sm_90") on backend i through its
+ * backend_set_option entry; before compiling. An unknown key is an error
+ * naming it; a backend without the entry takes no options. */
+alloy_error *alloy_runtime_set_backend_option(alloy_runtime *rt, int backend, const char *key,
+                                              const char *value);
+
+/* Trace: from this call until alloy_runtime_trace_stop, the host and the
+ * plugins (host->trace_range) record ranges, which stop writes to path as
+ * Chrome trace JSON (Perfetto and chrome://tracing open it). One trace per
+ * process at a time. */
+alloy_error *alloy_trace_start(void);
+alloy_error *alloy_trace_stop(const char *path);
 
 /* --- mixtures: one graph over several backends --------------------------
  *
@@ -179,6 +254,12 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs);
 void alloy_mixture_release(alloy_mixture *m); /* accepts NULL */
+/* As alloy_program_run_async, alloy_program_wait, alloy_program_stats. */
+alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
+                                     int num_inputs, alloy_host_tensor *outputs,
+                                     int num_outputs);
+alloy_error *alloy_mixture_wait(alloy_mixture *m);
+void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out);
 /* Partitions and compiles now for these inputs' sizes (a graph with
  * symbolic sizes is planned per set of sizes), without running. */
 alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
@@ -200,6 +281,13 @@ void alloy_mixture_partition_info(const alloy_mixture *m, int i, alloy_partition
  * owned by the mixture, and the partition of each of its nodes. */
 const alloy_graph *alloy_mixture_graph(const alloy_mixture *m);
 int alloy_mixture_node_partition(const alloy_mixture *m, int node_index);
+/* Why node node_index of alloy_mixture_graph went to its backend rather
+ * than to an earlier one of the list (since 1.2): one line per backend
+ * passed over, "devsim: not claimed (f64 is not supported)", "cuda: 3.1e-06
+ * s here against 1.0e-06 s plus 2.0e-06 s of copies", "npu: over its
+ * memory limit"; "" when the node went to the first backend of the list.
+ * Owned by the mixture, valid until its next run, prepare or release. */
+const char *alloy_mixture_node_reason(const alloy_mixture *m, int node_index);
 /* Host bytes of intermediates across partitions in the last run: the most
  * alive at once, and the sum if none were released. */
 void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive);
