@@ -113,6 +113,18 @@ struct alloy_graph {
   int name_cap, name_count;
 };
 
+/* Runtime attachments of a graph input (the runtime sets them; the host
+ * table shows them to plugins as graph_input_data and graph_input_kind):
+ * the host data of a parameter, buffer or constant known at compile
+ * (borrowed: the caller keeps it alive as long as g and its copies), and
+ * whether the input is a value that another partition computes (set by
+ * alloy_graph_extract on the inputs it makes for values defined outside
+ * the extracted nodes). Clone and specialize keep both; extract keeps the
+ * data of inputs of g that become inputs of the extracted graph. */
+void alloy_graph_set_input_data(alloy_graph *g, int i, const void *data, uint64_t bytes);
+const void *alloy_graph_input_data(const alloy_graph *g, int i, uint64_t *bytes);
+bool alloy_graph_input_is_intermediate(const alloy_graph *g, int i);
+
 /* Visits every value referenced by an argument (recursing into lists). */
 typedef void (*alloy_arg_value_fn)(alloy_value *v, void *ctx);
 void alloy_arg_for_each_value(const alloy_arg *a, alloy_arg_value_fn fn,

@@ -13,12 +13,39 @@
 /* The table handed to every plugin; static, valid for the process. */
 const alloy_host_api *alloy_host_table(void);
 
-/* What a plugin's claim() fills: per node index, claimed or not and cost. */
+/* A claim group (host->claims_add_group): nodes claimed all or nothing,
+ * at one cost for the whole group. */
+typedef struct claims_group {
+  int *nodes;  /* malloc'd, n node indices, ascending, distinct */
+  int n;
+  double cost; /* seconds for the whole group; <= 0: no estimate */
+} claims_group;
+
+/* What a plugin's claim() fills: per node index, claimed or not and cost;
+ * the groups it claimed; why it left a node (claims_reject). The first
+ * three fields are set by whoever asks for claims; the rest start zeroed
+ * (NULL, 0) and are filled by the host entries, then released with
+ * claims_release. A node of a group is also marked claimed, with cost 0. */
 struct alloy_claims {
   int num_nodes;
   bool *claimed;
   double *cost;
+  claims_group *groups; /* malloc'd, ngroups entries                      */
+  int ngroups, cap_groups;
+  char **reason;        /* NULL, or num_nodes entries: malloc'd or NULL  */
 };
+
+/* Frees groups and reasons (not claimed/cost, which the caller owns) and
+ * zeroes those fields. */
+void claims_release(alloy_claims *c);
+
+/* Tracing (sdk/src/trace.c): the host's monotonic clock, whether a trace
+ * is being recorded (alloy_trace_start), and a range on a track of the
+ * host ("alloy") or of a plugin. Thread-safe; cheap when off. */
+uint64_t trace_clock_ns(void);
+bool trace_on(void);
+void trace_range(const char *process, const char *track, const char *name, uint64_t begin_ns,
+                 uint64_t end_ns);
 
 /* The last line a plugin logged at warning level or above on this thread:
  * the loader quotes it when a plugin's entry refuses to load. */
