@@ -72,6 +72,11 @@ static void row_release(alloy_loaded *row) {
   free(row->path);
   free(row->status);
   free(row->devices);
+  for (int i = 0; i < row->noptions; i++) {
+    free((char *)row->options[i].key);
+    free((char *)row->options[i].value);
+  }
+  free(row->options);
   memset(row, 0, sizeof *row);
 }
 
@@ -140,7 +145,7 @@ static void open_backend(alloy_runtime *rt, alloy_loaded *row) {
   row->devices = calloc(1, cap);
   for (int d = 0; d < row->num_devices && row->devices; d++) {
     static const char *kinds[] = {"cpu", "gpu", "accelerator"};
-    alloy_device_info info = {.struct_size = sizeof info};
+    alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
     alloy_error *de = api->device_info(row->be, d, &info);
     char item[160];
     if (de) {
@@ -373,4 +378,40 @@ int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name) {
   for (int i = 0; i < rt->num; i++)
     if (rt->backends[i].ok && !strcasecmp(rt->backends[i].name, name)) return i;
   return -1;
+}
+
+alloy_error *alloy_runtime_set_backend_option(alloy_runtime *rt, int backend, const char *key,
+                                              const char *value) {
+  if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %d is not usable", backend);
+  alloy_loaded *row = &rt->backends[backend];
+  if (!key || !*key || !value)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %s: an option needs a key and a value",
+                           row->name);
+  const alloy_plugin_api *api = row->api;
+  if (!ALLOY_HAS_FIELD(api, alloy_plugin_api, backend_set_option) || !api->backend_set_option)
+    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s takes no options (it has no "
+                           "backend_set_option entry): '%s' refused", row->name, key);
+  alloy_error *e = api->backend_set_option(row->be, key, value);
+  if (e) return alloy_error_wrap(e, "backend %s: option %s=%s", row->name, key, value);
+  /* Remembered for compile (a later value replaces an earlier one). */
+  int i = 0;
+  while (i < row->noptions && strcmp(row->options[i].key, key)) i++;
+  char *v = strdup(value), *k = i < row->noptions ? NULL : strdup(key);
+  if (!v || (i == row->noptions && !k)) {
+    free(v), free(k);
+    return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  if (i == row->noptions) {
+    alloy_option *o = realloc(row->options, sizeof *o * (size_t)(row->noptions + 1));
+    if (!o) {
+      free(v), free(k);
+      return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    row->options = o;
+    row->options[row->noptions++] = (alloy_option){k, NULL};
+  }
+  free((char *)row->options[i].value);
+  row->options[i].value = v;
+  return NULL;
 }

@@ -3,21 +3,23 @@
  * alloy/runtime.h).
  *
  * Compiling lowers the graph so that every node is claimed by some backend
- * of the list (program_lower), and, for a graph without symbolic sizes,
- * plans it at once: every backend claims the nodes it can run, the
+ * of the list (program_lower), folds what depends only on weights bound
+ * at compile (fold.c), and, for a graph without symbolic sizes, plans it
+ * at once: every backend claims the nodes it can run (claims.c), the
  * partitioner (partition.c) assigns nodes and groups them into convex
  * partitions numbered topologically, each partition is extracted as a
- * graph of its own and compiled on its backend as a program. A graph with
- * symbolic sizes is planned per set of symbol values on the run that needs
- * it (specialized first, so no SymInt value crosses a partition).
+ * graph of its own and compiled on its backend as a program. A partition
+ * whose compile fails, or that its plugin declines, is not fatal: its
+ * nodes are taken from that backend and the graph is partitioned again, so
+ * they go to the next backend that claims them (the reference backend
+ * last), and the reason is logged and kept for alloy_mixture_node_reason.
+ * A graph with symbolic sizes is planned per set of symbol values on the
+ * run that needs it (specialized first, so no SymInt value crosses a
+ * partition).
  *
- * Running executes the partitions in dependency order, in waves:
- * independent partitions on different backends run at once, on threads.
- * Values cross partitions as host tensors (each program copies its inputs
- * in and its outputs out through its backend's copy entries); an
- * intermediate is released as soon as the last partition that reads it has
- * run, and the run's peak of live intermediate bytes is kept beside the sum
- * a run without releasing would hold.
+ * Running hands the plan to the executor (exec.c): partitions run on their
+ * backends' queues, values stay where they are used and cross backends
+ * once, weights are uploaded once per backend.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,24 +27,15 @@
 #include <string.h>
 
 #include "sdk/src/claims.h"
+#include "sdk/src/exec.h"
+#include "sdk/src/fold.h"
 #include "sdk/src/runtime_internal.h"
-
-/* Where a partition's input, or a graph output, comes from. */
-typedef struct source {
-  int part;  /* -1: graph input `index`; else output `index` of partition part */
-  int index;
-} source;
 
 typedef struct part {
   int backend;            /* index in the runtime */
   alloy_program *prog;
   int nin, nout, nnodes;
-  source *in;             /* nin */
-  int *readers;           /* nout: how many partitions read each output (-1: a graph output,
-                           * never released during a run) */
-  int *left;              /* nout: readers still to run in the current run */
-  uint64_t *out_bytes;    /* nout, bytes of the last run */
-  alloy_host_tensor *outs;
+  exec_src *in;           /* nin */
   double cost, bytes_in;
 } part;
 
@@ -51,8 +44,11 @@ typedef struct plan {
   int64_t *key;           /* symbol values it was specialized for (NULL: none) */
   int npart;
   part *parts;
+  exec_part *xparts;      /* the executor's view of parts */
   int *node_part;         /* by node index of graph */
-  source *outputs;        /* by graph output */
+  char **reason;          /* by node index: why not an earlier backend, or NULL */
+  exec_src *outputs;      /* by graph output */
+  exec *x;                /* made on the plan's first run */
 } plan;
 
 struct alloy_mixture {
@@ -60,12 +56,24 @@ struct alloy_mixture {
   part_cost_model cm;
   int nb;
   int backends[16];       /* runtime indices, priority order, ref last */
-  alloy_graph *graph;     /* lowered, maybe symbolic */
+  alloy_graph *graph;     /* lowered, folded, maybe symbolic */
   plan *plans;
   int nplans, cap_plans;
   plan *last;             /* the plan of the last run (or the only one) */
-  uint64_t peak, naive;
-  int concurrent;         /* partitions of the last run that ran beside another */
+  int ncaller;            /* inputs the caller passes (before folding) */
+  alloy_host_tensor *bound; /* weights bound at compile, by input (data NULL: not) */
+  fold_result *fold;
+  bool *resident;         /* by graph input */
+  alloy_host_tensor *full; /* a run's inputs */
+  uint64_t fallbacks;     /* partitions moved off a backend at compile */
+  alloy_run_stats gone;   /* counters of executors already released */
+  /* An asynchronous run in flight. */
+  pthread_t thread;
+  bool in_flight;
+  const alloy_host_tensor *a_in;
+  alloy_host_tensor *a_out;
+  int a_nout;
+  alloy_error *a_err;
 };
 
 static alloy_error *oom(void) {
@@ -73,16 +81,16 @@ static alloy_error *oom(void) {
 }
 
 static void plan_free(plan *p) {
+  exec_free(p->x);
   for (int i = 0; i < p->npart; i++) {
-    part *q = &p->parts[i];
-    alloy_program_release(q->prog);
-    free(q->in);
-    free(q->readers);
-    free(q->left);
-    free(q->out_bytes);
-    free(q->outs);
+    alloy_program_release(p->parts[i].prog);
+    free(p->parts[i].in);
   }
+  int n = p->graph ? alloy_graph_num_nodes(p->graph) : 0;
+  for (int i = 0; p->reason && i < n; i++) free(p->reason[i]);
+  free(p->reason);
   free(p->parts);
+  free(p->xparts);
   free(p->node_part);
   free(p->outputs);
   free(p->key);
@@ -91,95 +99,166 @@ static void plan_free(plan *p) {
 
 void alloy_mixture_release(alloy_mixture *m) {
   if (!m) return;
+  if (m->in_flight) alloy_error_free(alloy_mixture_wait(m));
   for (int i = 0; i < m->nplans; i++) plan_free(&m->plans[i]);
   free(m->plans);
+  free(m->bound);
+  free(m->resident);
+  free(m->full);
+  fold_free(m->fold);
   alloy_graph_free(m->graph);
   free(m);
 }
 
-/* Partitions and compiles the concrete graph g (taken over by the plan). */
+/* Wires each input of partition q to a graph input or an earlier
+ * partition's output, by the value's name (extract keeps names). */
+static alloy_error *wire(plan *p, int q, const node_pos *table) {
+  const alloy_graph *g = p->graph;
+  int n = alloy_graph_num_nodes(g);
+  part *pt = &p->parts[q];
+  const alloy_graph *sub = alloy_program_graph(pt->prog);
+  for (int i = 0; i < pt->nin; i++) {
+    const char *name = alloy_value_name(alloy_graph_input(sub, i));
+    alloy_value *v = alloy_graph_find_value(g, name);
+    alloy_node *prod = v ? alloy_value_producer(v, NULL) : NULL;
+    if (!v)
+      return alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d reads an unknown value %s", q, name);
+    if (!prod) {
+      pt->in[i] = (exec_src){-1, claims_input_index(g, v)};
+      continue;
+    }
+    int from = p->node_part[claims_node_index(table, n, prod)];
+    const alloy_graph *fsub = from < q ? alloy_program_graph(p->parts[from].prog) : NULL;
+    int j = 0;
+    while (fsub && j < alloy_graph_num_outputs(fsub) &&
+           strcmp(alloy_value_name(alloy_graph_output(fsub, j)), name))
+      j++;
+    if (!fsub || j == alloy_graph_num_outputs(fsub))
+      return alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d: value %s has no earlier producer", q,
+                             name);
+    pt->in[i] = (exec_src){from, j};
+    if (p->parts[from].backend != pt->backend) pt->bytes_in += claims_value_bytes(v);
+  }
+  return NULL;
+}
+
+/* Records why node i left backend b (the first reason stays). */
+static void note(plan *p, int i, const char *backend, const char *why) {
+  if (p->reason[i]) return;
+  size_t len = strlen(backend) + strlen(why) + 3;
+  if ((p->reason[i] = malloc(len))) snprintf(p->reason[i], len, "%s: %s", backend, why);
+}
+
+/* Partitions the concrete graph g (taken over by the plan on success) and
+ * compiles each partition. A partition whose compile fails takes its
+ * nodes off that backend, and the graph is partitioned again. */
 static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   memset(p, 0, sizeof *p);
   p->graph = g;
-  part_graph pg = {0};
-  part_result r = {0};
-  part_cost_model cm = m->cm;
-  alloy_error *e = claims_collect(m->rt, m->backends, m->nb, g, &pg);
-  if (!e) e = part_compute(&pg, &cm, &r);
-  int n = alloy_graph_num_nodes(g);
-  if (!e) {
-    p->npart = r.npart;
-    p->parts = calloc((size_t)(r.npart ? r.npart : 1), sizeof *p->parts);
-    p->node_part = r.node_part;
-    r.node_part = NULL;
-    p->outputs = calloc((size_t)alloy_graph_num_outputs(g) + 1, sizeof *p->outputs);
-    if (!p->parts || !p->outputs) e = oom();
-  }
-  alloy_node **members = e ? NULL : malloc(sizeof *members * (size_t)(n ? n : 1));
-  node_pos *table = e ? NULL : claims_node_table(g);
-  if (!e && (!members || !table)) e = oom();
-  /* Extract and compile each partition. */
-  for (int q = 0; q < p->npart && !e; q++) {
-    part *pt = &p->parts[q];
-    int cnt = 0;
-    for (int i = 0; i < n; i++)
-      if (p->node_part[i] == q) {
-        members[cnt++] = alloy_graph_node(g, i);
-        pt->cost += pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]] > 0
-                        ? pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]] : cm.node_cost;
+  int n = alloy_graph_num_nodes(g), nb = m->nb;
+  bool *banned = calloc((size_t)n * nb + 1, sizeof *banned);
+  p->reason = calloc((size_t)n + 1, sizeof *p->reason);
+  node_pos *table = claims_node_table(g);
+  alloy_node **members = malloc(sizeof *members * (size_t)(n ? n : 1));
+  alloy_error *e = (!banned || !p->reason || !table || !members) ? oom() : NULL;
+  for (int attempt = 0; !e; attempt++) {
+    part_graph pg = {0};
+    part_result r = {0};
+    part_cost_model cm = m->cm;
+    e = claims_collect(m->rt, m->backends, nb, g, &pg);
+    /* Nodes whose partition a backend could not compile go elsewhere. */
+    bool *claimed = (bool *)pg.claimed;
+    for (int i = 0; i < n * nb && !e; i++)
+      if (banned[i]) claimed[i] = false;
+    for (int i = 0; i < n && !e; i++) {
+      bool any = false;
+      for (int b = 0; b < nb; b++) any |= claimed[(size_t)i * nb + b];
+      if (!any) {
+        const alloy_node *node = alloy_graph_node(g, i);
+        e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "node %d (%s, op %s): %s", i,
+                            alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "",
+                            alloy_op_name(alloy_node_op(node)),
+                            p->reason[i] ? p->reason[i] : "no backend claims it");
       }
-    pt->backend = m->backends[r.part_backend[q]];
-    pt->nnodes = cnt;
-    alloy_graph *extracted = NULL;
-    e = alloy_graph_extract(g, members, cnt, &extracted);
-    if (!e) e = program_compile_lowered(m->rt, pt->backend, extracted, &pt->prog);
-    const alloy_graph *sub = e ? NULL : alloy_program_graph(pt->prog);
-    if (e) e = alloy_error_wrap(e, "partition %d", q);
+    }
+    if (!e) e = part_compute(&pg, &cm, &r);
     if (!e) {
+      p->npart = r.npart;
+      p->parts = calloc((size_t)(r.npart ? r.npart : 1), sizeof *p->parts);
+      p->node_part = r.node_part;
+      r.node_part = NULL;
+      if (!p->parts) e = oom();
+    }
+    int failed = -1;
+    for (int q = 0; q < p->npart && !e; q++) {
+      part *pt = &p->parts[q];
+      int cnt = 0;
+      for (int i = 0; i < n; i++)
+        if (p->node_part[i] == q) {
+          members[cnt++] = alloy_graph_node(g, i);
+          double c = pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]];
+          pt->cost += c > 0 ? c : cm.node_cost;
+        }
+      pt->backend = m->backends[r.part_backend[q]];
+      pt->nnodes = cnt;
+      alloy_graph *extracted = NULL;
+      e = alloy_graph_extract(g, members, cnt, &extracted);
+      if (!e && (e = program_compile_lowered(m->rt, pt->backend, extracted, &pt->prog)) &&
+          r.part_backend[q] < nb - 1 && attempt < 4 * nb + 8) {
+        /* Not fatal in a mixture: the next backend that claims them. */
+        alloy_loaded *row = &m->rt->backends[pt->backend];
+        char line[768];
+        snprintf(line, sizeof line, "partition %d (%d nodes) falls back from %s: %s", q, cnt,
+                 row->name, alloy_error_message(e));
+        alloy_host_table()->log(ALLOY_LOG_WARNING, "alloy", line);
+        snprintf(line, sizeof line, "its partition did not compile there (%s)",
+                 alloy_error_message(e));
+        for (int i = 0; i < n; i++)
+          if (p->node_part[i] == q) {
+            banned[(size_t)i * nb + r.part_backend[q]] = true;
+            note(p, i, row->name, line);
+          }
+        alloy_error_free(e);
+        e = NULL;
+        failed = q;
+        m->fallbacks++;
+        break;
+      }
+      if (e) {
+        e = alloy_error_wrap(e, "partition %d", q);
+        break;
+      }
+      const alloy_graph *sub = alloy_program_graph(pt->prog);
       pt->nin = alloy_graph_num_inputs(sub);
       pt->nout = alloy_graph_num_outputs(sub);
-      pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in);
-      pt->readers = calloc((size_t)pt->nout + 1, sizeof *pt->readers);
-      pt->left = calloc((size_t)pt->nout + 1, sizeof *pt->left);
-      pt->out_bytes = calloc((size_t)pt->nout + 1, sizeof *pt->out_bytes);
-      pt->outs = calloc((size_t)pt->nout + 1, sizeof *pt->outs);
-      if (!pt->in || !pt->readers || !pt->left || !pt->out_bytes || !pt->outs) e = oom();
+      if (!(pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in))) e = oom();
+      if (!e) e = wire(p, q, table);
     }
-    /* Wire each input to a graph input or an earlier partition's output,
-     * by the value's name (extract keeps names). */
-    for (int i = 0; i < pt->nin && !e; i++) {
-      const char *name = alloy_value_name(alloy_graph_input(sub, i));
-      alloy_value *v = alloy_graph_find_value(g, name);
-      alloy_node *prod = v ? alloy_value_producer(v, NULL) : NULL;
-      if (!v) {
-        e = alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d reads an unknown value %s", q, name);
-      } else if (!prod) {
-        pt->in[i] = (source){-1, claims_input_index(g, v)};
-      } else {
-        int from = p->node_part[claims_node_index(table, n, prod)];
-        const alloy_graph *fsub = alloy_program_graph(p->parts[from].prog);
-        int j = 0;
-        while (j < alloy_graph_num_outputs(fsub) &&
-               strcmp(alloy_value_name(alloy_graph_output(fsub, j)), name))
-          j++;
-        if (from >= q || j == alloy_graph_num_outputs(fsub))
-          e = alloy_error_new(ALLOY_ERR_INTERNAL, "partition %d: value %s has no earlier producer", q,
-                              name);
-        else {
-          pt->in[i] = (source){from, j};
-          p->parts[from].readers[j]++;
-          if (p->parts[from].backend != pt->backend) pt->bytes_in += claims_value_bytes(v);
-        }
-      }
+    claims_free(&pg);
+    part_result_free(&r);
+    if (failed < 0 || e) break;
+    /* Start again without what failed. */
+    for (int q = 0; q < p->npart; q++) {
+      alloy_program_release(p->parts[q].prog);
+      free(p->parts[q].in);
     }
+    free(p->parts);
+    free(p->node_part);
+    p->parts = NULL;
+    p->node_part = NULL;
+    p->npart = 0;
   }
+  free(banned);
   free(members);
-  /* Graph outputs: never released during a run. */
+  /* Graph outputs, and the executor's view. */
+  p->outputs = e ? NULL : calloc((size_t)alloy_graph_num_outputs(g) + 1, sizeof *p->outputs);
+  p->xparts = e ? NULL : calloc((size_t)p->npart + 1, sizeof *p->xparts);
+  if (!e && (!p->outputs || !p->xparts)) e = oom();
   for (int k = 0; k < alloy_graph_num_outputs(g) && !e; k++) {
     alloy_value *v = alloy_graph_output(g, k);
     alloy_node *prod = alloy_value_producer(v, NULL);
     if (!prod) {
-      p->outputs[k] = (source){-1, claims_input_index(g, v)};
+      p->outputs[k] = (exec_src){-1, claims_input_index(g, v)};
       continue;
     }
     int from = p->node_part[claims_node_index(table, n, prod)];
@@ -188,12 +267,16 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     while (j < alloy_graph_num_outputs(fsub) &&
            strcmp(alloy_value_name(alloy_graph_output(fsub, j)), alloy_value_name(v)))
       j++;
-    p->outputs[k] = (source){from, j};
-    if (j < alloy_graph_num_outputs(fsub)) p->parts[from].readers[j] = -1;
+    if (j == alloy_graph_num_outputs(fsub))
+      e = alloy_error_new(ALLOY_ERR_INTERNAL, "graph output %d (%s) is no partition's output", k,
+                          alloy_value_name(v));
+    p->outputs[k] = (exec_src){from, j};
   }
+  for (int q = 0; q < p->npart && !e; q++)
+    p->xparts[q] = (exec_part){.backend = p->parts[q].backend, .prog = p->parts[q].prog,
+                               .nin = p->parts[q].nin, .nout = p->parts[q].nout,
+                               .in = p->parts[q].in};
   free(table);
-  claims_free(&pg);
-  part_result_free(&r);
   if (e) {
     p->graph = NULL; /* the caller still owns g on failure */
     plan_free(p);
@@ -227,7 +310,7 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   if (!m) return oom();
   m->rt = rt;
   m->cm = part_default_cost_model();
-  if (options && options->struct_size >= sizeof *options) {
+  if (options && ALLOY_HAS_FIELD(options, alloy_program_options, link_bytes_per_s)) {
     if (options->partition_launch_s > 0) m->cm.launch = options->partition_launch_s;
     if (options->partition_launch_s < 0) m->cm.launch = 0;
     if (options->link_bytes_per_s > 0) m->cm.bandwidth = options->link_bytes_per_s;
@@ -248,8 +331,21 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   if (!has_ref && ref >= 0) m->backends[m->nb++] = ref;
   alloy_loaded *rows[16];
   for (int k = 0; k < m->nb; k++) rows[k] = &rt->backends[m->backends[k]];
-  alloy_error *e = program_lower(rows, m->nb, g, options ? options->decompose : ALLOY_DECOMPOSE_AUTO,
-                                 &m->graph);
+  alloy_error *e = program_options_apply(rt, options);
+  if (!e) e = program_lower(rows, m->nb, g, options ? options->decompose : ALLOY_DECOMPOSE_AUTO,
+                            &m->graph);
+  /* Weights bound at compile: what depends only on them is folded now. */
+  m->ncaller = m->graph ? alloy_graph_num_inputs(m->graph) : 0;
+  if (!e) e = program_bind_weights(m->graph, options, &m->bound);
+  if (!e && m->bound) e = fold_weights(rt, m->graph, m->bound, m->ncaller, &m->fold);
+  if (!e) {
+    int nin = alloy_graph_num_inputs(m->graph);
+    m->resident = calloc((size_t)nin + 1, sizeof *m->resident);
+    m->full = calloc((size_t)nin + 1, sizeof *m->full);
+    if (!m->resident || !m->full) e = oom();
+    for (int i = 0; !e && i < nin; i++)
+      m->resident[i] = alloy_graph_input_role(m->graph, i, NULL) != ALLOY_INPUT_USER;
+  }
   if (!e && !program_has_backed_symbols(m->graph)) {
     alloy_graph *copy = NULL;
     e = alloy_graph_clone(m->graph, &copy);
@@ -296,164 +392,127 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
   return e;
 }
 
-/* --- running -------------------------------------------------------------------
- *
- * In waves: every partition whose inputs are ready runs, at most one per
- * backend (a backend's programs run one at a time); partitions of different
- * backends in one wave run at once, each on a thread of its own, since they
- * share nothing (each program has its own buffers, each plugin its own
- * state). After a wave, an intermediate that no partition still has to read
- * is released. */
 
-typedef struct job {
-  alloy_mixture *m;
-  plan *p;
-  int q;
-  const alloy_host_tensor *inputs;
-  alloy_error *err;
-} job;
+/* --- running ------------------------------------------------------------------ */
 
-static alloy_error *run_part(alloy_mixture *m, plan *p, int q, const alloy_host_tensor *inputs) {
-  part *pt = &p->parts[q];
-  alloy_host_tensor stack[64] = {{0}}, *ins = pt->nin > 64 ? malloc(sizeof *ins * (size_t)pt->nin) : stack;
-  if (!ins) return oom();
-  for (int i = 0; i < pt->nin; i++) {
-    source s = pt->in[i];
-    ins[i] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
-  }
-  for (int k = 0; k < pt->nout; k++) pt->outs[k].struct_size = sizeof pt->outs[k];
-  alloy_error *e = alloy_program_run(pt->prog, ins, pt->nin, pt->outs, pt->nout);
-  if (ins != stack) free(ins);
-  return e ? alloy_error_wrap(e, "partition %d (%s)", q, m->rt->backends[pt->backend].name) : NULL;
+/* The inputs of a run: the caller's, weights bound at compile in place of
+ * theirs, and the folded constants after them. */
+static const alloy_host_tensor *run_inputs(alloy_mixture *m, const alloy_host_tensor *inputs) {
+  int nin = alloy_graph_num_inputs(m->graph);
+  for (int i = 0; i < nin; i++)
+    m->full[i] = i < m->ncaller ? (m->bound && m->bound[i].data ? m->bound[i] : inputs[i])
+                                : *fold_tensor(m->fold, i - m->ncaller);
+  return m->full;
 }
 
-static void *job_main(void *arg) {
-  job *j = arg;
-  j->err = run_part(j->m, j->p, j->q, j->inputs);
+static alloy_error *check_run(const alloy_mixture *m, int num_inputs, int num_outputs) {
+  int nout = alloy_graph_num_outputs(m->graph);
+  /* The mutation outputs functionalization appends may be left out. */
+  int need = nout;
+  while (need > 0 && alloy_graph_output_role(m->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
+  if (num_inputs != m->ncaller || num_outputs < need || num_outputs > nout)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "the graph has %d inputs and %d outputs (%d of them input mutations "
+                           "that may be left out); %d and %d given", m->ncaller, nout, nout - need,
+                           num_inputs, num_outputs);
+  if (m->in_flight)
+    return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight: "
+                           "alloy_mixture_wait first");
   return NULL;
 }
 
-static alloy_error *run_waves(alloy_mixture *m, plan *p, const alloy_host_tensor *inputs) {
-  int np = p->npart;
-  bool *done = calloc((size_t)np + 1, sizeof *done);
-  int *wave = malloc(sizeof *wave * ((size_t)np + 1));
-  job *jobs = calloc((size_t)np + 1, sizeof *jobs);
-  pthread_t *threads = malloc(sizeof *threads * ((size_t)np + 1));
-  if (!done || !wave || !jobs || !threads) {
-    free(done), free(wave), free(jobs), free(threads);
-    return oom();
-  }
-  for (int q = 0; q < np; q++)
-    memcpy(p->parts[q].left, p->parts[q].readers, sizeof *p->parts[q].left * (size_t)p->parts[q].nout);
-  alloy_error *e = NULL;
-  uint64_t live = 0;
-  for (int ndone = 0; ndone < np && !e;) {
-    /* Ready partitions, the lowest-numbered one per backend. */
-    int nw = 0;
-    for (int q = 0; q < np; q++) {
-      if (done[q]) continue;
-      bool ready = true, taken = false;
-      for (int i = 0; i < p->parts[q].nin && ready; i++)
-        ready = p->parts[q].in[i].part < 0 || done[p->parts[q].in[i].part];
-      for (int k = 0; k < nw && !taken; k++) taken = p->parts[wave[k]].backend == p->parts[q].backend;
-      if (ready && !taken) wave[nw++] = q;
-    }
-    if (nw == 0) {
-      e = alloy_error_new(ALLOY_ERR_INTERNAL, "mixture: no partition is ready");
-      break;
-    }
-    /* The first on this thread, the others beside it. */
-    int started = 0;
-    for (int k = 1; k < nw; k++) {
-      jobs[k] = (job){m, p, wave[k], inputs, NULL};
-      if (pthread_create(&threads[k], NULL, job_main, &jobs[k]) != 0) break;
-      started = k;
-    }
-    jobs[0] = (job){m, p, wave[0], inputs, NULL};
-    job_main(&jobs[0]);
-    for (int k = started + 1; k < nw; k++) job_main(&jobs[k]); /* threads we could not start */
-    for (int k = 1; k <= started; k++) pthread_join(threads[k], NULL);
-    if (nw > 1) m->concurrent += nw;
-    for (int k = 0; k < nw; k++) {
-      if (jobs[k].err && !e) e = jobs[k].err;
-      else alloy_error_free(jobs[k].err);
-      done[wave[k]] = true;
-      ndone++;
-    }
-    if (e) break;
-    /* Bytes now alive; then release what nobody still reads. */
-    for (int k = 0; k < nw; k++) {
-      part *pt = &p->parts[wave[k]];
-      for (int j = 0; j < pt->nout; j++) {
-        uint64_t b = alloy_dtype_size(pt->outs[j].dtype);
-        for (int d = 0; d < pt->outs[j].rank; d++) b *= (uint64_t)pt->outs[j].sizes[d];
-        pt->out_bytes[j] = b;
-        live += b;
-        m->naive += b;
-      }
-    }
-    if (live > m->peak) m->peak = live;
-    for (int k = 0; k < nw; k++) {
-      part *pt = &p->parts[wave[k]];
-      for (int i = 0; i < pt->nin; i++) {
-        source s = pt->in[i];
-        if (s.part < 0) continue;
-        part *from = &p->parts[s.part];
-        if (from->left[s.index] > 0 && --from->left[s.index] == 0 && from->out_bytes[s.index]) {
-          live -= from->out_bytes[s.index];
-          from->out_bytes[s.index] = 0;
-          program_drop_output(from->prog, s.index);
-        }
-      }
-      /* An output nobody reads (nor the graph) goes at once. */
-      for (int j = 0; j < pt->nout; j++)
-        if (pt->readers[j] == 0 && pt->out_bytes[j]) {
-          live -= pt->out_bytes[j];
-          pt->out_bytes[j] = 0;
-          program_drop_output(pt->prog, j);
-        }
-    }
-  }
-  free(done), free(wave), free(jobs), free(threads);
-  return e;
-}
-
-int alloy_mixture_concurrent_runs(const alloy_mixture *m) { return m->concurrent; }
-
 alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
                                    int num_inputs) {
-  if (num_inputs != alloy_graph_num_inputs(m->graph))
+  if (num_inputs != m->ncaller)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given",
-                           alloy_graph_num_inputs(m->graph), num_inputs);
+                           m->ncaller, num_inputs);
+  if (m->in_flight)
+    return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight");
   plan *p;
-  alloy_error *e = plan_for(m, inputs, num_inputs, &p);
+  alloy_error *e = plan_for(m, run_inputs(m, inputs), alloy_graph_num_inputs(m->graph), &p);
   if (!e) m->last = p;
   return e;
 }
 
-alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
-                               alloy_host_tensor *outputs, int num_outputs) {
-  int nin = alloy_graph_num_inputs(m->graph), nout = alloy_graph_num_outputs(m->graph);
-  /* The mutation outputs functionalization appends may be left out. */
-  int need = nout;
-  while (need > 0 && alloy_graph_output_role(m->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
-  if (num_inputs != nin || num_outputs < need || num_outputs > nout)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
-                           "the graph has %d inputs and %d outputs (%d of them input mutations "
-                           "that may be left out); %d and %d given", nin, nout, nout - need,
-                           num_inputs, num_outputs);
+static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
+                            alloy_host_tensor *outputs, int num_outputs) {
+  const alloy_host_tensor *full = run_inputs(m, inputs);
   plan *p;
-  alloy_error *e = plan_for(m, inputs, nin, &p);
+  alloy_error *e = plan_for(m, full, alloy_graph_num_inputs(m->graph), &p);
   if (e) return e;
   m->last = p;
-  m->peak = m->naive = 0;
-  m->concurrent = 0;
-  e = run_waves(m, p, inputs);
-  for (int k = 0; k < num_outputs && !e; k++) {
-    source s = p->outputs[k];
-    outputs[k] = s.part < 0 ? inputs[s.index] : p->parts[s.part].outs[s.index];
+  if (!p->x) {
+    exec_desc d = {.rt = m->rt, .nparts = p->npart, .parts = p->xparts,
+                   .ninputs = alloy_graph_num_inputs(m->graph), .resident = m->resident,
+                   .noutputs = alloy_graph_num_outputs(p->graph), .outputs = p->outputs};
+    if ((e = exec_new(&d, &p->x))) return e;
   }
+  return exec_run(p->x, full, outputs, num_outputs);
+}
+
+alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs) {
+  alloy_error *e = check_run(m, num_inputs, num_outputs);
+  return e ? e : run_now(m, inputs, outputs, num_outputs);
+}
+
+static void *run_thread(void *arg) {
+  alloy_mixture *m = arg;
+  m->a_err = run_now(m, m->a_in, m->a_out, m->a_nout);
+  return NULL;
+}
+
+alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
+                                     int num_inputs, alloy_host_tensor *outputs,
+                                     int num_outputs) {
+  alloy_error *e = check_run(m, num_inputs, num_outputs);
+  if (e) return e;
+  m->a_in = inputs, m->a_out = outputs, m->a_nout = num_outputs, m->a_err = NULL;
+  m->in_flight = true;
+  if (pthread_create(&m->thread, NULL, run_thread, m) != 0) {
+    m->in_flight = false;
+    return run_now(m, inputs, outputs, num_outputs); /* no thread: run here */
+  }
+  return NULL;
+}
+
+alloy_error *alloy_mixture_wait(alloy_mixture *m) {
+  if (!m->in_flight)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this mixture is in flight");
+  pthread_join(m->thread, NULL);
+  m->in_flight = false;
+  alloy_error *e = m->a_err;
+  m->a_err = NULL;
   return e;
+}
+
+/* Counters over every plan's executor. */
+void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {
+  alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
+  for (int i = 0; i < m->nplans; i++) {
+    if (!m->plans[i].x) continue;
+    const alloy_run_stats *x = exec_stats(m->plans[i].x);
+    s.runs += x->runs;
+    s.partitions_run += x->partitions_run;
+    s.weight_bytes_in += x->weight_bytes_in;
+    s.input_bytes_in += x->input_bytes_in;
+    s.output_bytes_out += x->output_bytes_out;
+    s.cross_bytes += x->cross_bytes;
+    s.staged_bytes += x->staged_bytes;
+    s.same_backend_round_trips += x->same_backend_round_trips;
+    s.host_waits += x->host_waits;
+    s.dispatch_s += x->dispatch_s;
+  }
+  if (m->last && m->last->x) {
+    s.arena_bytes = exec_stats(m->last->x)->arena_bytes;
+    s.arena_ideal_bytes = exec_stats(m->last->x)->arena_ideal_bytes;
+  }
+  s.fallbacks = m->fallbacks;
+  s.folded_nodes = (uint64_t)fold_nodes(m->fold);
+  size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
+  size_t keep = out->struct_size;
+  memcpy(out, &s, n);
+  out->struct_size = keep;
 }
 
 int alloy_mixture_num_partitions(const alloy_mixture *m) { return m->last ? m->last->npart : 0; }
@@ -477,7 +536,23 @@ int alloy_mixture_node_partition(const alloy_mixture *m, int node_index) {
   return m->last->node_part[node_index];
 }
 
+const char *alloy_mixture_node_reason(const alloy_mixture *m, int node_index) {
+  if (!m->last || node_index < 0 || node_index >= alloy_graph_num_nodes(m->last->graph)) return "";
+  const char *r = m->last->reason[node_index];
+  return r ? r : "";
+}
+
+/* The arenas of the last run's plan: the bytes placed, and what perfect
+ * placement would need. */
 void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive) {
-  *peak = m->peak;
-  *naive = m->naive;
+  const exec *x = m->last ? m->last->x : NULL;
+  *peak = x ? exec_stats(x)->arena_bytes : 0;
+  *naive = x ? exec_stats(x)->arena_ideal_bytes : 0;
+}
+
+/* Partitions of the last run issued while another backend still had
+ * work in flight. */
+int alloy_mixture_concurrent_runs(const alloy_mixture *m) {
+  const exec *x = m->last ? m->last->x : NULL;
+  return x ? exec_concurrent(x) : 0;
 }

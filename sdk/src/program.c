@@ -1,26 +1,32 @@
 /*
- * sdk/src/program.c: a graph compiled on one backend, and running it on
- * host tensors. This is the single-backend path (claim, compile, execute);
- * the partitioner that spreads one graph over several backends builds on it.
- *
- * Running binds the graph's symbols from the inputs' actual sizes (a size
- * that is a plain symbol binds it; every other size must then evaluate to
- * the actual one), checks each symbol's range, allocates backend buffers,
- * copies inputs in, executes, waits, and copies outputs out.
+ * sdk/src/program.c: a graph compiled on one backend. This is the
+ * single-backend path (lower, claim, compile); a mixture's partitions are
+ * programs too. Running goes through the executor (exec.c), which keeps
+ * values on the backend: a program is an executor of one partition.
  *
  * A graph with symbolic sizes is compiled once per set of symbol values:
- * the program keeps the symbolic graph, and each run looks its symbol values
- * up among the specializations compiled so far (alloy_graph_specialize, then
- * claim and compile), so one import serves every batch size. A backend
- * that declares ALLOY_CAP_SYMBOLIC_SHAPES compiles the symbolic graph once
- * instead and evaluates sizes from the symbol values each execute gets.
+ * the program keeps the symbolic graph, and each set of input sizes looks
+ * its symbol values up among the specializations compiled so far
+ * (alloy_graph_specialize, then claim and compile), so one import serves
+ * every batch size. A backend that declares ALLOY_CAP_SYMBOLIC_SHAPES
+ * compiles the symbolic graph once instead and evaluates sizes from the
+ * symbol values each execute gets.
+ *
+ * The host moves what needs no device itself: an output that is one of the
+ * graph's inputs is copied by the executor, and a graph with nothing left
+ * to compute is never offered to the plugin (it would see a partition
+ * without nodes, carrying dtypes it never claimed).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decompositions/decomp.h"
 #include "decompositions/functionalize.h"
+#include "sdk/src/claims.h"
+#include "sdk/src/exec.h"
+#include "sdk/src/fold.h"
 #include "sdk/src/runtime_internal.h"
 
 /* One compiled graph: the program's own, or a specialization of it. */
@@ -38,8 +44,30 @@ struct alloy_program {
   compiled base;           /* graph compiled as it is (when !specialize) */
   compiled *specs;         /* specializations, in the order they were made */
   int nspecs, cap_specs;
-  void **out_data;         /* outputs of the last run, owned here */
-  int64_t *out_sizes;      /* num_outputs * ALLOY_MAX_RANK */
+  /* What runs for the current input sizes (program_choose). */
+  compiled *chosen;
+  int64_t *sym_values;     /* chosen graph's symbols; INT64_MIN: unbound */
+  bool *sym_bound;
+  int nsym_values, cap_sym;
+  /* Running alone (alloy_program_run): the program that goes to the
+   * device (this one, its graph less pass-through outputs, or NULL when
+   * nothing is left to compute), and the executor. */
+  alloy_program *unit;
+  exec *x;
+  exec_part part;
+  exec_src *part_in, *out_src;
+  bool *resident;          /* by graph input: parameter, buffer, constant */
+  int ncaller;             /* inputs the caller passes (before folding) */
+  alloy_host_tensor *bound; /* weights bound at compile, by input (data NULL: not) */
+  fold_result *fold;       /* constants folded at compile */
+  alloy_host_tensor *full; /* a run's inputs: the caller's, bound, folded */
+  /* An asynchronous run in flight. */
+  pthread_t thread;
+  bool in_flight;
+  const alloy_host_tensor *a_in;
+  alloy_host_tensor *a_out;
+  int a_nout;
+  alloy_error *a_err;
 };
 
 static alloy_error *oom(void) {
@@ -50,8 +78,8 @@ static alloy_error *oom(void) {
  * node it leaves. */
 static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
   int n = alloy_graph_num_nodes(g);
-  alloy_claims claims = {n, calloc((size_t)(n ? n : 1), sizeof(bool)),
-                         calloc((size_t)(n ? n : 1), sizeof(double))};
+  alloy_claims claims = {.num_nodes = n, .claimed = calloc((size_t)(n ? n : 1), sizeof(bool)),
+                         .cost = calloc((size_t)(n ? n : 1), sizeof(double))};
   alloy_error *e = (!claims.claimed || !claims.cost) ? oom() : NULL;
   if (!e && (e = row->api->claim(row->be, g, &claims)))
     e = alloy_error_wrap(e, "backend %s: claim", row->name);
@@ -59,10 +87,12 @@ static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
     if (!claims.claimed[i]) {
       alloy_node *node = alloy_graph_node(g, i);
       const char *vname = alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "";
+      const char *why = claims.reason && claims.reason[i] ? claims.reason[i] : NULL;
       e = alloy_error_new(ALLOY_ERR_UNSUPPORTED,
-                          "backend %s does not claim node %d (%s, op %s)", row->name, i, vname,
-                          alloy_op_name(alloy_node_op(node)));
+                          "backend %s does not claim node %d (%s, op %s)%s%s", row->name, i, vname,
+                          alloy_op_name(alloy_node_op(node)), why ? ": " : "", why ? why : "");
     }
+  claims_release(&claims);
   free(claims.claimed);
   free(claims.cost);
   return e;
@@ -70,7 +100,9 @@ static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
 
 static alloy_error *compile_now(alloy_loaded *row, const alloy_graph *g, alloy_executable **exe) {
   alloy_error *e = claim_all(row, g);
-  alloy_compile_options opts = {.struct_size = sizeof opts, .device = 0, .opt_level = 2};
+  alloy_compile_options opts = {.struct_size = ALLOY_COMPILE_OPTIONS_STRUCT_SIZE, .device = 0,
+                                .opt_level = 2, .options = row->options,
+                                .num_options = row->noptions};
   if (!e && (e = row->api->compile(row->be, g, &opts, exe)))
     e = alloy_error_wrap(e, "backend %s: compile", row->name);
   return e;
@@ -112,8 +144,9 @@ static alloy_error *claim_round(const alloy_graph *g, void *ctx) {
     free(cost);
     return oom();
   }
-  alloy_claims claims = {n, claimed, cost};
+  alloy_claims claims = {.num_nodes = n, .claimed = claimed, .cost = cost};
   alloy_error *e = c->row->api->claim(c->row->be, g, &claims);
+  claims_release(&claims);
   free(cost);
   return e ? alloy_error_wrap(e, "backend %s: claim", c->row->name) : NULL;
 }
@@ -199,9 +232,15 @@ alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_gra
   return e;
 }
 
+/* An output that is one of the graph's inputs needs no device. */
+static bool passes_through(const alloy_graph *g, int k) {
+  return alloy_value_producer(alloy_graph_output(g, k), NULL) == NULL;
+}
+
 /* A program for a graph the backend already claims whole (lowered): the
- * program takes the graph over, on success and on failure. */
-static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_graph *g,
+ * program takes the graph over, on success and on failure. alone: run by
+ * alloy_program_run itself, so pass-through outputs stay with the host. */
+static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_graph *g, bool alone,
                                 alloy_program **out) {
   alloy_program *p = calloc(1, sizeof *p);
   if (!p) {
@@ -211,22 +250,35 @@ static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_grap
   p->rt = rt;
   p->be = row;
   p->graph = g;
+  p->ncaller = alloy_graph_num_inputs(g);
   /* A backend that compiles symbolic sizes itself gets the graph as it is;
    * for the others a symbolic graph is compiled per binding when it runs. */
   const alloy_plugin_api *api = row->api;
   bool symbolic_ok = ALLOY_HAS_FIELD(api, alloy_plugin_api, capabilities) &&
                      (api->capabilities & ALLOY_CAP_SYMBOLIC_SHAPES);
   p->specialize = !symbolic_ok && program_has_backed_symbols(g);
+  /* Alone, the device gets only what it must compute: the graph less
+   * its pass-through outputs and the inputs nothing reads (weights folded
+   * away), which is the extract of all its nodes. */
+  int nout = alloy_graph_num_outputs(g), nin = alloy_graph_num_inputs(g), nn = alloy_graph_num_nodes(g);
+  bool whole = true;
+  for (int k = 0; k < nout && whole; k++) whole = !passes_through(g, k);
+  for (int i = 0; i < nin && whole; i++) whole = alloy_value_num_users(alloy_graph_input(g, i)) > 0;
   alloy_error *e = NULL;
-  if (!p->specialize) {
-    p->base.graph = g;
-    e = compile_graph(rt, row, &p->base);
-  }
-  int nout = alloy_graph_num_outputs(g);
-  if (!e) {
-    p->out_data = calloc((size_t)(nout ? nout : 1), sizeof *p->out_data);
-    p->out_sizes = calloc((size_t)(nout ? nout : 1) * ALLOY_MAX_RANK, sizeof *p->out_sizes);
-    if (!p->out_data || !p->out_sizes) e = oom();
+  if (!alone || whole) {
+    p->unit = p;
+    if (!p->specialize) {
+      p->base.graph = g;
+      e = compile_graph(rt, row, &p->base);
+    }
+  } else if (nn > 0) {
+    alloy_graph *dev = NULL;
+    alloy_node **nodes = malloc(sizeof *nodes * (size_t)nn);
+    if (!nodes) e = oom();
+    for (int i = 0; i < nn && !e; i++) nodes[i] = alloy_graph_node(g, i);
+    if (!e) e = alloy_graph_extract(g, nodes, nn, &dev);
+    free(nodes);
+    if (!e) e = program_new(rt, row, dev, false, &p->unit);
   }
   if (e) {
     alloy_program_release(p);
@@ -239,7 +291,85 @@ static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_grap
 alloy_error *program_compile_lowered(alloy_runtime *rt, int backend, alloy_graph *g,
                                      alloy_program **out) {
   *out = NULL;
-  return program_new(rt, &rt->backends[backend], g, out);
+  return program_new(rt, &rt->backends[backend], g, false, out);
+}
+
+/* Records the options meant for the backends of rows (alloy_program_options
+ * backend_options: "<backend>.<key>") on those rows, for compile. */
+alloy_error *program_options_apply(alloy_runtime *rt, const alloy_program_options *o) {
+  if (!o || !ALLOY_HAS_FIELD(o, alloy_program_options, num_backend_options)) return NULL;
+  for (int i = 0; i < o->num_backend_options; i++) {
+    const char *key = o->backend_options[i].key, *dot = key ? strchr(key, '.') : NULL;
+    if (!dot)
+      return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend option '%s' is not "
+                             "<backend>.<key>", key ? key : "(null)");
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(dot - key), key);
+    int b = alloy_runtime_find_backend(rt, name);
+    if (b < 0)
+      return alloy_error_new(ALLOY_ERR_NOT_FOUND, "backend option '%s': no usable backend '%s'", key,
+                             name);
+    alloy_error *e = alloy_runtime_set_backend_option(rt, b, dot + 1, o->backend_options[i].value);
+    if (e) return e;
+  }
+  return NULL;
+}
+
+/* The weights the options bind, by graph input (NULL when none). */
+alloy_error *program_bind_weights(alloy_graph *g, const alloy_program_options *o,
+                                 alloy_host_tensor **out) {
+  *out = NULL;
+  if (!o || !ALLOY_HAS_FIELD(o, alloy_program_options, num_weights) || !o->weights) return NULL;
+  int nin = alloy_graph_num_inputs(g);
+  alloy_host_tensor *bound = calloc((size_t)nin + 1, sizeof *bound);
+  if (!bound) return oom();
+  for (int i = 0; i < nin && i < o->num_weights; i++) {
+    const alloy_host_tensor *t = &o->weights[i];
+    const alloy_value *v = alloy_graph_input(g, i);
+    if (!t->data || alloy_graph_input_role(g, i, NULL) == ALLOY_INPUT_USER) continue;
+    bool same = alloy_value_kind_of(v) == ALLOY_VALUE_TENSOR && t->dtype == alloy_value_dtype(v) &&
+                t->rank == alloy_value_rank(v);
+    uint64_t bytes = alloy_dtype_size(t->dtype);
+    for (int d = 0; same && d < t->rank; d++) {
+      alloy_dim dim = alloy_value_shape(v)[d];
+      same = alloy_dim_is_const(dim) && dim.value == t->sizes[d];
+      bytes *= (uint64_t)t->sizes[d];
+    }
+    if (!same) {
+      free(bound);
+      return alloy_error_new(ALLOY_ERR_TYPE, "weight for input %d (%s) does not match its type", i,
+                             alloy_value_name(v));
+    }
+    bound[i] = *t;
+    alloy_graph_set_input_data(g, i, t->data, bytes);
+  }
+  *out = bound;
+  return NULL;
+}
+
+/* Lowered graph g: weights bound and folded, then the program. */
+static alloy_error *program_build(alloy_runtime *rt, alloy_loaded *row, alloy_graph *g,
+                                  const alloy_program_options *options, alloy_program **out) {
+  alloy_host_tensor *bound = NULL;
+  fold_result *fold = NULL;
+  int ncaller = alloy_graph_num_inputs(g);
+  alloy_error *e = program_bind_weights(g, options, &bound);
+  if (!e && bound) e = fold_weights(rt, g, bound, ncaller, &fold);
+  if (e) {
+    alloy_graph_free(g);
+    free(bound);
+    return e;
+  }
+  e = program_new(rt, row, g, true, out);
+  if (e) {
+    free(bound);
+    fold_free(fold);
+    return e;
+  }
+  (*out)->ncaller = ncaller;
+  (*out)->bound = bound;
+  (*out)->fold = fold;
+  return NULL;
 }
 
 alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const alloy_graph *g,
@@ -250,8 +380,9 @@ alloy_error *alloy_program_compile_ex(alloy_runtime *rt, int backend, const allo
   alloy_decompose_level level = options ? options->decompose : ALLOY_DECOMPOSE_AUTO;
   alloy_loaded *row = &rt->backends[backend];
   alloy_graph *lowered = NULL;
-  alloy_error *e = lower(row, g, level, &lowered);
-  return e ? e : program_new(rt, row, lowered, out);
+  alloy_error *e = program_options_apply(rt, options);
+  if (!e) e = lower(row, g, level, &lowered);
+  return e ? e : program_build(rt, row, lowered, options, out);
 }
 
 alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_graph *g,
@@ -261,24 +392,15 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_g
 
 const alloy_graph *alloy_program_graph(const alloy_program *p) { return p->graph; }
 
-int alloy_program_num_specializations(const alloy_program *p) { return p->nspecs; }
-
-static void free_outputs(alloy_program *p) {
-  int nout = alloy_graph_num_outputs(p->graph);
-  for (int i = 0; i < nout; i++) {
-    free(p->out_data[i]);
-    p->out_data[i] = NULL;
-  }
-}
-
-void program_drop_output(alloy_program *p, int k) {
-  if (k < 0 || k >= alloy_graph_num_outputs(p->graph)) return;
-  free(p->out_data[k]);
-  p->out_data[k] = NULL;
+int alloy_program_num_specializations(const alloy_program *p) {
+  return p->unit && p->unit != p ? p->unit->nspecs : p->nspecs;
 }
 
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
+  if (p->in_flight) alloy_error_free(alloy_program_wait(p));
+  exec_free(p->x);
+  if (p->unit != p) alloy_program_release(p->unit);
   exe_release(p, p->base.exe);
   for (int i = 0; i < p->nspecs; i++) {
     exe_release(p, p->specs[i].exe);
@@ -286,9 +408,14 @@ void alloy_program_release(alloy_program *p) {
     free(p->specs[i].key);
   }
   free(p->specs);
-  if (p->graph && p->out_data) free_outputs(p);
-  free(p->out_data);
-  free(p->out_sizes);
+  free(p->sym_values);
+  free(p->sym_bound);
+  free(p->part_in);
+  free(p->out_src);
+  free(p->resident);
+  free(p->bound);
+  free(p->full);
+  fold_free(p->fold);
   alloy_graph_free(p->graph);
   free(p);
 }
@@ -343,38 +470,11 @@ alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor 
   return NULL;
 }
 
-static int64_t numel_of(const int64_t *sizes, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) n *= sizes[d];
-  return n;
-}
-
-static void contiguous_strides(const int64_t *sizes, int rank, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-}
-
-static bool alloy_tensor_contiguous(const alloy_tensor *t) {
-  int64_t want[ALLOY_MAX_RANK];
-  contiguous_strides(t->sizes, t->rank, want);
-  for (int d = 0; d < t->rank; d++)
-    if (t->sizes[d] > 1 && t->strides[d] != want[d]) return false;
-  return true;
-}
-
-typedef struct {
-  alloy_buffer *buf;
-  int64_t sizes[ALLOY_MAX_RANK], strides[ALLOY_MAX_RANK];
-  uint64_t bytes;
-} run_tensor;
 
 /* Inputs must match the graph's in number, kind, dtype and rank before
  * their sizes are read. */
 static alloy_error *check_inputs(const alloy_program *p, const alloy_host_tensor *inputs, int n) {
-  int nin = alloy_graph_num_inputs(p->graph);
+  int nin = p->ncaller; /* folded constants are the program's own */
   if (n != nin)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given", nin, n);
   for (int i = 0; i < nin; i++) {
@@ -431,19 +531,118 @@ static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *in
   return NULL;
 }
 
-alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *inputs,
-                                   int num_inputs) {
-  compiled *c;
-  alloy_error *e = check_inputs(p, inputs, num_inputs);
-  if (e || !p->specialize) return e;
-  return specialization(p, inputs, num_inputs, &c);
+
+/* What runs for these input sizes, and the sizes of its outputs (known[k]
+ * false: data-dependent). The choice holds until the next call. */
+alloy_error *program_choose(alloy_program *p, const alloy_host_tensor *ins, int nin,
+                            int64_t *out_sizes, bool *known) {
+  compiled *c = &p->base;
+  alloy_error *e = p->specialize ? specialization(p, ins, nin, &c) : NULL;
+  if (e) return e;
+  alloy_graph *g = c->graph;
+  alloy_symtab *st = alloy_graph_symtab(g);
+  int nsyms = alloy_symtab_count(st);
+  if (nsyms > p->cap_sym) {
+    int64_t *v = realloc(p->sym_values, sizeof *v * (size_t)nsyms);
+    if (v) p->sym_values = v;
+    bool *b = v ? realloc(p->sym_bound, sizeof *b * (size_t)nsyms) : NULL;
+    if (b) p->sym_bound = b;
+    if (!v || !b) return oom();
+    p->cap_sym = nsyms;
+  }
+  p->nsym_values = nsyms;
+  for (int i = 0; i < nsyms; i++) p->sym_bound[i] = false;
+  if (nsyms && (e = program_bind_symbols(g, ins, nin, p->sym_values, p->sym_bound, nsyms)))
+    return e;
+  for (int k = 0; k < alloy_graph_num_outputs(g); k++) {
+    const alloy_value *v = alloy_graph_output(g, k);
+    known[k] = true;
+    for (int d = 0; d < alloy_value_rank(v) && known[k]; d++) {
+      alloy_error *de = alloy_dim_eval(st, alloy_value_shape(v)[d], p->sym_values, p->sym_bound,
+                                       nsyms, &out_sizes[k * ALLOY_MAX_RANK + d]);
+      /* A size no input binds is known only after running. */
+      if (de) known[k] = false;
+      alloy_error_free(de);
+    }
+  }
+  for (int i = 0; i < nsyms; i++)
+    if (!p->sym_bound[i]) p->sym_values[i] = INT64_MIN;
+  p->chosen = c;
+  return NULL;
 }
 
-alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
-                               alloy_host_tensor *outputs, int num_outputs) {
-  const alloy_plugin_api *api = p->be->api;
-  alloy_backend *be = p->be->be;
-  int nin = alloy_graph_num_inputs(p->graph), nout = alloy_graph_num_outputs(p->graph);
+alloy_error *program_launch(alloy_program *p, const alloy_tensor *ins, int nin, alloy_tensor *outs,
+                            int nout, alloy_queue *queue, alloy_event **done) {
+  if (!p->chosen || !p->chosen->exe)
+    return alloy_error_new(ALLOY_ERR_INTERNAL, "program launched before a choice was made");
+  alloy_execute_args args = {.struct_size = ALLOY_EXECUTE_ARGS_STRUCT_SIZE, .inputs = ins,
+                             .num_inputs = nin, .outputs = outs, .num_outputs = nout,
+                             .symbols = p->sym_values, .num_symbols = p->nsym_values,
+                             .queue = queue, .done = done, .ext = NULL};
+  alloy_error *e = p->be->api->execute(p->be->be, p->chosen->exe, &args);
+  return e ? alloy_error_wrap(e, "backend %s: execute", p->be->name) : NULL;
+}
+
+/* The executor of a program run alone, made on its first run: one
+ * partition (the unit), outputs from it or passed through. */
+static alloy_error *program_exec(alloy_program *p) {
+  if (p->x) return NULL;
+  const alloy_graph *g = p->graph;
+  int nin = alloy_graph_num_inputs(g), nout = alloy_graph_num_outputs(g);
+  p->resident = calloc((size_t)nin + 1, sizeof *p->resident);
+  p->out_src = calloc((size_t)nout + 1, sizeof *p->out_src);
+  p->full = calloc((size_t)nin + 1, sizeof *p->full);
+  if (!p->resident || !p->out_src || !p->full) return oom();
+  for (int i = 0; i < nin; i++) p->resident[i] = alloy_graph_input_role(g, i, NULL) != ALLOY_INPUT_USER;
+  int nparts = 0;
+  const alloy_graph *ug = p->unit ? p->unit->graph : NULL;
+  if (ug) {
+    int unin = alloy_graph_num_inputs(ug);
+    p->part_in = calloc((size_t)unin + 1, sizeof *p->part_in);
+    if (!p->part_in) return oom();
+    /* The unit is g itself or the extract of its nodes: same names. */
+    for (int i = 0; i < unin; i++)
+      p->part_in[i] = (exec_src){-1, claims_input_index(g, alloy_graph_find_value(
+                                          g, alloy_value_name(alloy_graph_input(ug, i))))};
+    p->part = (exec_part){.backend = (int)(p->be - p->rt->backends), .prog = p->unit,
+                          .nin = unin, .nout = alloy_graph_num_outputs(ug), .in = p->part_in};
+    nparts = 1;
+  }
+  for (int k = 0; k < nout; k++) {
+    const alloy_value *v = alloy_graph_output(g, k);
+    if (passes_through(g, k)) {
+      p->out_src[k] = (exec_src){-1, claims_input_index(g, v)};
+      continue;
+    }
+    int j = 0;
+    while (j < alloy_graph_num_outputs(ug) &&
+           strcmp(alloy_value_name(alloy_graph_output(ug, j)), alloy_value_name(v)))
+      j++;
+    if (j == alloy_graph_num_outputs(ug))
+      return alloy_error_new(ALLOY_ERR_INTERNAL, "output %d (%s) is not computed", k,
+                             alloy_value_name(v));
+    p->out_src[k] = (exec_src){0, j};
+  }
+  exec_desc d = {.rt = p->rt, .nparts = nparts, .parts = &p->part, .ninputs = nin,
+                 .resident = p->resident, .noutputs = nout, .outputs = p->out_src};
+  return exec_new(&d, &p->x);
+}
+
+/* The inputs of a run: the caller's, weights bound at compile in place of
+ * theirs, and the folded constants after them. */
+static const alloy_host_tensor *run_inputs(alloy_program *p, const alloy_host_tensor *inputs) {
+  int nin = alloy_graph_num_inputs(p->graph);
+  for (int i = 0; i < nin; i++)
+    p->full[i] = i < p->ncaller ? (p->bound && p->bound[i].data ? p->bound[i] : inputs[i])
+                                : *fold_tensor(p->fold, i - p->ncaller);
+  return p->full;
+}
+
+/* Inputs must match the graph's in number, kind, dtype and rank before
+ * their sizes are read; the outputs asked for, in number. */
+static alloy_error *check_run(const alloy_program *p, const alloy_host_tensor *inputs,
+                              int num_inputs, int num_outputs) {
+  int nout = alloy_graph_num_outputs(p->graph);
   /* The mutation outputs functionalization appends may be left out. */
   int need = nout;
   while (need > 0 && alloy_graph_output_role(p->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
@@ -451,109 +650,69 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d outputs (the last %d of them input mutations that "
                            "may be left out); %d given", nout, nout - need, num_outputs);
-  alloy_error *ce = check_inputs(p, inputs, num_inputs);
-  if (ce) return ce;
-  compiled *c = &p->base;
-  if (p->specialize) {
-    alloy_error *se = specialization(p, inputs, nin, &c);
-    if (se) return se;
+  if (p->in_flight)
+    return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: "
+                           "alloy_program_wait first");
+  return check_inputs(p, inputs, num_inputs);
+}
+
+alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *inputs,
+                                   int num_inputs) {
+  alloy_error *e = check_inputs(p, inputs, num_inputs);
+  if (!e) e = program_exec(p);
+  if (e || !p->unit || !p->unit->specialize) return e;
+  compiled *c;
+  return specialization(p->unit, run_inputs(p, inputs), alloy_graph_num_inputs(p->graph), &c);
+}
+
+static alloy_error *run_now(alloy_program *p, const alloy_host_tensor *inputs,
+                            alloy_host_tensor *outputs, int num_outputs) {
+  alloy_error *e = program_exec(p);
+  return e ? e : exec_run(p->x, run_inputs(p, inputs), outputs, num_outputs);
+}
+
+alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
+                               alloy_host_tensor *outputs, int num_outputs) {
+  alloy_error *e = check_run(p, inputs, num_inputs, num_outputs);
+  return e ? e : run_now(p, inputs, outputs, num_outputs);
+}
+
+static void *run_thread(void *arg) {
+  alloy_program *p = arg;
+  p->a_err = run_now(p, p->a_in, p->a_out, p->a_nout);
+  return NULL;
+}
+
+alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *inputs,
+                                     int num_inputs, alloy_host_tensor *outputs,
+                                     int num_outputs) {
+  alloy_error *e = check_run(p, inputs, num_inputs, num_outputs);
+  if (e) return e;
+  p->a_in = inputs, p->a_out = outputs, p->a_nout = num_outputs, p->a_err = NULL;
+  p->in_flight = true;
+  if (pthread_create(&p->thread, NULL, run_thread, p) != 0) {
+    p->in_flight = false;
+    return run_now(p, inputs, outputs, num_outputs); /* no thread: run here */
   }
-  alloy_graph *g = c->graph;
-  alloy_symtab *st = alloy_graph_symtab(g);
-  int nsyms = alloy_symtab_count(st);
-  int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
-  bool *bound = calloc((size_t)(nsyms ? nsyms : 1), sizeof *bound);
-  run_tensor *rts = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *rts);
-  alloy_tensor *tensors = calloc((size_t)(nin + nout ? nin + nout : 1), sizeof *tensors);
-  alloy_error *e = (!values || !bound || !rts || !tensors) ? oom() : NULL;
-  if (!e) e = program_bind_symbols(g, inputs, nin, values, bound, nsyms);
-  /* Sizes of every tensor: inputs as given, outputs evaluated. */
-  for (int k = 0; k < nin + nout && !e; k++) {
-    const alloy_value *v = k < nin ? alloy_graph_input(g, k) : alloy_graph_output(g, k - nin);
-    int rank = alloy_value_rank(v);
-    run_tensor *t = &rts[k];
-    bool data_dependent = false;
-    for (int d = 0; d < rank && !e; d++) {
-      if (k < nin) {
-        t->sizes[d] = inputs[k].sizes[d];
-      } else {
-        alloy_error *de = alloy_dim_eval(st, alloy_value_shape(v)[d], values, bound, nsyms, &t->sizes[d]);
-        /* A size no input binds is known only after running: the plugin
-         * allocates that output (alloy_tensor with buffer NULL). */
-        if (de) data_dependent = true, t->sizes[d] = -1;
-        alloy_error_free(de);
-      }
-    }
-    if (e) break;
-    tensors[k] = (alloy_tensor){.struct_size = sizeof(alloy_tensor), .buffer = NULL, .offset = 0,
-                                .dtype = alloy_value_dtype(v), .rank = rank, .sizes = t->sizes,
-                                .strides = t->strides};
-    if (data_dependent) continue;
-    contiguous_strides(t->sizes, rank, t->strides);
-    t->bytes = (uint64_t)numel_of(t->sizes, rank) * alloy_dtype_size(alloy_value_dtype(v));
-    if ((e = api->buffer_allocate(be, 0, t->bytes ? t->bytes : 1, &t->buf))) {
-      e = alloy_error_wrap(e, "backend %s: buffer_allocate", p->be->name);
-      break;
-    }
-    if (k < nin && t->bytes &&
-        (e = api->buffer_copy_from_host(be, t->buf, 0, inputs[k].data, t->bytes, NULL, NULL)))
-      e = alloy_error_wrap(e, "backend %s: copying input %d in", p->be->name, k);
-    tensors[k].buffer = t->buf;
-  }
-  /* Symbols no input bound (data-dependent sizes) travel as INT64_MIN. */
-  for (int i = 0; i < nsyms && !e; i++)
-    if (!bound[i]) values[i] = INT64_MIN;
-  if (!e) {
-    alloy_event *done = NULL;
-    alloy_execute_args args = {.struct_size = sizeof args, .inputs = tensors, .num_inputs = nin,
-                               .outputs = tensors + nin, .num_outputs = nout, .symbols = values,
-                               .num_symbols = nsyms, .queue = NULL, .done = &done, .ext = NULL};
-    e = api->execute(be, c->exe, &args);
-    if (!e && done) e = api->event_wait(be, done);
-    if (done) api->event_release(be, done);
-    if (e) e = alloy_error_wrap(e, "backend %s: execute", p->be->name);
-  }
-  /* Outputs the plugin allocated: the host owns them now. */
-  for (int k = nin; k < nin + nout; k++)
-    if (!rts[k].buf && tensors[k].buffer) {
-      rts[k].buf = tensors[k].buffer;
-      if (!e && !alloy_tensor_contiguous(&tensors[k]))
-        e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s: output %d came back non-contiguous",
-                            p->be->name, k - nin);
-      rts[k].bytes = (uint64_t)numel_of(rts[k].sizes, tensors[k].rank) *
-                     alloy_dtype_size(tensors[k].dtype);
-    }
-  for (int k = nin; k < nin + nout && !e; k++)
-    if (!rts[k].buf)
-      e = alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: output %d has data-dependent sizes and "
-                          "the plugin did not allocate it", p->be->name, k - nin);
-  if (!e) free_outputs(p);
-  for (int k = 0; k < nout && !e; k++) {
-    run_tensor *t = &rts[nin + k];
-    const alloy_value *v = alloy_graph_output(g, k);
-    uint64_t offset = tensors[nin + k].offset;
-    p->out_data[k] = malloc(t->bytes ? t->bytes : 1);
-    if (!p->out_data[k]) {
-      e = oom();
-      break;
-    }
-    if (t->bytes && (e = api->buffer_copy_to_host(be, p->out_data[k], t->buf, offset, t->bytes, NULL, NULL))) {
-      e = alloy_error_wrap(e, "backend %s: copying output %d out", p->be->name, k);
-      break;
-    }
-    int64_t *sizes = &p->out_sizes[k * ALLOY_MAX_RANK];
-    memcpy(sizes, t->sizes, sizeof *sizes * ALLOY_MAX_RANK);
-    if (k >= num_outputs) continue;
-    outputs[k].dtype = alloy_value_dtype(v);
-    outputs[k].rank = alloy_value_rank(v);
-    outputs[k].sizes = sizes;
-    outputs[k].data = p->out_data[k];
-  }
-  for (int k = 0; k < nin + nout && rts; k++)
-    if (rts[k].buf) api->buffer_release(be, rts[k].buf);
-  free(values);
-  free(bound);
-  free(rts);
-  free(tensors);
+  return NULL;
+}
+
+alloy_error *alloy_program_wait(alloy_program *p) {
+  if (!p->in_flight)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this program is in flight");
+  pthread_join(p->thread, NULL);
+  p->in_flight = false;
+  alloy_error *e = p->a_err;
+  p->a_err = NULL;
   return e;
+}
+
+void alloy_program_stats(const alloy_program *p, alloy_run_stats *out) {
+  alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
+  if (p->x) s = *exec_stats(p->x);
+  s.folded_nodes = (uint64_t)fold_nodes(p->fold);
+  size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
+  size_t keep = out->struct_size;
+  memcpy(out, &s, n);
+  out->struct_size = keep;
 }

@@ -17,6 +17,10 @@ typedef struct alloy_loaded {
   void *dl;                   /* dlopen handle; NULL when built in */
   const alloy_plugin_api *api; /* valid when ok */
   alloy_backend *be;          /* valid when ok */
+  /* Options set with alloy_runtime_set_backend_option: passed to every
+   * compile (alloy_compile_options) and part of the compile cache's key. */
+  alloy_option *options;      /* keys and values malloc'd */
+  int noptions;
 } alloy_loaded;
 
 typedef struct alloy_cache alloy_cache;
@@ -53,8 +57,23 @@ bool program_has_backed_symbols(alloy_graph *g);
  * program takes g over (freed on failure too). */
 alloy_error *program_compile_lowered(alloy_runtime *rt, int backend, alloy_graph *g,
                                      alloy_program **out);
-/* Frees output k of the last run now (the mixture executor releases an
- * intermediate as soon as its last reader ran). */
-void program_drop_output(alloy_program *p, int k);
+/* Compile options shared by programs and mixtures (program.c): the
+ * backend options of o go to their backends' rows; the weights o binds
+ * are checked against g's inputs, attached to them
+ * (alloy_graph_set_input_data) and returned by graph input (*out NULL when
+ * o binds none; malloc'd). */
+alloy_error *program_options_apply(alloy_runtime *rt, const alloy_program_options *o);
+alloy_error *program_bind_weights(alloy_graph *g, const alloy_program_options *o,
+                                  alloy_host_tensor **out);
+
+/* The device side of a program, for the executor (exec.c). choose: what
+ * runs for these input sizes (a specialization is compiled now when new),
+ * and each output's sizes (out_sizes[k * ALLOY_MAX_RANK + d]; known[k]
+ * false: data-dependent); the choice holds until the next call. launch:
+ * executes the choice on the queue (tensors as alloy_execute_args says). */
+alloy_error *program_choose(alloy_program *p, const alloy_host_tensor *ins, int nin,
+                            int64_t *out_sizes, bool *known);
+alloy_error *program_launch(alloy_program *p, const alloy_tensor *ins, int nin, alloy_tensor *outs,
+                            int nout, alloy_queue *queue, alloy_event **done);
 
 #endif

@@ -3,6 +3,7 @@
  *
  *   alloy run MODEL [--inputs X.safetensors] [--outputs Y.safetensors]
  *             [--check Z.safetensors] [--backends a,b] [--batch N[,N...]]
+ *             [--repeat N] [--stats] [--trace FILE] [--backend-opt NAME.KEY=VALUE]...
  *   alloy convert MODEL OUT.air [--weights W.safetensors]
  *   alloy check MODEL.pt2
  *
@@ -13,7 +14,12 @@
  * import, with every user input's first dimension resized to N by cycling
  * its rows (and the --check tensors the same way): since the samples of a
  * batch are independent, this checks a dynamic-shape model at sizes PyTorch
- * did not record.
+ * did not record. The model's weights are bound when it is compiled, so
+ * what depends only on them is folded once and each backend receives them
+ * once. --repeat runs each size N times; --stats prints, per run, what
+ * moved between the host and the backends (from alloy_run_stats);
+ * --trace writes a Chrome trace of the whole command; --backend-opt passes
+ * an option to a backend (repeatable).
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,26 +87,55 @@ typedef struct runner {
 } runner;
 
 typedef struct run_opts {
-  const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose, *cost;
+  const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose, *cost, *repeat,
+      *trace;
+  bool stats;
+  alloy_option opts[32]; /* --backend-opt, split at '=' (strings point into argv) */
+  int nopts;
 } run_opts;
+
+/* The model's weights, by graph input, to bind at compile (data NULL for
+ * user inputs). */
+static alloy_host_tensor *model_weights(alloy_model *m) {
+  alloy_graph *g = alloy_model_graph(m);
+  int nin = alloy_graph_num_inputs(g);
+  alloy_host_tensor *w = calloc((size_t)nin + 1, sizeof *w);
+  for (int i = 0; w && i < nin; i++) {
+    const char *name = NULL;
+    w[i].struct_size = ALLOY_STRUCT_SIZE(alloy_host_tensor, data);
+    if (alloy_graph_input_role(g, i, &name) != ALLOY_INPUT_USER && name)
+      alloy_model_find_weight(m, name, &w[i]);
+  }
+  return w;
+}
 
 /* Several backends listed: a mixture partitioned over them (the reference
  * backend joins last). One, or none: a program on the first backend that
  * runs the whole graph, the reference backend last. */
-static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph *g,
-                               alloy_decompose_level level, bool free_moves, runner *r) {
-  alloy_program_options po = {.struct_size = sizeof po, .decompose = level};
+static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_model *model,
+                               alloy_decompose_level level, bool free_moves, const run_opts *o,
+                               runner *r) {
+  alloy_graph *g = alloy_model_graph(model);
+  alloy_host_tensor *weights = model_weights(model);
+  if (!weights) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE, .decompose = level,
+                              .weights = weights, .num_weights = alloy_graph_num_inputs(g),
+                              .backend_options = o->opts, .num_backend_options = o->nopts};
+  alloy_error *e = NULL;
   if (free_moves) po.partition_launch_s = po.link_bytes_per_s = -1;
   char names[512];
   snprintf(names, sizeof names, "%s", list ? list : "");
   int idx[16], n = 0;
-  for (char *save = NULL, *name = strtok_r(names, ",", &save); name && n < 16;
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name && n < 16 && !e;
        name = strtok_r(NULL, ",", &save)) {
     if ((idx[n++] = alloy_runtime_find_backend(rt, name)) < 0)
-      return alloy_error_new(ALLOY_ERR_NOT_FOUND, "no usable backend '%s' (see alloy backends)",
-                             name);
+      e = alloy_error_new(ALLOY_ERR_NOT_FOUND, "no usable backend '%s' (see alloy backends)", name);
   }
-  if (n >= 2) return alloy_mixture_compile(rt, idx, n, g, &po, &r->mix);
+  if (e || n >= 2) {
+    if (!e) e = alloy_mixture_compile(rt, idx, n, g, &po, &r->mix);
+    free(weights);
+    return e;
+  }
   int ref = alloy_runtime_find_backend(rt, "ref");
   if (n == 0 || idx[0] != ref) idx[n++] = ref;
   alloy_error *last = NULL;
@@ -113,14 +148,39 @@ static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_graph 
       alloy_backend_info info = {.struct_size = sizeof info};
       alloy_runtime_backend_info(rt, idx[k], &info);
       r->used = info.name;
-      return NULL;
+      break;
     }
   }
+  free(weights);
   return last;
 }
 
 static const alloy_graph *runner_graph(const runner *r) {
   return r->mix ? alloy_mixture_graph(r->mix) : alloy_program_graph(r->prog);
+}
+
+static void stats_of(const runner *rn, alloy_run_stats *s) {
+  s->struct_size = ALLOY_RUN_STATS_STRUCT_SIZE;
+  if (rn->prog) alloy_program_stats(rn->prog, s);
+  else alloy_mixture_stats(rn->mix, s);
+}
+
+/* What one run moved: the difference of the counters around it. */
+static void print_stats(const alloy_run_stats *a, const alloy_run_stats *b) {
+  uint64_t parts = b->partitions_run - a->partitions_run;
+  printf("    moved: weights in %llu B, inputs in %llu B, outputs out %llu B, between backends "
+         "%llu B (%llu B staged), same-backend host round trips %llu\n",
+         (unsigned long long)(b->weight_bytes_in - a->weight_bytes_in),
+         (unsigned long long)(b->input_bytes_in - a->input_bytes_in),
+         (unsigned long long)(b->output_bytes_out - a->output_bytes_out),
+         (unsigned long long)(b->cross_bytes - a->cross_bytes),
+         (unsigned long long)(b->staged_bytes - a->staged_bytes),
+         (unsigned long long)(b->same_backend_round_trips - a->same_backend_round_trips));
+  printf("    %llu partitions, %llu host waits, host time %.1f us (%.2f us per partition), arena %llu B "
+         "(ideal %llu B)\n", (unsigned long long)parts,
+         (unsigned long long)(b->host_waits - a->host_waits), (b->dispatch_s - a->dispatch_s) * 1e6,
+         parts ? (b->dispatch_s - a->dispatch_s) * 1e6 / (double)parts : 0.0,
+         (unsigned long long)b->arena_bytes, (unsigned long long)b->arena_ideal_bytes);
 }
 
 /* Runs the model once with the user inputs resized to batch (-1: as given)
@@ -160,17 +220,26 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
   double t0 = now_ms();
   if (!e && rn->prog) e = alloy_program_prepare(rn->prog, ins, nin);
   double t1 = now_ms();
-  if (!e) e = rn->prog ? alloy_program_run(rn->prog, ins, nin, outs, nout)
-                       : alloy_mixture_run(rn->mix, ins, nin, outs, nout);
-  double t2 = now_ms();
   *compile_ms += t1 - t0;
+  if (!e && batch >= 0) printf("batch %lld\n", (long long)batch);
+  int repeat = o->repeat ? atoi(o->repeat) : 1;
+  for (int r = 0; r < repeat && !e; r++) {
+    alloy_run_stats before, after;
+    stats_of(rn, &before);
+    double t2 = now_ms();
+    e = rn->prog ? alloy_program_run(rn->prog, ins, nin, outs, nout)
+                 : alloy_mixture_run(rn->mix, ins, nin, outs, nout);
+    double t3 = now_ms();
+    if (e) break;
+    if (repeat > 1) printf("  run %-4d %9.2f ms\n", r + 1, t3 - t2);
+    else printf("  run      %9.2f ms\n", t3 - t2);
+    stats_of(rn, &after);
+    if (o->stats) print_stats(&before, &after);
+  }
   if (e) {
     fprintf(stderr, "alloy run: %s\n", alloy_error_message(e));
     alloy_error_free(e);
     failed = -1;
-  } else {
-    if (batch >= 0) printf("batch %lld\n", (long long)batch);
-    printf("  run      %9.2f ms\n", t2 - t1);
   }
   /* User outputs are numbered among themselves: output0, output1, ... */
   int k = 0;
@@ -238,9 +307,9 @@ static void print_partitions(const alloy_mixture *mix, double compile_ms) {
     printf("    #%-3d %-10s %4d nodes  %3d in  %3d out  est %8.1f us  %10.0f bytes in from other backends\n",
            i, pi.backend, pi.num_nodes, pi.num_inputs, pi.num_outputs, pi.cost * 1e6, pi.bytes_in);
   }
-  printf("  intermediates between partitions: peak %llu bytes, %llu without releasing\n",
+  printf("  intermediates: %llu bytes of arenas on the backends (the most alive at once: %llu)\n",
          (unsigned long long)peak, (unsigned long long)naive);
-  printf("  %d partitions ran at the same time as another (independent, on other backends)\n",
+  printf("  %d partitions were issued while another backend was still busy\n",
          alloy_mixture_concurrent_runs(mix));
 }
 
@@ -255,7 +324,23 @@ int cmd_run(int argc, char **argv) {
                         : !strcmp(a, "--batch")    ? &o.batch
                         : !strcmp(a, "--decompose") ? &o.decompose
                         : !strcmp(a, "--cost-model") ? &o.cost
+                        : !strcmp(a, "--repeat") ? &o.repeat
+                        : !strcmp(a, "--trace") ? &o.trace
                                                    : NULL;
+    if (!strcmp(a, "--stats")) {
+      o.stats = true;
+      continue;
+    }
+    if (!strcmp(a, "--backend-opt") && i + 1 < argc) {
+      char *kv = argv[++i], *eq = strchr(kv, '=');
+      if (!eq || eq == kv || !strchr(kv, '.') || strchr(kv, '.') > eq || o.nopts == 32) {
+        fprintf(stderr, "alloy run: --backend-opt takes NAME.KEY=VALUE (got '%s')\n", kv);
+        return 2;
+      }
+      *eq = '\0';
+      o.opts[o.nopts++] = (alloy_option){kv, eq + 1};
+      continue;
+    }
     if (slot && i + 1 < argc) *slot = argv[++i];
     else if (!slot && a[0] != '-' && !o.model) o.model = a;
     else {
@@ -266,7 +351,12 @@ int cmd_run(int argc, char **argv) {
   if (!o.model) {
     fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
                     "[--backends a,b] [--batch N,...] [--decompose core|prims] "
-                    "[--cost-model default|free]\n");
+                    "[--cost-model default|free] [--repeat N] [--stats] [--trace FILE] "
+                    "[--backend-opt NAME.KEY=VALUE]...\n");
+    return 2;
+  }
+  if (o.repeat && atoi(o.repeat) < 1) {
+    fprintf(stderr, "alloy run: --repeat takes a count of at least 1 (got '%s')\n", o.repeat);
     return 2;
   }
   if (!o.backends) o.backends = getenv("ALLOY_BACKENDS");
@@ -296,8 +386,8 @@ int cmd_run(int argc, char **argv) {
     alloy_safetensors_close(check);
     return 2;
   }
-  if (!e) e = compile_on(rt, o.backends, alloy_model_graph(m), level,
-                         o.cost && !strcmp(o.cost, "free"), &rn);
+  if (!e && o.trace) e = alloy_trace_start();
+  if (!e) e = compile_on(rt, o.backends, m, level, o.cost && !strcmp(o.cost, "free"), &o, &rn);
   double compile_ms = now_ms() - t2;
   int status = 0, failed = 0;
   if (e) {
@@ -344,6 +434,11 @@ int cmd_run(int argc, char **argv) {
   alloy_program_release(rn.prog);
   alloy_mixture_release(rn.mix);
   alloy_runtime_close(rt);
+  if (o.trace) {
+    alloy_error *te = alloy_trace_stop(o.trace);
+    if (te) status = report("run", te);
+    else printf("trace written to %s\n", o.trace);
+  }
   alloy_safetensors_close(in);
   alloy_safetensors_close(check);
   alloy_model_free(m);

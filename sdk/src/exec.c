@@ -1,0 +1,775 @@
+/*
+ * sdk/src/exec.c: the executor. It runs compiled partitions in order, each
+ * on its backend's queue, and keeps every value where it is used
+ * (docs/runtime.md has the picture):
+ *
+ *   - parameters, buffers and constants are copied to each backend that
+ *     reads them once, and stay (copied again only when a run passes other
+ *     data for them);
+ *   - a partition's outputs live in its backend's arena, placed by
+ *     liveness (arena.c) once per set of sizes; a value read by a later
+ *     partition of the same backend never leaves it;
+ *   - a value read on another backend moves once, by the shortest way the
+ *     two offer: a plain memcpy when both are host-visible, one copy into
+ *     or out of the host-visible side, else two copies through a staging
+ *     buffer (page-locked when a plugin offers host_buffer_allocate);
+ *   - the host orders work with events: each backend's partitions and
+ *     copies follow one another on its queue, and the host waits for an
+ *     event only where one backend needs another's result, or where a
+ *     size is known only once a partition has run.
+ *
+ * Backends are probed once for host-visible memory (buffer_host_pointer of
+ * a small buffer), which decides the transfers. A copy that reads or
+ * writes another backend's memory outside that backend's queue keeps its
+ * bytes for the whole run, so that the arena's reuse, which is safe in
+ * queue order, stays safe across queues. A run ends by waiting for every
+ * event it made, on success and on failure alike: no plugin is left
+ * writing into memory the host is about to reuse.
+ */
+#include "sdk/src/exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sdk/src/arena.h"
+
+enum { XFER_MEMCPY, XFER_TO_HOST_SIDE, XFER_FROM_HOST_SIDE, XFER_STAGED };
+
+/* One backend the run uses. */
+typedef struct xbackend {
+  alloy_loaded *row;
+  alloy_queue *queue;     /* created at exec_new                          */
+  bool host_visible;      /* buffers have host pointers                   */
+  alloy_buffer *arena;    /* the intermediates, placed by arena.c         */
+  uint64_t arena_bytes;
+  char *arena_host;       /* its host pointer, when host-visible          */
+} xbackend;
+
+/* A value on one backend: a partition's output on its own backend, a copy
+ * of one on another backend, or a run input on a backend that reads it. */
+typedef enum { SLOT_OUTPUT, SLOT_CROSS, SLOT_INPUT } slot_kind;
+
+typedef struct slot {
+  slot_kind kind;
+  int b;                  /* local backend index                          */
+  exec_src src;           /* the value                                    */
+  int first, last;        /* steps it is alive (arena placement)          */
+  int xfer;               /* SLOT_CROSS: XFER_*                           */
+  int from;               /* SLOT_CROSS: the slot it is copied from       */
+  /* Per run. */
+  bool known;             /* sizes known before the run                   */
+  bool ready;             /* SLOT_CROSS: copied in this run               */
+  alloy_dtype dtype;
+  int rank;
+  int64_t sizes[ALLOY_MAX_RANK], strides[ALLOY_MAX_RANK];
+  uint64_t bytes;
+  alloy_buffer *buf;      /* arena, own, or resident                      */
+  uint64_t offset;
+  bool own;               /* buf is this slot's alone, released at run end */
+  /* SLOT_INPUT: resident copy. */
+  const void *res_data;   /* the host data last copied in (weights)       */
+  uint64_t res_cap;       /* bytes of buf                                 */
+  /* SLOT_CROSS, XFER_STAGED: host staging memory. */
+  void *stage;
+  uint64_t stage_cap;
+  bool stage_pinned;
+} slot;
+
+typedef struct xpart {
+  int b;                  /* local backend                                */
+  int *in_slot;           /* nin                                          */
+  int *out_slot;          /* nout                                         */
+  alloy_event *done;      /* this run's completion event, or NULL         */
+  bool dynamic;           /* an input's size is known only at run time    */
+} xpart;
+
+typedef struct pending {
+  int b;
+  alloy_event *ev;
+} pending;
+
+struct exec {
+  exec_desc d;
+  alloy_runtime *rt;
+  int nb;
+  xbackend be[16];
+  xpart *parts;
+  slot *slots;
+  int nslots;
+  int *in_slots;          /* ninputs * nb: slot of input i on backend b, or -1 */
+  int *out_slot;          /* by run output: slot, or -1 for a run input   */
+  /* The sizes of the last run's inputs: the layout is kept while they
+   * repeat. */
+  int64_t *last_sizes;
+  int nlast;
+  bool planned;
+  /* This run's events, waited for and released at its end. */
+  pending *pend;
+  int npend, cap_pend;
+  /* Outputs, owned here until the next run. */
+  void **out_data;
+  uint64_t *out_cap;
+  int64_t *out_sizes;     /* noutputs * ALLOY_MAX_RANK */
+  uint64_t wait_ns;       /* this run's time blocked in event waits       */
+  int concurrent;         /* this run's partitions issued while another
+                           * backend still had work in flight             */
+  alloy_run_stats stats;
+};
+
+static alloy_error *oom(void) {
+  return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+const alloy_run_stats *exec_stats(const exec *x) { return &x->stats; }
+int exec_concurrent(const exec *x) { return x->concurrent; }
+
+static int local_backend(exec *x, int runtime_index) {
+  for (int b = 0; b < x->nb; b++)
+    if (x->be[b].row == &x->rt->backends[runtime_index]) return b;
+  return -1;
+}
+
+static int slot_add(exec *x, slot s) {
+  x->slots[x->nslots] = s;
+  return x->nslots++;
+}
+
+/* Whether the backend's buffers have host pointers: asked once, of a
+ * buffer made for the question. */
+static alloy_error *probe(xbackend *xb) {
+  alloy_buffer *buf = NULL;
+  alloy_error *e = xb->row->api->buffer_allocate(xb->row->be, 0, 64, &buf);
+  if (e) return alloy_error_wrap(e, "backend %s: buffer_allocate", xb->row->name);
+  xb->host_visible = xb->row->api->buffer_host_pointer(xb->row->be, buf) != NULL;
+  xb->row->api->buffer_release(xb->row->be, buf);
+  return NULL;
+}
+
+void exec_free(exec *x) {
+  if (!x) return;
+  for (int i = 0; i < x->nslots; i++) {
+    slot *s = &x->slots[i];
+    xbackend *xb = &x->be[s->b];
+    if (s->buf && (s->own || s->kind == SLOT_INPUT)) xb->row->api->buffer_release(xb->row->be, s->buf);
+    if (s->stage) {
+      if (s->stage_pinned) x->be[x->slots[s->from].b].row->api->host_buffer_release(
+          x->be[x->slots[s->from].b].row->be, s->stage);
+      else free(s->stage);
+    }
+  }
+  for (int b = 0; b < x->nb; b++) {
+    xbackend *xb = &x->be[b];
+    if (xb->arena) xb->row->api->buffer_release(xb->row->be, xb->arena);
+    if (xb->queue) xb->row->api->queue_release(xb->row->be, xb->queue);
+  }
+  for (int q = 0; x->parts && q < x->d.nparts; q++) {
+    free(x->parts[q].in_slot);
+    free(x->parts[q].out_slot);
+  }
+  for (int k = 0; x->out_data && k < x->d.noutputs; k++) free(x->out_data[k]);
+  free(x->out_data);
+  free(x->out_cap);
+  free(x->out_sizes);
+  free(x->parts);
+  free(x->slots);
+  free(x->in_slots);
+  free(x->out_slot);
+  free(x->last_sizes);
+  free(x->pend);
+  free(x);
+}
+
+/* The transfer for a value going from backend a to backend b. */
+static int xfer_kind(const exec *x, int a, int b) {
+  bool ha = x->be[a].host_visible, hb = x->be[b].host_visible;
+  return ha && hb ? XFER_MEMCPY : hb ? XFER_TO_HOST_SIDE : ha ? XFER_FROM_HOST_SIDE : XFER_STAGED;
+}
+
+alloy_error *exec_new(const exec_desc *d, exec **out) {
+  *out = NULL;
+  exec *x = calloc(1, sizeof *x);
+  if (!x) return oom();
+  x->d = *d;
+  x->rt = d->rt;
+  int np = d->nparts, nio = 0;
+  for (int q = 0; q < np; q++) nio += d->parts[q].nin + d->parts[q].nout;
+  /* Slots: every output, at most one cross copy per partition input, and
+   * one per (input, backend). */
+  x->parts = calloc((size_t)np + 1, sizeof *x->parts);
+  x->slots = calloc((size_t)nio + (size_t)d->ninputs * 16 + 1, sizeof *x->slots);
+  x->out_slot = calloc((size_t)d->noutputs + 1, sizeof *x->out_slot);
+  x->out_data = calloc((size_t)d->noutputs + 1, sizeof *x->out_data);
+  x->out_cap = calloc((size_t)d->noutputs + 1, sizeof *x->out_cap);
+  x->out_sizes = calloc((size_t)d->noutputs * ALLOY_MAX_RANK + 1, sizeof *x->out_sizes);
+  alloy_error *e = (!x->parts || !x->slots || !x->out_slot || !x->out_data || !x->out_cap ||
+                    !x->out_sizes) ? oom() : NULL;
+  /* The backends, in order of first use. */
+  for (int q = 0; q < np && !e; q++) {
+    int b = local_backend(x, d->parts[q].backend);
+    if (b < 0) {
+      if (x->nb == 16) {
+        e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "a run may use at most 16 backends");
+        break;
+      }
+      b = x->nb++;
+      x->be[b].row = &x->rt->backends[d->parts[q].backend];
+      if (!(e = probe(&x->be[b])) &&
+          (e = x->be[b].row->api->queue_create(x->be[b].row->be, 0, &x->be[b].queue)))
+        e = alloy_error_wrap(e, "backend %s: queue_create", x->be[b].row->name);
+    }
+    x->parts[q].b = b;
+  }
+  if (!e) {
+    x->in_slots = malloc(sizeof *x->in_slots * ((size_t)d->ninputs * (size_t)x->nb + 1));
+    if (!x->in_slots) e = oom();
+    for (int i = 0; !e && i < d->ninputs * x->nb; i++) x->in_slots[i] = -1;
+  }
+  /* Outputs first, so that a partition's inputs find their producers. */
+  for (int q = 0; q < np && !e; q++) {
+    const exec_part *p = &d->parts[q];
+    xpart *xp = &x->parts[q];
+    xp->in_slot = calloc((size_t)p->nin + 1, sizeof *xp->in_slot);
+    xp->out_slot = calloc((size_t)p->nout + 1, sizeof *xp->out_slot);
+    if (!xp->in_slot || !xp->out_slot) {
+      e = oom();
+      break;
+    }
+    for (int j = 0; j < p->nout; j++)
+      xp->out_slot[j] = slot_add(x, (slot){.kind = SLOT_OUTPUT, .b = xp->b, .src = {q, j},
+                                           .first = q, .last = q});
+  }
+  for (int q = 0; q < np && !e; q++) {
+    const exec_part *p = &d->parts[q];
+    xpart *xp = &x->parts[q];
+    for (int i = 0; i < p->nin; i++) {
+      exec_src s = p->in[i];
+      if (s.part < 0) {
+        int *at = &x->in_slots[s.index * x->nb + xp->b];
+        if (*at < 0) *at = slot_add(x, (slot){.kind = SLOT_INPUT, .b = xp->b, .src = s});
+        xp->in_slot[i] = *at;
+        continue;
+      }
+      int from = x->parts[s.part].out_slot[s.index];
+      slot *src = &x->slots[from];
+      if (src->b == xp->b) {
+        if (q > src->last) src->last = q;
+        xp->in_slot[i] = from;
+        continue;
+      }
+      /* Another backend's value: one copy per (value, backend). */
+      int c = -1;
+      for (int k = 0; k < x->nslots && c < 0; k++)
+        if (x->slots[k].kind == SLOT_CROSS && x->slots[k].from == from && x->slots[k].b == xp->b)
+          c = k;
+      if (c < 0) {
+        int kind = xfer_kind(x, src->b, xp->b);
+        /* The side whose queue does not order the copy keeps the bytes
+         * for the whole run. */
+        bool dst_outside = kind == XFER_MEMCPY || kind == XFER_TO_HOST_SIDE;
+        bool src_outside = kind == XFER_MEMCPY || kind == XFER_FROM_HOST_SIDE;
+        c = slot_add(x, (slot){.kind = SLOT_CROSS, .b = xp->b, .src = s, .from = from,
+                               .xfer = kind, .first = dst_outside ? 0 : q, .last = q});
+        src = &x->slots[from];
+        if (src_outside) src->last = np;
+        else if (q > src->last) src->last = q;
+      }
+      if (q > x->slots[c].last) x->slots[c].last = q;
+      xp->in_slot[i] = c;
+    }
+  }
+  /* Run outputs stay until they are copied out at the end. */
+  for (int k = 0; k < d->noutputs && !e; k++) {
+    exec_src s = d->outputs[k];
+    x->out_slot[k] = s.part < 0 ? -1 : x->parts[s.part].out_slot[s.index];
+    if (s.part >= 0) x->slots[x->out_slot[k]].last = np;
+  }
+  x->stats.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE;
+  if (e) {
+    exec_free(x);
+    return e;
+  }
+  *out = x;
+  return NULL;
+}
+
+/* ---- per run -------------------------------------------------------------- */
+
+static alloy_error *pend_add(exec *x, int b, alloy_event *ev) {
+  if (!ev) return NULL;
+  if (x->npend == x->cap_pend) {
+    int cap = x->cap_pend ? 2 * x->cap_pend : 32;
+    pending *np = realloc(x->pend, sizeof *np * (size_t)cap);
+    if (!np) {
+      /* Cannot remember it: wait now rather than lose it. */
+      alloy_loaded *row = x->be[b].row;
+      alloy_error *we = row->api->event_wait(row->be, ev);
+      row->api->event_release(row->be, ev);
+      alloy_error_free(we);
+      return oom();
+    }
+    x->pend = np;
+    x->cap_pend = cap;
+  }
+  x->pend[x->npend++] = (pending){b, ev};
+  return NULL;
+}
+
+/* Waits for ev of backend b on the host (it stays pending: released at
+ * the run's end). */
+static alloy_error *host_wait(exec *x, int b, alloy_event *ev) {
+  if (!ev) return NULL;
+  alloy_loaded *row = x->be[b].row;
+  if (row->api->event_query(row->be, ev)) return NULL;
+  x->stats.host_waits++;
+  uint64_t t0 = trace_clock_ns();
+  alloy_error *e = row->api->event_wait(row->be, ev);
+  x->wait_ns += trace_clock_ns() - t0;
+  return e ? alloy_error_wrap(e, "backend %s: event_wait", row->name) : NULL;
+}
+
+/* Waits for and releases every event of the run; the first error wins. */
+static alloy_error *drain(exec *x, alloy_error *e) {
+  uint64_t t0 = trace_clock_ns();
+  for (int i = 0; i < x->npend; i++) {
+    alloy_loaded *row = x->be[x->pend[i].b].row;
+    alloy_error *we = row->api->event_wait(row->be, x->pend[i].ev);
+    if (we && !e) e = alloy_error_wrap(we, "backend %s: event_wait", row->name);
+    else alloy_error_free(we);
+    row->api->event_release(row->be, x->pend[i].ev);
+  }
+  x->npend = 0;
+  x->wait_ns += trace_clock_ns() - t0;
+  return e;
+}
+
+static void contiguous(slot *s) {
+  int64_t st = 1;
+  for (int d = s->rank - 1; d >= 0; d--) {
+    s->strides[d] = st;
+    st *= s->sizes[d] > 1 ? s->sizes[d] : 1;
+  }
+}
+
+static uint64_t bytes_of(alloy_dtype t, int rank, const int64_t *sizes) {
+  uint64_t n = alloy_dtype_size(t);
+  for (int d = 0; d < rank; d++) n *= (uint64_t)(sizes[d] > 0 ? sizes[d] : 0);
+  return n;
+}
+
+/* The sizes of every value: run inputs as given, each partition's outputs
+ * from its inputs' (program_choose); a partition fed by a value whose size
+ * is known only after running is dynamic, and so are its outputs. */
+static alloy_error *size_all(exec *x, const alloy_host_tensor *inputs) {
+  alloy_host_tensor stack[64], *view = stack;
+  int most = 0;
+  for (int q = 0; q < x->d.nparts; q++)
+    if (x->d.parts[q].nin > most) most = x->d.parts[q].nin;
+  if (most > 64 && !(view = malloc(sizeof *view * (size_t)most))) return oom();
+  alloy_error *e = NULL;
+  for (int q = 0; q < x->d.nparts && !e; q++) {
+    const exec_part *p = &x->d.parts[q];
+    xpart *xp = &x->parts[q];
+    xp->dynamic = false;
+    for (int i = 0; i < p->nin; i++) {
+      slot *s = &x->slots[xp->in_slot[i]];
+      if (s->kind == SLOT_INPUT) {
+        const alloy_host_tensor *t = &inputs[s->src.index];
+        view[i] = *t;
+        continue;
+      }
+      const slot *o = s->kind == SLOT_CROSS ? &x->slots[s->from] : s;
+      xp->dynamic |= !o->known;
+      view[i] = (alloy_host_tensor){.struct_size = ALLOY_STRUCT_SIZE(alloy_host_tensor, data),
+                                    .dtype = o->dtype, .rank = o->rank, .sizes = o->sizes};
+    }
+    const alloy_graph *g = alloy_program_graph(p->prog);
+    int64_t sizes[ALLOY_MAX_RANK * 8], *osz = p->nout <= 8 ? sizes : malloc(sizeof *osz * ALLOY_MAX_RANK * (size_t)p->nout);
+    bool known[8], *okn = p->nout <= 8 ? known : malloc((size_t)p->nout);
+    if (!osz || !okn) e = oom();
+    if (!e && !xp->dynamic) e = program_choose(p->prog, view, p->nin, osz, okn);
+    for (int j = 0; j < p->nout && !e; j++) {
+      slot *s = &x->slots[xp->out_slot[j]];
+      const alloy_value *v = alloy_graph_output(g, j);
+      s->dtype = alloy_value_dtype(v);
+      s->rank = alloy_value_rank(v);
+      s->known = !xp->dynamic && okn[j];
+      if (s->known) {
+        memcpy(s->sizes, &osz[j * ALLOY_MAX_RANK], sizeof *s->sizes * (size_t)s->rank);
+        contiguous(s);
+        s->bytes = bytes_of(s->dtype, s->rank, s->sizes);
+      }
+    }
+    if (osz != sizes) free(osz);
+    if (okn != known) free(okn);
+    if (e) e = alloy_error_wrap(e, "partition %d (%s)", q, x->be[xp->b].row->name);
+  }
+  /* Copies take their source's sizes. */
+  for (int i = 0; i < x->nslots && !e; i++) {
+    slot *s = &x->slots[i];
+    if (s->kind != SLOT_CROSS) continue;
+    const slot *o = &x->slots[s->from];
+    s->dtype = o->dtype, s->rank = o->rank, s->known = o->known, s->bytes = o->bytes;
+    memcpy(s->sizes, o->sizes, sizeof s->sizes);
+    memcpy(s->strides, o->strides, sizeof s->strides);
+  }
+  if (view != stack) free(view);
+  return e;
+}
+
+/* Places the known-size outputs and copies of each backend in its arena,
+ * growing the arena when the layout needs more. */
+static alloy_error *place_all(exec *x) {
+  arena_item *items = malloc(sizeof *items * ((size_t)x->nslots + 1));
+  uint64_t *offs = malloc(sizeof *offs * ((size_t)x->nslots + 1));
+  int *which = malloc(sizeof *which * ((size_t)x->nslots + 1));
+  alloy_error *e = (!items || !offs || !which) ? oom() : NULL;
+  x->stats.arena_bytes = x->stats.arena_ideal_bytes = 0;
+  for (int b = 0; b < x->nb && !e; b++) {
+    int n = 0;
+    for (int i = 0; i < x->nslots; i++) {
+      slot *s = &x->slots[i];
+      if (s->b != b || s->kind == SLOT_INPUT || !s->known) continue;
+      items[n] = (arena_item){s->bytes, s->first, s->last};
+      which[n++] = i;
+    }
+    uint64_t total = 0, ideal = 0;
+    e = arena_place(items, n, offs, &total, &ideal);
+    xbackend *xb = &x->be[b];
+    if (!e && total > xb->arena_bytes) {
+      if (xb->arena) xb->row->api->buffer_release(xb->row->be, xb->arena);
+      xb->arena = NULL;
+      xb->arena_bytes = 0;
+      e = xb->row->api->buffer_allocate(xb->row->be, 0, total, &xb->arena);
+      if (e) e = alloy_error_wrap(e, "backend %s: allocating an arena of %llu bytes", xb->row->name,
+                                  (unsigned long long)total);
+      else xb->arena_bytes = total;
+      xb->arena_host = !e && xb->host_visible ? xb->row->api->buffer_host_pointer(xb->row->be, xb->arena)
+                                               : NULL;
+    }
+    for (int k = 0; k < n && !e; k++) {
+      x->slots[which[k]].buf = xb->arena;
+      x->slots[which[k]].offset = offs[k];
+      x->slots[which[k]].own = false;
+    }
+    x->stats.arena_bytes += total;
+    x->stats.arena_ideal_bytes += ideal;
+  }
+  free(items), free(offs), free(which);
+  return e;
+}
+
+/* Whether this run's input sizes repeat the last run's (then sizes and
+ * placement carry over). Remembers them. */
+static bool same_sizes(exec *x, const alloy_host_tensor *inputs) {
+  int n = 0;
+  for (int i = 0; i < x->d.ninputs; i++) n += 1 + inputs[i].rank;
+  if (n > x->nlast) {
+    int64_t *ls = realloc(x->last_sizes, sizeof *ls * (size_t)n);
+    if (!ls) return false;
+    x->last_sizes = ls;
+    x->planned = false;
+  }
+  bool same = x->planned && n == x->nlast;
+  int k = 0;
+  for (int i = 0; i < x->d.ninputs; i++) {
+    same = same && x->last_sizes[k] == inputs[i].rank;
+    x->last_sizes[k++] = inputs[i].rank;
+    for (int d = 0; d < inputs[i].rank; d++) {
+      same = same && x->last_sizes[k] == inputs[i].sizes[d];
+      x->last_sizes[k++] = inputs[i].sizes[d];
+    }
+  }
+  x->nlast = n;
+  return same;
+}
+
+static void *slot_host(const exec *x, const slot *s) {
+  const xbackend *xb = &x->be[s->b];
+  if (!xb->host_visible || !s->buf) return NULL;
+  char *base = s->buf == xb->arena ? xb->arena_host : xb->row->api->buffer_host_pointer(xb->row->be, s->buf);
+  return base ? base + s->offset : NULL;
+}
+
+/* Gives a slot of unknown size its own buffer, once its sizes are known. */
+static alloy_error *own_buffer(exec *x, slot *s) {
+  xbackend *xb = &x->be[s->b];
+  contiguous(s);
+  s->bytes = bytes_of(s->dtype, s->rank, s->sizes);
+  s->offset = 0;
+  s->own = true;
+  alloy_error *e = xb->row->api->buffer_allocate(xb->row->be, 0, s->bytes ? s->bytes : 1, &s->buf);
+  return e ? alloy_error_wrap(e, "backend %s: buffer_allocate", xb->row->name) : NULL;
+}
+
+/* Run input i onto backend b: parameters, buffers and constants once. */
+static alloy_error *upload(exec *x, slot *s, const alloy_host_tensor *t) {
+  xbackend *xb = &x->be[s->b];
+  const alloy_plugin_api *api = xb->row->api;
+  bool resident = x->d.resident && x->d.resident[s->src.index];
+  s->dtype = t->dtype;
+  s->rank = t->rank;
+  memcpy(s->sizes, t->sizes, sizeof *s->sizes * (size_t)t->rank);
+  contiguous(s);
+  uint64_t bytes = bytes_of(t->dtype, t->rank, t->sizes);
+  if (resident && s->buf && s->res_data == t->data && s->bytes == bytes) return NULL;
+  s->bytes = bytes;
+  if (!s->buf || s->res_cap < bytes) {
+    if (s->buf) api->buffer_release(xb->row->be, s->buf);
+    s->buf = NULL;
+    s->res_cap = 0;
+    alloy_error *e = api->buffer_allocate(xb->row->be, 0, bytes ? bytes : 1, &s->buf);
+    if (e) return alloy_error_wrap(e, "backend %s: buffer_allocate", xb->row->name);
+    s->res_cap = bytes;
+  }
+  s->offset = 0;
+  s->res_data = resident ? t->data : NULL;
+  if (!bytes) return NULL;
+  alloy_event *ev = NULL;
+  alloy_error *e = api->buffer_copy_from_host(xb->row->be, s->buf, 0, t->data, bytes, xb->queue, &ev);
+  if (e) {
+    s->res_data = NULL;
+    return alloy_error_wrap(e, "backend %s: copying input %d in", xb->row->name, s->src.index);
+  }
+  if (resident) x->stats.weight_bytes_in += bytes;
+  else x->stats.input_bytes_in += bytes;
+  return pend_add(x, s->b, ev);
+}
+
+static alloy_error *stage_memory(exec *x, slot *s, uint64_t bytes) {
+  if (s->stage && s->stage_cap >= bytes) return NULL;
+  xbackend *src = &x->be[x->slots[s->from].b];
+  if (s->stage) {
+    if (s->stage_pinned) src->row->api->host_buffer_release(src->row->be, s->stage);
+    else free(s->stage);
+    s->stage = NULL;
+  }
+  const alloy_plugin_api *api = src->row->api;
+  s->stage_pinned = ALLOY_HAS_FIELD(api, alloy_plugin_api, host_buffer_release) &&
+                    api->host_buffer_allocate && api->host_buffer_release;
+  if (s->stage_pinned) {
+    alloy_error *e = api->host_buffer_allocate(src->row->be, bytes ? bytes : 1, &s->stage);
+    if (e) {
+      alloy_error_free(e);
+      s->stage_pinned = false;
+      s->stage = NULL;
+    }
+  }
+  if (!s->stage && !(s->stage = malloc(bytes ? bytes : 1))) return oom();
+  s->stage_cap = bytes;
+  return NULL;
+}
+
+/* Copies the cross-backend value s in, the shortest way there is. */
+static alloy_error *transfer(exec *x, slot *s) {
+  slot *o = &x->slots[s->from];
+  xbackend *a = &x->be[o->b], *b = &x->be[s->b];
+  xpart *producer = &x->parts[o->src.part];
+  alloy_error *e = NULL;
+  if (!s->known) {
+    s->dtype = o->dtype, s->rank = o->rank;
+    memcpy(s->sizes, o->sizes, sizeof s->sizes);
+    if ((e = own_buffer(x, s))) return e;
+  }
+  uint64_t bytes = o->bytes;
+  s->ready = true;
+  x->stats.cross_bytes += bytes;
+  if (!bytes) return NULL;
+  alloy_event *ev = NULL;
+  switch (s->xfer) {
+    case XFER_MEMCPY:
+      if ((e = host_wait(x, producer->b, producer->done))) return e;
+      memcpy(slot_host(x, s), slot_host(x, o), bytes);
+      return NULL;
+    case XFER_TO_HOST_SIDE:
+      /* On a's queue, after the producer: b waits on the host. */
+      e = a->row->api->buffer_copy_to_host(a->row->be, slot_host(x, s), o->buf, o->offset, bytes,
+                                           a->queue, &ev);
+      if (e) return alloy_error_wrap(e, "backend %s: copying a value out", a->row->name);
+      if (!(e = pend_add(x, o->b, ev))) e = host_wait(x, o->b, ev);
+      return e;
+    case XFER_FROM_HOST_SIDE:
+      if ((e = host_wait(x, producer->b, producer->done))) return e;
+      e = b->row->api->buffer_copy_from_host(b->row->be, s->buf, s->offset, slot_host(x, o), bytes,
+                                             b->queue, &ev);
+      if (e) return alloy_error_wrap(e, "backend %s: copying a value in", b->row->name);
+      return pend_add(x, s->b, ev);
+    default: /* XFER_STAGED */
+      if ((e = stage_memory(x, s, bytes))) return e;
+      x->stats.staged_bytes += bytes;
+      e = a->row->api->buffer_copy_to_host(a->row->be, s->stage, o->buf, o->offset, bytes, a->queue,
+                                           &ev);
+      if (e) return alloy_error_wrap(e, "backend %s: copying a value out", a->row->name);
+      if ((e = pend_add(x, o->b, ev)) || (e = host_wait(x, o->b, ev))) return e;
+      ev = NULL;
+      e = b->row->api->buffer_copy_from_host(b->row->be, s->buf, s->offset, s->stage, bytes,
+                                             b->queue, &ev);
+      if (e) return alloy_error_wrap(e, "backend %s: copying a value in", b->row->name);
+      return pend_add(x, s->b, ev);
+  }
+}
+
+static alloy_tensor tensor_of(slot *s) {
+  return (alloy_tensor){.struct_size = ALLOY_TENSOR_STRUCT_SIZE, .buffer = s->buf, .offset = s->offset,
+                        .dtype = s->dtype, .rank = s->rank, .sizes = s->sizes, .strides = s->strides};
+}
+
+/* Issues partition q on its backend's queue. */
+static alloy_error *issue(exec *x, int q) {
+  const exec_part *p = &x->d.parts[q];
+  xpart *xp = &x->parts[q];
+  xbackend *xb = &x->be[xp->b];
+  alloy_tensor stack[32], *t = p->nin + p->nout <= 32 ? stack : malloc(sizeof *t * (size_t)(p->nin + p->nout));
+  if (!t) return oom();
+  alloy_error *e = NULL;
+  for (int i = 0; i < p->nin && !e; i++) {
+    slot *s = &x->slots[xp->in_slot[i]];
+    if (s->kind == SLOT_CROSS && !s->ready) e = transfer(x, s);
+    t[i] = tensor_of(s);
+  }
+  /* A dynamic partition learns its sizes now that its inputs are there. */
+  if (!e && xp->dynamic) {
+    alloy_host_tensor hv[32];
+    int64_t osz[ALLOY_MAX_RANK * 8];
+    bool okn[8];
+    if (p->nin > 32 || p->nout > 8)
+      e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "partition %d: a data-dependent partition takes at "
+                          "most 32 inputs and 8 outputs", q);
+    for (int i = 0; i < p->nin && !e; i++)
+      hv[i] = (alloy_host_tensor){.struct_size = ALLOY_STRUCT_SIZE(alloy_host_tensor, data),
+                                  .dtype = t[i].dtype, .rank = t[i].rank, .sizes = t[i].sizes};
+    if (!e) e = program_choose(p->prog, hv, p->nin, osz, okn);
+    for (int j = 0; j < p->nout && !e; j++) {
+      slot *s = &x->slots[xp->out_slot[j]];
+      s->buf = NULL;
+      if (!okn[j]) continue;
+      memcpy(s->sizes, &osz[j * ALLOY_MAX_RANK], sizeof *s->sizes * (size_t)s->rank);
+      e = own_buffer(x, s);
+    }
+  }
+  bool after = false; /* an output whose size only running tells */
+  for (int j = 0; j < p->nout && !e; j++) {
+    slot *s = &x->slots[xp->out_slot[j]];
+    if (!s->known && !xp->dynamic) s->buf = NULL;
+    after |= !s->buf;
+    t[p->nin + j] = tensor_of(s);
+  }
+  xp->done = NULL;
+  /* Does another backend still have work in flight? (the last pending
+   * event of each other backend tells) */
+  for (int i = x->npend - 1, seen = 0; i >= 0 && !e; i--) {
+    int ob = x->pend[i].b;
+    if (ob == xp->b || (seen >> ob & 1)) continue;
+    seen |= 1 << ob;
+    if (!x->be[ob].row->api->event_query(x->be[ob].row->be, x->pend[i].ev)) {
+      x->concurrent++;
+      break;
+    }
+  }
+  uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
+  if (!e) e = program_launch(p->prog, t, p->nin, t + p->nin, p->nout, xb->queue, &xp->done);
+  if (t0) trace_range("alloy", "issue", xb->row->name, t0, trace_clock_ns());
+  if (!e) e = pend_add(x, xp->b, xp->done);
+  x->stats.partitions_run++;
+  if (!e && after) {
+    /* The plugin allocated those outputs: wait, then take them over. */
+    e = host_wait(x, xp->b, xp->done);
+    for (int j = 0; j < p->nout; j++) {
+      slot *s = &x->slots[xp->out_slot[j]];
+      if (s->buf) continue;
+      s->buf = t[p->nin + j].buffer;
+      s->offset = t[p->nin + j].offset;
+      s->own = s->buf != NULL;
+      if (!e && !s->buf)
+        e = alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: output %d has data-dependent sizes "
+                            "and the plugin did not allocate it", xb->row->name, j);
+      if (!e) {
+        int64_t want[ALLOY_MAX_RANK];
+        memcpy(want, s->strides, sizeof want);
+        contiguous(s);
+        for (int d = 0; d < s->rank && !e; d++)
+          if (s->sizes[d] > 1 && want[d] != s->strides[d])
+            e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s: output %d came back "
+                                "non-contiguous", xb->row->name, j);
+        s->bytes = bytes_of(s->dtype, s->rank, s->sizes);
+      }
+    }
+  }
+  if (t != stack) free(t);
+  return e ? alloy_error_wrap(e, "partition %d (%s)", q, xb->row->name) : NULL;
+}
+
+/* Graph output k into host memory owned here. */
+static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs,
+                             alloy_host_tensor *out) {
+  exec_src src = x->d.outputs[k];
+  const alloy_host_tensor *pass = src.part < 0 ? &inputs[src.index] : NULL;
+  slot *s = pass ? NULL : &x->slots[x->out_slot[k]];
+  alloy_dtype dt = pass ? pass->dtype : s->dtype;
+  int rank = pass ? pass->rank : s->rank;
+  const int64_t *sizes = pass ? pass->sizes : s->sizes;
+  uint64_t bytes = bytes_of(dt, rank, sizes);
+  if (x->out_cap[k] < bytes || !x->out_data[k]) {
+    free(x->out_data[k]);
+    x->out_cap[k] = 0;
+    if (!(x->out_data[k] = malloc(bytes ? bytes : 1))) return oom();
+    x->out_cap[k] = bytes;
+  }
+  int64_t *osz = &x->out_sizes[k * ALLOY_MAX_RANK];
+  memcpy(osz, sizes, sizeof *osz * (size_t)rank);
+  if (out) *out = (alloy_host_tensor){.struct_size = out->struct_size, .dtype = dt, .rank = rank,
+                                      .sizes = osz, .data = x->out_data[k]};
+  if (!bytes) return NULL;
+  if (pass) {
+    memcpy(x->out_data[k], pass->data, bytes);
+    return NULL;
+  }
+  xbackend *xb = &x->be[s->b];
+  x->stats.output_bytes_out += bytes;
+  alloy_event *ev = NULL;
+  alloy_error *e = xb->row->api->buffer_copy_to_host(xb->row->be, x->out_data[k], s->buf, s->offset,
+                                                     bytes, xb->queue, &ev);
+  if (e) return alloy_error_wrap(e, "backend %s: copying output %d out", xb->row->name, k);
+  return pend_add(x, s->b, ev);
+}
+
+alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
+                      int noutputs) {
+  uint64_t t0 = trace_clock_ns();
+  alloy_error *e = NULL;
+  x->wait_ns = 0;
+  x->concurrent = 0;
+  /* Sizes and placement carry over while the input sizes repeat. */
+  if (!same_sizes(x, inputs)) {
+    x->planned = false;
+    for (int i = 0; i < x->nslots; i++) {
+      slot *s = &x->slots[i];
+      if (s->kind != SLOT_INPUT && !s->own) s->buf = NULL;
+    }
+    if (!(e = size_all(x, inputs))) e = place_all(x);
+    x->planned = !e;
+  }
+  for (int i = 0; i < x->nslots; i++) x->slots[i].ready = false;
+  for (int i = 0; i < x->nslots && !e; i++)
+    if (x->slots[i].kind == SLOT_INPUT) e = upload(x, &x->slots[i], &inputs[x->slots[i].src.index]);
+  for (int q = 0; q < x->d.nparts && !e; q++) e = issue(x, q);
+  for (int k = 0; k < x->d.noutputs && !e; k++) e = download(x, k, inputs, k < noutputs ? &outputs[k] : NULL);
+  e = drain(x, e);
+  /* Buffers sized by this run alone go; the plan's stay. */
+  for (int i = 0; i < x->nslots; i++) {
+    slot *s = &x->slots[i];
+    if (s->own && s->buf) {
+      x->be[s->b].row->api->buffer_release(x->be[s->b].row->be, s->buf);
+      s->buf = NULL;
+      s->own = false;
+    }
+  }
+  uint64_t t1 = trace_clock_ns();
+  x->stats.runs++;
+  /* The host's own time: the run less what it spent blocked on events
+   * (a synchronous backend's compute is inside its execute call, and so
+   * counts here). */
+  x->stats.dispatch_s += (double)(t1 - t0 - (x->wait_ns < t1 - t0 ? x->wait_ns : 0)) * 1e-9;
+  if (trace_on()) trace_range("alloy", "run", "run", t0, t1);
+  return e;
+}

@@ -1,0 +1,55 @@
+/*
+ * sdk/src/exec.h: the executor (exec.c): runs a list of compiled
+ * partitions, each on its backend, with the values between them kept on
+ * the backends. Programs (one partition) and mixtures (many) both run
+ * through it; docs/runtime.md draws the data path.
+ */
+#ifndef ALLOY_SDK_EXEC_H
+#define ALLOY_SDK_EXEC_H
+
+#include "sdk/src/runtime_internal.h"
+
+/* Where a value comes from: input `index` of the run (part < 0), or output
+ * `index` of partition `part`. */
+typedef struct exec_src {
+  int part;
+  int index;
+} exec_src;
+
+typedef struct exec_part {
+  int backend;         /* runtime backend index                         */
+  alloy_program *prog; /* the partition, compiled (program.c); borrowed */
+  int nin, nout;       /* its graph's inputs and outputs                */
+  const exec_src *in;  /* nin sources, borrowed                         */
+} exec_part;
+
+/* What to run: borrowed by exec_new for the executor's life. */
+typedef struct exec_desc {
+  alloy_runtime *rt;
+  int nparts;
+  const exec_part *parts;   /* topological order                          */
+  int ninputs;              /* inputs of a run                            */
+  const bool *resident;     /* ninputs: parameter, buffer or constant: kept
+                             * on each backend, copied again only when the
+                             * run passes other data for it                */
+  int noutputs;
+  const exec_src *outputs;  /* noutputs                                    */
+} exec_desc;
+
+typedef struct exec exec;
+
+alloy_error *exec_new(const exec_desc *d, exec **out);
+void exec_free(exec *x); /* accepts NULL; waits for nothing: no run is in flight */
+
+/* One run, synchronous: inputs (ninputs, host memory, borrowed for the
+ * call); outputs[0..noutputs) receive dtype, rank, sizes and data owned by
+ * the executor until the next run. Counters accumulate in stats. */
+alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
+                      int noutputs);
+/* Counters since exec_new. */
+const alloy_run_stats *exec_stats(const exec *x);
+/* Partitions of the last run issued while another backend still had work
+ * in flight (they overlapped it). */
+int exec_concurrent(const exec *x);
+
+#endif
