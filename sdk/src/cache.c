@@ -14,6 +14,12 @@
  * information must match what the backend reports now), and a compile
  * writes that file. The text of the graph is stored beside the hash and
  * compared, so a hash collision is a miss, never a wrong executable.
+ *
+ * The key also holds the backend's options and, for inputs whose data is
+ * bound at compile (weights a plugin may pre-pack), a hash of that data:
+ * the same graph with other weights is another executable. Such an
+ * executable may point into weights its program borrows, so it leaves the
+ * cache with the last program holding it instead of staying for reuse.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +41,7 @@ typedef struct cache_entry {
   alloy_executable *exe;
   int refs;                /* programs holding it */
   uint64_t last_use;
+  bool bound;              /* compiled with bound input data: goes at refs 0 */
 } cache_entry;
 
 struct alloy_cache {
@@ -115,7 +122,7 @@ static void disk_write(const alloy_loaded *row, uint64_t hash, const char *text,
   if (!disk_path(row, hash, path, sizeof path)) return;
   void *bytes = NULL;
   uint64_t size = 0;
-  alloy_compat_info info = {.struct_size = sizeof info};
+  alloy_compat_info info = {.struct_size = ALLOY_COMPAT_INFO_STRUCT_SIZE};
   alloy_error *e = row->api->executable_serialize(row->be, exe, &bytes, &size, &info);
   if (e) {
     alloy_error_free(e);
@@ -191,6 +198,45 @@ static alloy_executable *disk_read(const alloy_loaded *row, uint64_t hash, const
 
 /* --- lookup ---------------------------------------------------------------------*/
 
+/* FNV-1a over 8-byte words (then the tail): weights are megabytes. */
+static uint64_t hash_words(const void *data, uint64_t n) {
+  const unsigned char *p = data;
+  uint64_t h = 1469598103934665603ull, w;
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Appends the key's parts beyond the graph text: the backend's options and
+ * the hash of each input's bound data. *bound: whether any data is. */
+static char *key_text(const alloy_loaded *row, const alloy_graph *g, char *text, bool *bound) {
+  size_t cap = strlen(text) + 1, len = cap - 1;
+  *bound = false;
+  for (int i = 0; i < row->noptions; i++) cap += strlen(row->options[i].key) + strlen(row->options[i].value) + 16;
+  cap += (size_t)alloy_graph_num_inputs(g) * 64;
+  char *out = realloc(text, cap);
+  if (!out) {
+    free(text);
+    return NULL;
+  }
+  for (int i = 0; i < row->noptions; i++)
+    len += (size_t)snprintf(out + len, cap - len, "\n#option %s=%s", row->options[i].key,
+                            row->options[i].value);
+  for (int i = 0; i < alloy_graph_num_inputs(g); i++) {
+    uint64_t bytes = 0;
+    const void *data = alloy_graph_input_data(g, i, &bytes);
+    if (!data) continue;
+    *bound = true;
+    len += (size_t)snprintf(out + len, cap - len, "\n#data %d %llu %016llx", i,
+                            (unsigned long long)bytes, (unsigned long long)hash_words(data, bytes));
+  }
+  return out;
+}
+
 alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_graph *g,
                            alloy_error *(*compile)(alloy_loaded *, const alloy_graph *,
                                                    alloy_executable **),
@@ -206,6 +252,8 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
     c->stats.uncached++;
     return compile(row, g, out);
   }
+  bool bound = false;
+  if (!(text = key_text(row, g, text, &bound))) return oom();
   uint64_t hash = fnv1a(text, strlen(text));
   c->clock++;
   for (int i = 0; i < c->n; i++) {
@@ -251,7 +299,7 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
     c->entries = ne;
     c->cap = cap;
   }
-  c->entries[c->n++] = (cache_entry){row, hash, text, own, exe, 1, c->clock};
+  c->entries[c->n++] = (cache_entry){row, hash, text, own, exe, 1, c->clock, bound};
   *out = exe;
   return NULL;
 }
@@ -260,7 +308,14 @@ bool cache_release(alloy_runtime *rt, alloy_executable *exe) {
   alloy_cache *c = rt->cache;
   for (int i = 0; c && i < c->n; i++)
     if (c->entries[i].exe == exe) {
-      if (c->entries[i].refs > 0) c->entries[i].refs--;
+      cache_entry *en = &c->entries[i];
+      if (en->refs > 0) en->refs--;
+      if (!en->refs && en->bound) {
+        en->row->api->executable_release(en->row->be, en->exe);
+        alloy_graph_free(en->graph);
+        free(en->text);
+        c->entries[i] = c->entries[--c->n];
+      }
       return true;
     }
   return false;

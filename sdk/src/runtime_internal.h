@@ -21,7 +21,25 @@ typedef struct alloy_loaded {
    * compile (alloy_compile_options) and part of the compile cache's key. */
   alloy_option *options;      /* keys and values malloc'd */
   int noptions;
+  /* Entry counting (counting.c, for conformance): when on, api points at
+   * counted, a copy of the plugin's table whose entries count their calls
+   * and forward to real_api. */
+  const alloy_plugin_api *real_api;
+  alloy_plugin_api counted;
+  uint64_t *calls;            /* by entry, see counting.c; NULL when off */
 } alloy_loaded;
+
+/* Entry counting (counting.c): from now on, every call the host makes into
+ * backend i's plugin table is counted by entry name. For conformance, which
+ * fails a backend whose required entries its suite never exercised. Call
+ * before the backend is used by anything else; stays on until the runtime
+ * closes. */
+alloy_error *runtime_count_entries(alloy_runtime *rt, int backend);
+/* Calls of the entry called name ("buffer_copy") since counting began; -1
+ * when counting is off or the name is not an entry. */
+int64_t runtime_entry_calls(const alloy_runtime *rt, int backend, const char *name);
+/* The names of the plugin table's required entries, NULL-terminated. */
+extern const char *const runtime_required_entries[];
 
 typedef struct alloy_cache alloy_cache;
 
