@@ -645,7 +645,8 @@ static void print_levels(run_state *st) {
 
 typedef conform_source (*source_fn)(void);
 static const source_fn source_fns[] = {conform_replay_source, conform_samples_source,
-                                       conform_golden_source, conform_graphs_source};
+                                       conform_golden_source, conform_graphs_source,
+                                       conform_abi_source};
 enum { NSOURCES = sizeof source_fns / sizeof source_fns[0] };
 
 int conform_run(const conform_options *o, FILE *out) {

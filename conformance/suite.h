@@ -132,6 +132,7 @@ bool conform_wants_source(const conform_options *o, const char *name);
 conform_source conform_samples_source(void);
 conform_source conform_golden_source(void);
 conform_source conform_graphs_source(void);
+conform_source conform_abi_source(void);
 conform_source conform_replay_source(void);
 
 /* Runs the suite o describes, printing to out; returns the exit status

@@ -28,7 +28,7 @@ row() { printf '%s\n' "$backends" | grep -E "^$1 "; }
 check "backends lists ref, ok" sh -c "printf '%s\n' \"$(row ref)\" | grep -q ' ok '"
 check "backends lists example, ok" sh -c "printf '%s\n' \"$(row example)\" | grep -q ' ok '"
 check "backends shows a refused plugin with its reason" \
-  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.1'"
+  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.2'"
 check "ALLOY_BACKENDS puts example first, ref stays last" \
   sh -c "ALLOY_BACKENDS=EXAMPLE '$alloy' backends | sed -n '2p;\$p' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^example ref $'"
 # The conformance suite on a deliberately broken plugin (tests/plugins/broken.c):
@@ -88,6 +88,26 @@ check "the JUnit report counts every hang as a failure" sh -c \
   "n=\$(grep -c '<testcase ' '$tmp/junit.xml'); f=\$(grep -c '<failure message=\"timed out' '$tmp/junit.xml'); [ \$n -gt 0 ] && grep -q \"<testsuite name=.* tests=\\\"\$n\\\" failures=\\\"\$f\\\"\" '$tmp/junit.xml'"
 check "the JSON report has one line per case" sh -c \
   "[ \$(wc -l < '$tmp/cases.jsonl') -eq \$(grep -c '<testcase ' '$tmp/junit.xml') ] && grep -q '\"result\":\"failed\"' '$tmp/cases.jsonl'"
+# The plugin-ABI tests (conformance/abi.c) call the plugin table directly:
+# copies, queues, events, the optional 1.2 entries, and, with entry counting
+# on, a check that every required entry was exercised.
+check "conform --only abi passes every ABI test on ref" sh -c \
+  "'$alloy' conform --backend ref --only abi | grep -qE '^6 passed, 0 failed, 0 skipped$'"
+check "conform --only abi passes on the simulated device devsim" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only abi | \
+     grep -qE '^[1-9][0-9]* passed, 0 failed, [0-9]+ skipped$'"
+# tests/plugins/bad_copy.c: its buffer_copy ignores the source offset, and it
+# claims none of the graphs abi.entries runs.
+abi_bad() { # abi_bad PATTERN: conform --only abi fails bad_copy and prints PATTERN
+  ALLOY_PLUGIN_PATH="$build/tests/plugins" "$alloy" conform --backend bad_copy --only abi \
+    > "$tmp/abi" 2>&1
+  [ $? -eq 1 ] && grep -q -- "$1" "$tmp/abi" &&
+    grep -qE '^[0-9]+ passed, [1-9][0-9]* failed, [0-9]+ skipped$' "$tmp/abi"
+}
+check "conform --only abi fails a plugin whose buffer_copy is wrong, naming it" abi_bad \
+  '^abi 0 abi.buffers .*: buffer_copy (queue NULL, 1000 bytes from offset 64 to offset 128) is wrong'
+check "conform --only abi fails a backend whose required entries were never exercised" abi_bad \
+  '^abi 5 abi.entries .*: required entries never exercised: compile, execute, executable_release'
 # Levels, the summary table and --perf on the example plugin.
 "$alloy" conform --backend example --only samples --ops 'aten.mm.default' --perf \
   --summary "$tmp/summary.md" > "$tmp/out" 2>&1

@@ -36,6 +36,7 @@ run_suite "unit tests" "$build/tests/unit"
 run_suite "command line" sh tests/cli.sh "$build/bin/alloy" "$golden"
 run_suite "models: run, check, convert" sh tests/models.sh "$build/bin/alloy" "$golden"
 run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
+run_suite "plugin headers declare only what a plugin can link" sh tests/plugin_headers.sh "$build"
 run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"
 if [ -f "$golden/ops/ops.jsonl" ]; then
   run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta --only golden \
@@ -60,7 +61,7 @@ fi
 with_models=""
 [ -d "$golden/models" ] && with_models="--golden $golden"
 run_suite "conformance suite, reference backend" "$build/bin/alloy" conform --backend ref -j2 \
-  --only samples,graphs $with_models
+  --only samples,graphs,abi $with_models
 # Every rule checked on the samples too: each sample's op decomposed first.
 for level in core prims; do
   run_suite "generated samples, reference backend, decomposed to $level" "$build/bin/alloy" \
@@ -70,6 +71,6 @@ done
 run_suite "generated samples, meta backend (shape inference against ref)" "$build/bin/alloy" \
   conform --backend meta -j2 --only samples
 run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
-  --only samples,graphs $with_models
+  --only samples,graphs,abi $with_models
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -33,7 +33,7 @@ static int usage(FILE *f) {
           "  partition MODEL --backends a,b [--inputs X] [--dot FILE] [--svg FILE]\n"
           "            [--decompose core|prims] [--cost-model default|free]\n"
           "                                    how a model is spread over backends\n"
-          "  conform --backend NAME [-j N] [--only samples,golden,graphs] [--golden DIR]\n"
+          "  conform --backend NAME [-j N] [--only samples,golden,graphs,abi] [--golden DIR]\n"
           "          [--ops GLOB] [--dtype D] [--cases core|noncore] [--seed S] [--sample K]\n"
           "          [--decompose core|prims] [--known-failures FILE] [--repro-dir DIR [--repro-all]]\n"
           "          [--replay FILE.air] [--json FILE] [--junit FILE] [--summary FILE]\n"

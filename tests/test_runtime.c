@@ -1,0 +1,303 @@
+/*
+ * tests/test_runtime.c: the device-resident data path (sdk/src/exec.c,
+ * arena.c, fold.c and the program and mixture around them), checked from
+ * the application API with the test plugins of tests/plugins and the
+ * reference backend:
+ *
+ *   - the arena planner never lets two values alive at one step overlap;
+ *   - a backend never sees a partition without nodes, nor a pass-through
+ *     value of a dtype it did not claim (an f32-only plugin once corrupted
+ *     its heap on one);
+ *   - a partition whose compile fails falls back to the next backend
+ *     instead of failing the mixture, and says why;
+ *   - weights are copied to a backend once, and again only when a run
+ *     passes other data; what depends only on bound weights is folded and
+ *     gives the same values;
+ *   - the asynchronous run gives what the synchronous one does, and a
+ *     second run while one is in flight is refused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "alloy/runtime.h"
+#include "harness.h"
+#include "sdk/src/arena.h"
+#include "testplugin.h"
+
+static alloy_runtime *open_test_plugins(void) {
+  const char *dirs[1] = {tp_test_plugins_dir()};
+  alloy_runtime_options o = {.struct_size = sizeof o, .plugin_dirs = dirs, .num_plugin_dirs = 1,
+                             .no_default_paths = true};
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(&o, &rt));
+  return rt;
+}
+
+static alloy_value *input(alloy_graph *g, const char *name, alloy_dtype dt, int64_t n) {
+  alloy_dim shape[1] = {alloy_dim_const(n)};
+  alloy_value_type t = {.kind = ALLOY_VALUE_TENSOR, .dtype = dt, .rank = 1, .shape = shape};
+  alloy_value *v = NULL;
+  CHECK_OK(alloy_graph_add_input(g, name, &t, &v));
+  return v;
+}
+
+static alloy_value *node1(alloy_graph *g, const char *op, alloy_value *a, alloy_value *b) {
+  alloy_arg args[2] = {alloy_arg_value(a), b ? alloy_arg_value(b) : alloy_arg_value(a)};
+  alloy_node *n = NULL;
+  CHECK_OK(alloy_graph_add_node(g, alloy_op_find(op), args, b ? 2 : 1, NULL, NULL, 0, NULL, &n));
+  return n ? alloy_node_output(n, 0) : NULL;
+}
+
+static uint64_t rnd_state = 99;
+static unsigned rnd(unsigned n) {
+  rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (unsigned)((rnd_state >> 33) % n);
+}
+
+TEST(arena_never_overlaps_values_alive_at_one_step) {
+  for (int t = 0; t < 500; t++) {
+    int n = 1 + (int)rnd(40);
+    arena_item items[40];
+    uint64_t off[40], total = 0, ideal = 0;
+    for (int i = 0; i < n; i++) {
+      int a = (int)rnd(20), b = a + (int)rnd(6);
+      items[i] = (arena_item){rnd(4) ? 1 + rnd(5000) : 0, a, b};
+    }
+    CHECK_OK(arena_place(items, n, off, &total, &ideal));
+    CHECK(ideal <= total);
+    for (int i = 0; i < n; i++) {
+      CHECK(off[i] % ARENA_ALIGN == 0);
+      CHECK(off[i] + items[i].bytes <= total);
+      for (int j = 0; j < i; j++) {
+        bool time = items[i].first <= items[j].last && items[j].first <= items[i].last;
+        bool space = off[i] < off[j] + items[j].bytes && off[j] < off[i] + items[i].bytes;
+        if (time && space && items[i].bytes && items[j].bytes)
+          harness_fail(__FILE__, __LINE__, "case %d: items %d and %d overlap", t, i, j);
+      }
+    }
+  }
+  /* Three values of a chain: the first and third share bytes. */
+  arena_item chain[3] = {{1000, 0, 1}, {1000, 1, 2}, {1000, 2, 3}};
+  uint64_t off[3], total, ideal;
+  CHECK_OK(arena_place(chain, 3, off, &total, &ideal));
+  CHECK_INT(total, 2 * 1024);
+  CHECK_INT(ideal, 2 * 1024);
+  CHECK(off[0] == off[2]);
+}
+
+/* relu(x) on the f32-only plugin, with an i64 input passed straight
+ * through: the plugin sees only the relu. */
+TEST(a_backend_never_sees_pass_through_values_or_empty_partitions) {
+  alloy_runtime *rt = open_test_plugins();
+  REQUIRE(rt);
+  int basic = alloy_runtime_find_backend(rt, "basic");
+  REQUIRE(basic >= 0);
+  alloy_graph *g = alloy_graph_new();
+  alloy_value *x = input(g, "x", ALLOY_F32, 4), *y = input(g, "y", ALLOY_I64, 3);
+  alloy_value *outs[2] = {node1(g, "aten.relu.default", x, NULL), y};
+  CHECK_OK(alloy_graph_set_outputs(g, outs, 2));
+  alloy_program *p = NULL;
+  CHECK_OK(alloy_program_compile(rt, basic, g, &p));
+  float xs[4] = {-1, 2, -3, 4};
+  int64_t ys[3] = {7, -8, 9}, n4 = 4, n3 = 3;
+  alloy_host_tensor in[2] = {{sizeof in[0], ALLOY_F32, 1, &n4, xs}, {sizeof in[1], ALLOY_I64, 1, &n3, ys}};
+  alloy_host_tensor out[2] = {{.struct_size = sizeof out[0]}, {.struct_size = sizeof out[1]}};
+  if (p) CHECK_OK(alloy_program_run(p, in, 2, out, 2));
+  if (p && out[0].data && out[1].data) {
+    const float *r = out[0].data;
+    CHECK(r[0] == 0 && r[1] == 2 && r[2] == 0 && r[3] == 4);
+    CHECK(!memcmp(out[1].data, ys, sizeof ys));
+    CHECK(out[1].dtype == ALLOY_I64 && out[1].sizes[0] == 3);
+  }
+  alloy_program_release(p);
+  alloy_graph_free(g);
+  /* Nothing to compute at all: the plugin is never asked. */
+  g = alloy_graph_new();
+  y = input(g, "y", ALLOY_I64, 3);
+  CHECK_OK(alloy_graph_set_outputs(g, &y, 1));
+  p = NULL;
+  CHECK_OK(alloy_program_compile(rt, basic, g, &p));
+  if (p) CHECK_OK(alloy_program_run(p, &in[1], 1, out, 1));
+  if (p && out[0].data) CHECK(!memcmp(out[0].data, ys, sizeof ys));
+  alloy_program_release(p);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
+
+TEST(a_partition_that_fails_to_compile_falls_back_to_the_next_backend) {
+  setenv("ALLOY_TEST_FAIL", "compile", 1);
+  alloy_runtime *rt = open_test_plugins();
+  unsetenv("ALLOY_TEST_FAIL");
+  REQUIRE(rt);
+  int failing = alloy_runtime_find_backend(rt, "failing");
+  REQUIRE(failing >= 0);
+  alloy_graph *g = alloy_graph_new();
+  alloy_value *x = input(g, "x", ALLOY_F32, 4);
+  alloy_value *r = node1(g, "aten.relu.default", x, NULL);
+  alloy_value *o = node1(g, "aten.neg.default", r, NULL);
+  CHECK_OK(alloy_graph_set_outputs(g, &o, 1));
+  alloy_mixture *m = NULL;
+  alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE,
+                              .partition_launch_s = -1, .link_bytes_per_s = -1};
+  CHECK_OK(alloy_mixture_compile(rt, &failing, 1, g, &po, &m));
+  REQUIRE(m);
+  float xs[4] = {-1, 2, -3, 4};
+  int64_t n4 = 4;
+  alloy_host_tensor in = {sizeof in, ALLOY_F32, 1, &n4, xs}, out = {.struct_size = sizeof out};
+  CHECK_OK(alloy_mixture_run(m, &in, 1, &out, 1));
+  if (out.data) {
+    const float *v = out.data;
+    CHECK(v[0] == 0 && v[1] == -2 && v[2] == 0 && v[3] == -4);
+  }
+  alloy_run_stats st = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
+  alloy_mixture_stats(m, &st);
+  CHECK(st.fallbacks >= 1);
+  /* Every node ran on ref, and the relu says why. */
+  const alloy_graph *mg = alloy_mixture_graph(m);
+  for (int i = 0; i < alloy_graph_num_nodes(mg); i++) {
+    alloy_partition_info pi = {.struct_size = sizeof pi};
+    alloy_mixture_partition_info(m, alloy_mixture_node_partition(m, i), &pi);
+    CHECK_STR(pi.backend, "ref");
+    if (!strcmp(alloy_op_name(alloy_node_op(alloy_graph_node(mg, i))), "aten.relu.default"))
+      CHECK(strstr(alloy_mixture_node_reason(m, i), "failing: its partition did not compile"));
+  }
+  alloy_mixture_release(m);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
+
+/* y = mm(x, permute(w)) + b: w and b are parameters. */
+static alloy_graph *linear_graph(void) {
+  alloy_graph *g = alloy_graph_new();
+  alloy_dim xs[2] = {alloy_dim_const(3), alloy_dim_const(4)}, ws[2] = {alloy_dim_const(5), alloy_dim_const(4)};
+  alloy_dim bs[1] = {alloy_dim_const(5)};
+  alloy_value_type tx = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 2, .shape = xs};
+  alloy_value_type tw = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 2, .shape = ws};
+  alloy_value_type tb = {.kind = ALLOY_VALUE_TENSOR, .dtype = ALLOY_F32, .rank = 1, .shape = bs};
+  alloy_value *w, *b, *x;
+  CHECK_OK(alloy_graph_add_input(g, "w", &tw, &w));
+  CHECK_OK(alloy_graph_add_input(g, "b", &tb, &b));
+  CHECK_OK(alloy_graph_add_input(g, "x", &tx, &x));
+  CHECK_OK(alloy_graph_set_input_role(g, 0, ALLOY_INPUT_PARAMETER, "l.weight"));
+  CHECK_OK(alloy_graph_set_input_role(g, 1, ALLOY_INPUT_PARAMETER, "l.bias"));
+  alloy_arg perm[2] = {alloy_arg_int(1), alloy_arg_int(0)};
+  alloy_arg pargs[2] = {alloy_arg_value(w), alloy_arg_list(perm, 2)};
+  alloy_node *pn = NULL, *mn = NULL, *an = NULL;
+  CHECK_OK(alloy_graph_add_node(g, alloy_op_find("aten.permute.default"), pargs, 2, NULL, NULL, 0, NULL, &pn));
+  alloy_arg margs[2] = {alloy_arg_value(x), alloy_arg_value(alloy_node_output(pn, 0))};
+  CHECK_OK(alloy_graph_add_node(g, alloy_op_find("aten.mm.default"), margs, 2, NULL, NULL, 0, NULL, &mn));
+  alloy_arg aargs[2] = {alloy_arg_value(alloy_node_output(mn, 0)), alloy_arg_value(b)};
+  CHECK_OK(alloy_graph_add_node(g, alloy_op_find("aten.add.Tensor"), aargs, 2, NULL, NULL, 0, NULL, &an));
+  alloy_value *y = alloy_node_output(an, 0);
+  CHECK_OK(alloy_graph_set_outputs(g, &y, 1));
+  return g;
+}
+
+TEST(weights_are_copied_once_and_folding_keeps_values) {
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(NULL, &rt));
+  REQUIRE(rt);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  alloy_graph *g = linear_graph();
+  float w[20], b[5], x[12], w2[20];
+  for (int i = 0; i < 20; i++) w[i] = (float)(i % 7) - 3.0f, w2[i] = -w[i];
+  for (int i = 0; i < 5; i++) b[i] = 0.5f * (float)i;
+  for (int i = 0; i < 12; i++) x[i] = (float)i / 4.0f;
+  int64_t ws[2] = {5, 4}, bs[1] = {5}, xs[2] = {3, 4};
+  alloy_host_tensor in[3] = {{sizeof in[0], ALLOY_F32, 2, ws, w}, {sizeof in[1], ALLOY_F32, 1, bs, b},
+                             {sizeof in[2], ALLOY_F32, 2, xs, x}};
+  /* Unbound: resident by data pointer. */
+  alloy_program *p = NULL;
+  CHECK_OK(alloy_program_compile(rt, ref, g, &p));
+  REQUIRE(p);
+  alloy_host_tensor out = {.struct_size = sizeof out};
+  alloy_run_stats s1 = {.struct_size = sizeof s1}, s2 = s1, s3 = s1;
+  CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
+  alloy_program_stats(p, &s1);
+  float want[15];
+  if (out.data) memcpy(want, out.data, sizeof want);
+  CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
+  alloy_program_stats(p, &s2);
+  CHECK_INT(s1.weight_bytes_in, sizeof w + sizeof b);
+  CHECK_INT(s2.weight_bytes_in, s1.weight_bytes_in);   /* the second run copied no weight */
+  CHECK_INT(s2.input_bytes_in, 2 * sizeof x);
+  CHECK_INT(s2.same_backend_round_trips, 0);
+  /* Other data for a weight: copied again, and used. */
+  in[0].data = w2;
+  CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
+  alloy_program_stats(p, &s3);
+  CHECK_INT(s3.weight_bytes_in, s2.weight_bytes_in + sizeof w2);
+  if (out.data) CHECK(((float *)out.data)[0] != want[0] || want[0] == 0);
+  in[0].data = w;
+  alloy_program_release(p);
+  /* Bound at compile: permute(w) folds, values are the same. */
+  alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE, .weights = in,
+                              .num_weights = 3};
+  p = NULL;
+  CHECK_OK(alloy_program_compile_ex(rt, ref, g, &po, &p));
+  REQUIRE(p);
+  out = (alloy_host_tensor){.struct_size = sizeof out};
+  CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
+  alloy_program_stats(p, &s1);
+  CHECK(s1.folded_nodes >= 1);
+  if (out.data) CHECK(!memcmp(out.data, want, sizeof want));
+  alloy_program_release(p);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
+
+TEST(an_async_run_gives_what_a_run_gives_and_refuses_a_second_one) {
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(NULL, &rt));
+  REQUIRE(rt);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  alloy_graph *g = linear_graph();
+  float w[20], b[5], x[12];
+  for (int i = 0; i < 20; i++) w[i] = (float)(i % 5) - 2.0f;
+  for (int i = 0; i < 5; i++) b[i] = (float)i;
+  for (int i = 0; i < 12; i++) x[i] = (float)i - 6.0f;
+  int64_t ws[2] = {5, 4}, bs[1] = {5}, xs[2] = {3, 4};
+  alloy_host_tensor in[3] = {{sizeof in[0], ALLOY_F32, 2, ws, w}, {sizeof in[1], ALLOY_F32, 1, bs, b},
+                             {sizeof in[2], ALLOY_F32, 2, xs, x}};
+  alloy_program *p = NULL;
+  CHECK_OK(alloy_program_compile(rt, ref, g, &p));
+  REQUIRE(p);
+  alloy_host_tensor out = {.struct_size = sizeof out};
+  float want[15];
+  CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
+  if (out.data) memcpy(want, out.data, sizeof want);
+  alloy_error *e = alloy_program_wait(p);
+  CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_INVALID_ARGUMENT);
+  alloy_error_free(e);
+  CHECK_OK(alloy_program_run_async(p, in, 3, &out, 1));
+  e = alloy_program_run(p, in, 3, &out, 1);
+  CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_UNAVAILABLE);
+  alloy_error_free(e);
+  CHECK_OK(alloy_program_wait(p));
+  if (out.data) CHECK(!memcmp(out.data, want, sizeof want));
+  alloy_program_release(p);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
+
+TEST(backend_options_reach_only_backends_that_take_them) {
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(NULL, &rt));
+  REQUIRE(rt);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  alloy_error *e = alloy_runtime_set_backend_option(rt, ref, "arch", "x");
+  CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_UNSUPPORTED && strstr(alloy_error_message(e), "arch"));
+  alloy_error_free(e);
+  alloy_graph *g = linear_graph();
+  alloy_option opt = {"nosuch.arch", "sm_90"};
+  alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE,
+                              .backend_options = &opt, .num_backend_options = 1};
+  alloy_program *p = NULL;
+  e = alloy_program_compile_ex(rt, ref, g, &po, &p);
+  CHECK(e && strstr(alloy_error_message(e), "nosuch"));
+  alloy_error_free(e);
+  CHECK(!p);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
