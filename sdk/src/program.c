@@ -661,8 +661,15 @@ alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *in
   alloy_error *e = check_inputs(p, inputs, num_inputs);
   if (!e) e = program_exec(p);
   if (e || !p->unit || !p->unit->specialize) return e;
+  /* The unit's inputs are some of the program's, in its own order. */
+  const alloy_host_tensor *full = run_inputs(p, inputs);
+  alloy_host_tensor *mine = malloc(sizeof *mine * ((size_t)p->part.nin + 1));
+  if (!mine) return oom();
+  for (int i = 0; i < p->part.nin; i++) mine[i] = full[p->part_in[i].index];
   compiled *c;
-  return specialization(p->unit, run_inputs(p, inputs), alloy_graph_num_inputs(p->graph), &c);
+  e = specialization(p->unit, mine, p->part.nin, &c);
+  free(mine);
+  return e;
 }
 
 static alloy_error *run_now(alloy_program *p, const alloy_host_tensor *inputs,
