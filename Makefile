@@ -39,7 +39,7 @@ UNIT      = $(BUILD)/tests/unit
 KT_A      = $(BUILD)/lib/liballoy_kernel_table.a
 # The helper carries the dtype utilities (names, sizes, float16/bfloat16
 # conversions) so that plugins can use them without linking liballoy.
-KT_OBJ    = $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(KT_SRC) ir/dtype.c)
+KT_OBJ    = $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(KT_SRC))
 PLUGIN_CFLAGS = $(CFLAGS) -fvisibility=hidden -DALLOY_PLUGIN_BUILD
 PLUGIN_LIBS   = -lffi -lm
 PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c))))
@@ -48,9 +48,13 @@ TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.
 # The testing backend "chooser": the reference kernels with claims chosen by
 # $ALLOY_CHOOSER (tests/chooser/chooser.c), for real mixtures in CI.
 CHOOSER_SO = $(BUILD)/tests/plugins/liballoy-chooser.so
+# The testing backend "devsim": a simulated accelerator with its own address
+# space and asynchronous queues, running the reference kernels
+# (tests/devsim/devsim.c), to prove the host's device-resident data path.
+DEVSIM_SO = $(BUILD)/tests/plugins/liballoy-devsim.so
 
 .PHONY: all deps deps-fuzz run test asan fuzz bench clean
-all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO) $(CHOOSER_SO)
+all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO) $(CHOOSER_SO) $(DEVSIM_SO)
 
 $(BUILD)/obj/plugin/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -81,6 +85,11 @@ $(CHOOSER_SO): $(BUILD)/obj/plugin/tests/chooser/chooser.o \
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
+$(DEVSIM_SO): $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(wildcard tests/devsim/*.c)) \
+    $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(filter-out reference_backend/ref.c,$(REF_SRC))) $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS) -lpthread
 $(BUILD)/tests/plugins/liballoy-%.so: $(BUILD)/obj/plugin/tests/plugins/%.o $(KT_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"

@@ -1213,7 +1213,7 @@ static bool parse_node(parser *p) {
 
 /* ` -> buffer "name"` or ` -> input "name"` after an output: a mutation. */
 static bool parse_output_role(parser *p, alloy_graph_role *role) {
-  *role = (alloy_graph_role){ALLOY_OUTPUT_USER, NULL};
+  *role = (alloy_graph_role){.role = ALLOY_OUTPUT_USER, .name = NULL};
   skip_ws(p);
   if (peek(p) != '-' || peek_at(p, p->pos + 1) != '>') return true;
   p->pos += 2;

@@ -1,6 +1,8 @@
 /*
  * ir/graph.c: the graph, its builder and the structural passes (dead-code
- * elimination, use replacement, clone, subgraph extraction, verification).
+ * elimination, use replacement, clone, subgraph extraction, verification),
+ * and the graph signature with the runtime attachments of inputs (data,
+ * "intermediate"; ir/ir.h), which every copy keeps.
  *
  * Nodes are appended in topological order: a node may only use values that
  * already exist. Every node's arguments are normalized to its schema when it
@@ -114,13 +116,21 @@ static alloy_error *value_set_type(alloy_graph *g, alloy_value *v,
   return NULL;
 }
 
+/* Users stay in graph order: node ids increase with position in
+ * g->nodes (nodes are only appended, and dce keeps the order), so the list
+ * is kept sorted by id. A node being appended has the largest id so far and
+ * goes at the end; only replace_uses inserts elsewhere. */
 static bool value_add_user(alloy_value *v, alloy_node *n) {
-  if (v->nusers && v->users[v->nusers - 1] == n) return true;
-  for (int i = 0; i < v->nusers; i++)
-    if (v->users[i] == n) return true;
+  int at = v->nusers;
+  while (at > 0 && v->users[at - 1]->id >= n->id) {
+    if (v->users[at - 1] == n) return true;
+    at--;
+  }
   if (!grow((void **)&v->users, &v->cap_users, v->nusers + 1, sizeof *v->users))
     return false;
-  v->users[v->nusers++] = n;
+  memmove(&v->users[at + 1], &v->users[at], sizeof *v->users * (size_t)(v->nusers - at));
+  v->users[at] = n;
+  v->nusers++;
   return true;
 }
 
@@ -183,7 +193,7 @@ alloy_error *alloy_graph_add_input(alloy_graph *g, const char *name,
     if (!r) return oom();
     g->in_roles = r;
   }
-  g->in_roles[g->ninputs] = (alloy_graph_role){ALLOY_INPUT_USER, NULL};
+  g->in_roles[g->ninputs] = (alloy_graph_role){.role = ALLOY_INPUT_USER, .name = NULL};
   g->inputs[g->ninputs++] = v;
   if (out) *out = v;
   return NULL;
@@ -469,7 +479,8 @@ static alloy_error *set_role(alloy_graph *g, alloy_graph_role *slot, int role, i
                            "%s %d: a name is required for this role, and only for it", what, i);
   const char *copy = name ? alloy_arena_strdup(&g->arena, name) : NULL;
   if (name && !copy) return oom();
-  *slot = (alloy_graph_role){role, copy};
+  slot->role = role; /* an input's attachments stay */
+  slot->name = copy;
   return NULL;
 }
 
@@ -513,6 +524,24 @@ alloy_error *alloy_graph_set_weights_file(alloy_graph *g, const char *path) {
 }
 
 const char *alloy_graph_weights_file(const alloy_graph *g) { return g->weights_file; }
+
+/* --- runtime attachments of inputs (ir/ir.h) ------------------------ */
+
+void alloy_graph_set_input_data(alloy_graph *g, int i, const void *data, uint64_t bytes) {
+  if (i < 0 || i >= g->ninputs) return;
+  g->in_roles[i].data = data;
+  g->in_roles[i].data_bytes = data ? bytes : 0;
+}
+
+const void *alloy_graph_input_data(const alloy_graph *g, int i, uint64_t *bytes) {
+  bool ok = i >= 0 && i < g->ninputs && g->in_roles[i].data;
+  if (bytes) *bytes = ok ? g->in_roles[i].data_bytes : 0;
+  return ok ? g->in_roles[i].data : NULL;
+}
+
+bool alloy_graph_input_is_intermediate(const alloy_graph *g, int i) {
+  return i >= 0 && i < g->ninputs && g->in_roles[i].intermediate;
+}
 
 /* --- accessors -------------------------------------------------------- */
 
@@ -749,13 +778,24 @@ static alloy_error *copy_begin(graph_copy *c, const alloy_graph *src) {
   return c->err;
 }
 
-/* The signature and the weights file travel with a whole-graph copy. */
+/* An input's role, name and attachments, from input i of src to input j
+ * of dst. */
+static alloy_error *copy_input_role(alloy_graph *dst, int j, const alloy_graph *src, int i) {
+  const alloy_graph_role *r = &src->in_roles[i];
+  alloy_error *e = alloy_graph_set_input_role(dst, j, (alloy_input_role)r->role, r->name);
+  if (e) return e;
+  dst->in_roles[j].data = r->data;
+  dst->in_roles[j].data_bytes = r->data_bytes;
+  dst->in_roles[j].intermediate = r->intermediate;
+  return NULL;
+}
+
+/* The signature, the inputs' attachments and the weights file travel with
+ * a whole-graph copy (whose inputs are the source's, in order). */
 static alloy_error *copy_signature(graph_copy *c) {
   const alloy_graph *g = c->src;
   alloy_error *e = alloy_graph_set_weights_file(c->dst, g->weights_file);
-  for (int i = 0; i < g->ninputs && !e; i++)
-    e = alloy_graph_set_input_role(c->dst, i, (alloy_input_role)g->in_roles[i].role,
-                                   g->in_roles[i].name);
+  for (int i = 0; i < g->ninputs && !e; i++) e = copy_input_role(c->dst, i, g, i);
   for (int i = 0; i < g->noutputs && !e; i++)
     e = alloy_graph_set_output_role(c->dst, i, (alloy_output_role)g->out_roles[i].role,
                                     g->out_roles[i].name);
@@ -870,14 +910,22 @@ alloy_error *alloy_graph_specialize(const alloy_graph *g, const int64_t *values,
 typedef struct {
   graph_copy *c;
   const bool *inside; /* by node id */
+  const int *input_index; /* by value id: its index among g's inputs, or -1 */
   alloy_error *err;
 } extract_ctx;
 
+/* A value defined outside the nodes becomes an input: a graph input keeps
+ * its role, name and attachments; a value another node computes is an
+ * intermediate. */
 static void extract_input_fn(alloy_value *v, void *ctx) {
   extract_ctx *x = ctx;
   if (x->err || x->c->map[v->id]) return;
   if (v->producer && x->inside[v->producer->id]) return;
-  x->err = copy_input(x->c, v);
+  alloy_graph *dst = x->c->dst;
+  if ((x->err = copy_input(x->c, v))) return;
+  int j = dst->ninputs - 1, i = x->input_index[v->id];
+  if (i >= 0) x->err = copy_input_role(dst, j, x->c->src, i);
+  else dst->in_roles[j].intermediate = true;
 }
 
 alloy_error *alloy_graph_extract(const alloy_graph *g,
@@ -895,9 +943,16 @@ alloy_error *alloy_graph_extract(const alloy_graph *g,
     }
     inside[nodes[i]->id] = true;
   }
+  int *input_index = malloc(sizeof *input_index * (size_t)(g->nvalues ? g->nvalues : 1));
+  if (!input_index) {
+    free(inside);
+    return oom();
+  }
+  for (int i = 0; i < g->nvalues; i++) input_index[i] = -1;
+  for (int i = 0; i < g->ninputs; i++) input_index[g->inputs[i]->id] = i;
   graph_copy c = {0};
   alloy_error *e = copy_begin(&c, g);
-  extract_ctx x = {&c, inside, NULL};
+  extract_ctx x = {&c, inside, input_index, NULL};
   /* Inputs first, in graph order of first use, then the nodes in graph
    * order (which is topological). */
   for (int j = 0; j < g->nnodes && !e; j++) {
@@ -926,6 +981,7 @@ alloy_error *alloy_graph_extract(const alloy_graph *g,
   if (!e) e = alloy_graph_set_outputs(c.dst, outs, nouts);
   free(outs);
   free(inside);
+  free(input_index);
   if (e) {
     copy_abort(&c);
     return e;

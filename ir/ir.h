@@ -68,7 +68,7 @@ struct alloy_value {
   alloy_dim int_value; /* ALLOY_VALUE_INT */
   alloy_node *producer;
   int output_index;
-  alloy_node **users; /* each user node once, in the order uses were added */
+  alloy_node **users; /* each user node once, in graph order (by node id) */
   int nusers, cap_users;
 };
 
@@ -88,6 +88,11 @@ struct alloy_node {
 typedef struct alloy_graph_role {
   int role;         /* alloy_input_role or alloy_output_role */
   const char *name; /* NULL for user inputs and user outputs */
+  /* Inputs only: the runtime attachments (alloy_graph_set_input_data and
+   * alloy_graph_input_is_intermediate below); zero for outputs. */
+  const void *data;    /* borrowed; NULL when the host data is not known */
+  uint64_t data_bytes; /* 0 when data is NULL */
+  bool intermediate;   /* computed by another partition (set by extract) */
 } alloy_graph_role;
 
 struct alloy_graph {

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "alloy/graph.h"
@@ -81,19 +82,26 @@ static void drv_close(drv *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Claims g; returns how many nodes were claimed, costs in cost[]. */
-static int drv_claim(drv *d, const alloy_graph *g, double *cost) {
+/* Claims g; returns how many nodes were claimed, costs in cost[], and
+ * (when why is given) the reason of each node left, "" when none. */
+static int drv_claim_why(drv *d, const alloy_graph *g, double *cost, char (*why)[160]) {
   int n = alloy_graph_num_nodes(g), count = 0;
   bool claimed[16] = {false};
   double costs[16] = {0};
-  alloy_claims claims = {n, claimed, costs};
+  alloy_claims claims = {.num_nodes = n, .claimed = claimed, .cost = costs};
   if (n > 16) return -1;
   CHECK_OK(d->api->claim(d->be, g, &claims));
   for (int i = 0; i < n; i++) {
     count += claimed[i];
     if (cost) cost[i] = claimed[i] ? costs[i] : NAN;
+    if (why) snprintf(why[i], sizeof why[i], "%s", claims.reason && claims.reason[i] ? claims.reason[i] : "");
   }
+  claims_release(&claims);
   return count;
+}
+
+static int drv_claim(drv *d, const alloy_graph *g, double *cost) {
+  return drv_claim_why(d, g, cost, NULL);
 }
 
 static alloy_executable *drv_compile(drv *d, const alloy_graph *g) {
@@ -653,6 +661,189 @@ TEST(kt_executes_concurrently_on_distinct_queues) {
   alloy_graph_free(g);
 }
 
+TEST(kt_plugins_are_abi_1_2) {
+  drv d;
+  if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    drv_close(&d);
+    return;
+  }
+  const alloy_plugin_api *api = d.api;
+  CHECK_INT(api->struct_size, ALLOY_PLUGIN_API_STRUCT_SIZE);
+  CHECK_INT(api->abi_major, ALLOY_ABI_MAJOR);
+  CHECK_INT(api->abi_minor, 2);
+  CHECK(api->event_record && api->queue_wait_event && api->host_buffer_allocate &&
+        api->host_buffer_release && api->buffer_import);
+  CHECK(api->backend_set_option == NULL); /* the helper has no options */
+  drv_close(&d);
+}
+
+TEST(kt_device_info_fills_the_1_2_fields_it_is_given) {
+  drv d;
+  if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    drv_close(&d);
+    return;
+  }
+  alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
+  CHECK_OK(d.api->device_info(d.be, 0, &info));
+  struct utsname u;
+  REQUIRE(uname(&u) == 0);
+  CHECK(info.arch && !strncmp(info.arch, u.machine, strlen(u.machine)));
+  CHECK(info.capabilities == (ALLOY_DEVICE_CAP_HOST_VISIBLE | ALLOY_DEVICE_CAP_IMPORT));
+  CHECK(info.launch_s > 0 && info.launch_s < 1e-4);
+  CHECK(info.host_bytes_per_s >= 1e9);
+  CHECK(info.memory_bytes > 0);
+  CHECK(info.free_memory_bytes > 0 && info.free_memory_bytes <= info.memory_bytes);
+  /* A 1.1 host's struct ends at memory_bytes: nothing past it is written. */
+  union {
+    alloy_device_info info;
+    unsigned char bytes[sizeof(alloy_device_info)];
+  } old;
+  memset(&old, 0xa5, sizeof old);
+  old.info.struct_size = ALLOY_STRUCT_SIZE(alloy_device_info, memory_bytes);
+  CHECK_OK(d.api->device_info(d.be, 0, &old.info));
+  CHECK_STR(old.info.name, "cpu0");
+  size_t end = ALLOY_STRUCT_SIZE(alloy_device_info, memory_bytes), untouched = 0;
+  for (size_t i = end; i < sizeof old; i++) untouched += old.bytes[i] == 0xa5;
+  CHECK_INT(untouched, sizeof old - end);
+  drv_close(&d);
+}
+
+TEST(kt_events_are_born_signalled) {
+  drv d;
+  if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    drv_close(&d);
+    return;
+  }
+  const alloy_plugin_api *api = d.api;
+  alloy_queue *q = NULL;
+  CHECK_OK(api->queue_create(d.be, 0, &q));
+  alloy_event *ev = NULL, *ev2 = NULL, *left = NULL;
+  CHECK_OK(api->event_record(d.be, q, &ev));
+  CHECK_OK(api->event_record(d.be, NULL, &ev2)); /* the default queue */
+  CHECK(ev != NULL && ev2 != NULL && ev != ev2);
+  CHECK_INT(api->event_query(d.be, ev), 1);
+  CHECK_OK(api->event_wait(d.be, ev));
+  CHECK_OK(api->queue_wait_event(d.be, q, ev2));
+  api->event_release(d.be, ev);
+  api->event_release(d.be, ev2);
+  api->event_release(d.be, NULL);
+  /* Execute on a queue: *done is set (NULL: finished), never left as it was. */
+  alloy_graph *g = alloy_graph_new();
+  int64_t s[1] = {4};
+  alloy_arg a[1] = {alloy_arg_value(input(g, "x", ALLOY_F32, 1, s))};
+  outputs(g, add(g, "aten.relu.default", a, 1, NULL, alloy_arg_none(), "y"));
+  alloy_executable *exe = drv_compile(&d, g);
+  float xv[4] = {-1, 2, -3, 4}, want[4] = {0, 2, 0, 4};
+  drv_tensor x, y;
+  drv_tensor_new(&d, &x, ALLOY_F32, 1, s, NULL, xv, sizeof xv);
+  drv_tensor_new(&d, &y, ALLOY_F32, 1, s, NULL, NULL, sizeof want);
+  alloy_event *done = (alloy_event *)&done;
+  alloy_execute_args args = {.struct_size = ALLOY_EXECUTE_ARGS_STRUCT_SIZE, .inputs = &x.t,
+                             .num_inputs = 1, .outputs = &y.t, .num_outputs = 1, .queue = q,
+                             .done = &done};
+  if (exe) CHECK_OK(api->execute(d.be, exe, &args));
+  CHECK(done == NULL);
+  if (exe) check_f32(drv_data(&d, &y), want, 4, "relu on a queue");
+  CHECK_OK(api->event_record(d.be, q, &left)); /* left for backend_close */
+  drv_close(&d);
+  alloy_graph_free(g);
+}
+
+TEST(kt_host_buffers_and_imported_memory) {
+  drv d;
+  if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    drv_close(&d);
+    return;
+  }
+  const alloy_plugin_api *api = d.api;
+  void *staging = NULL, *left = NULL, *zero = NULL;
+  CHECK_OK(api->host_buffer_allocate(d.be, 1000, &staging));
+  CHECK_OK(api->host_buffer_allocate(d.be, 0, &zero));
+  CHECK_OK(api->host_buffer_allocate(d.be, 64, &left)); /* left for backend_close */
+  REQUIRE(staging && zero && left);
+  CHECK(((uintptr_t)staging & 63) == 0 && ((uintptr_t)left & 63) == 0 && zero != staging);
+  memset(staging, 0x5a, 1000);
+  api->host_buffer_release(d.be, staging);
+  api->host_buffer_release(d.be, zero);
+  api->host_buffer_release(d.be, NULL);
+
+  /* Memory of the caller's, used in place: relu from one imported buffer
+   * into another, and release leaves both to their owner. */
+  static float xv[4] = {-1, 2, -3, 4}, yv[4];
+  alloy_buffer *bx = NULL, *by = NULL, *none = (alloy_buffer *)&none;
+  CHECK_OK(api->buffer_import(d.be, 0, xv, sizeof xv, NULL, &bx));
+  CHECK_OK(api->buffer_import(d.be, 0, yv, sizeof yv, NULL, &by));
+  REQUIRE(bx && by);
+  CHECK(api->buffer_host_pointer(d.be, bx) == xv);
+  alloy_error *e = api->buffer_import(d.be, 1, xv, sizeof xv, NULL, &none);
+  CHECK(e != NULL && none == (alloy_buffer *)&none);
+  alloy_error_free(e);
+  e = api->buffer_import(d.be, 0, NULL, 16, NULL, &none);
+  CHECK(e != NULL && none == (alloy_buffer *)&none);
+  alloy_error_free(e);
+  alloy_graph *g = alloy_graph_new();
+  int64_t s[1] = {4}, st[1] = {1};
+  alloy_arg a[1] = {alloy_arg_value(input(g, "x", ALLOY_F32, 1, s))};
+  outputs(g, add(g, "aten.relu.default", a, 1, NULL, alloy_arg_none(), "y"));
+  alloy_executable *exe = drv_compile(&d, g);
+  alloy_tensor tx = {sizeof(alloy_tensor), bx, 0, ALLOY_F32, 1, s, st};
+  alloy_tensor ty = {sizeof(alloy_tensor), by, 0, ALLOY_F32, 1, s, st};
+  alloy_execute_args args = {.struct_size = ALLOY_EXECUTE_ARGS_STRUCT_SIZE, .inputs = &tx,
+                             .num_inputs = 1, .outputs = &ty, .num_outputs = 1};
+  if (exe) CHECK_OK(api->execute(d.be, exe, &args));
+  float want[4] = {0, 2, 0, 4};
+  if (exe) check_f32(yv, want, 4, "relu of imported memory");
+  float back[4];
+  CHECK_OK(api->buffer_copy_from_host(d.be, bx, 4, want, 8, NULL, NULL));
+  CHECK(xv[0] == -1 && xv[1] == 0 && xv[2] == 2 && xv[3] == 4);
+  CHECK_OK(api->buffer_copy_to_host(d.be, back, bx, 0, sizeof back, NULL, NULL));
+  CHECK(back[2] == 2);
+  api->buffer_release(d.be, bx);
+  drv_close(&d); /* by is still out: closing forgets it without freeing yv */
+  yv[0] = 1;     /* still ours */
+  alloy_graph_free(g);
+}
+
+/* The helper's own work per execute, what device_info's launch_s says:
+ * a one-node partition of four elements run many times. */
+TEST(kt_launch_overhead_is_about_a_microsecond) {
+  drv d;
+  if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    drv_close(&d);
+    return;
+  }
+  alloy_graph *g = alloy_graph_new();
+  int64_t s[1] = {4};
+  alloy_arg a[1] = {alloy_arg_value(input(g, "x", ALLOY_F32, 1, s))};
+  outputs(g, add(g, "aten.relu.default", a, 1, NULL, alloy_arg_none(), "y"));
+  alloy_executable *exe = drv_compile(&d, g);
+  float xv[4] = {1, 2, 3, 4};
+  drv_tensor x, y;
+  drv_tensor_new(&d, &x, ALLOY_F32, 1, s, NULL, xv, sizeof xv);
+  drv_tensor_new(&d, &y, ALLOY_F32, 1, s, NULL, NULL, sizeof xv);
+  alloy_execute_args args = {.struct_size = ALLOY_EXECUTE_ARGS_STRUCT_SIZE, .inputs = &x.t,
+                             .num_inputs = 1, .outputs = &y.t, .num_outputs = 1};
+  enum { RUNS = 20000 };
+  double best = 1e9;
+  for (int round = 0; exe && round < 3; round++) {
+    uint64_t t0 = d.host->clock_ns();
+    for (int i = 0; i < RUNS; i++) {
+      alloy_error *e = d.api->execute(d.be, exe, &args);
+      if (e) {
+        CHECK_OK(e);
+        break;
+      }
+    }
+    double per = (double)(d.host->clock_ns() - t0) * 1e-9 / RUNS;
+    if (per < best) best = per;
+  }
+  if (getenv("ALLOY_TEST_VERBOSE")) printf("  kt launch: %.3g s per execute\n", best);
+  /* Loose: sanitizer builds and busy machines are slower. */
+  CHECK(best < 50e-6);
+  drv_close(&d);
+  alloy_graph_free(g);
+}
+
 TEST(kt_buffers_queues_and_devices) {
   drv d;
   if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
@@ -731,12 +922,59 @@ TEST(kt_claim_costs_and_refusals) {
   alloy_arg a3[2] = {alloy_arg_value(x), alloy_arg_float(2.0)};
   add(g, "aten.add.Tensor", a3, 2, NULL, alloy_arg_none(), "w");
   double cost[4];
-  CHECK_INT(drv_claim(&d, g, cost), 2);
+  char why[4][160];
+  CHECK_INT(drv_claim_why(&d, g, cost, why), 2);
   CHECK(fabs(cost[0] - 3000e-9) < 1e-12);
   CHECK(cost[1] < 0);
   CHECK(isnan(cost[2]) && isnan(cost[3]));
+  /* The nodes left come with alloy_kt_match's reason (host->claims_reject). */
+  CHECK_STR(why[0], "");
+  CHECK_STR(why[1], "");
+  CHECK_STR(why[2], "no kernel row for aten.sin.default");
+  if (!why[3][0]) harness_fail(__FILE__, __LINE__, "no reason for the add of a Python number");
   drv_close(&d);
   alloy_graph_free(g);
+}
+
+/* A 1.0 host table (it ends at claims_add) with 1.2 entries past its end
+ * that must not be called: the helper reads a host only to its size. */
+static int old_host_calls;
+static void old_host_reject(alloy_claims *c, int i, const char *why) {
+  (void)c, (void)i, (void)why;
+  old_host_calls++;
+}
+
+TEST(kt_reads_an_old_host_table_only_to_its_size) {
+  alloy_host_api old = *alloy_host_table();
+  old.struct_size = ALLOY_STRUCT_SIZE(alloy_host_api, claims_add);
+  old.abi_minor = 0;
+  old.claims_reject = old_host_reject;
+  const char *path = plugin_path("lib/alloy", "example");
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    harness_fail(__FILE__, __LINE__, "dlopen %s: %s", path, dlerror());
+    return;
+  }
+  alloy_plugin_entry_fn init = (alloy_plugin_entry_fn)dlsym(dl, ALLOY_PLUGIN_ENTRY);
+  const alloy_plugin_api *api = init ? init(&old) : NULL;
+  alloy_backend *be = NULL;
+  if (api) CHECK_OK(api->backend_open(&old, &be));
+  alloy_graph *g = alloy_graph_new();
+  int64_t s[1] = {4};
+  alloy_arg a1[1] = {alloy_arg_value(input(g, "x", ALLOY_F32, 1, s))};
+  add(g, "aten.exp.default", a1, 1, NULL, alloy_arg_none(), "e");
+  add(g, "aten.sin.default", a1, 1, NULL, alloy_arg_none(), "s"); /* not claimed */
+  bool claimed[2] = {false};
+  double cost[2] = {0};
+  alloy_claims claims = {.num_nodes = 2, .claimed = claimed, .cost = cost};
+  old_host_calls = 0;
+  if (be) CHECK_OK(api->claim(be, g, &claims));
+  CHECK(claimed[0] && !claimed[1]);
+  CHECK_INT(old_host_calls, 0);
+  CHECK(claims.reason == NULL);
+  if (be) api->backend_close(be);
+  alloy_graph_free(g);
+  dlclose(dl);
 }
 
 TEST(kt_bad_table_is_refused_with_the_reason) {

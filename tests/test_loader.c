@@ -15,8 +15,16 @@
  * for what a person needs in the status line (both versions, both paths,
  * the entry's name), not for exact wording, which is the loader's to choose.
  * Run under valgrind they also show that failures leak nothing.
+ *
+ * ABI compatibility: abi_1_0 and abi_1_1 present exactly the plugin tables
+ * of those minors, with the slots of later entries filled by entries that
+ * abort; each must load and run relu on this host, which reads nothing past
+ * struct_size. Their device_info, driven directly through the plugin ABI,
+ * must write nothing past the fields of its minor, whatever struct_size the
+ * host passes.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -29,6 +37,7 @@
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
 #include "harness.h"
+#include "sdk/src/host.h"
 
 /* ---- where the plugins are, scratch folders ---------------------------- */
 
@@ -156,7 +165,7 @@ static alloy_runtime *open_dirs(const scratch *const *dirs, int n) {
   const char *paths[8];
   for (int i = 0; i < n && i < 8; i++) paths[i] = dirs[i]->path;
   alloy_runtime_options opt = {
-      .struct_size = sizeof opt,
+      .struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
       .plugin_dirs = paths,
       .num_plugin_dirs = n,
       .no_default_paths = true,
@@ -176,7 +185,7 @@ static alloy_runtime *open_dir(const scratch *dir) {
 static alloy_backend_info row(const alloy_runtime *rt, int i) {
   alloy_backend_info info;
   memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
+  info.struct_size = ALLOY_BACKEND_INFO_STRUCT_SIZE;
   if (i >= 0 && i < alloy_runtime_num_backends(rt))
     alloy_runtime_backend_info(rt, i, &info);
   return info;
@@ -324,10 +333,10 @@ static void check_ref_last(const alloy_runtime *rt, int line) {
 /* ---- running relu --------------------------------------------------------
  */
 
-/* x: f32[4]; y = aten.relu.default(x); outputs y. */
-static alloy_graph *relu_graph(void) {
-  alloy_graph *g = alloy_graph_new();
-  alloy_dim shape[1] = {alloy_dim_const(4)};
+/* x: f32[size]; y = aten.relu.default(x); outputs y. size is a dim of
+ * g's symbol table, or a constant. */
+static alloy_graph *relu_graph_of(alloy_graph *g, alloy_dim size) {
+  alloy_dim shape[1] = {size};
   alloy_value_type vt = {ALLOY_VALUE_TENSOR, ALLOY_F32, 1, shape, NULL,
                          {ALLOY_DEVICE_CPU, -1}, {NULL, 0}};
   alloy_value *x = NULL;
@@ -341,6 +350,11 @@ static alloy_graph *relu_graph(void) {
     CHECK_OK(alloy_graph_set_outputs(g, &y, 1));
   }
   return g;
+}
+
+/* relu over f32[4]. */
+static alloy_graph *relu_graph(void) {
+  return relu_graph_of(alloy_graph_new(), alloy_dim_const(4));
 }
 
 typedef enum { AT_NONE, AT_COMPILE, AT_RUN } relu_stage;
@@ -370,11 +384,12 @@ static alloy_error *run_relu(alloy_runtime *rt, const char *name, int runs,
   for (int k = 0; k < runs && !err; k++) {
     float x[4] = {-1.5f, 2.0f, -0.0f, 4.25f};
     int64_t sizes[1] = {4};
-    alloy_host_tensor in = {.struct_size = sizeof in, .dtype = ALLOY_F32,
-                            .rank = 1, .sizes = sizes, .data = x};
+    alloy_host_tensor in = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE,
+                            .dtype = ALLOY_F32, .rank = 1, .sizes = sizes,
+                            .data = x};
     alloy_host_tensor out;
     memset(&out, 0, sizeof out);
-    out.struct_size = sizeof out;
+    out.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE;
     err = alloy_program_run(p, &in, 1, &out, 1);
     if (err) {
       *stage = AT_RUN;
@@ -485,6 +500,207 @@ TEST(loader_older_minor_optional_entries_never_called) {
   scratch_remove(&d);
 }
 
+/* ---- ABI compatibility: plugins of older minors ------------------------ */
+
+/* relu on backend `name` in a mixture with ref: the host's cross-backend
+ * paths (events, staging buffers) meet the plugin's table too. Moving
+ * values and launching are free here, so that priority alone places relu
+ * on `name`, the first of the list. */
+static void check_mixture_runs_relu(alloy_runtime *rt, const char *name, int line) {
+  int backends[2] = {alloy_runtime_find_backend(rt, name), alloy_runtime_find_backend(rt, "ref")};
+  if (backends[0] < 0 || backends[1] < 0) {
+    harness_fail(__FILE__, line, "no usable %s and ref", name);
+    return;
+  }
+  alloy_graph *g = relu_graph();
+  alloy_mixture *m = NULL;
+  alloy_program_options opt = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE,
+                               .partition_launch_s = -1, .link_bytes_per_s = -1};
+  alloy_error *err = alloy_mixture_compile(rt, backends, 2, g, &opt, &m);
+  alloy_graph_free(g);
+  float x[4] = {-1.5f, 2.0f, -0.0f, 4.25f};
+  int64_t sizes[1] = {4};
+  alloy_host_tensor in = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE, .dtype = ALLOY_F32,
+                          .rank = 1, .sizes = sizes, .data = x};
+  alloy_host_tensor out = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE};
+  if (!err) err = alloy_mixture_run(m, &in, 1, &out, 1);
+  if (err) {
+    harness_fail(__FILE__, line, "relu on %s in a mixture: %s", name, alloy_error_message(err));
+    alloy_error_free(err);
+  } else if (out.rank != 1 || !out.data || out.sizes[0] != 4 ||
+             ((const float *)out.data)[1] != 2.0f || ((const float *)out.data)[0] != 0.0f) {
+    harness_fail(__FILE__, line, "relu on %s in a mixture: wrong output", name);
+  } else if (alloy_mixture_num_partitions(m) >= 1) {
+    alloy_partition_info info = {.struct_size = ALLOY_PARTITION_INFO_STRUCT_SIZE};
+    alloy_mixture_partition_info(m, 0, &info);
+    if (!info.backend || strcmp(info.backend, name) != 0)
+      harness_fail(__FILE__, line, "relu went to %s, not %s", info.backend ? info.backend : "?",
+                   name);
+  }
+  alloy_mixture_release(m);
+}
+#define CHECK_MIXTURE_RUNS_RELU(rt, name) check_mixture_runs_relu((rt), (name), __LINE__)
+
+/* A plugin of minor `minor`: loads, reports its own version, runs relu as
+ * a program and in a mixture, and takes no backend option (its table ends
+ * before backend_set_option, whose slot aborts). */
+static void check_older_minor_plugin(const char *name, unsigned minor, const char *version) {
+  clean_env();
+  scratch d;
+  if (!scratch_new(&d)) return;
+  if (add_plugin(&d, name)) {
+    alloy_runtime *rt = open_dir(&d);
+    if (rt) {
+      int i = CHECK_USABLE(rt, name);
+      alloy_backend_info r = row(rt, i < 0 ? 0 : i);
+      CHECK_INT(r.abi_major, 1);
+      CHECK_INT(r.abi_minor, minor);
+      CHECK_STR(r.version, version);
+      CHECK_RUNS_RELU(rt, name);
+      CHECK_MIXTURE_RUNS_RELU(rt, name);
+      alloy_error *err = alloy_runtime_set_backend_option(rt, i, "arch", "x");
+      if (!err)
+        harness_fail(__FILE__, __LINE__, "%s (ABI 1.%u) took a backend option", name, minor);
+      alloy_error_free(err);
+      CHECK_REF_LAST(rt);
+    }
+    alloy_runtime_close(rt);
+  }
+  scratch_remove(&d);
+}
+
+TEST(loader_abi_1_1_plugin_loads_and_runs) { check_older_minor_plugin("abi_1_1", 1, "1.1.0"); }
+
+/* A 1.0 table ends before capabilities, whose slot in abi_1_0 claims
+ * ALLOY_CAP_SYMBOLIC_SHAPES: the host must not believe it, and compiles a
+ * symbolic graph once per size, as for any plugin without the capability. */
+TEST(loader_abi_1_0_plugin_loads_and_runs) {
+  check_older_minor_plugin("abi_1_0", 0, "1.0.0");
+  clean_env();
+  scratch d;
+  if (!scratch_new(&d)) return;
+  if (add_plugin(&d, "abi_1_0")) {
+    alloy_runtime *rt = open_dir(&d);
+    int b = rt ? alloy_runtime_find_backend(rt, "abi_1_0") : -1;
+    if (b >= 0) {
+      alloy_graph *g = alloy_graph_new();
+      alloy_dim s0 = alloy_dim_const(1);
+      CHECK_OK(alloy_sym_new(alloy_graph_symtab(g), "s0", 1, 16, &s0));
+      g = relu_graph_of(g, s0);
+      alloy_program *p = NULL;
+      CHECK_OK(alloy_program_compile(rt, b, g, &p));
+      alloy_graph_free(g);
+      for (int64_t n = 3; p && n <= 5; n += 2) {
+        float x[5] = {-1, 2, -3, 4, -5};
+        int64_t sizes[1] = {n};
+        alloy_host_tensor in = {ALLOY_HOST_TENSOR_STRUCT_SIZE, ALLOY_F32, 1, sizes, x};
+        alloy_host_tensor out = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE};
+        CHECK_OK(alloy_program_run(p, &in, 1, &out, 1));
+        CHECK(out.data && out.sizes && out.sizes[0] == n);
+        for (int64_t k = 0; out.data && k < n; k++)
+          CHECK(((const float *)out.data)[k] == (x[k] > 0 ? x[k] : 0));
+      }
+      if (p) CHECK_INT(alloy_program_num_specializations(p), 2);
+      alloy_program_release(p);
+    }
+    alloy_runtime_close(rt);
+  }
+  scratch_remove(&d);
+}
+
+/* Drives test plugin `name`'s device_info through the plugin ABI with the
+ * host setting struct_size to `size`, every other byte of the struct a
+ * canary, and returns the struct as the plugin left it, with copies of its
+ * name and arch ("" when left unset: the strings are the plugin's, gone
+ * once it is unloaded). */
+typedef struct filled_info {
+  alloy_device_info info;
+  char name[64], arch[64];
+} filled_info;
+
+static bool is_canary(const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t k = 0; k < n; k++)
+    if (b[k] != 0xa5) return false;
+  return true;
+}
+
+static bool device_info_as_filled(const char *name, size_t size, filled_info *out) {
+  alloy_device_info *info = &out->info;
+  out->name[0] = out->arch[0] = '\0';
+  char path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/liballoy-%s.so", test_plugin_dir(), name);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    harness_fail(__FILE__, __LINE__, "dlopen %s: %s", path, dlerror());
+    return false;
+  }
+  const alloy_host_api *host = alloy_host_table();
+  alloy_plugin_entry_fn init = (alloy_plugin_entry_fn)dlsym(dl, ALLOY_PLUGIN_ENTRY);
+  const alloy_plugin_api *api = init ? init(host) : NULL;
+  alloy_backend *be = NULL;
+  bool ok = api != NULL;
+  if (ok) CHECK_OK(api->backend_open(host, &be));
+  ok = ok && be;
+  if (ok) {
+    memset(info, 0xa5, sizeof *info);
+    info->struct_size = size;
+    alloy_error *err = api->device_info(be, 0, info);
+    if (err) {
+      harness_fail(__FILE__, __LINE__, "%s: device_info: %s", name, alloy_error_message(err));
+      alloy_error_free(err);
+      ok = false;
+    }
+    if (ok && !is_canary(&info->name, sizeof info->name) && info->name)
+      snprintf(out->name, sizeof out->name, "%s", info->name);
+    if (ok && !is_canary(&info->arch, sizeof info->arch) && info->arch)
+      snprintf(out->arch, sizeof out->arch, "%s", info->arch);
+    api->backend_close(be);
+  }
+  if (!api) harness_fail(__FILE__, __LINE__, "%s refused to load", name);
+  dlclose(dl);
+  return ok;
+}
+
+/* The bytes of info from `from` on are all canary. */
+static void check_untouched_from(const char *name, size_t size, const alloy_device_info *info,
+                                 size_t from, int line) {
+  const unsigned char *b = (const unsigned char *)info;
+  for (size_t k = from; k < sizeof *info; k++)
+    if (b[k] != 0xa5) {
+      harness_fail(__FILE__, line, "%s: with struct_size %zu, device_info wrote byte %zu (its "
+                   "fields end at %zu)", name, size, k, from);
+      return;
+    }
+}
+
+/* The plugin fills what struct_size allows and what its minor knows: a 1.1
+ * (or 1.0) plugin given a 1.2 host's struct leaves the 1.2 fields as the
+ * host set them, and given a shorter struct writes nothing past it. */
+TEST(loader_older_minor_device_info_writes_only_its_fields) {
+  const size_t end_1_1 = ALLOY_STRUCT_SIZE(alloy_device_info, memory_bytes);
+  const size_t end_name = ALLOY_STRUCT_SIZE(alloy_device_info, name);
+  static const char *const old[] = {"abi_1_0", "abi_1_1"};
+  for (int p = 0; p < 2; p++) {
+    const size_t sizes[] = {ALLOY_DEVICE_INFO_STRUCT_SIZE, end_1_1, end_name};
+    for (int k = 0; k < 3; k++) {
+      filled_info f;
+      if (!device_info_as_filled(old[p], sizes[k], &f)) continue;
+      CHECK_INT(f.info.struct_size, sizes[k]);
+      check_untouched_from(old[p], sizes[k], &f.info, sizes[k] < end_1_1 ? sizes[k] : end_1_1,
+                           __LINE__);
+      if (!strstr(f.name, old[p]))
+        harness_fail(__FILE__, __LINE__, "%s: device_info name \"%s\"", old[p], f.name);
+      if (sizes[k] >= end_1_1) CHECK_INT(f.info.kind, ALLOY_DEVICE_KIND_CPU);
+    }
+  }
+  /* The same entry at 1.2 fills arch when the struct holds it, not else. */
+  filled_info f;
+  if (device_info_as_filled("basic", ALLOY_DEVICE_INFO_STRUCT_SIZE, &f)) CHECK_STR(f.arch, "testcpu");
+  if (device_info_as_filled("basic", end_1_1, &f))
+    check_untouched_from("basic", end_1_1, &f.info, end_1_1, __LINE__);
+}
+
 TEST(loader_other_major_refused_naming_both_versions) {
   clean_env();
   scratch d;
@@ -579,7 +795,7 @@ TEST(loader_refusals_do_not_stop_others) {
   static const char *const plugins[] = {
       "basic",       "newer_minor",      "older_minor", "other_major",
       "no_entry",    "missing_required", "short_table", "refuse_init",
-      "failing",
+      "failing",     "abi_1_0",          "abi_1_1",
   };
   bool ok = true;
   for (size_t k = 0; k < sizeof plugins / sizeof plugins[0]; k++)
@@ -602,11 +818,13 @@ TEST(loader_refusals_do_not_stop_others) {
     setenv("ALLOY_TEST_FAIL", "none", 1);
     alloy_runtime *rt = open_dir(&d);
     if (rt) {
-      /* 9 plugins, dup_a, garbage, ref. */
-      CHECK_INT(alloy_runtime_num_backends(rt), 12);
+      /* 11 plugins, dup_a, garbage, ref. */
+      CHECK_INT(alloy_runtime_num_backends(rt), 14);
       CHECK_USABLE(rt, "basic");
       CHECK_USABLE(rt, "newer_minor");
       CHECK_USABLE(rt, "older_minor");
+      CHECK_USABLE(rt, "abi_1_0");
+      CHECK_USABLE(rt, "abi_1_1");
       CHECK_USABLE(rt, "failing");
       CHECK_USABLE(rt, "dup");
       CHECK_REFUSED(rt, &d, "other_major", "refused");
@@ -821,7 +1039,7 @@ TEST(loader_plugin_path_env_searched_first) {
     setenv("ALLOY_PLUGIN_PATH", env, 1);
 
     const char *extra[1] = {d3.path};
-    alloy_runtime_options opt = {.struct_size = sizeof opt,
+    alloy_runtime_options opt = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
                                  .plugin_dirs = extra,
                                  .num_plugin_dirs = 1,
                                  .no_default_paths = false};
@@ -914,10 +1132,10 @@ TEST(loader_two_runtimes_load_one_plugin_at_once) {
       alloy_graph_free(g);
       float x[4] = {-1, 1, -2, 2};
       int64_t sizes[1] = {4};
-      alloy_host_tensor in = {.struct_size = sizeof in, .dtype = ALLOY_F32,
+      alloy_host_tensor in = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE, .dtype = ALLOY_F32,
                               .rank = 1, .sizes = sizes, .data = x};
-      alloy_host_tensor o1 = {.struct_size = sizeof o1};
-      alloy_host_tensor o2 = {.struct_size = sizeof o2};
+      alloy_host_tensor o1 = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE};
+      alloy_host_tensor o2 = {.struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE};
       if (p1 && p2) {
         CHECK_OK(alloy_program_run(p1, &in, 1, &o1, 1));
         CHECK_OK(alloy_program_run(p2, &in, 1, &o2, 1));

@@ -86,7 +86,7 @@ static const alloy_kernel example_kernels[] = {
 };
 
 static const alloy_kernel_table example_table = {
-    .struct_size = sizeof(alloy_kernel_table),
+    .struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE,
     .name = "example",
     .vendor = "Alloy Example Vendor",
     .version = "1.0.0",

@@ -3,19 +3,29 @@
  * plugin a vendor gets from a table of plain C kernels (alloy/kernel_table.h
  * is the contract). This file is the plugin around the kernels: the entry
  * that validates the table, the backend with its one host-memory device
- * "cpu0", buffers, copies, queues, events and claim. Compiling a partition
+ * "cpu0", buffers (its own, imported host pointers, and staging buffers
+ * for the host), copies, queues, events and claim. Compiling a partition
  * into call plans and running them is kt_execute.c; reading signatures and
  * matching rows to nodes is kt_signature.c.
  *
+ * The plugin is an ABI 1.2 one. Work is synchronous: every call is finished
+ * when it returns, so execute and the copies hand back no event (*done
+ * NULL), event_record hands back one already signalled, and
+ * queue_wait_event has nothing to wait for.
+ *
  * Everything about graphs goes through the host table, never liballoy, and
  * the only mutable state outside the objects handed out is the table
- * pointer set at load: execute may run on several threads at once.
+ * pointer set at load: execute may run on several threads at once. A host
+ * older than 1.2 is read only up to its struct_size: claims_reject is
+ * called only where ALLOY_HAS_FIELD finds it.
  */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "sdk/kernel_table/kt_internal.h"
@@ -24,6 +34,7 @@ struct alloy_backend {
   const alloy_host_api *host;
   const alloy_kernel_table *table;
   uint64_t memory_bytes;
+  char arch[96]; /* alloy_device_info.arch: "x86_64 avx2" */
   /* Creation and release are serialized by the host (alloy/plugin.h), but
    * the list is cheap to guard and a host that breaks the rule then costs
    * a wait, not a corrupted list. */
@@ -36,12 +47,30 @@ struct alloy_queue {
   int device;
 };
 
-/* Work is finished when a call returns, so events are never made: every
- * entry that could return one returns NULL ("already complete"). The type
- * exists for the event entries, which accept any event of ours (none). */
+/* Work is finished when a call returns: execute and the copies return no
+ * event (NULL, "already complete"), and the events event_record makes are
+ * signalled from birth. They are on the backend's list like every object. */
 struct alloy_event {
-  int signalled;
+  kt_obj obj;
 };
+
+/* What device_info says of the cost of running here (alloy_device_info).
+ * launch_s: the helper's own work per execute (checking the arguments,
+ * staging slots, one libffi call per node): 0.5 us for a one-node partition
+ * of four floats on an x86-64 server core, rounded up to 1 us for the
+ * staging a real partition adds (tests/test_kernel_table.c,
+ * kt_launch_overhead_is_about_a_microsecond, prints it with
+ * ALLOY_TEST_VERBOSE=1). host_bytes_per_s: buffers are host memory that the host reads
+ * and writes in place (ALLOY_DEVICE_CAP_HOST_VISIBLE); a copy to or from
+ * the host is a memcpy, which one core does at tens of GB/s: 50e9 tells the
+ * partitioner that crossing to this backend costs little, but not nothing. */
+#define KT_LAUNCH_S 1e-6
+#define KT_HOST_BYTES_PER_S 50e9
+
+/* host_buffer_allocate's memory: an object header in the first 64 bytes,
+ * the caller's bytes after it (64-byte aligned). */
+#define KT_HOST_BUFFER_HEADER 64
+_Static_assert(sizeof(kt_obj) <= KT_HOST_BUFFER_HEADER, "the header holds a kt_obj");
 
 /* The table of the image this file is linked into (one per plugin
  * library), and the plugin table made from it, filled at load. */
@@ -92,6 +121,36 @@ const alloy_kernel_table *alloy_kt_table(alloy_backend *be) { return be->table; 
 
 /* ---- backend and devices ------------------------------------------------- */
 
+/* The host CPU as uname names it ("x86_64", "aarch64"), with the vector
+ * extensions the compiler can test for. */
+static void kt_arch(char *buf, size_t cap) {
+  struct utsname u;
+  snprintf(buf, cap, "%s", uname(&u) == 0 ? u.machine : "unknown");
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  __builtin_cpu_init();
+  size_t n = strlen(buf);
+  if (__builtin_cpu_supports("avx2")) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, " avx2");
+  if (n < cap && __builtin_cpu_supports("avx512f"))
+    snprintf(buf + n, cap - n, " avx512f");
+#endif
+}
+
+/* Memory free now: MemAvailable of /proc/meminfo (what can be allocated
+ * without swapping), else sysinfo's free RAM; 0 when neither says. */
+static uint64_t kt_free_memory(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kb = 0;
+  bool found = false;
+  while (f && !found && fgets(line, sizeof line, f))
+    found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+  if (f) fclose(f);
+  if (found) return (uint64_t)kb * 1024;
+  struct sysinfo si;
+  if (sysinfo(&si) == 0) return (uint64_t)si.freeram * (si.mem_unit ? si.mem_unit : 1);
+  return 0;
+}
+
 static alloy_error *kt_backend_open(const alloy_host_api *host, alloy_backend **out) {
   *out = NULL;
   alloy_backend *be = calloc(1, sizeof *be);
@@ -100,6 +159,7 @@ static alloy_error *kt_backend_open(const alloy_host_api *host, alloy_backend **
   be->table = kt_loaded_table;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   be->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  kt_arch(be->arch, sizeof be->arch);
   if (pthread_mutex_init(&be->lock, NULL) != 0) {
     free(be);
     return host->error_new(ALLOY_ERR_INTERNAL, "cannot create the backend's lock");
@@ -111,7 +171,7 @@ static alloy_error *kt_backend_open(const alloy_host_api *host, alloy_backend **
 
 static void kt_free_object(kt_obj *o) {
   if (o->kind == KT_OBJ_BUFFER) {
-    free(((alloy_buffer *)o)->mem);
+    if (((alloy_buffer *)o)->owned) free(((alloy_buffer *)o)->mem);
     free(o);
   } else if (o->kind == KT_OBJ_EXECUTABLE) {
     alloy_kt_executable_free((alloy_executable *)o);
@@ -143,6 +203,15 @@ static alloy_error *kt_device_info(alloy_backend *be, int device, alloy_device_i
   if (ALLOY_HAS_FIELD(info, alloy_device_info, name)) info->name = "cpu0";
   if (ALLOY_HAS_FIELD(info, alloy_device_info, kind)) info->kind = ALLOY_DEVICE_KIND_CPU;
   if (ALLOY_HAS_FIELD(info, alloy_device_info, memory_bytes)) info->memory_bytes = be->memory_bytes;
+  /* since 1.2 */
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, free_memory_bytes))
+    info->free_memory_bytes = kt_free_memory();
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, arch)) info->arch = be->arch;
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, capabilities))
+    info->capabilities = ALLOY_DEVICE_CAP_HOST_VISIBLE | ALLOY_DEVICE_CAP_IMPORT;
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, launch_s)) info->launch_s = KT_LAUNCH_S;
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, host_bytes_per_s))
+    info->host_bytes_per_s = KT_HOST_BYTES_PER_S;
   return NULL;
 }
 
@@ -162,16 +231,22 @@ static double kt_cost(const alloy_host_api *h, const kt_operands *ops) {
   return numel * 1e-9;
 }
 
+/* A node no row runs is left with the reason alloy_kt_match gives
+ * (host->claims_reject, a 1.2 host's), which `alloy partition` shows. */
 static alloy_error *kt_claim(alloy_backend *be, const alloy_graph *g, alloy_claims *claims) {
   const alloy_host_api *h = be->host;
+  bool reasons = ALLOY_HAS_FIELD(h, alloy_host_api, claims_reject) && h->claims_reject;
   for (int i = 0; i < h->graph_num_nodes(g); i++) {
     const alloy_node *n = h->graph_node(g, i);
     kt_operands ops;
     kt_sig sig;
+    char why[384];
     if (!alloy_kt_operands(h, n, &ops))
       return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory while claiming");
-    if (alloy_kt_match(h, be->table, n, &ops, &sig, NULL, 0) >= 0)
+    if (alloy_kt_match(h, be->table, n, &ops, &sig, why, sizeof why) >= 0)
       h->claims_add(claims, i, kt_cost(h, &ops));
+    else if (reasons)
+      h->claims_reject(claims, i, why);
     alloy_kt_operands_free(&ops);
   }
   return NULL;
@@ -207,6 +282,7 @@ alloy_error *alloy_kt_buffer_allocate(alloy_backend *be, int device, uint64_t by
   }
   b->mem = mem;
   b->bytes = bytes;
+  b->owned = true;
   alloy_kt_track(be, &b->obj, KT_OBJ_BUFFER);
   *out = b;
   return NULL;
@@ -215,8 +291,53 @@ alloy_error *alloy_kt_buffer_allocate(alloy_backend *be, int device, uint64_t by
 static void kt_buffer_release(alloy_backend *be, alloy_buffer *b) {
   if (!b) return;
   alloy_kt_untrack(be, &b->obj);
-  free(b->mem);
+  if (b->owned) free(b->mem);
   free(b);
+}
+
+/* Device memory of this backend is host memory: an imported pointer is any
+ * host address, used in place and left to its owner at release. The
+ * extension chain (a stream to order on) means nothing here: ignored. */
+static alloy_error *kt_buffer_import(alloy_backend *be, int device, void *pointer, uint64_t bytes,
+                                     const alloy_ext *ext, alloy_buffer **out) {
+  (void)ext;
+  if (device != 0)
+    return alloy_kt_error(be->host, ALLOY_ERR_INVALID_ARGUMENT,
+                          "device %d does not exist: this backend has one device, 0", device);
+  if (!pointer && bytes)
+    return alloy_kt_error(be->host, ALLOY_ERR_INVALID_ARGUMENT,
+                          "buffer_import: no memory given for %llu bytes", (unsigned long long)bytes);
+  alloy_buffer *b = calloc(1, sizeof *b);
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory importing a buffer");
+  b->mem = pointer;
+  b->bytes = bytes;
+  b->owned = false;
+  alloy_kt_track(be, &b->obj, KT_OBJ_BUFFER);
+  *out = b;
+  return NULL;
+}
+
+/* Staging memory for the host: 64-byte aligned host memory (all of ours is
+ * "pinned" as far as a copy goes: copies are memcpy). */
+static alloy_error *kt_host_buffer_allocate(alloy_backend *be, uint64_t bytes, void **out) {
+  if (bytes > SIZE_MAX - 2 * KT_HOST_BUFFER_HEADER)
+    return alloy_kt_error(be->host, ALLOY_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes",
+                          (unsigned long long)bytes);
+  size_t rounded = ((size_t)bytes + 63) & ~(size_t)63;
+  char *base = aligned_alloc(64, KT_HOST_BUFFER_HEADER + rounded);
+  if (!base)
+    return alloy_kt_error(be->host, ALLOY_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes",
+                          (unsigned long long)bytes);
+  alloy_kt_track(be, (kt_obj *)base, KT_OBJ_HOST_BUFFER);
+  *out = base + KT_HOST_BUFFER_HEADER;
+  return NULL;
+}
+
+static void kt_host_buffer_release(alloy_backend *be, void *ptr) {
+  if (!ptr) return;
+  kt_obj *o = (kt_obj *)((char *)ptr - KT_HOST_BUFFER_HEADER);
+  alloy_kt_untrack(be, o);
+  free(o);
 }
 
 static void *kt_buffer_host_pointer(alloy_backend *be, alloy_buffer *b) {
@@ -236,7 +357,9 @@ static alloy_error *kt_range(alloy_backend *be, const char *what, const alloy_bu
   return NULL;
 }
 
-/* Copies finish before returning; with a queue the caller is told so. */
+/* Copies finish before returning; with a queue the caller is told so
+ * (*done NULL: already complete). Without one *done is left untouched, as
+ * alloy/plugin.h says. */
 static void kt_done(alloy_queue *queue, alloy_event **done) {
   if (queue && done) *done = NULL;
 }
@@ -294,6 +417,26 @@ static void kt_queue_release(alloy_backend *be, alloy_queue *q) {
   free(q);
 }
 
+/* Everything enqueued on q is done already: the event is born signalled.
+ * q may be NULL (the default queue). */
+static alloy_error *kt_event_record(alloy_backend *be, alloy_queue *q, alloy_event **out) {
+  (void)q;
+  alloy_event *ev = calloc(1, sizeof *ev);
+  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory recording an event");
+  alloy_kt_track(be, &ev->obj, KT_OBJ_EVENT);
+  *out = ev;
+  return NULL;
+}
+
+/* Work is never pending, so there is nothing to order after ev. */
+static alloy_error *kt_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_event *ev) {
+  (void)be;
+  (void)q;
+  (void)ev;
+  return NULL;
+}
+
+/* Every event of ours is signalled, and NULL ("already complete") too. */
 static alloy_error *kt_event_wait(alloy_backend *be, alloy_event *ev) {
   (void)be;
   (void)ev;
@@ -307,7 +450,8 @@ static int kt_event_query(alloy_backend *be, alloy_event *ev) {
 }
 
 static void kt_event_release(alloy_backend *be, alloy_event *ev) {
-  (void)be;
+  if (!ev) return;
+  alloy_kt_untrack(be, &ev->obj);
   free(ev);
 }
 
@@ -375,7 +519,7 @@ const alloy_plugin_api *alloy_kernel_table_plugin(const alloy_kernel_table *t,
   }
   kt_loaded_table = t;
   kt_api = (alloy_plugin_api){
-      .struct_size = sizeof(alloy_plugin_api),
+      .struct_size = ALLOY_PLUGIN_API_STRUCT_SIZE,
       .abi_major = ALLOY_ABI_MAJOR,
       .abi_minor = ALLOY_ABI_MINOR,
       .name = t->name,
@@ -402,6 +546,14 @@ const alloy_plugin_api *alloy_kernel_table_plugin(const alloy_kernel_table *t,
       .event_release = kt_event_release,
       .executable_serialize = NULL,
       .executable_deserialize = NULL,
+      .capabilities = 0,
+      /* since 1.2 */
+      .event_record = kt_event_record,
+      .queue_wait_event = kt_queue_wait_event,
+      .host_buffer_allocate = kt_host_buffer_allocate,
+      .host_buffer_release = kt_host_buffer_release,
+      .buffer_import = kt_buffer_import,
+      .backend_set_option = NULL, /* the helper has no options */
   };
   pthread_mutex_unlock(&fill_lock);
   return &kt_api;

@@ -874,7 +874,7 @@ static alloy_error *kt_run_step(kt_run *r, const kt_step *st) {
       r->ktensors[k] = (alloy_kernel_tensor){g->data, x->dtype, g->rank, unknown ? NULL : g->sizes,
                                              unknown ? NULL : g->strides};
     }
-    r->call = (alloy_kernel_call){.struct_size = sizeof(alloy_kernel_call),
+    r->call = (alloy_kernel_call){.struct_size = ALLOY_KERNEL_CALL_STRUCT_SIZE,
                                   .host = h,
                                   .node = st->node,
                                   .inputs = r->ktensors,

@@ -144,12 +144,13 @@ typedef struct kt_obj {
   int kind; /* KT_OBJ_* */
 } kt_obj;
 
-enum { KT_OBJ_BUFFER = 1, KT_OBJ_QUEUE, KT_OBJ_EXECUTABLE };
+enum { KT_OBJ_BUFFER = 1, KT_OBJ_QUEUE, KT_OBJ_EXECUTABLE, KT_OBJ_EVENT, KT_OBJ_HOST_BUFFER };
 
 struct alloy_buffer {
   kt_obj obj;
-  void *mem;      /* 64-byte aligned */
+  void *mem;      /* 64-byte aligned when owned */
   uint64_t bytes; /* as asked for    */
+  bool owned;     /* false: buffer_import's memory, which release leaves */
 };
 
 /* buffer_allocate: a buffer of device 0, on the backend's list. */

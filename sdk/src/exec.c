@@ -82,6 +82,7 @@ typedef struct xpart {
   int *out_slot;          /* nout                                         */
   alloy_event *done;      /* this run's completion event, or NULL         */
   bool dynamic;           /* an input's size is known only at run time    */
+  alloy_tensor *t;        /* nin + nout: what execute borrows until done  */
 } xpart;
 
 typedef struct pending {
@@ -166,6 +167,7 @@ void exec_free(exec *x) {
   for (int q = 0; x->parts && q < x->d.nparts; q++) {
     free(x->parts[q].in_slot);
     free(x->parts[q].out_slot);
+    free(x->parts[q].t);
   }
   for (int k = 0; x->out_data && k < x->d.noutputs; k++) free(x->out_data[k]);
   free(x->out_data);
@@ -231,7 +233,8 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
     xpart *xp = &x->parts[q];
     xp->in_slot = calloc((size_t)p->nin + 1, sizeof *xp->in_slot);
     xp->out_slot = calloc((size_t)p->nout + 1, sizeof *xp->out_slot);
-    if (!xp->in_slot || !xp->out_slot) {
+    xp->t = calloc((size_t)(p->nin + p->nout) + 1, sizeof *xp->t);
+    if (!xp->in_slot || !xp->out_slot || !xp->t) {
       e = oom();
       break;
     }
@@ -619,8 +622,9 @@ static alloy_error *issue(exec *x, int q) {
   const exec_part *p = &x->d.parts[q];
   xpart *xp = &x->parts[q];
   xbackend *xb = &x->be[xp->b];
-  alloy_tensor stack[32], *t = p->nin + p->nout <= 32 ? stack : malloc(sizeof *t * (size_t)(p->nin + p->nout));
-  if (!t) return oom();
+  /* The plugin borrows the tensors until the execute completes: they
+   * live in the partition's own array, not on this stack. */
+  alloy_tensor *t = xp->t;
   alloy_error *e = NULL;
   for (int i = 0; i < p->nin && !e; i++) {
     slot *s = &x->slots[xp->in_slot[i]];
@@ -695,7 +699,6 @@ static alloy_error *issue(exec *x, int q) {
       }
     }
   }
-  if (t != stack) free(t);
   return e ? alloy_error_wrap(e, "partition %d (%s)", q, xb->row->name) : NULL;
 }
 

@@ -1,9 +1,11 @@
 /*
  * sdk/src/host.c: the host function table (alloy_host_api). It is the only
  * way a plugin sees Alloy: read-only views of graphs, nodes, values and
- * arguments over the IR's internal structures, plus errors, logging, memory
- * and claims. Every entry is a thin, thread-safe reader: graphs handed to
- * plugins are not mutated while a plugin holds them.
+ * arguments over the IR's internal structures, plus errors, logging, memory,
+ * claims (single nodes, groups, reasons) and tracing, whose buffer lives in
+ * trace.c. Every entry is a thin, thread-safe reader: graphs handed to
+ * plugins are not mutated while a plugin holds them. The claims entries fill
+ * struct alloy_claims of host.h; claims.c and program.c ask for claims.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,18 @@ static void host_log(alloy_log_level level, const char *plugin, const char *mess
             plugin ? plugin : "?", message ? message : "");
 }
 
+/* The lowest level at which a log() call has an effect: $ALLOY_LOG as
+ * host_log reads it (atoi, so "" and text read as 0, debug), but never
+ * above warning, because warnings and errors are kept whether or not they
+ * are printed (the loader quotes them when an entry refuses to load).
+ * Without $ALLOY_LOG: warning. */
+static alloy_log_level host_log_level(void) {
+  const char *env = getenv("ALLOY_LOG");
+  int level = env ? atoi(env) : ALLOY_LOG_WARNING;
+  if (level <= ALLOY_LOG_DEBUG) return ALLOY_LOG_DEBUG;
+  return level >= ALLOY_LOG_WARNING ? ALLOY_LOG_WARNING : (alloy_log_level)level;
+}
+
 static void *host_alloc(size_t size) {
   return aligned_alloc(64, (size + 63) & ~(size_t)63);
 }
@@ -60,6 +74,22 @@ static const char *node_arg_name(const alloy_node *n, int i) {
 }
 static int node_num_outputs(const alloy_node *n) { return n->nout; }
 static const alloy_value *node_output(const alloy_node *n, int i) { return alloy_node_output(n, i); }
+
+/* Node ids increase with position in g->nodes (ir/graph.c appends nodes
+ * and dce keeps their order), so the index is a binary search over ids; the
+ * node found must be n itself (another graph's node may share its id). */
+static int node_index(const alloy_graph *g, const alloy_node *n) {
+  if (!g || !n) return -1;
+  int lo = 0, hi = g->nnodes - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    int id = g->nodes[mid]->id;
+    if (id == n->id) return g->nodes[mid] == n ? mid : -1;
+    if (id < n->id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
 
 static int value_kind(const alloy_value *v) { return (int)v->kind; }
 static const char *value_name(const alloy_value *v) { return v->name; }
@@ -93,6 +123,25 @@ static void value_size_range(const alloy_value *v, int d, int64_t *lo, int64_t *
     return;
   }
   alloy_dim_range(*dim, lo, hi);
+}
+
+/* *output_index is -1 for a graph input. */
+static const alloy_node *value_producer(const alloy_value *v, int *output_index) {
+  if (output_index) *output_index = v->producer ? v->output_index : -1;
+  return v->producer;
+}
+
+/* The IR keeps users once each, sorted by node id, which is graph order. */
+static int value_num_users(const alloy_value *v) { return v->nusers; }
+static const alloy_node *value_user(const alloy_value *v, int i) {
+  return i >= 0 && i < v->nusers ? v->users[i] : NULL;
+}
+
+static int value_stride(const alloy_value *v, int d, int64_t *stride) {
+  const alloy_dim *dim = v->strides ? value_dim(v, d) : NULL;
+  if (!dim || !alloy_dim_is_const(v->strides[d])) return 0;
+  *stride = v->strides[d].value;
+  return 1;
 }
 
 static int value_size_eval(const alloy_value *v, int d, const int64_t *symbols,
@@ -165,14 +214,117 @@ static const alloy_arg *arg_list_item(const alloy_arg *a, int k) {
   return a->kind == ALLOY_ARG_LIST && k >= 0 && k < a->u.list.n ? &a->u.list.items[k] : NULL;
 }
 
+/* ---- ops and graph inputs ------------------------------------------- */
+
+static int op_find(const char *name) {
+  const alloy_op *op = name ? alloy_op_find(name) : NULL;
+  return op ? op->id : -1;
+}
+
+_Static_assert((int)ALLOY_INPUT_KIND_USER == (int)ALLOY_INPUT_USER &&
+                   (int)ALLOY_INPUT_KIND_PARAMETER == (int)ALLOY_INPUT_PARAMETER &&
+                   (int)ALLOY_INPUT_KIND_BUFFER == (int)ALLOY_INPUT_BUFFER &&
+                   (int)ALLOY_INPUT_KIND_CONSTANT == (int)ALLOY_INPUT_CONSTANT,
+               "the ABI's input kinds mirror alloy_input_role");
+
+/* An input extract made for a value of another partition is intermediate,
+ * whatever its role says; out of range: user (0), like the other readers. */
+static alloy_input_kind graph_input_kind(const alloy_graph *g, int i) {
+  if (alloy_graph_input_is_intermediate(g, i)) return ALLOY_INPUT_KIND_INTERMEDIATE;
+  return (alloy_input_kind)alloy_graph_input_role(g, i, NULL);
+}
+
+/* Data is shown for resident inputs only (parameter, buffer, constant):
+ * a user input's or an intermediate's contents change from run to run. */
+static const void *graph_input_data(const alloy_graph *g, int i, uint64_t *bytes) {
+  alloy_input_kind kind = graph_input_kind(g, i);
+  bool resident = kind == ALLOY_INPUT_KIND_PARAMETER || kind == ALLOY_INPUT_KIND_BUFFER ||
+                  kind == ALLOY_INPUT_KIND_CONSTANT;
+  uint64_t n = 0;
+  const void *data = resident ? alloy_graph_input_data(g, i, &n) : NULL;
+  if (bytes) *bytes = data ? n : 0;
+  return data;
+}
+
+/* ---- claims ----------------------------------------------------------- */
+
 static void claims_add(alloy_claims *c, int node_index, double cost) {
   if (!c || node_index < 0 || node_index >= c->num_nodes) return;
   c->claimed[node_index] = true;
   c->cost[node_index] = cost;
 }
 
+static int int_cmp(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The group's members: the indices in range, sorted, duplicates dropped.
+ * A group left empty, or memory running out, adds nothing (the entry
+ * cannot report an error; the nodes are then simply not claimed). */
+static void claims_add_group(alloy_claims *c, const int *idx, int n, double cost) {
+  if (!c || !idx || n <= 0) return;
+  int *nodes = malloc(sizeof *nodes * (size_t)n);
+  if (!nodes) return;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (idx[i] >= 0 && idx[i] < c->num_nodes) nodes[k++] = idx[i];
+  qsort(nodes, (size_t)k, sizeof *nodes, int_cmp);
+  int m = 0;
+  for (int i = 0; i < k; i++)
+    if (m == 0 || nodes[m - 1] != nodes[i]) nodes[m++] = nodes[i];
+  if (m == 0) {
+    free(nodes);
+    return;
+  }
+  if (c->ngroups == c->cap_groups) {
+    int cap = c->cap_groups ? 2 * c->cap_groups : 4;
+    claims_group *grown = realloc(c->groups, sizeof *grown * (size_t)cap);
+    if (!grown) {
+      free(nodes);
+      return;
+    }
+    c->groups = grown;
+    c->cap_groups = cap;
+  }
+  c->groups[c->ngroups++] = (claims_group){.nodes = nodes, .n = m, .cost = cost};
+  for (int i = 0; i < m; i++) {
+    c->claimed[nodes[i]] = true;
+    c->cost[nodes[i]] = 0;
+  }
+}
+
+/* A later reason replaces an earlier one; NULL clears it. */
+static void claims_reject(alloy_claims *c, int node_index, const char *reason) {
+  if (!c || node_index < 0 || node_index >= c->num_nodes) return;
+  if (!c->reason) {
+    if (!reason) return;
+    c->reason = calloc((size_t)c->num_nodes, sizeof *c->reason);
+    if (!c->reason) return;
+  }
+  char *copy = reason ? strdup(reason) : NULL;
+  if (reason && !copy) return;
+  free(c->reason[node_index]);
+  c->reason[node_index] = copy;
+}
+
+void claims_release(alloy_claims *c) {
+  if (!c) return;
+  for (int g = 0; g < c->ngroups; g++) free(c->groups[g].nodes);
+  free(c->groups);
+  c->groups = NULL;
+  c->ngroups = c->cap_groups = 0;
+  for (int i = 0; c->reason && i < c->num_nodes; i++) free(c->reason[i]);
+  free(c->reason);
+  c->reason = NULL;
+}
+
+/* ---- tracing (trace.c) ------------------------------------------------- */
+
+static int host_trace_enabled(void) { return trace_on(); }
+
 static const alloy_host_api host_table = {
-    .struct_size = sizeof(alloy_host_api),
+    .struct_size = ALLOY_HOST_API_STRUCT_SIZE,
     .abi_major = ALLOY_ABI_MAJOR,
     .abi_minor = ALLOY_ABI_MINOR,
     .error_new = host_error_new,
@@ -213,6 +365,21 @@ static const alloy_host_api host_table = {
     .arg_list_size = arg_list_size,
     .arg_list_item = arg_list_item,
     .claims_add = claims_add,
+    /* since 1.2 */
+    .log_level = host_log_level,
+    .node_index = node_index,
+    .value_producer = value_producer,
+    .value_num_users = value_num_users,
+    .value_user = value_user,
+    .value_stride = value_stride,
+    .op_find = op_find,
+    .graph_input_kind = graph_input_kind,
+    .graph_input_data = graph_input_data,
+    .claims_add_group = claims_add_group,
+    .claims_reject = claims_reject,
+    .clock_ns = trace_clock_ns,
+    .trace_enabled = host_trace_enabled,
+    .trace_range = trace_range, /* the plugin's name is the process */
 };
 
 const alloy_host_api *alloy_host_table(void) { return &host_table; }

@@ -142,13 +142,6 @@ static alloy_error *wire(plan *p, int q, const node_pos *table) {
   return NULL;
 }
 
-/* Records why node i left backend b (the first reason stays). */
-static void note(plan *p, int i, const char *backend, const char *why) {
-  if (p->reason[i]) return;
-  size_t len = strlen(backend) + strlen(why) + 3;
-  if ((p->reason[i] = malloc(len))) snprintf(p->reason[i], len, "%s: %s", backend, why);
-}
-
 /* Partitions the concrete graph g (taken over by the plan on success) and
  * compiles each partition. A partition whose compile fails takes its
  * nodes off that backend, and the graph is partitioned again. */
@@ -156,7 +149,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   memset(p, 0, sizeof *p);
   p->graph = g;
   int n = alloy_graph_num_nodes(g), nb = m->nb;
-  bool *banned = calloc((size_t)n * nb + 1, sizeof *banned);
+  char **banned = calloc((size_t)n * nb + 1, sizeof *banned); /* why, by (node, backend) */
   p->reason = calloc((size_t)n + 1, sizeof *p->reason);
   node_pos *table = claims_node_table(g);
   alloy_node **members = malloc(sizeof *members * (size_t)(n ? n : 1));
@@ -167,18 +160,15 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     part_cost_model cm = m->cm;
     e = claims_collect(m->rt, m->backends, nb, g, &pg);
     /* Nodes whose partition a backend could not compile go elsewhere. */
-    bool *claimed = (bool *)pg.claimed;
     for (int i = 0; i < n * nb && !e; i++)
-      if (banned[i]) claimed[i] = false;
+      if (banned[i] && !claims_take_back(&pg, i / nb, i % nb, banned[i])) e = oom();
     for (int i = 0; i < n && !e; i++) {
-      bool any = false;
-      for (int b = 0; b < nb; b++) any |= claimed[(size_t)i * nb + b];
-      if (!any) {
+      if (!claims_any(&pg, i)) {
         const alloy_node *node = alloy_graph_node(g, i);
         e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "node %d (%s, op %s): %s", i,
                             alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "",
                             alloy_op_name(alloy_node_op(node)),
-                            p->reason[i] ? p->reason[i] : "no backend claims it");
+                            "no backend claims it, or every one that did failed to compile it");
       }
     }
     if (!e) e = part_compute(&pg, &cm, &r);
@@ -196,8 +186,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       for (int i = 0; i < n; i++)
         if (p->node_part[i] == q) {
           members[cnt++] = alloy_graph_node(g, i);
-          double c = pg.cost[(size_t)i * pg.nbackends + r.part_backend[q]];
-          pt->cost += c > 0 ? c : cm.node_cost;
+          pt->cost += r.node_cost[i];
         }
       pt->backend = m->backends[r.part_backend[q]];
       pt->nnodes = cnt;
@@ -214,10 +203,8 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
         snprintf(line, sizeof line, "its partition did not compile there (%s)",
                  alloy_error_message(e));
         for (int i = 0; i < n; i++)
-          if (p->node_part[i] == q) {
-            banned[(size_t)i * nb + r.part_backend[q]] = true;
-            note(p, i, row->name, line);
-          }
+          if (p->node_part[i] == q && !banned[(size_t)i * nb + r.part_backend[q]])
+            banned[(size_t)i * nb + r.part_backend[q]] = strdup(line);
         alloy_error_free(e);
         e = NULL;
         failed = q;
@@ -234,6 +221,20 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       if (!(pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in))) e = oom();
       if (!e) e = wire(p, q, table);
     }
+    if (failed < 0 && !e) {
+      /* Why each node is not on an earlier backend of the list. */
+      const char *names[16];
+      for (int b = 0; b < nb; b++) names[b] = m->rt->backends[m->backends[b]].name;
+      part_result view = r;
+      view.node_part = p->node_part; /* the plan took it over */
+      char **why = part_reasons(&pg, &cm, &view, names);
+      for (int i = 0; why && i < n; i++) {
+        free(p->reason[i]);
+        p->reason[i] = why[i];
+        why[i] = NULL;
+      }
+      part_reasons_free(why, n);
+    }
     claims_free(&pg);
     part_result_free(&r);
     if (failed < 0 || e) break;
@@ -248,6 +249,7 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
     p->node_part = NULL;
     p->npart = 0;
   }
+  for (int i = 0; banned && i < n * nb; i++) free(banned[i]);
   free(banned);
   free(members);
   /* Graph outputs, and the executor's view. */
@@ -309,13 +311,9 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   alloy_mixture *m = calloc(1, sizeof *m);
   if (!m) return oom();
   m->rt = rt;
-  m->cm = part_default_cost_model();
-  if (options && ALLOY_HAS_FIELD(options, alloy_program_options, link_bytes_per_s)) {
-    if (options->partition_launch_s > 0) m->cm.launch = options->partition_launch_s;
-    if (options->partition_launch_s < 0) m->cm.launch = 0;
-    if (options->link_bytes_per_s > 0) m->cm.bandwidth = options->link_bytes_per_s;
-    if (options->link_bytes_per_s < 0) m->cm.bandwidth = 1e300;
-  }
+  bool costs = options && ALLOY_HAS_FIELD(options, alloy_program_options, link_bytes_per_s);
+  m->cm = part_options_cost_model(costs ? options->partition_launch_s : 0,
+                                  costs ? options->link_bytes_per_s : 0);
   int ref = alloy_runtime_find_backend(rt, "ref");
   for (int i = 0; i < num_backends && m->nb < 15; i++) {
     if (backends[i] < 0 || backends[i] >= rt->num || !rt->backends[backends[i]].ok) {

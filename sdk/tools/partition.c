@@ -12,12 +12,17 @@
  * outputs, estimated cost, bytes received from other backends), and writes
  * a Graphviz picture: one cluster per partition, nodes colored by backend,
  * edges between backends drawn bold with the bytes they carry. --svg runs
- * Graphviz's dot on it (`make deps` installs graphviz).
+ * Graphviz's dot on it (`make deps` installs graphviz). Then, for every
+ * node left to the last backend of the list (the reference backend), why
+ * each earlier backend did not get it (alloy_mixture_node_reason): not
+ * claimed and the backend's own reason, a cost comparison, a memory
+ * limit, a claim group that went elsewhere.
  */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 
 #include "alloy/model.h"
@@ -108,6 +113,45 @@ static int write_dot(const alloy_mixture *m, const char *path) {
   }
   fprintf(f, "}\n");
   return fclose(f) == 0 ? 0 : 1;
+}
+
+/* The last backend of the mixture: the reference backend, which joins
+ * last when the list does not name it; else the list's last. */
+static const char *last_backend(const char *list) {
+  static char last[128];
+  char names[512];
+  snprintf(names, sizeof names, "%s", list);
+  bool has_ref = false;
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    has_ref |= !strcasecmp(name, "ref");
+    snprintf(last, sizeof last, "%s", name);
+  }
+  if (!has_ref) snprintf(last, sizeof last, "ref");
+  return last;
+}
+
+/* Each node the last backend got, with one line per earlier backend
+ * saying why that one did not. */
+static void print_reasons(const alloy_mixture *m, const char *last) {
+  const alloy_graph *g = alloy_mixture_graph(m);
+  int n = alloy_graph_num_nodes(g), shown = 0;
+  for (int i = 0; i < n; i++) {
+    alloy_partition_info pi = {.struct_size = sizeof pi};
+    alloy_mixture_partition_info(m, alloy_mixture_node_partition(m, i), &pi);
+    const char *why = alloy_mixture_node_reason(m, i);
+    if (strcasecmp(pi.backend, last) || !why || !*why) continue;
+    if (!shown++) printf("nodes left to %s, and why:\n", last);
+    const alloy_node *node = alloy_graph_node(g, i);
+    printf("  node %d %s (%s)\n", i,
+           alloy_node_num_outputs(node) ? alloy_value_name(alloy_node_output(node, 0)) : "",
+           alloy_op_name(alloy_node_op(node)));
+    for (const char *line = why; *line;) {
+      const char *end = strchr(line, '\n');
+      int len = end ? (int)(end - line) : (int)strlen(line);
+      printf("      %.*s\n", len, line);
+      line += len + (end != NULL);
+    }
+  }
 }
 
 /* Runs Graphviz's dot without a shell. */
@@ -213,6 +257,7 @@ int cmd_partition(int argc, char **argv) {
       moved += pi.bytes_in;
     }
     printf("  total: est %.1f us of compute, %.0f bytes between backends\n", total * 1e6, moved);
+    print_reasons(mix, last_backend(list));
     char dot_tmp[4096];
     const char *dot_path = dot;
     if (!dot_path && svg) {

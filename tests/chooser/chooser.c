@@ -12,7 +12,14 @@
  *                          hash of the seed and the node's output name
  *   (unset or empty)       everything the reference kernels run
  * A claimed node costs what the reference backend says it costs, so with
- * free transfers (--cost-model free) the priority choice stands.
+ * free transfers (--cost-model free) the priority choice stands. Two knobs
+ * change that, to play a vendor whose estimates differ from the
+ * reference's (tests/test_claims.c):
+ *   ALLOY_CHOOSER_COST=SECONDS   every claim costs that many seconds
+ *   ALLOY_CHOOSER_SCALE=F        the cost (the reference's estimate, or the
+ *                                one above) is multiplied by F
+ * A node it leaves is rejected with a reason (host->claims_reject, ABI
+ * 1.2) that says which setting left it, for `alloy partition` to show.
  *
  * Since its kernels are the reference backend's, a graph run as a mixture
  * of chooser and ref must give exactly what ref gives alone, whatever the
@@ -81,8 +88,28 @@ static bool chosen(const alloy_graph *g, int i) {
   return false; /* a spec it cannot read claims nothing */
 }
 
+/* A positive number from the environment, or 0 when unset or unreadable
+ * (read at every claim: tests change them between mixtures). */
+static double env_positive(const char *name) {
+  const char *s = getenv(name);
+  char *end = NULL;
+  double x = s && *s ? strtod(s, &end) : 0;
+  return end && *end == '\0' && x > 0 ? x : 0;
+}
+
 static void chooser_claims_add(alloy_claims *claims, int i, double cost) {
-  if (claiming && chosen(claiming, i)) real_host->claims_add(claims, i, cost);
+  if (!claiming) return;
+  if (!chosen(claiming, i)) {
+    /* A host older than 1.2 has no claims_reject: the node is just left. */
+    if (ALLOY_HAS_FIELD(real_host, alloy_host_api, claims_reject) && real_host->claims_reject)
+      real_host->claims_reject(claims, i, "not chosen by $ALLOY_CHOOSER");
+    return;
+  }
+  double fixed = env_positive("ALLOY_CHOOSER_COST"), scale = env_positive("ALLOY_CHOOSER_SCALE");
+  if (fixed > 0) cost = fixed;
+  /* A negative cost means "no estimate": scaling must not turn it into one. */
+  if (scale > 0 && cost > 0) cost *= scale;
+  real_host->claims_add(claims, i, cost);
 }
 
 /* A backend sees the host table it is opened with: give it the filtered one. */

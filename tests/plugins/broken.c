@@ -39,8 +39,14 @@ static const alloy_kernel kernels[] = {
     {"aten.empty.memory_format", "f32", (alloy_kernel_fn)nan_empty, "void(out0, numel(out0))"},
 };
 
-static const alloy_kernel_table table = {sizeof table, "broken", "Alloy tests", "0.1.0", kernels,
-                                         (int)(sizeof kernels / sizeof kernels[0])};
+static const alloy_kernel_table table = {
+    .struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE,
+    .name = "broken",
+    .vendor = "Alloy tests",
+    .version = "0.1.0",
+    .kernels = kernels,
+    .count = (int)(sizeof kernels / sizeof kernels[0]),
+};
 
 ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host);
 ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host) {

@@ -7,7 +7,7 @@
 #include "testplugin.h"
 
 static const alloy_plugin_api table = {
-    .struct_size = sizeof(alloy_plugin_api),
+    .struct_size = ALLOY_PLUGIN_API_STRUCT_SIZE,
     .abi_major = ALLOY_ABI_MAJOR,
     .abi_minor = ALLOY_ABI_MINOR,
     .name = "DUP",

@@ -18,7 +18,7 @@ static const alloy_kernel bad_kernels[] = {
 };
 
 static const alloy_kernel_table bad_table = {
-    .struct_size = sizeof(alloy_kernel_table),
+    .struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE,
     .name = "kt_bad_table",
     .vendor = "Alloy tests",
     .version = "1.0.0",

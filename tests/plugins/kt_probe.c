@@ -111,7 +111,7 @@ static int probe_sum_last(float *out, const float *in, int64_t rows, int64_t col
 /* `call` over cat's tensor list (dim 0, contiguous): checks where the
  * helper says each input came from. */
 static int probe_cat(const alloy_kernel_call *call) {
-  if (call->struct_size < sizeof *call || call->num_outputs != 1) return 11;
+  if (!ALLOY_HAS_FIELD(call, alloy_kernel_call, input_item) || call->num_outputs != 1) return 11;
   char *dst = call->outputs[0].data;
   for (int i = 0; i < call->num_inputs; i++) {
     const alloy_kernel_tensor *t = &call->inputs[i];
@@ -173,7 +173,7 @@ static const alloy_kernel probe_kernels[] = {
 };
 
 static const alloy_kernel_table probe_table = {
-    .struct_size = sizeof(alloy_kernel_table),
+    .struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE,
     .name = "kt_probe",
     .vendor = "Alloy tests",
     .version = "1.0.0",

@@ -17,6 +17,7 @@ typedef struct newer_plugin_api {
   uint64_t capability_flags;
   void (*backend_trim)(alloy_backend *be);
 } newer_plugin_api;
+#define NEWER_PLUGIN_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(newer_plugin_api, backend_trim)
 
 static alloy_error *newer_executable_cost(alloy_backend *be,
                                           alloy_executable *exe,
@@ -39,7 +40,7 @@ static void newer_backend_trim(alloy_backend *be) {
 static const newer_plugin_api table = {
     .base =
         {
-            .struct_size = sizeof(newer_plugin_api),
+            .struct_size = NEWER_PLUGIN_API_STRUCT_SIZE,
             .abi_major = ALLOY_ABI_MAJOR,
             .abi_minor = ALLOY_ABI_MINOR + 1,
             .name = "newer_minor",

@@ -12,7 +12,7 @@ ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_initialize(
     const alloy_host_api *host);
 
 static const alloy_plugin_api table = {
-    .struct_size = sizeof(alloy_plugin_api),
+    .struct_size = ALLOY_PLUGIN_API_STRUCT_SIZE,
     .abi_major = ALLOY_ABI_MAJOR,
     .abi_minor = ALLOY_ABI_MINOR,
     .name = "no_entry",

@@ -16,6 +16,9 @@
  *   TP_FAILING     1: the fallible entries listed in $ALLOY_TEST_FAIL fail
  *                  (failing.c explains), and buffers are not host-visible so
  *                  that the host has to use the copy entries
+ *   TP_ABI_MINOR   the minor the plugin acts as if built against (default:
+ *                  these headers' ALLOY_ABI_MINOR): it fills only the
+ *                  fields of structs that minor had (abi_1_0.c, abi_1_1.c)
  *
  * Every object a backend hands out stays on a list until released, because
  * backend_close must release what the host did not (plugin.h); so valgrind
@@ -39,6 +42,9 @@
 #endif
 #ifndef TP_FAILING
 #define TP_FAILING 0
+#endif
+#ifndef TP_ABI_MINOR
+#define TP_ABI_MINOR ALLOY_ABI_MINOR
 #endif
 
 #define TP_FN static __attribute__((unused))
@@ -236,13 +242,18 @@ TP_FN alloy_error *tp_device_info(alloy_backend *be, int device,
   if (device != 0)
     return tp_error(be->host, ALLOY_ERR_INVALID_ARGUMENT,
                     TP_NAME ": no device %d (there is one)", device);
-  /* The host may be of an older minor: fill only what its struct holds. */
+  /* The host may be of an older minor: fill only what its struct holds.
+   * And a plugin of an older minor knows only that minor's fields: the
+   * rest of a newer host's struct stays as the host left it (zero). */
   if (ALLOY_HAS_FIELD(info, alloy_device_info, name))
     info->name = TP_NAME " cpu";
   if (ALLOY_HAS_FIELD(info, alloy_device_info, kind))
     info->kind = ALLOY_DEVICE_KIND_CPU;
   if (ALLOY_HAS_FIELD(info, alloy_device_info, memory_bytes))
     info->memory_bytes = 0;
+#if TP_ABI_MINOR >= 2
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, arch)) info->arch = "testcpu";
+#endif
   return NULL;
 }
 
@@ -573,6 +584,67 @@ TP_FN alloy_error *tp_executable_deserialize(alloy_backend *be,
 #define TP_OPTIONAL_ENTRIES                                  \
   .executable_serialize = tp_executable_serialize,           \
   .executable_deserialize = tp_executable_deserialize
+
+/* ---- entries beyond an older minor's table ------------------------------
+ * abi_1_0.c and abi_1_1.c present exactly the tables of ABI 1.0 and 1.1:
+ * their struct_size ends before the entries 1.2 appended. The slots are
+ * filled anyway, with these, which abort: a host that reads an entry past
+ * struct_size crashes the test instead of passing it. */
+
+TP_FN void tp_beyond(const char *entry) {
+  fprintf(stderr, TP_NAME ": the host called %s, beyond the plugin table's "
+                  "struct_size\n", entry);
+  abort();
+}
+TP_FN alloy_error *tp_beyond_event_record(alloy_backend *be, alloy_queue *q,
+                                          alloy_event **out) {
+  (void)be, (void)q, (void)out;
+  tp_beyond("event_record");
+  return NULL;
+}
+TP_FN alloy_error *tp_beyond_queue_wait_event(alloy_backend *be,
+                                              alloy_queue *q,
+                                              alloy_event *ev) {
+  (void)be, (void)q, (void)ev;
+  tp_beyond("queue_wait_event");
+  return NULL;
+}
+TP_FN alloy_error *tp_beyond_host_buffer_allocate(alloy_backend *be,
+                                                  uint64_t bytes, void **out) {
+  (void)be, (void)bytes, (void)out;
+  tp_beyond("host_buffer_allocate");
+  return NULL;
+}
+TP_FN void tp_beyond_host_buffer_release(alloy_backend *be, void *ptr) {
+  (void)be, (void)ptr;
+  tp_beyond("host_buffer_release");
+}
+TP_FN alloy_error *tp_beyond_buffer_import(alloy_backend *be, int device,
+                                           void *device_pointer,
+                                           uint64_t bytes,
+                                           const alloy_ext *ext,
+                                           alloy_buffer **out) {
+  (void)be, (void)device, (void)device_pointer, (void)bytes, (void)ext,
+      (void)out;
+  tp_beyond("buffer_import");
+  return NULL;
+}
+TP_FN alloy_error *tp_beyond_backend_set_option(alloy_backend *be,
+                                                const char *key,
+                                                const char *value) {
+  (void)be, (void)key, (void)value;
+  tp_beyond("backend_set_option");
+  return NULL;
+}
+
+/* Every entry ABI 1.2 appended, each an abort. */
+#define TP_ENTRIES_BEYOND_1_1                                \
+  .event_record = tp_beyond_event_record,                    \
+  .queue_wait_event = tp_beyond_queue_wait_event,            \
+  .host_buffer_allocate = tp_beyond_host_buffer_allocate,    \
+  .host_buffer_release = tp_beyond_host_buffer_release,      \
+  .buffer_import = tp_beyond_buffer_import,                  \
+  .backend_set_option = tp_beyond_backend_set_option
 
 /* What a well-behaved entry does before handing out its table: refuse a
  * host of another major (using nothing but host->log, the one call that is

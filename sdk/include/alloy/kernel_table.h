@@ -12,7 +12,8 @@
  *      "void(out0, in0, in1, numel(out0))"},
  *   };
  *   static const alloy_kernel_table table = {
- *     sizeof table, "example", "Example Vendor", "1.0.0", kernels, 1};
+ *     .struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE, .name = "example",
+ *     .vendor = "Example Vendor", .version = "1.0.0", .kernels = kernels, .count = 1};
  *   ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(
  *       const alloy_host_api *host) { return alloy_kernel_table_plugin(&table, host); }
  *
@@ -57,12 +58,15 @@ typedef struct alloy_kernel {
   const char *signature; /* how to call it, see above                  */
 } alloy_kernel;
 
+/* Filled by the vendor, static (struct_size: ALLOY_KERNEL_TABLE_STRUCT_SIZE). */
 typedef struct alloy_kernel_table {
   size_t struct_size;
   const char *name, *vendor, *version; /* static strings              */
   const alloy_kernel *kernels;         /* static, count entries       */
   int count;
+  int32_t reserved; /* zero; makes the padding explicit, since 1.2    */
 } alloy_kernel_table;
+#define ALLOY_KERNEL_TABLE_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_table, reserved)
 
 /* A tensor as a `call` kernel sees it: host memory, concrete sizes. */
 typedef struct alloy_kernel_tensor {
@@ -73,7 +77,8 @@ typedef struct alloy_kernel_tensor {
   const int64_t *strides; /* elements */
 } alloy_kernel_tensor;
 
-/* What a `call` kernel receives (borrowed for the call). */
+/* What a `call` kernel receives (borrowed for the call; struct_size set by
+ * the helper to ALLOY_KERNEL_CALL_STRUCT_SIZE as it was built). */
 typedef struct alloy_kernel_call alloy_kernel_call;
 struct alloy_kernel_call {
   size_t struct_size;
@@ -96,6 +101,7 @@ struct alloy_kernel_call {
   const alloy_kernel_tensor *(*alloc_output)(const alloy_kernel_call *c,
                                              int k, const int64_t *sizes);
 };
+#define ALLOY_KERNEL_CALL_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_call, alloc_output)
 
 /* The plugin table for a kernel table; checks the table (signatures parse,
  * ops named) and returns NULL after host->log when it is wrong. */

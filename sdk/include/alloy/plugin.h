@@ -43,8 +43,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Only what a plugin can use without linking liballoy (DESIGN.md, plugin
+ * ABI rule 9): dtype.h is header-only, error_code.h has the codes and the
+ * opaque type but none of liballoy's error functions (alloy/error.h). */
 #include "alloy/dtype.h"
-#include "alloy/error.h"
+#include "alloy/error_code.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -121,8 +124,6 @@ typedef enum alloy_log_level {
   ALLOY_LOG_ERROR = 3,
 } alloy_log_level;
 
-/* An argument's kind as the host table reports it (same values as
- * alloy_arg_kind in alloy/ops.h). */
 /* What a partition graph's input is to the model (host->graph_input_kind,
  * since 1.2). The first four mirror alloy_input_role of alloy/graph.h. */
 typedef enum alloy_input_kind {
@@ -133,6 +134,8 @@ typedef enum alloy_input_kind {
   ALLOY_INPUT_KIND_INTERMEDIATE = 4, /* computed by another partition       */
 } alloy_input_kind;
 
+/* An argument's kind as the host table reports it (same values as
+ * alloy_arg_kind in alloy/ops.h). */
 typedef enum alloy_arg_type {
   ALLOY_ARG_TYPE_NONE = 0,
   ALLOY_ARG_TYPE_VALUE = 1,  /* a tensor or scalar value of the graph    */
@@ -258,11 +261,13 @@ typedef struct alloy_host_api {
   const void *(*graph_input_data)(const alloy_graph *g, int i, uint64_t *bytes);
   /* Claims a group of nodes all or nothing, at one cost in seconds for the
    * whole group (a fused pattern: attention, conv+bn+relu). The
-   * partitioner gives the group to this backend whole, or none of it. */
+   * partitioner gives the group to this backend whole, or none of it.
+   * Not thread-safe for one claims object (like claims_add). */
   void (*claims_add_group)(alloy_claims *claims, const int *node_indices, int n,
                            double cost);
   /* Says why a node is not claimed ("f64 is not supported"; copied): the
-   * host shows it when it explains a partition (alloy partition). */
+   * host shows it when it explains a partition (alloy partition). Not
+   * thread-safe for one claims object. */
   void (*claims_reject)(alloy_claims *claims, int node_index, const char *reason);
   /* Tracing (alloy run --trace FILE writes Chrome trace JSON). clock_ns is
    * the host's monotonic clock; trace_range records [begin_ns, end_ns) on

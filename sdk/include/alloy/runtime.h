@@ -30,6 +30,7 @@ extern "C" {
 typedef struct alloy_runtime alloy_runtime;
 typedef struct alloy_program alloy_program;
 
+/* Set by the application (struct_size: ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE). */
 typedef struct alloy_runtime_options {
   size_t struct_size;
   /* Extra folders searched after the standard ones (borrowed, may be
@@ -39,7 +40,9 @@ typedef struct alloy_runtime_options {
   /* Skip $ALLOY_PLUGIN_PATH and ../lib/alloy/ (tests that want only their
    * own folders). */
   bool no_default_paths;
+  uint8_t reserved[3]; /* zero; makes the padding explicit, since 1.2 */
 } alloy_runtime_options;
+#define ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_runtime_options, reserved)
 
 /* Loads every backend found. options may be NULL. Fails only when memory
  * runs out; refused plugins are reported by alloy_runtime_backend_info. */
@@ -47,7 +50,9 @@ alloy_error *alloy_runtime_open(const alloy_runtime_options *options,
                                 alloy_runtime **out);
 void alloy_runtime_close(alloy_runtime *rt); /* accepts NULL */
 
-/* One row of `alloy backends`. Strings live as long as the runtime. */
+/* One row of `alloy backends`. Strings live as long as the runtime. The
+ * caller sets struct_size (ALLOY_BACKEND_INFO_STRUCT_SIZE); the runtime
+ * fills what it covers. */
 typedef struct alloy_backend_info {
   size_t struct_size;
   const char *name;     /* the plugin's name, or the file's <name> when
@@ -61,6 +66,7 @@ typedef struct alloy_backend_info {
   bool ok;              /* loaded and usable                            */
   const char *status;   /* "ok", or "refused: <reason>"                 */
 } alloy_backend_info;
+#define ALLOY_BACKEND_INFO_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_backend_info, status)
 
 /* Every plugin found, usable or not, in priority order: ALLOY_BACKENDS
  * (comma-separated names, case-insensitive) first in its order, then the
@@ -71,14 +77,16 @@ void alloy_runtime_backend_info(const alloy_runtime *rt, int i,
 /* The index of the usable backend called name (case-insensitive), or -1. */
 int alloy_runtime_find_backend(const alloy_runtime *rt, const char *name);
 
-/* A tensor in host memory, row-major contiguous. */
+/* A tensor in host memory, row-major contiguous. An array element
+ * (inputs, outputs, weights): frozen, it never grows (docs/abi.md). */
 typedef struct alloy_host_tensor {
-  size_t struct_size;
+  size_t struct_size;   /* ALLOY_HOST_TENSOR_STRUCT_SIZE */
   alloy_dtype dtype;
   int32_t rank;
   const int64_t *sizes; /* rank entries */
   void *data;           /* numel * dtype size bytes */
 } alloy_host_tensor;
+#define ALLOY_HOST_TENSOR_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_tensor, data)
 
 /* How far the graph is decomposed before it is compiled. */
 typedef enum alloy_decompose_level {
@@ -145,7 +153,8 @@ int alloy_program_num_specializations(const alloy_program *p);
  * is looked up by its content (ops, arguments, shapes, dtypes) and the
  * backend's name and version, in memory and, when $ALLOY_CACHE_DIR is set
  * and the backend can serialize executables, on disk. Counts since the
- * runtime opened. */
+ * runtime opened. (No struct_size: this struct is from 1.0, before the
+ * rule; it is frozen, and a new counter needs a new struct.) */
 typedef struct alloy_cache_stats {
   uint64_t hits;      /* found in memory                              */
   uint64_t disk_hits; /* read back from $ALLOY_CACHE_DIR              */
@@ -187,8 +196,9 @@ alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *
 alloy_error *alloy_program_wait(alloy_program *p);
 
 /* What running moved and cost, counted since the program (or mixture)
- * was compiled, over every run. Bytes are counted where the host moves
- * them: every copy the host asks a plugin for, and every host memcpy. */
+ * was compiled, over every run (since 1.2). Bytes are counted where the
+ * host moves them: every copy the host asks a plugin for, and every host
+ * memcpy. The caller sets struct_size (ALLOY_RUN_STATS_STRUCT_SIZE). */
 typedef struct alloy_run_stats {
   size_t struct_size;
   uint64_t runs;
@@ -222,7 +232,7 @@ void alloy_program_stats(const alloy_program *p, alloy_run_stats *out);
 alloy_error *alloy_runtime_set_backend_option(alloy_runtime *rt, int backend, const char *key,
                                               const char *value);
 
-/* Trace: from this call until alloy_runtime_trace_stop, the host and the
+/* Trace: from this call until alloy_trace_stop, the host and the
  * plugins (host->trace_range) record ranges, which stop writes to path as
  * Chrome trace JSON (Perfetto and chrome://tracing open it). One trace per
  * process at a time. */
@@ -266,7 +276,8 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
                                    int num_inputs);
 
 /* The partitions of the last run (or of the compile, for a graph without
- * symbolic sizes). Strings live as long as the mixture. */
+ * symbolic sizes). Strings live as long as the mixture. The caller sets
+ * struct_size (ALLOY_PARTITION_INFO_STRUCT_SIZE). */
 typedef struct alloy_partition_info {
   size_t struct_size;
   const char *backend;    /* its name                                    */
@@ -275,6 +286,7 @@ typedef struct alloy_partition_info {
   double cost;            /* the model's estimate of its nodes, seconds  */
   double bytes_in;        /* bytes it receives from other backends       */
 } alloy_partition_info;
+#define ALLOY_PARTITION_INFO_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_partition_info, bytes_in)
 int alloy_mixture_num_partitions(const alloy_mixture *m);
 void alloy_mixture_partition_info(const alloy_mixture *m, int i, alloy_partition_info *info);
 /* The graph partitioned last (after decomposition and specialization),
