@@ -190,6 +190,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_A)
 bench: all $(BENCH)
 	@$(BUILD)/bench/bench_import $(GOLDEN)/models
 	@$(BUILD)/bench/bench_partition
+	@$(BUILD)/bench/bench_dispatch $(BUILD)/tests/plugins $(GOLDEN)/models
 	@sh bench/bench_conform.sh $(BUILD) $(GOLDEN)
 
 clean:

@@ -84,6 +84,19 @@ if [ -d "$models" ]; then
       *.dyn.core) check "run $name at batch 1,2,7,64" "$alloy" run "$f" --inputs "$io" \
                     --check "$io" --batch 1,2,7,64 ;;
     esac
+    # devsim, the simulated accelerator (its own memory, asynchronous
+    # queues): alone, the weights go over once (the second run copies 0
+    # weight bytes); beside ref, with the matrix products and convolutions
+    # left to ref, values cross both ways and still match PyTorch.
+    check "run $name on devsim: weights copied once --check" sh -c \
+      "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' run '$f' --inputs '$io' --check '$io' \
+        --backends devsim --repeat 2 --stats > '$tmp/ds' && grep -q 'backend devsim' '$tmp/ds' && \
+        grep -q 'all outputs PASS' '$tmp/ds' && grep -q 'weights in 0 B' '$tmp/ds'"
+    check "run $name on devsim,ref --check" sh -c \
+      "ALLOY_PLUGIN_PATH='$build/tests/plugins' ALLOY_DEVSIM_SKIP='aten.mm*,aten.addmm*,aten.bmm*,aten.convolution*' \
+        '$alloy' run '$f' --inputs '$io' --check '$io' --backends devsim,ref --repeat 2 --stats \
+        > '$tmp/dsr' && grep -q 'all outputs PASS' '$tmp/dsr' && \
+        ! grep -q 'same-backend host round trips [1-9]' '$tmp/dsr'"
   done
   # ATen-level graphs: functionalized (squeezenet's relu_), decomposed where
   # ref does not claim an op, or forced down to Core ATen or to prims.

@@ -70,6 +70,11 @@ for level in core prims; do
 done
 run_suite "generated samples, meta backend (shape inference against ref)" "$build/bin/alloy" \
   conform --backend meta -j2 --only samples
+# devsim, the simulated accelerator (tests/devsim/): the whole suite through
+# the device-resident data path, on memory the host cannot see into.
+run_suite "conformance suite, devsim (simulated accelerator)" env ALLOY_DEVSIM_DELAY_US=2 \
+  ALLOY_PLUGIN_PATH="$build/tests/plugins" "$build/bin/alloy" conform --backend devsim -j2 \
+  --only samples,graphs,abi $with_models
 run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
   --only samples,graphs,abi $with_models
 echo "$total_pass passed, $total_fail failed"

@@ -288,10 +288,13 @@ static void claims_add_group(alloy_claims *c, const int *idx, int n, double cost
     c->cap_groups = cap;
   }
   c->groups[c->ngroups++] = (claims_group){.nodes = nodes, .n = m, .cost = cost};
-  for (int i = 0; i < m; i++) {
-    c->claimed[nodes[i]] = true;
-    c->cost[nodes[i]] = 0;
-  }
+  /* A member not claimed alone is marked claimed at cost 0 (group-only);
+   * one already claimed alone keeps its own claim and cost. */
+  for (int i = 0; i < m; i++)
+    if (!c->claimed[nodes[i]]) {
+      c->claimed[nodes[i]] = true;
+      c->cost[nodes[i]] = 0;
+    }
 }
 
 /* A later reason replaces an earlier one; NULL clears it. */

@@ -25,7 +25,9 @@ typedef struct claims_group {
  * the groups it claimed; why it left a node (claims_reject). The first
  * three fields are set by whoever asks for claims; the rest start zeroed
  * (NULL, 0) and are filled by the host entries, then released with
- * claims_release. A node of a group is also marked claimed, with cost 0. */
+ * claims_release. A member of a group not claimed alone is marked claimed
+ * with cost 0 (what tells a group-only claim apart, claims.c); one claimed
+ * alone keeps its claim and cost. */
 struct alloy_claims {
   int num_nodes;
   bool *claimed;

@@ -35,6 +35,10 @@
  * create or release objects, from one thread at a time per backend. execute,
  * the buffer copies and event_wait may be called from several threads at
  * once on distinct queues; a plugin that cannot do that serializes inside.
+ * Since 1.2: event_record, host_buffer_allocate/release, buffer_import and
+ * backend_set_option create, release or configure, so they come one thread
+ * at a time per backend; queue_wait_event, like execute, may be called on
+ * several queues at once.
  * Every host-table entry is thread-safe unless its comment says otherwise.
  */
 #ifndef ALLOY_PLUGIN_H
@@ -233,8 +237,9 @@ typedef struct alloy_host_api {
   void (*claims_add)(alloy_claims *claims, int node_index, double cost);
 
   /* ---- since 1.2 (check ALLOY_HAS_FIELD before reading) ----------------- */
-  /* The lowest level log() writes (set by $ALLOY_LOG): a plugin may skip
-   * building messages below it. */
+  /* The lowest level log() acts on: $ALLOY_LOG's level, at most warning
+   * (warnings and errors are always kept: the loader quotes them). A plugin
+   * may skip building messages below it. */
   alloy_log_level (*log_level)(void);
   /* The index of n in g (what claims take), or -1 when n is not g's. */
   int (*node_index)(const alloy_graph *g, const alloy_node *n);
@@ -256,7 +261,7 @@ typedef struct alloy_host_api {
   alloy_input_kind (*graph_input_kind)(const alloy_graph *g, int i);
   /* The host data of a parameter, buffer or constant input when the host
    * knows it at compile (row-major contiguous, *bytes long, read-only),
-   * else NULL. Lives as long as g (until the executable compiled from it is
+   * else NULL (always for user and intermediate inputs). Lives as long as g (until the executable compiled from it is
    * released): a plugin may pre-pack it at compile. */
   const void *(*graph_input_data)(const alloy_graph *g, int i, uint64_t *bytes);
   /* Claims a group of nodes all or nothing, at one cost in seconds for the
@@ -278,6 +283,8 @@ typedef struct alloy_host_api {
                       uint64_t begin_ns, uint64_t end_ns);
 } alloy_host_api;
 #define ALLOY_HOST_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, trace_range)
+/* A 1.0 or 1.1 host's table ends at claims_add. */
+#define ALLOY_HOST_API_1_1_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, claims_add)
 
 /* ---- what the plugin fills in ------------------------------------------ */
 
@@ -312,7 +319,8 @@ typedef struct alloy_device_info {
                           * values under it                                */
   /* since 1.2 */
   uint64_t free_memory_bytes; /* out: free now, 0 when unknown              */
-  const char *arch;      /* out, plugin-owned: "sm_90", "x86-64 avx2"; NULL */
+  const char *arch;      /* out, plugin-owned, lives while the backend is
+                          * open: "sm_90", "x86-64 avx2"; NULL unknown     */
   uint64_t capabilities; /* out: ALLOY_DEVICE_CAP_* bits                    */
   double launch_s;       /* out: host seconds to start one partition run
                           * (the partitioner's launch cost); <= 0 unknown  */
@@ -505,7 +513,8 @@ typedef struct alloy_plugin_api {
   alloy_error *(*backend_set_option)(alloy_backend *be, const char *key, const char *value);
 } alloy_plugin_api;
 #define ALLOY_PLUGIN_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, backend_set_option)
-/* A 1.0 table ends before capabilities; a 1.1 one at it. */
+/* A 1.0 table ends at executable_deserialize; a 1.1 one at capabilities. */
+#define ALLOY_PLUGIN_API_1_0_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, executable_deserialize)
 #define ALLOY_PLUGIN_API_1_1_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, capabilities)
 
 /* compile() takes partitions whose sizes are symbolic (backed symbols of

@@ -221,7 +221,11 @@ typedef struct alloy_run_stats {
   uint64_t fallbacks;           /* partitions whose compile failed or was
                                  * declined and went to the next backend       */
   uint64_t folded_nodes;        /* nodes folded at compile (weights only)      */
-  double dispatch_s;            /* host seconds issuing partitions (all runs)  */
+  double dispatch_s;            /* host seconds issuing partitions, all runs:
+                                 * the executor's own time per partition
+                                 * (copies in, execute call), less its waits;
+                                 * a synchronous backend's compute is inside
+                                 * its execute call and counts here          */
 } alloy_run_stats;
 #define ALLOY_RUN_STATS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_run_stats, dispatch_s)
 void alloy_program_stats(const alloy_program *p, alloy_run_stats *out);
