@@ -841,9 +841,10 @@ static void reason_line(FILE *f, const part_graph *g, const model *m,
     seen_reset(g, seen, v);
     double there = single_cost(g, m, v, b), copies = copies_on(g, m, s, where, v, b, seen);
     seen_reset(g, seen, v);
-    fprintf(f, "%s: %.1e s here against %.1e s plus %.1e s of copies", name, here, there, copies);
+    fprintf(f, "%s: would cost %.1e s plus %.1e s of copies", name, there, copies);
     if (!neighbour_on(g, s, where, v, b) && m->launch[b] > 0)
-      fprintf(f, ", and %.1e s of launch", m->launch[b]);
+      fprintf(f, " and %.1e s of launch", m->launch[b]);
+    fprintf(f, ", against %.1e s where it runs", here);
   }
 }
 
