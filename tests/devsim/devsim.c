@@ -139,7 +139,7 @@ static const alloy_host_api *_Atomic entry_host;
 
 static void table_build(void) {
   int n = ref_kernels_join(all_kernels, (int)(sizeof all_kernels / sizeof *all_kernels));
-  table = (alloy_kernel_table){.struct_size = sizeof(alloy_kernel_table), .name = DS_NAME,
+  table = (alloy_kernel_table){.struct_size = ALLOY_KERNEL_TABLE_STRUCT_SIZE, .name = DS_NAME,
                                .vendor = "Alloy tests", .version = "0.1.0",
                                .kernels = all_kernels, .count = n};
 }
