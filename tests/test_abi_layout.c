@@ -82,7 +82,8 @@
   F(alloy_host_api, op_find) F(alloy_host_api, graph_input_kind)            \
   F(alloy_host_api, graph_input_data) F(alloy_host_api, claims_add_group)   \
   F(alloy_host_api, claims_reject) F(alloy_host_api, clock_ns)              \
-  F(alloy_host_api, trace_enabled) F(alloy_host_api, trace_range)
+  F(alloy_host_api, trace_enabled) F(alloy_host_api, trace_range)     \
+  F(alloy_host_api, error_code)
 
 #define FIELDS_alloy_plugin_api(F)                                          \
   F(alloy_plugin_api, struct_size) F(alloy_plugin_api, abi_major)           \

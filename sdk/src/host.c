@@ -383,6 +383,7 @@ static const alloy_host_api host_table = {
     .clock_ns = trace_clock_ns,
     .trace_enabled = host_trace_enabled,
     .trace_range = trace_range, /* the plugin's name is the process */
+    .error_code = alloy_error_code_of,
 };
 
 const alloy_host_api *alloy_host_table(void) { return &host_table; }

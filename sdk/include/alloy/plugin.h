@@ -281,8 +281,11 @@ typedef struct alloy_host_api {
   int (*trace_enabled)(void);
   void (*trace_range)(const char *plugin_name, const char *track, const char *name,
                       uint64_t begin_ns, uint64_t end_ns);
+  /* The code of an error (one the host returned, or one made with
+   * error_new), so a plugin can pass an error on with its code. */
+  alloy_error_code (*error_code)(const alloy_error *err);
 } alloy_host_api;
-#define ALLOY_HOST_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, trace_range)
+#define ALLOY_HOST_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, error_code)
 /* A 1.0 or 1.1 host's table ends at claims_add. */
 #define ALLOY_HOST_API_1_1_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_host_api, claims_add)
 
@@ -366,9 +369,11 @@ typedef struct alloy_tensor {
 } alloy_tensor;
 #define ALLOY_TENSOR_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_tensor, strides)
 
-/* Set by the host for execute(). The tensors, the arrays and the chain are
- * borrowed until execution completes (the call returns with *done NULL, or
- * *done is signalled). Inputs are in the order of the partition graph's
+/* Set by the host for execute(). The struct itself is borrowed for the
+ * call only; what it points to (the tensors, their sizes and strides, the
+ * symbols and the chain) is lent until execution completes (the call
+ * returns with *done NULL, or *done is signalled), and the host changes
+ * none of it before then. With a queue, done is never NULL. Inputs are in the order of the partition graph's
  * inputs, outputs in the order of its outputs; output buffers are allocated
  * by the host with the concrete sizes given. */
 typedef struct alloy_execute_args {
@@ -445,9 +450,13 @@ typedef struct alloy_plugin_api {
                                   uint64_t bytes, alloy_buffer **out);
   void (*buffer_release)(alloy_backend *be, alloy_buffer *buf);
   void *(*buffer_host_pointer)(alloy_backend *be, alloy_buffer *buf);
-  /* Copies. queue NULL: synchronous, *done untouched (done may be NULL).
-   * With a queue: ordered on it; *done receives a completion event or NULL
-   * when already complete. src/dst host memory is borrowed until then. */
+  /* Copies. queue NULL: synchronous, *done untouched (done may be NULL);
+   * it need not wait for work pending on the backend's queues (like a CUDA
+   * non-blocking stream): the host orders with events first. With a queue:
+   * ordered on it; *done receives a completion event or NULL when already
+   * complete. src/dst host memory is borrowed until then. New buffers'
+   * contents are unspecified (not zeroed). The host releases a buffer or
+   * an executable only once the work it issued that uses it is done. */
   alloy_error *(*buffer_copy_from_host)(alloy_backend *be, alloy_buffer *dst,
                                         uint64_t offset, const void *src,
                                         uint64_t bytes, alloy_queue *queue,
