@@ -487,7 +487,20 @@ static void *ds_worker(void *arg) {
     if (!c) break; /* closing, and nothing left */
     ds_status st = {0};
     ds_pause(q);
+    const alloy_host_api *h = q->be->host;
+    bool traced = ALLOY_HAS_FIELD(h, alloy_host_api, trace_range) && h->trace_enabled &&
+                  h->trace_enabled();
+    uint64_t t0 = traced ? h->clock_ns() : 0;
     ds_cmd_run(q, c, &st);
+    if (traced) {
+      /* The device's timeline beside the host's, one track per queue. */
+      static const char *const names[] = {[DS_FROM_HOST] = "copy in", [DS_TO_HOST] = "copy out",
+                                          [DS_D2D] = "copy", [DS_RUN] = "execute",
+                                          [DS_RECORD] = "record", [DS_WAIT] = "wait"};
+      char track[32];
+      snprintf(track, sizeof track, "queue %u", q->serial);
+      h->trace_range("devsim", track, names[c->kind] ? names[c->kind] : "command", t0, h->clock_ns());
+    }
     ds_cmd_finish(q->be, c, &st);
   }
   return NULL;
