@@ -785,3 +785,37 @@ alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tenso
   if (trace_on()) trace_range("alloy", "run", "run", t0, t1);
   return e;
 }
+
+void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out) {
+  size_t keep = out->struct_size, n = keep < sizeof *s ? keep : sizeof *s;
+  memcpy(out, s, n);
+  out->struct_size = keep;
+}
+
+static void *async_main(void *arg) {
+  exec_async *a = arg;
+  a->err = a->fn(a->owner, a->inputs, a->outputs, a->noutputs);
+  return NULL;
+}
+
+alloy_error *exec_async_start(exec_async *a, exec_run_fn fn, void *owner,
+                              const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
+                              int noutputs) {
+  *a = (exec_async){.fn = fn, .owner = owner, .inputs = inputs, .outputs = outputs,
+                    .noutputs = noutputs, .in_flight = true};
+  if (pthread_create(&a->thread, NULL, async_main, a) != 0) {
+    a->in_flight = false;
+    return fn(owner, inputs, outputs, noutputs); /* no thread: run here */
+  }
+  return NULL;
+}
+
+alloy_error *exec_async_wait(exec_async *a, const char *what) {
+  if (!a->in_flight)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this %s is in flight", what);
+  pthread_join(a->thread, NULL);
+  a->in_flight = false;
+  alloy_error *e = a->err;
+  a->err = NULL;
+  return e;
+}

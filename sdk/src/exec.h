@@ -7,6 +7,8 @@
 #ifndef ALLOY_SDK_EXEC_H
 #define ALLOY_SDK_EXEC_H
 
+#include <pthread.h>
+
 #include "sdk/src/runtime_internal.h"
 
 /* Where a value comes from: input `index` of the run (part < 0), or output
@@ -51,5 +53,33 @@ const alloy_run_stats *exec_stats(const exec *x);
 /* Partitions of the last run issued while another backend still had work
  * in flight (they overlapped it). */
 int exec_concurrent(const exec *x);
+
+/* Copies counters into the caller's struct as far as its struct_size goes
+ * (keeping its struct_size). */
+void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out);
+
+/* An asynchronous run (alloy_program_run_async, alloy_mixture_run_async):
+ * fn(owner, ...) on a thread of its own; wait joins it and returns its
+ * error. At most one in flight. */
+typedef alloy_error *(*exec_run_fn)(void *owner, const alloy_host_tensor *inputs,
+                                    alloy_host_tensor *outputs, int noutputs);
+typedef struct exec_async {
+  pthread_t thread;
+  bool in_flight;
+  exec_run_fn fn;
+  void *owner;
+  const alloy_host_tensor *inputs;
+  alloy_host_tensor *outputs;
+  int noutputs;
+  alloy_error *err;
+} exec_async;
+
+/* Starts fn; when no thread can be made, runs it here and returns its
+ * error (then nothing is in flight). */
+alloy_error *exec_async_start(exec_async *a, exec_run_fn fn, void *owner,
+                              const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
+                              int noutputs);
+/* what names the owner in the error when nothing is in flight. */
+alloy_error *exec_async_wait(exec_async *a, const char *what);
 
 #endif

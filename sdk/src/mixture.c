@@ -67,13 +67,7 @@ struct alloy_mixture {
   alloy_host_tensor *full; /* a run's inputs */
   uint64_t fallbacks;     /* partitions moved off a backend at compile */
   alloy_run_stats gone;   /* counters of executors already released */
-  /* An asynchronous run in flight. */
-  pthread_t thread;
-  bool in_flight;
-  const alloy_host_tensor *a_in;
-  alloy_host_tensor *a_out;
-  int a_nout;
-  alloy_error *a_err;
+  exec_async async;        /* a run in flight (alloy_mixture_run_async) */
 };
 
 static alloy_error *oom(void) {
@@ -99,7 +93,7 @@ static void plan_free(plan *p) {
 
 void alloy_mixture_release(alloy_mixture *m) {
   if (!m) return;
-  if (m->in_flight) alloy_error_free(alloy_mixture_wait(m));
+  if (m->async.in_flight) alloy_error_free(alloy_mixture_wait(m));
   for (int i = 0; i < m->nplans; i++) plan_free(&m->plans[i]);
   free(m->plans);
   free(m->bound);
@@ -413,7 +407,7 @@ static alloy_error *check_run(const alloy_mixture *m, int num_inputs, int num_ou
                            "the graph has %d inputs and %d outputs (%d of them input mutations "
                            "that may be left out); %d and %d given", m->ncaller, nout, nout - need,
                            num_inputs, num_outputs);
-  if (m->in_flight)
+  if (m->async.in_flight)
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight: "
                            "alloy_mixture_wait first");
   return NULL;
@@ -424,7 +418,7 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
   if (num_inputs != m->ncaller)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given",
                            m->ncaller, num_inputs);
-  if (m->in_flight)
+  if (m->async.in_flight)
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight");
   plan *p;
   alloy_error *e = plan_for(m, run_inputs(m, inputs), alloy_graph_num_inputs(m->graph), &p);
@@ -454,35 +448,19 @@ alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs
   return e ? e : run_now(m, inputs, outputs, num_outputs);
 }
 
-static void *run_thread(void *arg) {
-  alloy_mixture *m = arg;
-  m->a_err = run_now(m, m->a_in, m->a_out, m->a_nout);
-  return NULL;
+static alloy_error *run_owner(void *owner, const alloy_host_tensor *inputs,
+                              alloy_host_tensor *outputs, int num_outputs) {
+  return run_now(owner, inputs, outputs, num_outputs);
 }
 
 alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,
                                      int num_outputs) {
   alloy_error *e = check_run(m, num_inputs, num_outputs);
-  if (e) return e;
-  m->a_in = inputs, m->a_out = outputs, m->a_nout = num_outputs, m->a_err = NULL;
-  m->in_flight = true;
-  if (pthread_create(&m->thread, NULL, run_thread, m) != 0) {
-    m->in_flight = false;
-    return run_now(m, inputs, outputs, num_outputs); /* no thread: run here */
-  }
-  return NULL;
+  return e ? e : exec_async_start(&m->async, run_owner, m, inputs, outputs, num_outputs);
 }
 
-alloy_error *alloy_mixture_wait(alloy_mixture *m) {
-  if (!m->in_flight)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this mixture is in flight");
-  pthread_join(m->thread, NULL);
-  m->in_flight = false;
-  alloy_error *e = m->a_err;
-  m->a_err = NULL;
-  return e;
-}
+alloy_error *alloy_mixture_wait(alloy_mixture *m) { return exec_async_wait(&m->async, "mixture"); }
 
 /* Counters over every plan's executor. */
 void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {
@@ -507,10 +485,7 @@ void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {
   }
   s.fallbacks = m->fallbacks;
   s.folded_nodes = (uint64_t)fold_nodes(m->fold);
-  size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
-  size_t keep = out->struct_size;
-  memcpy(out, &s, n);
-  out->struct_size = keep;
+  exec_stats_copy(&s, out);
 }
 
 int alloy_mixture_num_partitions(const alloy_mixture *m) { return m->last ? m->last->npart : 0; }

@@ -61,13 +61,7 @@ struct alloy_program {
   alloy_host_tensor *bound; /* weights bound at compile, by input (data NULL: not) */
   fold_result *fold;       /* constants folded at compile */
   alloy_host_tensor *full; /* a run's inputs: the caller's, bound, folded */
-  /* An asynchronous run in flight. */
-  pthread_t thread;
-  bool in_flight;
-  const alloy_host_tensor *a_in;
-  alloy_host_tensor *a_out;
-  int a_nout;
-  alloy_error *a_err;
+  exec_async async;        /* a run in flight (alloy_program_run_async) */
 };
 
 static alloy_error *oom(void) {
@@ -398,7 +392,7 @@ int alloy_program_num_specializations(const alloy_program *p) {
 
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
-  if (p->in_flight) alloy_error_free(alloy_program_wait(p));
+  if (p->async.in_flight) alloy_error_free(alloy_program_wait(p));
   exec_free(p->x);
   if (p->unit != p) alloy_program_release(p->unit);
   exe_release(p, p->base.exe);
@@ -650,7 +644,7 @@ static alloy_error *check_run(const alloy_program *p, const alloy_host_tensor *i
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d outputs (the last %d of them input mutations that "
                            "may be left out); %d given", nout, nout - need, num_outputs);
-  if (p->in_flight)
+  if (p->async.in_flight)
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: "
                            "alloy_program_wait first");
   return check_inputs(p, inputs, num_inputs);
@@ -684,42 +678,23 @@ alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs
   return e ? e : run_now(p, inputs, outputs, num_outputs);
 }
 
-static void *run_thread(void *arg) {
-  alloy_program *p = arg;
-  p->a_err = run_now(p, p->a_in, p->a_out, p->a_nout);
-  return NULL;
+static alloy_error *run_owner(void *owner, const alloy_host_tensor *inputs,
+                              alloy_host_tensor *outputs, int num_outputs) {
+  return run_now(owner, inputs, outputs, num_outputs);
 }
 
 alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,
                                      int num_outputs) {
   alloy_error *e = check_run(p, inputs, num_inputs, num_outputs);
-  if (e) return e;
-  p->a_in = inputs, p->a_out = outputs, p->a_nout = num_outputs, p->a_err = NULL;
-  p->in_flight = true;
-  if (pthread_create(&p->thread, NULL, run_thread, p) != 0) {
-    p->in_flight = false;
-    return run_now(p, inputs, outputs, num_outputs); /* no thread: run here */
-  }
-  return NULL;
+  return e ? e : exec_async_start(&p->async, run_owner, p, inputs, outputs, num_outputs);
 }
 
-alloy_error *alloy_program_wait(alloy_program *p) {
-  if (!p->in_flight)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this program is in flight");
-  pthread_join(p->thread, NULL);
-  p->in_flight = false;
-  alloy_error *e = p->a_err;
-  p->a_err = NULL;
-  return e;
-}
+alloy_error *alloy_program_wait(alloy_program *p) { return exec_async_wait(&p->async, "program"); }
 
 void alloy_program_stats(const alloy_program *p, alloy_run_stats *out) {
   alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
   if (p->x) s = *exec_stats(p->x);
   s.folded_nodes = (uint64_t)fold_nodes(p->fold);
-  size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
-  size_t keep = out->struct_size;
-  memcpy(out, &s, n);
-  out->struct_size = keep;
+  exec_stats_copy(&s, out);
 }
