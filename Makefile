@@ -45,6 +45,9 @@ PLUGIN_LIBS   = -lffi -lm
 PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c))))
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
+# Plugins that misbehave on load live in a folder of their own, so that only
+# the tests that ask for them ever open them.
+HOSTILE_SO = $(patsubst tests/hostile_plugins/%.c,$(BUILD)/tests/hostile_plugins/liballoy-%.so,$(wildcard tests/hostile_plugins/*.c))
 # The testing backend "chooser": the reference kernels with claims chosen by
 # $ALLOY_CHOOSER (tests/chooser/chooser.c), for real mixtures in CI.
 CHOOSER_SO = $(BUILD)/tests/plugins/liballoy-chooser.so
@@ -54,7 +57,7 @@ CHOOSER_SO = $(BUILD)/tests/plugins/liballoy-chooser.so
 DEVSIM_SO = $(BUILD)/tests/plugins/liballoy-devsim.so
 
 .PHONY: all deps deps-fuzz run test asan fuzz bench clean
-all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO) $(CHOOSER_SO) $(DEVSIM_SO)
+all: $(LIB_A) $(LIB_SO) $(ALLOY) $(UNIT) $(KT_A) $(PLUGIN_SO) $(TEST_PLUGIN_SO) $(HOSTILE_SO) $(CHOOSER_SO) $(DEVSIM_SO)
 
 $(BUILD)/obj/plugin/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -90,6 +93,10 @@ $(DEVSIM_SO): $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(wildcard tests/devsim/*.c
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS) -lpthread
+$(BUILD)/tests/hostile_plugins/liballoy-%.so: $(BUILD)/obj/plugin/tests/hostile_plugins/%.o $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
 $(BUILD)/tests/plugins/liballoy-%.so: $(BUILD)/obj/plugin/tests/plugins/%.o $(KT_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"

@@ -4,8 +4,10 @@
  * falls back to a static error so that reporting a failure cannot fail.
  */
 #include "alloy/error.h"
+#include "ir/ir.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,3 +77,5 @@ void alloy_error_free(alloy_error *err) {
   free(err->message);
   free(err);
 }
+
+bool alloy_error_is_static(const alloy_error *err) { return err == &out_of_memory; }

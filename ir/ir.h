@@ -130,6 +130,10 @@ void alloy_graph_set_input_data(alloy_graph *g, int i, const void *data, uint64_
 const void *alloy_graph_input_data(const alloy_graph *g, int i, uint64_t *bytes);
 bool alloy_graph_input_is_intermediate(const alloy_graph *g, int i);
 
+/* Whether err is the static out-of-memory error alloy_error_new falls back
+ * to (ir/error.c): never freed, and the same pointer every time. */
+bool alloy_error_is_static(const alloy_error *err);
+
 /* Visits every value referenced by an argument (recursing into lists). */
 typedef void (*alloy_arg_value_fn)(alloy_value *v, void *ctx);
 void alloy_arg_for_each_value(const alloy_arg *a, alloy_arg_value_fn fn,

@@ -176,7 +176,10 @@
   F(alloy_runtime_options, num_plugin_dirs)                             \
   F(alloy_runtime_options, no_default_paths)                            \
   /* 1.2: the padding made explicit */                                  \
-  F(alloy_runtime_options, reserved)
+  F(alloy_runtime_options, reserved)                                    \
+  F(alloy_runtime_options, only_backends)                               \
+  F(alloy_runtime_options, num_only_backends)                           \
+  F(alloy_runtime_options, reserved2)
 
 #define FIELDS_alloy_backend_info(F)                                    \
   F(alloy_backend_info, struct_size) F(alloy_backend_info, name)        \

@@ -14,10 +14,17 @@
  *     passes other data; what depends only on bound weights is folded and
  *     gives the same values;
  *   - the asynchronous run gives what the synchronous one does, and a
- *     second run while one is in flight is refused.
+ *     second run while one is in flight is refused;
+ *   - what a plugin hands back is checked before it is believed (a lying
+ *     test plugin, tests/plugins/liar.c), and a runtime asked for some
+ *     backends never loads the others (one that crashes on open).
  */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
@@ -300,4 +307,93 @@ TEST(backend_options_reach_only_backends_that_take_them) {
   CHECK(!p);
   alloy_graph_free(g);
   alloy_runtime_close(rt);
+}
+
+/* ---- what a plugin hands back is checked before it is believed ---------- */
+
+static alloy_graph *relu_graph(void) {
+  alloy_graph *g = alloy_graph_new();
+  alloy_value *x = input(g, "x", ALLOY_F32, 4);
+  alloy_value *r = node1(g, "aten.relu.default", x, NULL);
+  CHECK_OK(alloy_graph_set_outputs(g, &r, 1));
+  return g;
+}
+
+/* The error compiling relu on the liar when $ALLOY_LIAR says what. */
+static alloy_error *liar_compile_run(const char *what) {
+  setenv("ALLOY_LIAR", what, 1);
+  alloy_runtime *rt = open_test_plugins();
+  int liar = rt ? alloy_runtime_find_backend(rt, "liar") : -1;
+  alloy_error *e = liar < 0 ? alloy_error_new(ALLOY_ERR_NOT_FOUND, "no liar plugin") : NULL;
+  alloy_graph *g = relu_graph();
+  alloy_program *p = NULL;
+  if (!e) e = alloy_program_compile(rt, liar, g, &p);
+  float xs[4] = {1, -1, 2, -2};
+  int64_t n4 = 4;
+  alloy_host_tensor in = {sizeof in, ALLOY_F32, 1, &n4, xs}, out = {.struct_size = sizeof out};
+  if (!e) e = alloy_program_run(p, &in, 1, &out, 1);
+  alloy_program_release(p);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+  unsetenv("ALLOY_LIAR");
+  return e;
+}
+
+TEST(a_plugin_s_bogus_answers_become_errors_naming_the_entry) {
+  static const struct {
+    const char *lie, *want;
+  } cases[] = {
+      {"no_executable", "liar: compile returned success without its result"},
+      {"bogus_error", "liar: claim returned an error the host did not make"},
+      {"no_buffer", "liar: buffer_allocate returned success without its result"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    alloy_error *e = liar_compile_run(cases[i].lie);
+    if (!e || !strstr(alloy_error_message(e), cases[i].want))
+      harness_fail(__FILE__, __LINE__, "%s: got \"%s\", expected \"%s\"", cases[i].lie,
+                   e ? alloy_error_message(e) : "success", cases[i].want);
+    alloy_error_free(e);
+  }
+  /* Honest, the same plugin runs relu. */
+  CHECK_OK(liar_compile_run(""));
+  /* A device count of INT_MAX is believed only up to the bound. */
+  setenv("ALLOY_LIAR", "many_devices", 1);
+  alloy_runtime *rt = open_test_plugins();
+  unsetenv("ALLOY_LIAR");
+  REQUIRE(rt);
+  alloy_backend_info info = {.struct_size = ALLOY_BACKEND_INFO_STRUCT_SIZE};
+  alloy_runtime_backend_info(rt, alloy_runtime_find_backend(rt, "liar"), &info);
+  CHECK(info.num_devices > 0 && info.num_devices <= 64);
+  alloy_runtime_close(rt);
+}
+
+/* Opens a runtime over the hostile plugins' folder in a child: its exit
+ * status, or 128 + the signal that killed it. */
+static int open_in_child(bool only_ref) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/../hostile_plugins", tp_test_plugins_dir());
+    const char *dirs[1] = {dir}, *only[1] = {"ref"};
+    alloy_runtime_options o = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE, .plugin_dirs = dirs,
+                               .num_plugin_dirs = 1, .no_default_paths = true,
+                               .only_backends = only_ref ? only : NULL,
+                               .num_only_backends = only_ref ? 1 : 0};
+    alloy_runtime *rt = NULL;
+    alloy_error *e = alloy_runtime_open(&o, &rt);
+    int ok = !e && rt && alloy_runtime_find_backend(rt, "ref") >= 0;
+    alloy_error_free(e);
+    alloy_runtime_close(rt);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+TEST(a_runtime_opens_only_the_backends_asked_for) {
+  /* The plugin really crashes when opened ... */
+  CHECK_INT(open_in_child(false), 128 + SIGSEGV);
+  /* ... and a runtime asked for ref alone never loads it. */
+  CHECK_INT(open_in_child(true), 0);
 }

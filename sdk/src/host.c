@@ -7,6 +7,7 @@
  * plugins are not mutated while a plugin holds them. The claims entries fill
  * struct alloy_claims of host.h; claims.c and program.c ask for claims.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,60 @@ _Static_assert((int)ALLOY_ARG_TYPE_LIST == (int)ALLOY_ARG_LIST &&
                    (int)ALLOY_ARG_TYPE_MEMORY_FORMAT == (int)ALLOY_ARG_MEMORY_FORMAT,
                "the ABI's argument types mirror alloy_arg_kind");
 
+/* ---- errors plugins make --------------------------------------------------
+ * Every error host->error_new makes is remembered until the host takes it
+ * back (host_error_take, when a plugin returns it) or the plugin frees it
+ * (host->error_free): so a returned pointer that is not one of them is
+ * known to be bogus before anything reads it. Few are outstanding at once
+ * (a plugin returns its errors at once), so a small array does. */
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+static const alloy_error **made;
+static size_t nmade, cap_made;
+
+static void made_add(const alloy_error *e) {
+  if (alloy_error_is_static(e)) return;
+  pthread_mutex_lock(&made_lock);
+  if (nmade == cap_made) {
+    size_t cap = cap_made ? 2 * cap_made : 64;
+    const alloy_error **grown = realloc(made, sizeof *grown * cap);
+    if (grown) made = grown, cap_made = cap;
+  }
+  /* Out of memory: unrecorded, so the host later refuses this error (and
+   * leaks it) rather than reading a pointer it cannot vouch for. */
+  if (nmade < cap_made) made[nmade++] = e;
+  pthread_mutex_unlock(&made_lock);
+}
+
+static bool made_remove(const alloy_error *e) {
+  if (alloy_error_is_static(e)) return true;
+  pthread_mutex_lock(&made_lock);
+  bool found = false;
+  for (size_t i = nmade; i-- > 0 && !found;)
+    if (made[i] == e) {
+      made[i] = made[--nmade];
+      found = true;
+    }
+  pthread_mutex_unlock(&made_lock);
+  return found;
+}
+
 static alloy_error *host_error_new(alloy_error_code code, const char *message) {
-  return alloy_error_new(code, "%s", message ? message : "(no message)");
+  alloy_error *e = alloy_error_new(code, "%s", message ? message : "(no message)");
+  made_add(e);
+  return e;
+}
+
+static void host_error_free(alloy_error *e) {
+  if (!e) return;
+  made_remove(e);
+  alloy_error_free(e);
+}
+
+alloy_error *host_error_take(alloy_error *e, const char *backend, const char *entry) {
+  if (!e || made_remove(e)) return e;
+  return alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: %s returned an error the host did not "
+                         "make (%p): not read (a plugin bug)", backend ? backend : "?",
+                         entry ? entry : "?", (void *)e);
 }
 
 static _Thread_local char last_log[512];
@@ -331,7 +384,7 @@ static const alloy_host_api host_table = {
     .abi_major = ALLOY_ABI_MAJOR,
     .abi_minor = ALLOY_ABI_MINOR,
     .error_new = host_error_new,
-    .error_free = alloy_error_free,
+    .error_free = host_error_free,
     .log = host_log,
     .error_message = alloy_error_message,
     .alloc = host_alloc,

@@ -41,6 +41,13 @@ struct alloy_claims {
  * zeroes those fields. */
 void claims_release(alloy_claims *c);
 
+/* An error a plugin returned to the host (entry names the entry, backend
+ * the plugin): the error itself when host->error_new made it and no one
+ * took it yet, else a new error saying what came back instead (a pointer
+ * the host never made is never read: a plugin's bug must not crash the
+ * host). NULL stays NULL. Thread-safe. */
+alloy_error *host_error_take(alloy_error *e, const char *backend, const char *entry);
+
 /* Tracing (sdk/src/trace.c): the host's monotonic clock, whether a trace
  * is being recorded (alloy_trace_start), and a range on a track of the
  * host ("alloy") or of a plugin. Thread-safe; cheap when off. */

@@ -133,20 +133,27 @@ static void open_backend(alloy_runtime *rt, alloy_loaded *row) {
                         other->path, row->path));
     return;
   }
-  alloy_error *e = api->backend_open(alloy_host_table(), &row->be);
+  alloy_backend *be = NULL;
+  alloy_error *e = host_error_take(api->backend_open(alloy_host_table(), &be), api->name,
+                                   "backend_open");
+  if (!e && !be)
+    e = alloy_error_new(ALLOY_ERR_INTERNAL, "it returned success without a backend");
   if (e) {
     refuse(row, fmt_str("backend_open failed: %s", alloy_error_message(e)));
     alloy_error_free(e);
     return;
   }
+  row->be = be;
   row->ok = true;
-  row->num_devices = api->device_count(row->be);
+  /* Believed only within bounds: a count of INT_MAX must not hang here. */
+  int ndev = api->device_count(row->be);
+  row->num_devices = ndev < 0 ? 0 : ndev > ALLOY_MAX_DEVICES ? ALLOY_MAX_DEVICES : ndev;
   size_t len = 0, cap = 256;
   row->devices = calloc(1, cap);
   for (int d = 0; d < row->num_devices && row->devices; d++) {
     static const char *kinds[] = {"cpu", "gpu", "accelerator"};
     alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
-    alloy_error *de = api->device_info(row->be, d, &info);
+    alloy_error *de = host_error_take(api->device_info(row->be, d, &info), api->name, "device_info");
     char item[160];
     if (de) {
       snprintf(item, sizeof item, "%s#%d (error: %s)", d ? ", " : "", d, alloy_error_message(de));
@@ -216,7 +223,22 @@ static int name_cmp(const void *a, const void *b) {
 
 /* Loads every liballoy-*.so of dir, in name order; a folder seen before
  * (by real path) is skipped. */
-static void scan_dir(alloy_runtime *rt, const char *dir, char ***seen, int *nseen) {
+/* Whether liballoy-<name>.so is among the backends asked for (all when
+ * the options name none). */
+static bool wanted(const alloy_runtime_options *o, const char *file_name) {
+  if (!o || !ALLOY_HAS_FIELD(o, alloy_runtime_options, num_only_backends) ||
+      o->num_only_backends <= 0 || !o->only_backends)
+    return true;
+  size_t len = strlen(file_name) - 9 - 3;
+  for (int i = 0; i < o->num_only_backends; i++) {
+    const char *n = o->only_backends[i];
+    if (n && strlen(n) == len && !strncasecmp(n, file_name + 9, len)) return true;
+  }
+  return false;
+}
+
+static void scan_dir(alloy_runtime *rt, const alloy_runtime_options *o, const char *dir,
+                     char ***seen, int *nseen) {
   char real[PATH_MAX];
   if (!realpath(dir, real)) return;
   for (int i = 0; i < *nseen; i++)
@@ -233,7 +255,8 @@ static void scan_dir(alloy_runtime *rt, const char *dir, char ***seen, int *nsee
   struct dirent *ent;
   while ((ent = readdir(d))) {
     size_t len = strlen(ent->d_name);
-    if (len <= 12 || strncmp(ent->d_name, "liballoy-", 9) || strcmp(ent->d_name + len - 3, ".so"))
+    if (len <= 12 || strncmp(ent->d_name, "liballoy-", 9) || strcmp(ent->d_name + len - 3, ".so") ||
+        !wanted(o, ent->d_name))
       continue;
     char **more = realloc(names, sizeof *names * (size_t)(n + 1));
     if (!more) break;
@@ -326,18 +349,31 @@ alloy_error *alloy_runtime_open(const alloy_runtime_options *options,
     char *paths = env ? strdup(env) : NULL;
     for (char *save = NULL, *dir = paths ? strtok_r(paths, ":", &save) : NULL; dir;
          dir = strtok_r(NULL, ":", &save))
-      scan_dir(rt, dir, &seen, &nseen);
+      scan_dir(rt, options, dir, &seen, &nseen);
     free(paths);
     char dir[PATH_MAX];
-    if (program_plugin_dir(dir, sizeof dir)) scan_dir(rt, dir, &seen, &nseen);
+    if (program_plugin_dir(dir, sizeof dir)) scan_dir(rt, options, dir, &seen, &nseen);
   }
   if (options && ALLOY_HAS_FIELD(options, alloy_runtime_options, num_plugin_dirs))
     for (int i = 0; i < options->num_plugin_dirs; i++)
-      scan_dir(rt, options->plugin_dirs[i], &seen, &nseen);
+      scan_dir(rt, options, options->plugin_dirs[i], &seen, &nseen);
   for (int i = 0; i < nseen; i++) free(seen[i]);
   free(seen);
   load_builtin_ref(rt);
   sort_by_priority(rt);
+  /* The rows stop moving here: every open backend is guarded from now on
+   * (guard.c). */
+  for (int i = 0; i < rt->num; i++) {
+    alloy_loaded *row = &rt->backends[i];
+    if (!row->ok) continue;
+    alloy_error *ge = runtime_guard(row);
+    if (ge) {
+      row->api->backend_close(row->be);
+      row->be = NULL;
+      refuse(row, fmt_str("%s", alloy_error_message(ge)));
+      alloy_error_free(ge);
+    }
+  }
   *out = rt;
   return NULL;
 }

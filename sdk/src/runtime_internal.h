@@ -21,16 +21,26 @@ typedef struct alloy_loaded {
    * compile (alloy_compile_options) and part of the compile cache's key. */
   alloy_option *options;      /* keys and values malloc'd */
   int noptions;
-  /* Entry counting (counting.c, for conformance): when on, api points at
-   * counted, a copy of the plugin's table whose entries count their calls
-   * and forward to real_api. */
+  /* The guard (guard.c): api points at counted, a copy of the plugin's
+   * table whose entries count their calls, check what comes back and
+   * forward to real_api. calls marks that counting was asked for. */
   const alloy_plugin_api *real_api;
   alloy_plugin_api counted;
   uint64_t *calls;            /* by entry, see counting.c; NULL when off */
 } alloy_loaded;
 
-/* Entry counting (counting.c): from now on, every call the host makes into
- * backend i's plugin table is counted by entry name. For conformance, which
+/* The most devices the host believes a backend has. */
+#define ALLOY_MAX_DEVICES 64
+
+/* Guards row (guard.c): from now on every call the host makes into its
+ * plugin's table goes through a trampoline that counts it and checks what
+ * comes back. Called once the runtime's rows stop moving (the end of
+ * alloy_runtime_open); an error when the process has too many backends
+ * open at once. */
+alloy_error *runtime_guard(alloy_loaded *row);
+
+/* Entry counting (guard.c): from now on, every call the host makes into
+ * backend i's plugin table is counted by entry name (the counters restart). For conformance, which
  * fails a backend whose required entries its suite never exercised. Call
  * before the backend is used by anything else; stays on until the runtime
  * closes. */

@@ -41,8 +41,16 @@ typedef struct alloy_runtime_options {
    * own folders). */
   bool no_default_paths;
   uint8_t reserved[3]; /* zero; makes the padding explicit, since 1.2 */
+  /* since 1.2: open only these backends (names, case-insensitive; borrowed
+   * for the call), besides the built-in reference backend: a file
+   * liballoy-<name>.so whose <name> is not among them is not even loaded,
+   * so a plugin that crashes on load cannot take down a run that does not
+   * use it. NULL (or 0 names): every backend found, as `alloy backends`. */
+  const char *const *only_backends;
+  int32_t num_only_backends;
+  int32_t reserved2;   /* zero */
 } alloy_runtime_options;
-#define ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_runtime_options, reserved)
+#define ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_runtime_options, reserved2)
 
 /* Loads every backend found. options may be NULL. Fails only when memory
  * runs out; refused plugins are reported by alloy_runtime_backend_info. */

@@ -1,35 +1,45 @@
 /*
- * sdk/src/counting.c: entry counting, for conformance (runtime_internal.h).
+ * sdk/src/guard.c: every call the host makes into a plugin's table passes
+ * through here (runtime_internal.h). The loader points each opened
+ * backend's row at row->counted, a copy of the plugin's table in which
+ * every non-NULL function entry but backend_open is a trampoline that
  *
- * runtime_count_entries(rt, i) points backend i's row at row->counted, a
- * copy of the plugin's table in which every non-NULL function entry but
- * backend_open is a trampoline here: it counts the call by entry and
- * forwards it to the plugin's own table (row->real_api). Only the first
- * struct_size bytes of the plugin's table are copied, and only entries
- * inside them are swapped (ALLOY_HAS_FIELD): what an older plugin's table
- * lacks stays NULL in the copy, and the copy keeps the plugin's struct_size,
- * so the host sees exactly the table the plugin gave, entry for entry.
+ *   - counts the call by entry (conformance fails a backend whose required
+ *     entries its suite never exercised: runtime_count_entries, and
+ *     runtime_entry_calls), and
+ *   - checks what the plugin hands back before the host believes it: an
+ *     error pointer must be one host->error_new made (anything else is
+ *     replaced by an error saying so, and never read), an entry that
+ *     succeeds must fill its out-parameter (compile without an executable,
+ *     buffer_allocate without a buffer), a device count must lie in
+ *     [0, ALLOY_MAX_DEVICES].
+ *
+ * Only the first struct_size bytes of the plugin's table are copied, and
+ * only entries inside them are swapped (ALLOY_HAS_FIELD): what an older
+ * plugin's table lacks stays NULL in the copy, and the copy keeps the
+ * plugin's struct_size, so the host sees exactly the table the plugin gave,
+ * entry for entry.
  *
  * A trampoline gets the plugin's arguments and nothing else. Every entry but
  * backend_open takes the alloy_backend * first, so the row is found by that
- * pointer in a process-wide registry: a fixed array of COUNT_SLOTS slots,
+ * pointer in a process-wide registry: a fixed array of GUARD_SLOTS slots,
  * each (backend, the plugin's table, the row, the counters), searched
- * lock-free by a linear scan. backend_open is left as it is: it runs at load,
- * before counting can start, and takes no backend to find the row by.
+ * lock-free by a linear scan. backend_open is called by the loader itself,
+ * which checks its error the same way (host_error_take).
  *
- * A slot is taken when counting starts and given back by the backend_close
- * trampoline (the runtime's close, loader.c row_release, calls it through
- * the counted table), which also points the row back at the plugin's table:
- * after that the backend pointer is dead, and the plugin may hand the same
- * address to a later backend. So no hook in the loader is needed.
+ * A slot is taken when the backend opens and given back by the
+ * backend_close trampoline (the runtime's close, loader.c row_release,
+ * calls it through the guarded table), which also points the row back at
+ * the plugin's table: after that the backend pointer is dead, and the
+ * plugin may hand the same address to a later backend.
  *
  * Threads: execute, the copies and event_wait may be called from several
  * threads at once (alloy/plugin.h), so the counters are C11 atomics
  * (relaxed: they are tallies, read after the calls they count returned).
  * A slot is published with a release store of its backend pointer after
- * the rest of it is written, and found with acquire loads. Starting and
- * stopping counting follow the plugin table's own rule for creating and
- * releasing objects: one thread at a time per backend.
+ * the rest of it is written, and found with acquire loads. Guarding starts
+ * and stops as the plugin table's rule for creating and releasing objects
+ * says: one thread at a time per backend.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -53,10 +63,10 @@ enum count_entry {
 #define X(f) COUNT_##f,
   COUNT_ENTRIES(X)
 #undef X
-  COUNT_NUM
+  GUARD_NUM_ENTRIES
 };
 
-static const char *const entry_names[COUNT_NUM] = {
+static const char *const entry_names[GUARD_NUM_ENTRIES] = {
 #define X(f) #f,
     COUNT_ENTRIES(X)
 #undef X
@@ -75,20 +85,20 @@ const char *const runtime_required_entries[] = {
 
 /* ---- the registry ---------------------------------------------------------- */
 
-enum { COUNT_SLOTS = 64 };
+enum { GUARD_SLOTS = 256 };
 
 typedef struct count_slot {
   atomic_int taken;                /* 0 free, 1 taken (compare-exchanged)    */
   _Atomic(alloy_backend *) be;     /* published last; NULL while not in use  */
   const alloy_plugin_api *real;    /* the plugin's own table                 */
   alloy_loaded *row;               /* the row whose api is the counted copy  */
-  _Atomic uint64_t calls[COUNT_NUM];
+  _Atomic uint64_t calls[GUARD_NUM_ENTRIES];
 } count_slot;
 
-static count_slot slots[COUNT_SLOTS];
+static count_slot slots[GUARD_SLOTS];
 
 static count_slot *slot_of(const alloy_backend *be) {
-  for (int i = 0; i < COUNT_SLOTS; i++)
+  for (int i = 0; i < GUARD_SLOTS; i++)
     if (atomic_load_explicit(&slots[i].be, memory_order_acquire) == be) return &slots[i];
   return NULL;
 }
@@ -99,8 +109,8 @@ static count_slot *slot_of(const alloy_backend *be) {
 static count_slot *enter(alloy_backend *be, enum count_entry entry) {
   count_slot *s = be ? slot_of(be) : NULL;
   if (!s) {
-    fprintf(stderr, "alloy: entry counting: %s called with backend %p, which is not counted "
-            "(closed, or never opened by this runtime)\n", entry_names[entry], (void *)be);
+    fprintf(stderr, "alloy: %s called with backend %p, which is not open (closed, or never "
+            "opened by this runtime): a host bug\n", entry_names[entry], (void *)be);
     abort();
   }
   atomic_fetch_add_explicit(&s->calls[entry], 1, memory_order_relaxed);
@@ -121,7 +131,27 @@ static void slot_release(count_slot *s) {
   atomic_store_explicit(&s->taken, 0, memory_order_release);
 }
 
-/* ---- the trampolines: count, then forward ----------------------------------- */
+/* ---- checks of what a plugin hands back ------------------------------------ */
+
+/* The plugin's error, if the host made it; else an error saying what came
+ * back instead (never read). */
+static alloy_error *took(const count_slot *s, enum count_entry entry, alloy_error *e) {
+  return host_error_take(e, s->row ? s->row->name : "?", entry_names[entry]);
+}
+
+/* An entry that succeeded without filling its out-parameter. Called with
+ * the entry's result already in hand: C leaves the order of a call's
+ * arguments open, so the out-parameter is read after the entry returned,
+ * never in the same argument list. */
+static alloy_error *filled(const count_slot *s, enum count_entry entry, alloy_error *e,
+                           const void *out) {
+  e = took(s, entry, e);
+  if (e || out) return e;
+  return alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: %s returned success without its result "
+                         "(a plugin bug)", s->row ? s->row->name : "?", entry_names[entry]);
+}
+
+/* ---- the trampolines: count, check, forward -------------------------------- */
 
 static void t_backend_close(alloy_backend *be) {
   count_slot *s = enter(be, COUNT_backend_close);
@@ -132,25 +162,35 @@ static void t_backend_close(alloy_backend *be) {
 }
 
 static int t_device_count(alloy_backend *be) {
-  return enter(be, COUNT_device_count)->real->device_count(be);
+  count_slot *s = enter(be, COUNT_device_count);
+  int n = s->real->device_count(be);
+  return n < 0 ? 0 : n > ALLOY_MAX_DEVICES ? ALLOY_MAX_DEVICES : n;
 }
 
 static alloy_error *t_device_info(alloy_backend *be, int device, alloy_device_info *info) {
-  return enter(be, COUNT_device_info)->real->device_info(be, device, info);
+  count_slot *s = enter(be, COUNT_device_info);
+  return took(s, COUNT_device_info, s->real->device_info(be, device, info));
 }
 
 static alloy_error *t_claim(alloy_backend *be, const alloy_graph *g, alloy_claims *claims) {
-  return enter(be, COUNT_claim)->real->claim(be, g, claims);
+  count_slot *s = enter(be, COUNT_claim);
+  return took(s, COUNT_claim, s->real->claim(be, g, claims));
 }
 
 static alloy_error *t_compile(alloy_backend *be, const alloy_graph *partition,
                               const alloy_compile_options *options, alloy_executable **out) {
-  return enter(be, COUNT_compile)->real->compile(be, partition, options, out);
+  count_slot *s = enter(be, COUNT_compile);
+  alloy_executable *exe = NULL;
+  alloy_error *e = s->real->compile(be, partition, options, &exe);
+  e = filled(s, COUNT_compile, e, exe);
+  if (!e) *out = exe;
+  return e;
 }
 
 static alloy_error *t_execute(alloy_backend *be, alloy_executable *exe,
                               const alloy_execute_args *args) {
-  return enter(be, COUNT_execute)->real->execute(be, exe, args);
+  count_slot *s = enter(be, COUNT_execute);
+  return took(s, COUNT_execute, s->real->execute(be, exe, args));
 }
 
 static void t_executable_release(alloy_backend *be, alloy_executable *exe) {
@@ -159,7 +199,12 @@ static void t_executable_release(alloy_backend *be, alloy_executable *exe) {
 
 static alloy_error *t_buffer_allocate(alloy_backend *be, int device, uint64_t bytes,
                                       alloy_buffer **out) {
-  return enter(be, COUNT_buffer_allocate)->real->buffer_allocate(be, device, bytes, out);
+  count_slot *s = enter(be, COUNT_buffer_allocate);
+  alloy_buffer *b = NULL;
+  alloy_error *e = s->real->buffer_allocate(be, device, bytes, &b);
+  e = filled(s, COUNT_buffer_allocate, e, b);
+  if (!e) *out = b;
+  return e;
 }
 
 static void t_buffer_release(alloy_backend *be, alloy_buffer *buf) {
@@ -173,26 +218,34 @@ static void *t_buffer_host_pointer(alloy_backend *be, alloy_buffer *buf) {
 static alloy_error *t_buffer_copy_from_host(alloy_backend *be, alloy_buffer *dst, uint64_t offset,
                                             const void *src, uint64_t bytes, alloy_queue *queue,
                                             alloy_event **done) {
-  return enter(be, COUNT_buffer_copy_from_host)
-      ->real->buffer_copy_from_host(be, dst, offset, src, bytes, queue, done);
+  count_slot *s = enter(be, COUNT_buffer_copy_from_host);
+  return took(s, COUNT_buffer_copy_from_host,
+              s->real->buffer_copy_from_host(be, dst, offset, src, bytes, queue, done));
 }
 
 static alloy_error *t_buffer_copy_to_host(alloy_backend *be, void *dst, alloy_buffer *src,
                                           uint64_t offset, uint64_t bytes, alloy_queue *queue,
                                           alloy_event **done) {
-  return enter(be, COUNT_buffer_copy_to_host)
-      ->real->buffer_copy_to_host(be, dst, src, offset, bytes, queue, done);
+  count_slot *s = enter(be, COUNT_buffer_copy_to_host);
+  return took(s, COUNT_buffer_copy_to_host,
+              s->real->buffer_copy_to_host(be, dst, src, offset, bytes, queue, done));
 }
 
 static alloy_error *t_buffer_copy(alloy_backend *be, alloy_buffer *dst, uint64_t dst_offset,
                                   alloy_buffer *src, uint64_t src_offset, uint64_t bytes,
                                   alloy_queue *queue, alloy_event **done) {
-  return enter(be, COUNT_buffer_copy)
-      ->real->buffer_copy(be, dst, dst_offset, src, src_offset, bytes, queue, done);
+  count_slot *s = enter(be, COUNT_buffer_copy);
+  return took(s, COUNT_buffer_copy,
+              s->real->buffer_copy(be, dst, dst_offset, src, src_offset, bytes, queue, done));
 }
 
 static alloy_error *t_queue_create(alloy_backend *be, int device, alloy_queue **out) {
-  return enter(be, COUNT_queue_create)->real->queue_create(be, device, out);
+  count_slot *s = enter(be, COUNT_queue_create);
+  alloy_queue *q = NULL;
+  alloy_error *e = s->real->queue_create(be, device, &q);
+  e = filled(s, COUNT_queue_create, e, q);
+  if (!e) *out = q;
+  return e;
 }
 
 static void t_queue_release(alloy_backend *be, alloy_queue *q) {
@@ -200,7 +253,8 @@ static void t_queue_release(alloy_backend *be, alloy_queue *q) {
 }
 
 static alloy_error *t_event_wait(alloy_backend *be, alloy_event *ev) {
-  return enter(be, COUNT_event_wait)->real->event_wait(be, ev);
+  count_slot *s = enter(be, COUNT_event_wait);
+  return took(s, COUNT_event_wait, s->real->event_wait(be, ev));
 }
 
 static int t_event_query(alloy_backend *be, alloy_event *ev) {
@@ -213,26 +267,38 @@ static void t_event_release(alloy_backend *be, alloy_event *ev) {
 
 static alloy_error *t_executable_serialize(alloy_backend *be, alloy_executable *exe, void **bytes,
                                            uint64_t *size, alloy_compat_info *info) {
-  return enter(be, COUNT_executable_serialize)->real->executable_serialize(be, exe, bytes, size, info);
+  count_slot *s = enter(be, COUNT_executable_serialize);
+  return took(s, COUNT_executable_serialize, s->real->executable_serialize(be, exe, bytes, size, info));
 }
 
 static alloy_error *t_executable_deserialize(alloy_backend *be, const alloy_graph *partition,
                                              const void *bytes, uint64_t size,
                                              alloy_executable **out) {
-  return enter(be, COUNT_executable_deserialize)
-      ->real->executable_deserialize(be, partition, bytes, size, out);
+  count_slot *s = enter(be, COUNT_executable_deserialize);
+  alloy_executable *exe = NULL;
+  alloy_error *e = s->real->executable_deserialize(be, partition, bytes, size, &exe);
+  e = filled(s, COUNT_executable_deserialize, e, exe);
+  if (!e) *out = exe;
+  return e;
 }
 
 static alloy_error *t_event_record(alloy_backend *be, alloy_queue *q, alloy_event **out) {
-  return enter(be, COUNT_event_record)->real->event_record(be, q, out);
+  count_slot *s = enter(be, COUNT_event_record);
+  return took(s, COUNT_event_record, s->real->event_record(be, q, out));
 }
 
 static alloy_error *t_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_event *ev) {
-  return enter(be, COUNT_queue_wait_event)->real->queue_wait_event(be, q, ev);
+  count_slot *s = enter(be, COUNT_queue_wait_event);
+  return took(s, COUNT_queue_wait_event, s->real->queue_wait_event(be, q, ev));
 }
 
 static alloy_error *t_host_buffer_allocate(alloy_backend *be, uint64_t bytes, void **out) {
-  return enter(be, COUNT_host_buffer_allocate)->real->host_buffer_allocate(be, bytes, out);
+  count_slot *s = enter(be, COUNT_host_buffer_allocate);
+  void *p = NULL;
+  alloy_error *e = s->real->host_buffer_allocate(be, bytes, &p);
+  e = filled(s, COUNT_host_buffer_allocate, e, p);
+  if (!e) *out = p;
+  return e;
 }
 
 static void t_host_buffer_release(alloy_backend *be, void *ptr) {
@@ -241,34 +307,34 @@ static void t_host_buffer_release(alloy_backend *be, void *ptr) {
 
 static alloy_error *t_buffer_import(alloy_backend *be, int device, void *device_pointer,
                                     uint64_t bytes, const alloy_ext *ext, alloy_buffer **out) {
-  return enter(be, COUNT_buffer_import)
-      ->real->buffer_import(be, device, device_pointer, bytes, ext, out);
+  count_slot *s = enter(be, COUNT_buffer_import);
+  alloy_buffer *b = NULL;
+  alloy_error *e = s->real->buffer_import(be, device, device_pointer, bytes, ext, &b);
+  e = filled(s, COUNT_buffer_import, e, b);
+  if (!e) *out = b;
+  return e;
 }
 
 static alloy_error *t_backend_set_option(alloy_backend *be, const char *key, const char *value) {
-  return enter(be, COUNT_backend_set_option)->real->backend_set_option(be, key, value);
+  count_slot *s = enter(be, COUNT_backend_set_option);
+  return took(s, COUNT_backend_set_option, s->real->backend_set_option(be, key, value));
 }
 
 /* ---- the interface ---------------------------------------------------------- */
 
-alloy_error *runtime_count_entries(alloy_runtime *rt, int backend) {
-  if (!rt || backend < 0 || backend >= rt->num || !rt->backends[backend].ok ||
-      !rt->backends[backend].api || !rt->backends[backend].be)
-    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
-                           "entry counting: backend %d is not an open backend", backend);
-  alloy_loaded *row = &rt->backends[backend];
-  if (row->calls) return NULL; /* already on */
+alloy_error *runtime_guard(alloy_loaded *row) {
+  if (row->real_api) return NULL; /* already guarded */
   const alloy_plugin_api *real = row->api;
   count_slot *s = NULL;
-  for (int i = 0; i < COUNT_SLOTS && !s; i++) {
+  for (int i = 0; i < GUARD_SLOTS && !s; i++) {
     int free_slot = 0;
     if (atomic_compare_exchange_strong(&slots[i].taken, &free_slot, 1)) s = &slots[i];
   }
   if (!s)
-    return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY,
-                           "entry counting: backend %s: %d backends are counted already (the most "
-                           "at once)", row->name, COUNT_SLOTS);
-  for (int i = 0; i < COUNT_NUM; i++) atomic_store_explicit(&s->calls[i], 0, memory_order_relaxed);
+    return alloy_error_new(ALLOY_ERR_UNAVAILABLE,
+                           "backend %s: %d backends are open in this process already (the most "
+                           "at once)", row->name, GUARD_SLOTS);
+  for (int i = 0; i < GUARD_NUM_ENTRIES; i++) atomic_store_explicit(&s->calls[i], 0, memory_order_relaxed);
   s->real = real;
   s->row = row;
 
@@ -290,10 +356,22 @@ alloy_error *runtime_count_entries(alloy_runtime *rt, int backend) {
 #undef SWAP
 
   row->real_api = real;
-  row->calls = (uint64_t *)s->calls; /* a marker only: read through runtime_entry_calls */
   /* Published last: from here on the trampolines find the slot. */
   atomic_store_explicit(&s->be, row->be, memory_order_release);
   row->api = &row->counted;
+  return NULL;
+}
+
+alloy_error *runtime_count_entries(alloy_runtime *rt, int backend) {
+  if (!rt || backend < 0 || backend >= rt->num || !rt->backends[backend].ok ||
+      !rt->backends[backend].real_api || !rt->backends[backend].be)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "entry counting: backend %d is not an open backend", backend);
+  alloy_loaded *row = &rt->backends[backend];
+  count_slot *s = slot_of(row->be);
+  if (!s) return alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s is not guarded", row->name);
+  for (int i = 0; i < GUARD_NUM_ENTRIES; i++) atomic_store_explicit(&s->calls[i], 0, memory_order_relaxed);
+  row->calls = (uint64_t *)s->calls; /* a marker only: read through runtime_entry_calls */
   return NULL;
 }
 
@@ -303,7 +381,7 @@ int64_t runtime_entry_calls(const alloy_runtime *rt, int backend, const char *na
   if (!row->calls || !row->be) return -1;
   const count_slot *s = slot_of(row->be);
   if (!s || s->row != row) return -1;
-  for (int i = 0; i < COUNT_NUM; i++)
+  for (int i = 0; i < GUARD_NUM_ENTRIES; i++)
     if (!strcmp(entry_names[i], name))
       return (int64_t)atomic_load_explicit(&s->calls[i], memory_order_relaxed);
   return -1;
