@@ -148,7 +148,12 @@ typedef struct result_msg {
 
 static alloy_error *env_open(const conform_options *o, conform_env *env) {
   *env = (conform_env){.o = o, .backend = -1, .ref = -1};
-  alloy_error *e = alloy_runtime_open(NULL, &env->rt);
+  /* Only the backend under test (and ref, built in) is loaded: another
+   * plugin on the path that crashes when opened cannot fail the suite. */
+  const char *only[1] = {o->backend};
+  alloy_runtime_options ro = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
+                              .only_backends = only, .num_only_backends = 1};
+  alloy_error *e = alloy_runtime_open(&ro, &env->rt);
   if (e) return e;
   env->ref = alloy_runtime_find_backend(env->rt, "ref");
   if (strcmp(o->backend, "meta")) {

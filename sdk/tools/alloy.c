@@ -269,6 +269,19 @@ static int cmd_conform(int argc, char **argv) {
   return conform_run(&o, stdout);
 }
 
+alloy_error *tool_runtime_open(const char *list, alloy_runtime **out) {
+  char names[1024];
+  const char *only[16];
+  int n = 0;
+  snprintf(names, sizeof names, "%s", list ? list : "");
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name && n < 16;
+       name = strtok_r(NULL, ",", &save))
+    only[n++] = name;
+  alloy_runtime_options o = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
+                             .only_backends = n ? only : NULL, .num_only_backends = n};
+  return alloy_runtime_open(&o, out);
+}
+
 static int cmd_backends(int argc, char **argv) {
   (void)argv;
   if (argc != 0) return usage(stderr);

@@ -206,7 +206,7 @@ int cmd_partition(int argc, char **argv) {
   alloy_mixture *mix = NULL;
   alloy_safetensors *st = NULL;
   alloy_error *e = alloy_model_load(model, &m);
-  if (!e) e = alloy_runtime_open(NULL, &rt);
+  if (!e) e = tool_runtime_open(list, &rt);
   int idx[16], nb = 0;
   char names[512];
   snprintf(names, sizeof names, "%s", list);
