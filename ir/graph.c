@@ -34,12 +34,37 @@ static bool grow(void **arr, int *cap, int need, size_t elem) {
 
 /* --- value names ------------------------------------------------------ */
 
+/* The name table: open addressing with linear probing, at most half full.
+ * Every operation is O(1) on average: lookups, inserts (the table doubles
+ * when half full, which costs O(1) per insert amortized), and renames,
+ * which take the value out (backward-shift deletion, so no tombstones) and
+ * put it back under its new name. Importers and clones rename once per
+ * value, so anything more than O(1) per rename makes them quadratic
+ * (issue 15); name_work counts the slots every operation visits so that a
+ * test can tell. */
+static _Thread_local uint64_t name_work;
+
+/* Test hook (tests/test_hostile_pt2.c): slots of name tables visited by
+ * this thread so far. Declared here, not in a header: only tests use it. */
+uint64_t alloy_graph_name_table_work(void);
+uint64_t alloy_graph_name_table_work(void) { return name_work; }
+
 alloy_value *alloy_graph_find_value(const alloy_graph *g, const char *name) {
   if (!g->name_slots) return NULL;
   size_t mask = (size_t)g->name_cap - 1;
-  for (size_t i = alloy_hash_str(name) & mask; g->name_slots[i]; i = (i + 1) & mask)
+  for (size_t i = alloy_hash_str(name) & mask; g->name_slots[i]; i = (i + 1) & mask) {
+    name_work++;
     if (!strcmp(g->name_slots[i]->name, name)) return g->name_slots[i];
+  }
   return NULL;
+}
+
+/* Puts v in the first free slot of its probe sequence in slots[0, cap). */
+static void names_place(alloy_value **slots, int cap, alloy_value *v) {
+  size_t mask = (size_t)cap - 1, j = alloy_hash_str(v->name) & mask;
+  for (; slots[j]; j = (j + 1) & mask) name_work++;
+  name_work++;
+  slots[j] = v;
 }
 
 static bool names_insert(alloy_graph *g, alloy_value *v) {
@@ -47,33 +72,53 @@ static bool names_insert(alloy_graph *g, alloy_value *v) {
     int ncap = g->name_cap ? g->name_cap * 2 : 64;
     alloy_value **slots = calloc((size_t)ncap, sizeof *slots);
     if (!slots) return false;
-    for (int i = 0; i < g->name_cap; i++) {
-      alloy_value *w = g->name_slots[i];
-      if (!w) continue;
-      size_t j = alloy_hash_str(w->name) & (size_t)(ncap - 1);
-      while (slots[j]) j = (j + 1) & (size_t)(ncap - 1);
-      slots[j] = w;
-    }
+    for (int i = 0; i < g->name_cap; i++)
+      if (g->name_slots[i]) names_place(slots, ncap, g->name_slots[i]);
     free(g->name_slots);
     g->name_slots = slots;
     g->name_cap = ncap;
   }
-  size_t j = alloy_hash_str(v->name) & (size_t)(g->name_cap - 1);
-  while (g->name_slots[j]) j = (j + 1) & (size_t)(g->name_cap - 1);
-  g->name_slots[j] = v;
+  names_place(g->name_slots, g->name_cap, v);
   g->name_count++;
   return true;
 }
 
-/* Creates a value, named `name` or, when NULL or taken by an automatic
- * name, "v<id>". An explicit name that is taken is an error. */
+/* Takes v (under its current name) out of the table. The entries after it
+ * in its cluster move back into the hole when their probe sequence allows,
+ * so that every lookup still finds them. */
+static void names_remove(alloy_graph *g, const alloy_value *v) {
+  if (!g->name_slots) return;
+  size_t mask = (size_t)g->name_cap - 1, hole = alloy_hash_str(v->name) & mask;
+  for (; g->name_slots[hole] != v; hole = (hole + 1) & mask) {
+    name_work++;
+    if (!g->name_slots[hole]) return; /* not there */
+  }
+  for (size_t j = (hole + 1) & mask; g->name_slots[j]; j = (j + 1) & mask) {
+    name_work++;
+    size_t home = alloy_hash_str(g->name_slots[j]->name) & mask;
+    /* The entry at j may fill the hole unless its home lies cyclically in
+     * (hole, j]: then its probe sequence does not pass the hole. */
+    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (stays) continue;
+    g->name_slots[hole] = g->name_slots[j];
+    hole = j;
+  }
+  g->name_slots[hole] = NULL;
+  g->name_count--;
+}
+
+/* Creates a value, named `name` or, when NULL, automatically: "v<id>" (id:
+ * the value's index), or "v<id>_<k>" with the smallest k that is free when
+ * "v<id>" is taken. Each id is tried by one value only, so the probing
+ * costs O(1) per value amortized, however the graph's other names were
+ * chosen. An explicit name that is taken is an error. */
 static alloy_error *value_new(alloy_graph *g, const char *name,
                               alloy_value **out) {
-  char auto_name[32];
+  char auto_name[48];
   if (!name) {
-    int k = g->nvalues;
-    do snprintf(auto_name, sizeof auto_name, "v%d", k++);
-    while (alloy_graph_find_value(g, auto_name));
+    snprintf(auto_name, sizeof auto_name, "v%d", g->nvalues);
+    for (int k = 1; alloy_graph_find_value(g, auto_name); k++)
+      snprintf(auto_name, sizeof auto_name, "v%d_%d", g->nvalues, k);
     name = auto_name;
   } else if (alloy_graph_find_value(g, name)) {
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
@@ -175,6 +220,11 @@ alloy_symtab *alloy_graph_symtab(alloy_graph *g) { return g->symtab; }
 alloy_error *alloy_graph_add_input(alloy_graph *g, const char *name,
                                    const alloy_value_type *type,
                                    alloy_value **out) {
+  char why[160];
+  if (type->kind == ALLOY_VALUE_TENSOR && type->rank >= 0 && type->rank <= ALLOY_MAX_RANK &&
+      (unsigned)type->dtype < ALLOY_DTYPE_COUNT &&
+      !alloy_type_fits(type->dtype, type->shape, type->strides, type->rank, why, sizeof why))
+    return alloy_error_new(ALLOY_ERR_TYPE, "input %s is too large: %s", name ? name : "?", why);
   alloy_value *v;
   alloy_error *e = value_new(g, name, &v);
   if (!e) e = value_set_type(g, v, type->kind, type->dtype, type->shape,
@@ -344,11 +394,13 @@ static void remove_user_fn(alloy_value *v, void *ctx) {
 }
 
 /* Appends a node whose arguments are already normalized and checked and
- * whose outputs' types are known; args are deep-copied. */
-alloy_error *alloy_graph_append(alloy_graph *g, const alloy_op *op,
-                                const alloy_arg *args,
-                                const alloy_meta_out *outs, int nout,
-                                const char *name, int unbacked_first,
+ * whose outputs' types are known; args are deep-copied. Output k is named
+ * names[k] when names is given (NULL there, or with soft a name already
+ * taken: automatic), else name, name_1, name_2, ... (all automatic when
+ * name is NULL). */
+static alloy_error *append_node(alloy_graph *g, const alloy_op *op, const alloy_arg *args,
+                                const alloy_meta_out *outs, int nout, const char *name,
+                                const char *const *names, bool soft, int unbacked_first,
                                 alloy_node **out) {
   alloy_node *n = alloy_arena_alloc(&g->arena, sizeof *n);
   if (!n) return oom();
@@ -366,7 +418,8 @@ alloy_error *alloy_graph_append(alloy_graph *g, const alloy_op *op,
   for (int k = 0; k < nout; k++) {
     char buf[256];
     const char *vname = NULL;
-    if (name && k == 0) vname = name;
+    if (names) vname = soft && names[k] && alloy_graph_find_value(g, names[k]) ? NULL : names[k];
+    else if (name && k == 0) vname = name;
     else if (name) snprintf(buf, sizeof buf, "%s_%d", name, k), vname = buf;
     alloy_value *v;
     alloy_error *e = value_new(g, vname, &v);
@@ -388,6 +441,14 @@ alloy_error *alloy_graph_append(alloy_graph *g, const alloy_op *op,
   return NULL;
 }
 
+alloy_error *alloy_graph_append(alloy_graph *g, const alloy_op *op,
+                                const alloy_arg *args,
+                                const alloy_meta_out *outs, int nout,
+                                const char *name, int unbacked_first,
+                                alloy_node **out) {
+  return append_node(g, op, args, outs, nout, name, NULL, false, unbacked_first, out);
+}
+
 alloy_error *alloy_graph_add_node(alloy_graph *g, const alloy_op *op,
                                   const alloy_arg *args, int nargs,
                                   const char *const *kwnames,
@@ -400,6 +461,7 @@ alloy_error *alloy_graph_add_node(alloy_graph *g, const alloy_op *op,
   alloy_error *e = normalize_args(g, op, args, nargs, kwnames, kwargs, nkw, norm);
   alloy_meta m = {0};
   m.unbacked_next = g->next_unbacked;
+  m.node_name = name;
   if (!e) e = alloy_meta_run(op, g->symtab, norm, &m);
   if (!e) {
     e = alloy_graph_append(g, op, norm, m.outs, m.nout, name, g->next_unbacked, out);
@@ -593,28 +655,91 @@ alloy_node *alloy_value_user(const alloy_value *v, int i) {
 
 /* --- passes ----------------------------------------------------------- */
 
-static bool is_graph_output(const alloy_graph *g, const alloy_value *v) {
+/* The graph's outputs as a set: out[v->id] is true for each (calloc'd,
+ * the caller frees it; NULL when memory runs out). One pass, so that the
+ * passes below ask "is v an output?" in O(1) rather than O(outputs). */
+static bool *output_set(const alloy_graph *g) {
+  bool *out = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *out);
+  for (int i = 0; out && i < g->noutputs; i++) out[g->outputs[i]->id] = true;
+  return out;
+}
+
+static bool is_graph_output(const alloy_graph *g, const bool *set, const alloy_value *v) {
+  if (set) return set[v->id];
   for (int i = 0; i < g->noutputs; i++)
     if (g->outputs[i] == v) return true;
   return false;
 }
 
+/* Counts a dead node's use of v once (a node that reads v twice is one
+ * user of it). */
+typedef struct dce_ctx {
+  int *live_users; /* by value id: users not found dead yet */
+  int *seen;       /* by value id: the last node (id + 1) that counted */
+  int node;
+} dce_ctx;
+
+static void dce_unuse_fn(alloy_value *v, void *ctx) {
+  dce_ctx *d = ctx;
+  if (d->seen[v->id] == d->node + 1) return;
+  d->seen[v->id] = d->node + 1;
+  d->live_users[v->id]--;
+}
+
+/* The slow way, when there is no memory for the counts: each dead node
+ * leaves its values' user lists at once (O(users) per use). */
+static bool dce_node_dead_slow(alloy_graph *g, const bool *outputs, alloy_node *n) {
+  bool live = (n->op->tags & ALLOY_TAG_MUTATES) || n->nout == 0;
+  for (int k = 0; k < n->nout && !live; k++)
+    live = n->outs[k]->nusers > 0 || is_graph_output(g, outputs, n->outs[k]);
+  if (live) return false;
+  user_ctx u = {g, n, true};
+  for (int a = 0; a < n->op->schema->nargs; a++)
+    alloy_arg_for_each_value(&n->args[a], remove_user_fn, &u);
+  return true;
+}
+
+/* Linear in nodes, arguments and uses: going backwards, a node is dead when
+ * none of its outputs has a user left alive; the counts of live users drop
+ * as nodes die, and each user list is filtered once at the end (taking dead
+ * users out one by one costs O(users) each: quadratic when many dead nodes
+ * read one value, as after a decomposition round). */
 int alloy_graph_dce(alloy_graph *g) {
   int removed = 0;
+  bool *outputs = output_set(g); /* NULL (out of memory): ask the slow way */
+  int *live_users = malloc(sizeof *live_users * (size_t)(g->nvalues ? g->nvalues : 1));
+  int *seen = calloc((size_t)(g->nvalues ? g->nvalues : 1), sizeof *seen);
+  bool fast = live_users && seen;
+  for (int i = 0; fast && i < g->nvalues; i++) live_users[i] = g->values[i]->nusers;
   for (int i = g->nnodes - 1; i >= 0; i--) {
     alloy_node *n = g->nodes[i];
+    if (!fast) {
+      if (dce_node_dead_slow(g, outputs, n)) n->dead = true, removed++;
+      continue;
+    }
     /* Nodes that write an argument or return nothing (assertions) are kept
      * for their effect. */
     bool live = (n->op->tags & ALLOY_TAG_MUTATES) || n->nout == 0;
     for (int k = 0; k < n->nout && !live; k++)
-      live = n->outs[k]->nusers > 0 || is_graph_output(g, n->outs[k]);
+      live = live_users[n->outs[k]->id] > 0 || is_graph_output(g, outputs, n->outs[k]);
     if (live) continue;
-    user_ctx u = {g, n, true};
+    dce_ctx d = {live_users, seen, n->id};
     for (int a = 0; a < n->op->schema->nargs; a++)
-      alloy_arg_for_each_value(&n->args[a], remove_user_fn, &u);
+      alloy_arg_for_each_value(&n->args[a], dce_unuse_fn, &d);
     n->dead = true;
     removed++;
   }
+  for (int i = 0; fast && removed && i < g->nvalues; i++) {
+    alloy_value *v = g->values[i];
+    if (live_users[i] == v->nusers) continue;
+    int j = 0;
+    for (int u = 0; u < v->nusers; u++)
+      if (!v->users[u]->dead) v->users[j++] = v->users[u];
+    v->nusers = j;
+  }
+  free(live_users);
+  free(seen);
+  free(outputs);
   int j = 0;
   for (int i = 0; i < g->nnodes; i++)
     if (!g->nodes[i]->dead) g->nodes[j++] = g->nodes[i];
@@ -635,26 +760,42 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "replace_uses: value of another graph");
   if (from == to) return NULL;
-  /* Keep the order topological: `to` must exist before every user. */
-  if (to->producer) {
-    int def = -1;
-    for (int i = 0; i < g->nnodes && def < 0; i++)
-      if (g->nodes[i] == to->producer) def = i;
-    for (int i = 0; i <= def; i++)
-      for (int u = 0; u < from->nusers; u++)
-        if (from->users[u] == g->nodes[i])
-          return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
-                                 "replace_uses: %s is defined after its new user (node %d)",
-                                 to->name, i);
+  /* Keep the order topological: `to` must exist before every user. Node
+   * ids grow with position and user lists are sorted by id, so the first
+   * user tells, in O(1). */
+  if (to->producer && !to->producer->dead && from->nusers &&
+      from->users[0]->id <= to->producer->id) {
+    int at = 0;
+    while (at < g->nnodes && g->nodes[at] != from->users[0]) at++;
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                           "replace_uses: %s is defined after its new user (node %d)",
+                           to->name, at);
   }
-  for (int i = 0; i < from->nusers; i++) {
-    alloy_node *n = from->users[i];
-    for (int a = 0; a < n->op->schema->nargs; a++) replace_in_arg(&n->args[a], from, to);
-    if (!value_add_user(to, n)) return oom();
+  /* to's users and from's, merged by id (both sorted), each node once:
+   * O(both), where inserting one by one would cost O(to's users) each. */
+  int n = to->nusers + from->nusers;
+  alloy_node **merged = malloc(sizeof *merged * (size_t)(n ? n : 1));
+  if (!merged) return oom();
+  int i = 0, j = 0, k = 0;
+  while (i < to->nusers || j < from->nusers) {
+    alloy_node *a = i < to->nusers ? to->users[i] : NULL;
+    alloy_node *b = j < from->nusers ? from->users[j] : NULL;
+    alloy_node *next = !b || (a && a->id <= b->id) ? a : b;
+    if (next == a) i++;
+    if (next == b) j++;
+    if (!k || merged[k - 1] != next) merged[k++] = next;
   }
+  for (int u = 0; u < from->nusers; u++) {
+    alloy_node *user = from->users[u];
+    for (int a = 0; a < user->op->schema->nargs; a++) replace_in_arg(&user->args[a], from, to);
+  }
+  free(to->users);
+  to->users = merged;
+  to->nusers = k;
+  to->cap_users = n ? n : 1;
   from->nusers = 0;
-  for (int i = 0; i < g->noutputs; i++)
-    if (g->outputs[i] == from) g->outputs[i] = to;
+  for (int o = 0; o < g->noutputs; o++)
+    if (g->outputs[o] == from) g->outputs[o] = to;
   return NULL;
 }
 
@@ -662,10 +803,71 @@ alloy_error *alloy_graph_replace_uses(alloy_graph *g, alloy_value *from,
  * destination's symbol table. A specializing copy also has values for some
  * of the source's symbols: a dim they determine becomes concrete, and so
  * does a use of a SymInt value they determine. */
+/* A map from ids (>= 0) to pointers, by open addressing: for work that
+ * must be proportional to what it touches rather than to the graph (an
+ * extracted partition of a few nodes out of 100k). */
+typedef struct idmap {
+  int *keys; /* -1: empty */
+  void **vals;
+  size_t cap, n;
+} idmap;
+
+static bool idmap_init(idmap *m, size_t expect) {
+  m->cap = 16;
+  while (m->cap < 2 * expect) m->cap *= 2;
+  m->n = 0;
+  m->keys = malloc(sizeof *m->keys * m->cap);
+  m->vals = calloc(m->cap, sizeof *m->vals);
+  if (!m->keys || !m->vals) {
+    free(m->keys), free(m->vals);
+    m->keys = NULL, m->vals = NULL;
+    return false;
+  }
+  memset(m->keys, 0xff, sizeof *m->keys * m->cap);
+  return true;
+}
+
+static void idmap_free(idmap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+static size_t idmap_slot(const idmap *m, int key) {
+  size_t mask = m->cap - 1, i = ((uint32_t)key * 2654435761u) & mask;
+  while (m->keys[i] != -1 && m->keys[i] != key) i = (i + 1) & mask;
+  return i;
+}
+
+static void *idmap_get(const idmap *m, int key) {
+  if (!m->keys) return NULL;
+  size_t i = idmap_slot(m, key);
+  return m->keys[i] == key ? m->vals[i] : NULL;
+}
+
+static bool idmap_put(idmap *m, int key, void *val) {
+  if (2 * (m->n + 1) > m->cap) {
+    idmap bigger;
+    if (!idmap_init(&bigger, m->cap)) return false;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i] != -1) {
+        size_t j = idmap_slot(&bigger, m->keys[i]);
+        bigger.keys[j] = m->keys[i], bigger.vals[j] = m->vals[i], bigger.n++;
+      }
+    idmap_free(m);
+    *m = bigger;
+  }
+  size_t i = idmap_slot(m, key);
+  if (m->keys[i] == -1) m->keys[i] = key, m->n++;
+  m->vals[i] = val;
+  return true;
+}
+
 struct alloy_graph_copy {
   const alloy_graph *src;
   alloy_graph *dst;
-  alloy_value **map; /* src value id -> dst value */
+  alloy_value **map; /* src value id -> dst value; NULL when sparse */
+  idmap sparse;      /* the same, for a copy of a few values (extract) */
   alloy_error *err;
   const int64_t *values; /* specializing: by source symbol index */
   const bool *bound;
@@ -676,6 +878,15 @@ struct alloy_graph_copy {
   bool soft_names;
 };
 typedef struct alloy_graph_copy graph_copy;
+
+static alloy_value *map_get(const graph_copy *c, const alloy_value *v) {
+  return c->map ? c->map[v->id] : idmap_get(&c->sparse, v->id);
+}
+
+static void map_put(graph_copy *c, const alloy_value *v, alloy_value *to) {
+  if (c->map) c->map[v->id] = to;
+  else if (!idmap_put(&c->sparse, v->id, to) && !c->err) c->err = oom();
+}
 
 static alloy_dim copy_dim(graph_copy *c, alloy_dim d) {
   alloy_dim out = alloy_dim_const(0);
@@ -700,7 +911,7 @@ static void copy_arg(graph_copy *c, const alloy_arg *src, alloy_arg *dst) {
     }
   }
   if (src->kind == ALLOY_ARG_VALUE) {
-    dst->u.value = c->map[src->u.value->id];
+    dst->u.value = map_get(c, src->u.value);
     if (!dst->u.value && !c->err)
       c->err = alloy_error_new(ALLOY_ERR_INTERNAL, "value %s used before defined",
                                src->u.value->name);
@@ -736,41 +947,54 @@ static alloy_error *copy_input(graph_copy *c, const alloy_value *v) {
   alloy_value *nv;
   alloy_error *e = alloy_graph_add_input(c->dst, v->name, &vt, &nv);
   if (e) return e;
-  c->map[v->id] = nv;
-  return NULL;
+  map_put(c, v, nv);
+  return c->err;
 }
 
 static alloy_error *copy_node(graph_copy *c, const alloy_node *n) {
+  /* Most nodes have a few arguments and one output: those are copied
+   * through the stack (a clone copies every node, so three heap blocks a
+   * node were a good part of its cost). */
+  enum { SMALL_ARGS = 16, SMALL_OUTS = 4 };
+  alloy_arg args_small[SMALL_ARGS];
+  alloy_meta_out outs_small[SMALL_OUTS];
+  const char *names_small[SMALL_OUTS];
   int na = n->op->schema->nargs;
-  alloy_arg *args = calloc((size_t)(na ? na : 1), sizeof *args);
-  alloy_meta_out *outs = calloc((size_t)(n->nout ? n->nout : 1), sizeof *outs);
+  bool big_args = na > SMALL_ARGS, big_outs = n->nout > SMALL_OUTS;
+  alloy_arg *args = big_args ? calloc((size_t)na, sizeof *args) : args_small;
+  alloy_meta_out *outs = big_outs ? calloc((size_t)n->nout, sizeof *outs) : outs_small;
+  const char **names = big_outs ? calloc((size_t)n->nout, sizeof *names) : names_small;
   alloy_error *e = NULL;
-  if (!args || !outs) e = oom();
+  if (!args || !outs || !names) e = oom();
   for (int i = 0; i < na && !e; i++) copy_arg(c, &n->args[i], &args[i]);
   for (int k = 0; k < n->nout && !e; k++) copy_type(c, n->outs[k], &outs[k]);
   if (!e) e = c->err;
+  /* The outputs keep their names; in a node-by-node copy, a name that a
+   * value the pass added has taken gives way to an automatic one. */
+  for (int k = 0; k < n->nout && !e; k++) names[k] = n->outs[k]->name;
   alloy_node *nn = NULL;
-  if (!e) e = alloy_graph_append(c->dst, n->op, args, outs, n->nout, NULL,
-                                 n->unbacked_first, &nn);
-  /* Keep the original value names (append chose automatic ones). */
-  for (int k = 0; k < n->nout && !e; k++) {
-    alloy_value *v = nn->outs[k];
-    c->map[n->outs[k]->id] = v;
-    if (!strcmp(v->name, n->outs[k]->name)) continue;
-    if (c->soft_names && alloy_graph_find_value(c->dst, n->outs[k]->name)) continue;
-    e = alloy_graph_rename(c->dst, v, n->outs[k]->name);
-  }
-  free(args);
-  free(outs);
+  if (!e) e = append_node(c->dst, n->op, args, outs, n->nout, NULL, names, c->soft_names,
+                          n->unbacked_first, &nn);
+  for (int k = 0; k < n->nout && !e; k++) map_put(c, n->outs[k], nn->outs[k]);
+  if (!e) e = c->err;
+  if (big_args) free(args);
+  if (big_outs) free(outs), free(names);
   return e;
 }
 
-static alloy_error *copy_begin(graph_copy *c, const alloy_graph *src) {
+/* Starts a copy of src: a map by value id for a whole-graph copy, or, when
+ * sparse (the number of values it will map, about), a hash map, so that
+ * the copy costs what it copies. */
+static alloy_error *copy_begin(graph_copy *c, const alloy_graph *src, size_t sparse) {
   c->src = src;
   c->err = NULL;
   c->dst = alloy_graph_new();
-  c->map = calloc((size_t)(src->nvalues ? src->nvalues : 1), sizeof *c->map);
-  if (!c->dst || !c->map) return oom();
+  if (sparse) {
+    if (!idmap_init(&c->sparse, sparse)) return oom();
+  } else if (!(c->map = calloc((size_t)(src->nvalues ? src->nvalues : 1), sizeof *c->map))) {
+    return oom();
+  }
+  if (!c->dst) return oom();
   c->dst->next_unbacked = src->next_unbacked;
   /* Declare every symbol in the same order so printing is stable. */
   for (int i = 0; i < alloy_symtab_count(src->symtab) && !c->err; i++)
@@ -802,19 +1026,25 @@ static alloy_error *copy_signature(graph_copy *c) {
   return e;
 }
 
+static void copy_free_map(graph_copy *c) {
+  free(c->map);
+  c->map = NULL;
+  idmap_free(&c->sparse);
+}
+
 static void copy_abort(graph_copy *c) {
   alloy_graph_free(c->dst);
-  free(c->map);
+  copy_free_map(c);
 }
 
 static alloy_error *copy_whole(graph_copy *c, const alloy_graph *g, alloy_graph **out) {
-  alloy_error *e = copy_begin(c, g);
+  alloy_error *e = copy_begin(c, g, 0);
   for (int i = 0; i < g->ninputs && !e; i++) e = copy_input(c, g->inputs[i]);
   for (int i = 0; i < g->nnodes && !e; i++) e = copy_node(c, g->nodes[i]);
   if (!e) {
     alloy_value **outs = malloc(sizeof *outs * (size_t)(g->noutputs ? g->noutputs : 1));
     if (!outs) e = oom();
-    for (int i = 0; i < g->noutputs && !e; i++) outs[i] = c->map[g->outputs[i]->id];
+    for (int i = 0; i < g->noutputs && !e; i++) outs[i] = map_get(c, g->outputs[i]);
     if (!e) e = alloy_graph_set_outputs(c->dst, outs, g->noutputs);
     free(outs);
   }
@@ -823,7 +1053,7 @@ static alloy_error *copy_whole(graph_copy *c, const alloy_graph *g, alloy_graph 
     copy_abort(c);
     return e;
   }
-  free(c->map);
+  copy_free_map(c);
   *out = c->dst;
   return NULL;
 }
@@ -839,7 +1069,7 @@ alloy_error *alloy_copy_begin(const alloy_graph *src, alloy_graph_copy **out) {
   graph_copy *c = calloc(1, sizeof *c);
   if (!c) return oom();
   c->soft_names = true;
-  alloy_error *e = copy_begin(c, src);
+  alloy_error *e = copy_begin(c, src, 0);
   for (int i = 0; i < src->ninputs && !e; i++) e = copy_input(c, src->inputs[i]);
   if (e) {
     copy_abort(c);
@@ -853,11 +1083,11 @@ alloy_error *alloy_copy_begin(const alloy_graph *src, alloy_graph_copy **out) {
 alloy_graph *alloy_copy_dst(alloy_graph_copy *c) { return c->dst; }
 
 alloy_value *alloy_copy_map(const alloy_graph_copy *c, const alloy_value *v) {
-  return c->map[v->id];
+  return map_get(c, v);
 }
 
 void alloy_copy_set(alloy_graph_copy *c, const alloy_value *from, alloy_value *to) {
-  c->map[from->id] = to;
+  map_put(c, from, to);
 }
 
 alloy_error *alloy_copy_node(alloy_graph_copy *c, const alloy_node *n, alloy_node **out) {
@@ -873,7 +1103,7 @@ alloy_error *alloy_copy_finish(alloy_graph_copy *c, alloy_graph **out) {
   alloy_value **outs = malloc(sizeof *outs * (size_t)(g->noutputs ? g->noutputs : 1));
   if (!outs) e = oom();
   for (int i = 0; i < g->noutputs && !e; i++)
-    if (!(outs[i] = c->map[g->outputs[i]->id]))
+    if (!(outs[i] = map_get(c, g->outputs[i])))
       e = alloy_error_new(ALLOY_ERR_INTERNAL, "graph output %s has no value in the copy",
                           g->outputs[i]->name);
   if (!e) e = alloy_graph_set_outputs(c->dst, outs, g->noutputs);
@@ -882,7 +1112,7 @@ alloy_error *alloy_copy_finish(alloy_graph_copy *c, alloy_graph **out) {
   if (e) {
     copy_abort(c);
   } else {
-    free(c->map);
+    copy_free_map(c);
     *out = c->dst;
   }
   free(c);
@@ -909,101 +1139,132 @@ alloy_error *alloy_graph_specialize(const alloy_graph *g, const int64_t *values,
 
 typedef struct {
   graph_copy *c;
-  const bool *inside; /* by node id */
-  const int *input_index; /* by value id: its index among g's inputs, or -1 */
+  const idmap *inside; /* node id -> node, the extracted ones */
   alloy_error *err;
 } extract_ctx;
+
+/* The position of v among g's inputs, or -1: g->inputs is in id order (an
+ * input is appended as it is made), so a binary search finds it. */
+static int input_index(const alloy_graph *g, const alloy_value *v) {
+  int lo = 0, hi = g->ninputs - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (g->inputs[mid]->id == v->id) return g->inputs[mid] == v ? mid : -1;
+    if (g->inputs[mid]->id < v->id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* Whether node is one of g's: g->nodes is in id order (nodes are appended
+ * with growing ids and dce keeps the order), so a binary search tells. */
+static bool node_in_graph(const alloy_graph *g, const alloy_node *node) {
+  int lo = 0, hi = g->nnodes - 1;
+  while (node && lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (g->nodes[mid]->id == node->id) return g->nodes[mid] == node;
+    if (g->nodes[mid]->id < node->id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+static int by_node_id(const void *a, const void *b) {
+  const alloy_node *x = *(alloy_node *const *)a, *y = *(alloy_node *const *)b;
+  return (x->id > y->id) - (x->id < y->id);
+}
 
 /* A value defined outside the nodes becomes an input: a graph input keeps
  * its role, name and attachments; a value another node computes is an
  * intermediate. */
 static void extract_input_fn(alloy_value *v, void *ctx) {
   extract_ctx *x = ctx;
-  if (x->err || x->c->map[v->id]) return;
-  if (v->producer && x->inside[v->producer->id]) return;
+  if (x->err || map_get(x->c, v)) return;
+  if (v->producer && idmap_get(x->inside, v->producer->id)) return;
   alloy_graph *dst = x->c->dst;
   if ((x->err = copy_input(x->c, v))) return;
-  int j = dst->ninputs - 1, i = x->input_index[v->id];
+  int j = dst->ninputs - 1, i = input_index(x->c->src, v);
   if (i >= 0) x->err = copy_input_role(dst, j, x->c->src, i);
   else dst->in_roles[j].intermediate = true;
 }
 
+/* O(n log n + the values the nodes touch + g's outputs), independent of
+ * the size of g: a mixture extracts every partition of a graph, and a
+ * cost proportional to g made that quadratic. */
 alloy_error *alloy_graph_extract(const alloy_graph *g,
                                  alloy_node *const *nodes, int n,
                                  alloy_graph **out) {
-  bool *inside = calloc((size_t)(g->next_node_id ? g->next_node_id : 1), sizeof *inside);
-  if (!inside) return oom();
-  for (int i = 0; i < n; i++) {
-    bool found = false;
-    for (int j = 0; j < g->nnodes && !found; j++) found = g->nodes[j] == nodes[i];
-    if (!found) {
-      free(inside);
+  for (int i = 0; i < n; i++)
+    if (!node_in_graph(g, nodes[i]))
       return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                              "extract: node %d is not in the graph", i);
-    }
-    inside[nodes[i]->id] = true;
-  }
-  int *input_index = malloc(sizeof *input_index * (size_t)(g->nvalues ? g->nvalues : 1));
-  if (!input_index) {
-    free(inside);
-    return oom();
-  }
-  for (int i = 0; i < g->nvalues; i++) input_index[i] = -1;
-  for (int i = 0; i < g->ninputs; i++) input_index[g->inputs[i]->id] = i;
+  /* The nodes in graph order (which is topological), each once. */
+  alloy_node **order = malloc(sizeof *order * (size_t)(n ? n : 1));
+  if (!order) return oom();
+  if (n) memcpy(order, nodes, sizeof *order * (size_t)n);
+  qsort(order, (size_t)n, sizeof *order, by_node_id);
+  int m = 0, nouts_max = 0;
+  for (int i = 0; i < n; i++)
+    if (!m || order[m - 1] != order[i]) order[m++] = order[i], nouts_max += order[i]->nout;
+  idmap inside = {0}, outputs = {0};
   graph_copy c = {0};
-  alloy_error *e = copy_begin(&c, g);
-  extract_ctx x = {&c, inside, input_index, NULL};
-  /* Inputs first, in graph order of first use, then the nodes in graph
-   * order (which is topological). */
-  for (int j = 0; j < g->nnodes && !e; j++) {
-    alloy_node *nd = g->nodes[j];
-    if (!inside[nd->id]) continue;
+  alloy_error *e = NULL;
+  if (!idmap_init(&inside, (size_t)m) || !idmap_init(&outputs, (size_t)g->noutputs)) e = oom();
+  for (int i = 0; i < m && !e; i++)
+    if (!idmap_put(&inside, order[i]->id, order[i])) e = oom();
+  for (int i = 0; i < g->noutputs && !e; i++)
+    if (!idmap_put(&outputs, g->outputs[i]->id, g->outputs[i])) e = oom();
+  if (!e) e = copy_begin(&c, g, (size_t)m * 4 + 16);
+  extract_ctx x = {&c, &inside, NULL};
+  /* Inputs first, in graph order of first use, then the nodes. */
+  for (int j = 0; j < m && !e; j++) {
+    alloy_node *nd = order[j];
     for (int a = 0; a < nd->op->schema->nargs && !x.err; a++)
       alloy_arg_for_each_value(&nd->args[a], extract_input_fn, &x);
     e = x.err;
   }
-  for (int j = 0; j < g->nnodes && !e; j++)
-    if (inside[g->nodes[j]->id]) e = copy_node(&c, g->nodes[j]);
+  for (int j = 0; j < m && !e; j++) e = copy_node(&c, order[j]);
   alloy_value **outs = NULL;
   int nouts = 0;
-  if (!e && !(outs = malloc(sizeof *outs * (size_t)(g->nvalues ? g->nvalues : 1)))) e = oom();
-  for (int j = 0; j < g->nnodes && !e; j++) {
-    alloy_node *nd = g->nodes[j];
-    if (!inside[nd->id]) continue;
+  if (!e && !(outs = malloc(sizeof *outs * (size_t)(nouts_max ? nouts_max : 1)))) e = oom();
+  for (int j = 0; j < m && !e; j++) {
+    alloy_node *nd = order[j];
     for (int k = 0; k < nd->nout; k++) {
       alloy_value *v = nd->outs[k];
-      bool used_outside = is_graph_output(g, v);
+      bool used_outside = idmap_get(&outputs, v->id) == v;
       for (int u = 0; u < v->nusers && !used_outside; u++)
-        used_outside = !inside[v->users[u]->id];
-      if (used_outside) outs[nouts++] = c.map[v->id];
+        used_outside = !idmap_get(&inside, v->users[u]->id);
+      if (used_outside) outs[nouts++] = map_get(&c, v);
     }
   }
   if (!e) e = alloy_graph_set_outputs(c.dst, outs, nouts);
   free(outs);
-  free(inside);
-  free(input_index);
+  free(order);
+  idmap_free(&inside);
+  idmap_free(&outputs);
   if (e) {
     copy_abort(&c);
     return e;
   }
-  free(c.map);
+  copy_free_map(&c);
   *out = c.dst;
   return NULL;
 }
 
 alloy_error *alloy_graph_rename(alloy_graph *g, alloy_value *v,
                                 const char *name) {
+  if (!value_in_graph(g, v))
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "rename: a value of another graph");
   if (alloy_graph_find_value(g, name))
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "value name '%s' is already used", name);
   char *copy = alloy_arena_strdup(&g->arena, name);
   if (!copy) return oom();
-  /* Rebuild the name table: renames are rare (clone, parse). */
+  /* Out under the old name, in under the new: O(1), with no allocation
+   * (the count is unchanged, so the table does not grow). */
+  names_remove(g, v);
   v->name = copy;
-  memset(g->name_slots, 0, sizeof *g->name_slots * (size_t)g->name_cap);
-  g->name_count = 0;
-  for (int i = 0; i < g->nvalues; i++)
-    if (!names_insert(g, g->values[i])) return oom();
+  if (!names_insert(g, v)) return oom();
   return NULL;
 }
 

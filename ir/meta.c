@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "ir/meta.h"
 
 alloy_error *meta_error(alloy_meta *m, const char *fmt, ...) {
@@ -90,7 +91,11 @@ static alloy_dim arg_dim(const alloy_arg *a) {
   if (a->kind == ALLOY_ARG_VALUE && a->u.value->kind == ALLOY_VALUE_INT)
     return a->u.value->int_value;
   if (a->kind == ALLOY_ARG_BOOL) return alloy_dim_const(a->u.b);
-  if (a->kind == ALLOY_ARG_FLOAT) return alloy_dim_const((int64_t)a->u.f);
+  if (a->kind == ALLOY_ARG_FLOAT) { /* truncated; saturated where a cast is undefined */
+    int64_t v;
+    if (!alloy_checked_from_double(a->u.f, &v)) v = a->u.f > 0 ? INT64_MAX : a->u.f < 0 ? INT64_MIN : 0;
+    return alloy_dim_const(v);
+  }
   return alloy_dim_const(0);
 }
 
@@ -258,16 +263,18 @@ alloy_dim meta_unbacked(alloy_meta *m) {
   return d;
 }
 
-alloy_error *meta_set_num_outputs(alloy_meta *m, int n) {
+alloy_error *meta_set_num_outputs(alloy_meta *m, int64_t n) {
+  if (n < 0 || n > META_MAX_OUTPUTS)
+    return meta_error(m, "%lld outputs: a node has at most %d", (long long)n, META_MAX_OUTPUTS);
   if (n > m->cap_out) {
     alloy_meta_out *o = realloc(m->outs, sizeof *o * (size_t)n);
     if (!o) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
     memset(o + m->cap_out, 0, sizeof *o * (size_t)(n - m->cap_out));
     for (int k = m->cap_out; k < n; k++) o[k].kind = (alloy_value_kind)-1;
     m->outs = o;
-    m->cap_out = n;
+    m->cap_out = (int)n;
   }
-  m->nout = n;
+  m->nout = (int)n;
   return NULL;
 }
 
@@ -303,6 +310,106 @@ alloy_error *meta_out_scalar(alloy_meta *m, int k, alloy_value_kind kind,
   m->outs[k].rank = 0;
   m->outs[k].int_value = int_value;
   return meta_sym_check(m);
+}
+
+/* The low end of dim d's range, at least 0 when d may be negative only
+ * because its range is unknown; *negative when d is surely negative. */
+static int64_t dim_low(alloy_dim d, bool *negative) {
+  int64_t lo, hi;
+  if (alloy_dim_is_const(d)) lo = hi = d.value;
+  else alloy_dim_range(d, &lo, &hi);
+  *negative = hi < 0;
+  return lo > 0 ? lo : 0;
+}
+
+/* alloy_type_fits with a storage offset (in elements) for the strided case. */
+static bool type_fits_at(alloy_dtype dtype, const alloy_dim *shape, const alloy_dim *strides,
+                         alloy_dim offset, int rank, char *why, size_t cap) {
+  int64_t sizes[ALLOY_MAX_RANK];
+  size_t itemsize = alloy_dtype_size(dtype);
+  if (rank < 0 || rank > ALLOY_MAX_RANK) {
+    snprintf(why, cap, "rank %d is not in [0, %d]", rank, ALLOY_MAX_RANK);
+    return false;
+  }
+  for (int d = 0; d < rank; d++) {
+    bool negative;
+    sizes[d] = dim_low(shape[d], &negative);
+    if (negative) {
+      char b[64];
+      alloy_dim_print(shape[d], b, sizeof b);
+      snprintf(why, cap, "its size %s at dimension %d is negative", b, d);
+      return false;
+    }
+  }
+  /* Contiguous: every dim counted as at least 1 (ir/checked.h). */
+  if (!alloy_checked_tensor_bytes(sizes, rank, itemsize ? itemsize : 1, NULL, NULL)) {
+    int64_t bytes = itemsize ? (int64_t)itemsize : 1;
+    bool exact = true;
+    for (int d = 0; d < rank && exact; d++)
+      exact = alloy_checked_mul(bytes, sizes[d] > 1 ? sizes[d] : 1, &bytes);
+    if (exact)
+      snprintf(why, cap, "it spans %lld bytes, and a tensor may span at most %s",
+               (long long)bytes, ALLOY_MAX_TENSOR_BYTES_TEXT);
+    else
+      snprintf(why, cap, "it spans over 2^63 bytes, and a tensor may span at most %s",
+               ALLOY_MAX_TENSOR_BYTES_TEXT);
+    return false;
+  }
+  if (!strides) return true;
+  /* Strided (an input laid out by its producer): the storage it reaches. */
+  int64_t st[ALLOY_MAX_RANK], lo, hi, end;
+  bool empty;
+  for (int d = 0; d < rank; d++) {
+    int64_t l, h;
+    if (alloy_dim_is_const(strides[d])) l = h = strides[d].value;
+    else alloy_dim_range(strides[d], &l, &h);
+    /* The smallest |stride| the range allows: the reach is at least that. */
+    st[d] = l > 0 ? l : h < 0 && h > INT64_MIN ? -h : 0;
+  }
+  bool negative;
+  int64_t off = dim_low(offset, &negative);
+  if (!alloy_checked_span(sizes, st, rank, &lo, &hi, &empty) || !alloy_checked_add(hi, off, &hi) ||
+      !alloy_checked_add(hi, 1, &end) ||
+      !alloy_checked_mul(end, itemsize ? (int64_t)itemsize : 1, &end) ||
+      end > ALLOY_MAX_TENSOR_BYTES) {
+    snprintf(why, cap, "its strides reach past byte %s, the most a tensor may span",
+             ALLOY_MAX_TENSOR_BYTES_TEXT);
+    return false;
+  }
+  return true;
+}
+
+bool alloy_type_fits(alloy_dtype dtype, const alloy_dim *shape, const alloy_dim *strides, int rank,
+                     char *why, size_t cap) {
+  return type_fits_at(dtype, shape, strides, alloy_dim_const(0), rank, why, cap);
+}
+
+alloy_error *meta_check_window(alloy_meta *m, alloy_dtype dtype, const alloy_dim *size,
+                               const alloy_dim *stride, int rank, alloy_dim offset) {
+  char why[160];
+  if (type_fits_at(dtype, size, stride, offset, rank, why, sizeof why)) return NULL;
+  char s[256], t[256], o[64], node[160] = "";
+  meta_shape_text(size, rank, s, sizeof s);
+  meta_shape_text(stride, rank, t, sizeof t);
+  alloy_dim_print(offset, o, sizeof o);
+  if (m->node_name) snprintf(node, sizeof node, " of node '%s'", m->node_name);
+  return meta_error(m, "the window%s (size %s, stride %s, storage offset %s) is too large: %s",
+                    node, s, t, o, why);
+}
+
+/* Output k's size fits the ceiling of ir/checked.h: a tensor larger than
+ * any memory, or with a negative size, is a type error here, before any
+ * backend computes its bytes. */
+static alloy_error *check_out_size(alloy_meta *m, int k) {
+  const alloy_meta_out *o = &m->outs[k];
+  char why[160];
+  if (o->kind != ALLOY_VALUE_TENSOR || alloy_type_fits(o->dtype, o->shape, NULL, o->rank, why, sizeof why))
+    return NULL;
+  char dims[256], node[160] = "";
+  meta_shape_text(o->shape, o->rank, dims, sizeof dims);
+  if (m->node_name) snprintf(node, sizeof node, " of node '%s'", m->node_name);
+  return meta_error(m, "output %d%s (%s%s) is too large: %s", k, node,
+                    alloy_dtype_short_name(o->dtype), dims, why);
 }
 
 /* An op PyTorch's CPU kernel does not take in this dtype (ir/meta_dtypes.c):
@@ -356,6 +463,7 @@ alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
     if ((int)m->outs[k].kind < 0)
       e = alloy_error_new(ALLOY_ERR_INTERNAL, "%s: shape function left output %d unset",
                           op->name, k);
+  for (int k = 0; k < m->nout && !e; k++) e = check_out_size(m, k);
   alloy_symtab_clear_error(st);
   return e;
 }

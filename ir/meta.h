@@ -42,6 +42,7 @@ struct alloy_meta {
   alloy_meta_out *outs;
   int nout, cap_out;
   int unbacked_next; /* number of the next "u<N>" symbol meta_unbacked makes */
+  const char *node_name; /* the node's name for messages, or NULL */
 };
 
 /* --- errors --------------------------------------------------------------*/
@@ -106,7 +107,10 @@ alloy_dim meta_numel(alloy_meta *m, const alloy_dim *shape, int rank);
 alloy_dim meta_unbacked(alloy_meta *m);
 
 /* --- outputs --------------------------------------------------------------*/
-alloy_error *meta_set_num_outputs(alloy_meta *m, int n);
+/* At most META_MAX_OUTPUTS: a split into more pieces is refused (each
+ * output is a value of the graph). */
+#define META_MAX_OUTPUTS (1 << 16)
+alloy_error *meta_set_num_outputs(alloy_meta *m, int64_t n);
 /* Output k is a tensor of dtype with the given shape (copied). */
 alloy_error *meta_out_tensor(alloy_meta *m, int k, alloy_dtype dtype,
                              const alloy_dim *shape, int rank);
@@ -116,8 +120,23 @@ alloy_error *meta_out_like(alloy_meta *m, int k, const alloy_value *v,
 alloy_error *meta_out_scalar(alloy_meta *m, int k, alloy_value_kind kind,
                              alloy_dim int_value);
 
+/* Whether a tensor of this type fits the ceiling of ir/checked.h
+ * (ALLOY_MAX_TENSOR_BYTES, every dim counted as at least 1; with strides,
+ * the storage they reach too) and has no negative size. A symbolic size
+ * counts as the low end of its range. When it does not, says why in
+ * why[cap] ("it spans N bytes, and a tensor may span at most 2^62"). */
+bool alloy_type_fits(alloy_dtype dtype, const alloy_dim *shape, const alloy_dim *strides, int rank,
+                     char *why, size_t cap);
+
+/* The storage an as_strided window (size, stride, storage offset, in
+ * elements of dtype) reaches fits the same ceiling; else a type error. */
+alloy_error *meta_check_window(alloy_meta *m, alloy_dtype dtype, const alloy_dim *size,
+                               const alloy_dim *stride, int rank, alloy_dim offset);
+
 /* Runs op's shape function on normalized args; on success the caller owns
- * m->outs (free()). Used by the graph builder and the verifier. */
+ * m->outs (free()). Every tensor output is checked with alloy_type_fits: one
+ * too large is a type error naming the op, the output and (m->node_name)
+ * the node. Used by the graph builder and the verifier. */
 alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
                             const alloy_arg *args, alloy_meta *m);
 

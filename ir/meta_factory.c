@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "ir/meta.h"
 
 static alloy_dtype dtype_arg(const alloy_meta *m, alloy_dtype dflt) {
@@ -77,7 +78,10 @@ static alloy_error *meta_empty_strided(alloy_meta *m) {
   if (nstride != rank)
     return meta_error(m, "mismatch in length of strides and shape: size has %d "
                          "dimensions, stride has %d", rank, nstride);
-  return meta_out_tensor(m, 0, dtype_arg(m, ALLOY_F32), shape, rank);
+  alloy_dtype t = dtype_arg(m, ALLOY_F32);
+  /* The storage the strides reach is allocated: it must be one that can exist. */
+  if ((e = meta_check_window(m, t, shape, stride, rank, alloy_dim_const(0)))) return e;
+  return meta_out_tensor(m, 0, t, shape, rank);
 }
 
 /* new_full, new_ones, new_zeros: self's dtype, the size of argument 1. */
@@ -184,10 +188,23 @@ static alloy_error *arange_length(alloy_meta *m, const bound *b, alloy_dtype dty
                          "(start %g, end %g, step %g)", start, end, step);
   double len;
   if (dtype == ALLOY_I64) {
-    int64_t s = (int64_t)start, e = (int64_t)end, st = (int64_t)step;
+    /* Scalar::to<int64_t>: an int bound exactly, a float one truncated
+     * when it fits; the sum is checked (PyTorch's overflows silently). */
+    int64_t v[3];
+    static const char *const names[3] = {"start", "end", "step"};
+    for (int k = 0; k < 3; k++)
+      if (b[k].kind == BOUND_INT) v[k] = b[k].i.value;
+      else if (!alloy_checked_from_double(b[k].f, &v[k]))
+        return meta_error(m, "value cannot be converted to type int64 without overflow "
+                             "(argument '%s' is %g)", names[k], b[k].f);
+    int64_t s = v[0], e = v[1], st = v[2], num;
     if (st == 0) return meta_error(m, "step must be nonzero");
     int64_t sgn = (st > 0) - (st < 0);
-    len = (double)((e - s + st - sgn) / st);
+    if (!alloy_checked_sub(e, s, &num) || !alloy_checked_add(num, st - sgn, &num) ||
+        (num == INT64_MIN && st == -1))
+      return meta_error(m, "invalid size, possible overflow? (start %lld, end %lld, step %lld)",
+                        (long long)s, (long long)e, (long long)st);
+    len = (double)(num / st);
   } else {
     len = ceil((end - start) / step);
   }

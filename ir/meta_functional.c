@@ -21,7 +21,7 @@ static alloy_error *meta_narrow(alloy_meta *m) {
   if (alloy_dim_is_const(len) && len.value < 0) return meta_error(m, "narrow(): length must be non-negative.");
   if (alloy_dim_is_const(start) && alloy_dim_is_const(n) && alloy_dim_is_const(len)) {
     int64_t s = start.value < 0 ? start.value + n.value : start.value;
-    if (s < 0 || s > n.value || s + len.value > n.value)
+    if (s < 0 || s > n.value || len.value > n.value - s)
       return meta_error(m, "start (%lld) + length (%lld) exceeds dimension size (%lld).",
                         (long long)start.value, (long long)len.value, (long long)n.value);
   }
@@ -44,10 +44,11 @@ static alloy_error *meta_chunk(alloy_meta *m) {
   if (chunks <= 0) return meta_error(m, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks);
   if (!alloy_dim_is_const(v->shape[d]))
     return meta_error(m, "chunk: the size of dim %d must be concrete", d);
-  int64_t n = v->shape[d].value, size = (n + chunks - 1) / chunks;
-  int64_t count = size ? (n + size - 1) / size : 1;
+  /* Ceiling divisions written so that nothing overflows. */
+  int64_t n = v->shape[d].value, size = n / chunks + (n % chunks != 0);
+  int64_t count = size ? n / size + (n % size != 0) : 1;
   if (count < 1) count = 1;
-  if ((e = meta_set_num_outputs(m, (int)count))) return e;
+  if ((e = meta_set_num_outputs(m, count))) return e;
   alloy_dim out[ALLOY_MAX_RANK];
   for (int k = 0; k < v->rank; k++) out[k] = v->shape[k];
   for (int64_t i = 0; i < count && !e; i++) {

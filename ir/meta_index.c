@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "ir/meta.h"
 
 /* Copies n dims; a 0-dim tensor's shape may be NULL. */
@@ -683,18 +684,29 @@ static bool scalar_type_number(int64_t n, alloy_dtype *out) {
 }
 
 /* The number of elements of the lower triangle (row, col, offset), as
- * PyTorch's get_tril_size counts it. */
-static int64_t tril_size(int64_t row, int64_t col, int64_t offset) {
-  if (row == 0 || col == 0) return 0;
-  int64_t first = offset > 0 ? (col < 1 + offset ? col : 1 + offset) : (row + offset > 0);
-  int64_t last = row + offset < col ? row + offset : col;
-  if (last < 0) last = 0;
-  int64_t rows_all = row + offset < row ? row + offset : row;
-  if (rows_all < 0) rows_all = 0;
-  int64_t rows_trapezoid = last - first + 1;
-  int64_t size = (first + last) * rows_trapezoid / 2;
-  if (rows_all > rows_trapezoid) size += (rows_all - rows_trapezoid) * col;
-  return size;
+ * PyTorch's get_tril_size counts it, for row, col >= 0; false when it
+ * overflows int64 (PyTorch's arithmetic wraps). An offset past either edge
+ * gives what the edge gives, so it is clamped first. */
+static bool tril_size(int64_t row, int64_t col, int64_t offset, int64_t *out) {
+  *out = 0;
+  if (row == 0 || col == 0) return true;
+  if (offset > col) offset = col;
+  if (offset < -row) offset = -row;
+  int64_t row_off, first, last, rows_all, rows_trapezoid, size, rect;
+  if (!alloy_checked_add(row, offset, &row_off)) return false; /* in [0, row + col] */
+  first = offset > 0 ? (offset >= col ? col : 1 + offset) : row_off > 0;
+  last = row_off < col ? row_off : col;
+  rows_all = row_off < row ? row_off : row;
+  rows_trapezoid = last - first + 1;
+  if (!alloy_checked_add(first, last, &size) || !alloy_checked_mul(size, rows_trapezoid, &size))
+    return false;
+  size /= 2;
+  if (rows_all > rows_trapezoid &&
+      (!alloy_checked_mul(rows_all - rows_trapezoid, col, &rect) ||
+       !alloy_checked_add(size, rect, &size)))
+    return false;
+  *out = size;
+  return true;
 }
 
 /* tril_indices/triu_indices(row, col, offset, *, dtype=long, ...) ->
@@ -721,8 +733,16 @@ static alloy_error *meta_tri_indices(alloy_meta *m) {
     return meta_error(m, "\"%s\" not implemented for '%s': argument 'dtype' must be int32 "
                          "or int64",
                       m->param ? "triu_indices" : "tril_indices", alloy_dtype_name(t));
-  int64_t n = m->param ? row * col - tril_size(row, col, offset - 1)
-                       : tril_size(row, col, offset);
+  /* triu counts what the tril one below the diagonal leaves; an offset of
+   * INT64_MIN leaves everything either way. */
+  int64_t n, all, below;
+  bool ok = m->param ? tril_size(row, col, offset > INT64_MIN ? offset - 1 : offset, &below) &&
+                           alloy_checked_mul(row, col, &all) && alloy_checked_sub(all, below, &n)
+                     : tril_size(row, col, offset, &n);
+  if (!ok)
+    return meta_error(m, "the number of indices of a %lld x %lld matrix (offset %lld) overflows "
+                         "int64",
+                      (long long)row, (long long)col, (long long)offset);
   alloy_dim shape[2] = {alloy_dim_const(2), alloy_dim_const(n)};
   return meta_out_tensor(m, 0, t, shape, 2);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "ir/meta.h"
 
 /* --- helpers ------------------------------------------------------------*/
@@ -196,7 +197,7 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
   out[0] = in->shape[0];
   /* PyTorch's meta: an input with no channels gives an output with none. */
   out[1] = surely_zero(cin) ? C(0) : cout;
-  bool any_positive = false;
+  bool any_positive = false, any_negative = false;
   for (int d = 0; d < n; d++) {
     alloy_dim L = in->shape[d + 2], k = w->shape[d + 2];
     alloy_dim reach = alloy_dim_mul(m->st, dil[d], alloy_dim_sub(m->st, k, C(1)));
@@ -212,9 +213,12 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
     }
     out[d + 2] = o;
     any_positive |= !surely_lt(m, o, C(1));
+    any_negative |= surely_lt(m, o, C(0));
   }
   if ((e = meta_sym_check(m))) return e;
-  if (!any_positive) {
+  /* An empty output is PyTorch's answer for some sizes; a negative one
+   * (a kernel reaching past the padded input) never is. */
+  if (!any_positive || any_negative) {
     char s[256], o[256];
     return meta_error(m, "given input size per channel %s, the calculated output size per "
                       "channel %s is too small",
@@ -288,7 +292,11 @@ typedef struct {
  * left padding. That last rule makes it min(o, ceil((L + pad) / stride)). */
 static alloy_dim pool_out(alloy_meta *m, alloy_dim L, int64_t k, int64_t p, int64_t s,
                           int64_t d, bool ceil_mode) {
-  alloy_dim num = alloy_dim_add(m->st, L, C(2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0)));
+  /* Symbolic arithmetic: an overflow is the symbol table's error. */
+  alloy_dim reach = alloy_dim_add(m->st, alloy_dim_mul(m->st, C(d), C(k - 1)), C(1));
+  alloy_dim num = alloy_dim_sub(m->st, alloy_dim_add(m->st, L, alloy_dim_mul(m->st, C(2), C(p))),
+                                reach);
+  if (ceil_mode) num = alloy_dim_add(m->st, num, C(s - 1));
   alloy_dim o = alloy_dim_add(m->st, alloy_dim_floordiv(m->st, num, C(s)), C(1));
   if (ceil_mode)
     o = alloy_dim_min(m->st, o, alloy_dim_ceildiv(m->st, alloy_dim_add(m->st, L, C(p)), C(s)));
@@ -327,7 +335,11 @@ static alloy_error *pool_shape(alloy_meta *m, const pool_args *a, int n, alloy_d
       return meta_error(m, "%s should be greater than zero, got kernel_size=%lld, stride=%lld, "
                         "dilation=%lld", bad, (long long)k[i], (long long)s[i], (long long)d[i]);
     if (p[i] < 0) return meta_error(m, "pad must be non-negative, got %lld", (long long)p[i]);
-    if (2 * p[i] > k[i] || p[i] > ((k[i] - 1) * d[i] + 1) / 2)
+    int64_t reach; /* the dilated kernel's extent */
+    if (!alloy_checked_mul(k[i] - 1, d[i], &reach) || !alloy_checked_add(reach, 1, &reach))
+      return meta_error(m, "kernel_size=%lld with dilation=%lld overflows int64",
+                        (long long)k[i], (long long)d[i]);
+    if (p[i] > k[i] / 2 || p[i] > reach / 2)
       return meta_error(m, "pad should be at most half of effective kernel size, got pad=%lld, "
                         "kernel_size=%lld and dilation=%lld",
                         (long long)p[i], (long long)k[i], (long long)d[i]);
@@ -474,7 +486,11 @@ static alloy_error *meta_fractional_max_pool(alloy_meta *m) {
     if (surely_zero(L) || k[i] <= 0 || o[i] < 0)
       return meta_error(m, "expected a non-empty input, a positive kernel and a non-negative "
                         "output size");
-    if (surely_lt(m, L, C(o[i] + k[i] - 1)))
+    int64_t need; /* o windows of size k with stride at least 1 */
+    if (!alloy_checked_add(o[i], k[i] - 1, &need))
+      return meta_error(m, "output_size %lld with kernel size %lld overflows int64",
+                        (long long)o[i], (long long)k[i]);
+    if (surely_lt(m, L, C(need)))
       return meta_error(m, "kernel size %lld is too large relative to input size %s",
                         (long long)k[i], dim_text(L, (char[64]){0}, 64));
     out[batch + 1 + i] = C(o[i]);
@@ -801,14 +817,17 @@ static alloy_error *scaled_size(alloy_meta *m, alloy_dim L, double scale, alloy_
     *out = alloy_dim_mul(m->st, L, C((int64_t)scale));
     return NULL;
   }
+  int64_t v;
   if (alloy_dim_is_const(L)) {
-    *out = C((int64_t)floor((double)L.value * scale));
+    if (!alloy_checked_from_double(floor((double)L.value * scale), &v))
+      return meta_error(m, "the size %lld scaled by %g overflows int64", (long long)L.value, scale);
+    *out = C(v);
     return NULL;
   }
   for (int64_t q = 2; q <= 1000; q++) {
     double p = scale * (double)q;
-    if (fabs(p - nearbyint(p)) < 1e-9 * p) {
-      *out = alloy_dim_floordiv(m->st, alloy_dim_mul(m->st, L, C((int64_t)nearbyint(p))), C(q));
+    if (fabs(p - nearbyint(p)) < 1e-9 * p && alloy_checked_from_double(nearbyint(p), &v)) {
+      *out = alloy_dim_floordiv(m->st, alloy_dim_mul(m->st, L, C(v)), C(q));
       return NULL;
     }
   }

@@ -271,7 +271,9 @@ static alloy_error *meta_hardtanh(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0);
   if (x && x->dtype == ALLOY_BOOL)
     return meta_error(m, "Bool inputs not supported for hardtanh (argument 'self')");
-  if (x && x->dtype == ALLOY_U8 && ((int64_t)meta_float(m, 1) < 0 || (int64_t)meta_float(m, 2) < 0))
+  /* A bound truncates to a negative integer when it is -1 or less (a cast
+   * would be undefined for one out of int64's range). */
+  if (x && x->dtype == ALLOY_U8 && (meta_float(m, 1) <= -1.0 || meta_float(m, 2) <= -1.0))
     return meta_error(m, "cannot do hardtanh on an unsigned type with negative limits "
                          "(arguments 'min_val' and 'max_val')");
   return meta_elementwise(m);

@@ -514,7 +514,8 @@ static alloy_error *strided_args(alloy_meta *m, int first, alloy_dim *size,
     return meta_error(m, "argument '%s' must be non-negative, got %s",
                       meta_arg_name(m, first + 2),
                       dim_str(*offset, b, sizeof b));
-  return NULL;
+  /* The storage the window reaches must be one that can exist. */
+  return meta_check_window(m, meta_tensor(m, 0)->dtype, size, stride, *n, *offset);
 }
 
 /* The storage of the input is not modelled, so the bounds are unchecked. */

@@ -660,7 +660,7 @@ static alloy_error *count_of(alloy_meta *m, alloy_dim count, const char *what,
   if (!alloy_dim_is_const(count))
     return meta_error(m, "%s: the number of outputs, %s, must be a concrete integer",
                       what, dim_text(count).s);
-  if (count.value > (1 << 24))
+  if (count.value > META_MAX_OUTPUTS)
     return meta_error(m, "%s: %lld outputs are more than supported", what,
                       (long long)count.value);
   *out = count.value;
@@ -737,7 +737,7 @@ static alloy_error *meta_unbind(alloy_meta *m) {
   int64_t n = 0;
   alloy_error *e = dim_arg(m, 1, v->rank, &d);
   if (!e) e = count_of(m, v->shape[d], "unbind", &n);
-  if (!e) e = meta_set_num_outputs(m, (int)n);
+  if (!e) e = meta_set_num_outputs(m, n);
   alloy_dim out[ALLOY_MAX_RANK];
   int r = drop_dim(v->shape, v->rank, d, out);
   for (int k = 0; k < n && !e; k++) e = meta_out_tensor(m, k, v->dtype, out, r);
@@ -918,7 +918,7 @@ static alloy_error *meta_diag_embed(alloy_meta *m) {
                       (long long)raw1, (long long)raw2);
   if (r > ALLOY_MAX_RANK) return meta_error(m, "output rank %d exceeds %d", r, ALLOY_MAX_RANK);
   alloy_dim last = v->rank ? v->shape[v->rank - 1] : C(1);
-  alloy_dim side = alloy_dim_add(m->st, last, C(offset < 0 ? -offset : offset));
+  alloy_dim side = alloy_dim_add(m->st, last, offset < 0 ? alloy_dim_sub(m->st, C(0), C(offset)) : C(offset));
   alloy_dim out[ALLOY_MAX_RANK];
   for (int k = 0, j = 0; k < r; k++) out[k] = k == d1 || k == d2 ? side : v->shape[j++];
   return meta_out_tensor(m, 0, v->dtype, out, r);
@@ -940,9 +940,12 @@ static alloy_error *as_strided_shape(alloy_meta *m, int b, alloy_dim *out, int *
                         "as_strided: Negative strides are not supported at the moment, got "
                         "strides: %s",
                         shape_text(stride, ns).s);
-  if (!meta_is_none(m, b + 2) && surely_lt(m, meta_dim(m, b + 2), C(0)))
-    return meta_error(m, "Tensor: invalid storage offset %s", dim_text(meta_dim(m, b + 2)).s);
-  return check_sizes_nonneg(m, b, out, *rank);
+  alloy_dim offset = meta_is_none(m, b + 2) ? C(0) : meta_dim(m, b + 2);
+  if (surely_lt(m, offset, C(0)))
+    return meta_error(m, "Tensor: invalid storage offset %s", dim_text(offset).s);
+  if ((e = check_sizes_nonneg(m, b, out, *rank))) return e;
+  /* The storage the window reaches must be one that can exist. */
+  return meta_check_window(m, self_of(m)->dtype, out, stride, *rank, offset);
 }
 
 static alloy_error *meta_as_strided(alloy_meta *m) {
@@ -1099,7 +1102,7 @@ static alloy_error *meta_pixel_shuffle(alloy_meta *m) {
   copy_dims(out, v->shape, v->rank);
   alloy_dim *c = &out[v->rank - 3], *h = &out[v->rank - 2], *w = &out[v->rank - 1];
   if (!un) {
-    e = exact_div(m, *c, C(f * f),
+    e = exact_div(m, *c, alloy_dim_mul(m->st, C(f), C(f)),
                   "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
                   "square of upscale_factor", c);
     *h = alloy_dim_mul(m->st, *h, C(f));
@@ -1109,7 +1112,7 @@ static alloy_error *meta_pixel_shuffle(alloy_meta *m) {
                   h);
     if (!e) e = exact_div(m, *w, C(f),
                           "pixel_unshuffle expects width to be divisible by downscale_factor", w);
-    *c = alloy_dim_mul(m->st, *c, C(f * f));
+    *c = alloy_dim_mul(m->st, *c, alloy_dim_mul(m->st, C(f), C(f)));
   }
   return e ? e : meta_out_tensor(m, 0, v->dtype, out, v->rank);
 }
@@ -1172,10 +1175,12 @@ static alloy_error *window_args(alloy_meta *m, int b, window *w) {
   return NULL;
 }
 
-/* The number of sliding blocks along spatial dim k of a size-n input. */
+/* The number of sliding blocks along spatial dim k of a size-n input
+ * (symbolic arithmetic: an overflow is the symbol table's error). */
 static alloy_dim blocks(alloy_meta *m, const window *w, int k, alloy_dim n) {
-  int64_t span = w->dilation[k] * (w->kernel[k] - 1) + 1;
-  alloy_dim x = alloy_dim_add(m->st, n, C(2 * w->padding[k] - span));
+  alloy_dim span = alloy_dim_mul(m->st, C(w->dilation[k]), C(w->kernel[k] - 1));
+  alloy_dim x = alloy_dim_add(m->st, n, alloy_dim_mul(m->st, C(2), C(w->padding[k])));
+  x = alloy_dim_sub(m->st, x, alloy_dim_add(m->st, span, C(1)));
   return alloy_dim_add(m->st, alloy_dim_floordiv(m->st, x, C(w->stride[k])), C(1));
 }
 
@@ -1195,6 +1200,7 @@ static alloy_error *meta_im2col(alloy_meta *m) {
                       value_shape_text(v).s);
   int b = v->rank - 3;
   alloy_dim bh = blocks(m, &w, 0, v->shape[b + 1]), bw = blocks(m, &w, 1, v->shape[b + 2]);
+  if ((e = meta_sym_check(m))) return e;
   if (surely_lt(m, bh, C(1)) || surely_lt(m, bw, C(1)))
     return meta_error(m,
                       "Given input with spatial size (%s, %s), kernel_size=(%lld, %lld), "
@@ -1209,7 +1215,7 @@ static alloy_error *meta_im2col(alloy_meta *m) {
   alloy_dim out[3];
   int r = 0;
   if (b) out[r++] = v->shape[0];
-  out[r++] = alloy_dim_mul(m->st, v->shape[b], C(w.kernel[0] * w.kernel[1]));
+  out[r++] = alloy_dim_mul(m->st, v->shape[b], alloy_dim_mul(m->st, C(w.kernel[0]), C(w.kernel[1])));
   out[r++] = alloy_dim_mul(m->st, bh, bw);
   return meta_out_tensor(m, 0, v->dtype, out, r);
 }
@@ -1233,9 +1239,10 @@ static alloy_error *meta_col2im(alloy_meta *m) {
                       "batch size and non-zero dimensions for input, but got: %s",
                       value_shape_text(v).s);
   int b = v->rank - 2;
-  int64_t kk = w.kernel[0] * w.kernel[1];
+  alloy_dim kk = alloy_dim_mul(m->st, C(w.kernel[0]), C(w.kernel[1]));
   alloy_dim planes = v->shape[b];
-  if (never_eq(m, alloy_dim_mod(m->st, planes, C(kk)), C(0)))
+  if ((e = meta_sym_check(m))) return e;
+  if (never_eq(m, alloy_dim_mod(m->st, planes, kk), C(0)))
     return meta_error(m,
                       "Expected size of input's dimension %d to be divisible by the "
                       "product of kernel_size, but got input.size(%d)=%s and "
@@ -1243,6 +1250,7 @@ static alloy_error *meta_col2im(alloy_meta *m) {
                       b, b, dim_text(planes).s, (long long)w.kernel[0], (long long)w.kernel[1]);
   alloy_dim bh = blocks(m, &w, 0, osz[0]), bw = blocks(m, &w, 1, osz[1]);
   alloy_dim nblocks = alloy_dim_mul(m->st, bh, bw);
+  if ((e = meta_sym_check(m))) return e;
   if (surely_lt(m, bh, C(1)) || surely_lt(m, bw, C(1)))
     return meta_error(m,
                       "Given output_size=(%s, %s), kernel_size=(%lld, %lld), "
@@ -1263,7 +1271,7 @@ static alloy_error *meta_col2im(alloy_meta *m) {
   alloy_dim out[4];
   int r = 0;
   if (b) out[r++] = v->shape[0];
-  out[r++] = alloy_dim_floordiv(m->st, planes, C(kk));
+  out[r++] = alloy_dim_floordiv(m->st, planes, kk);
   out[r++] = osz[0];
   out[r++] = osz[1];
   return meta_out_tensor(m, 0, v->dtype, out, r);

@@ -129,10 +129,14 @@ const alloy_kernel_tensor *ref_operand(const alloy_kernel_call *c, const char *n
 int ref_fail(const alloy_kernel_call *c, const char *fmt, ...) {
   char msg[512];
   int n = snprintf(msg, sizeof msg, "%s: ", c->host->node_op_name(c->node));
+  if (n < 0 || (size_t)n >= sizeof msg) n = 0;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
   va_end(ap);
   c->host->log(ALLOY_LOG_ERROR, "ref", msg);
+  /* The run's error says it too (the helper names the node and op). */
+  if (ALLOY_HAS_FIELD(c, alloy_kernel_call, fail) && c->fail)
+    c->fail(c, ALLOY_ERR_INVALID_ARGUMENT, msg + n);
   return 1;
 }

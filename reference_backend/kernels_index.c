@@ -74,6 +74,19 @@ static void copy_into(const alloy_kernel_tensor *out, const alloy_kernel_tensor 
   while (ref_iter_next(&it)) copy_elem(out, it.offset[0], src, it.offset[1]);
 }
 
+/* A position in a tensor as text, "[1, 2]" ("[]" for rank 0), for the
+ * message of an index out of range: which element held it. */
+typedef struct { char s[16 * 22 + 4]; } pos_text;
+static pos_text pos_of(const int64_t *idx, int rank) {
+  pos_text t;
+  size_t n = 0;
+  t.s[n++] = '[';
+  for (int d = 0; d < rank && d < MAXR; d++)
+    n += (size_t)snprintf(t.s + n, sizeof t.s - n, d ? ", %lld" : "%lld", (long long)idx[d]);
+  snprintf(t.s + n, sizeof t.s - n, "]");
+  return t;
+}
+
 /* Wraps a negative index once; false when it is out of [0, n). */
 static bool wrap_index(int64_t *i, int64_t n) {
   if (*i < 0) *i += n;
@@ -344,8 +357,9 @@ static bool adv_offset(const alloy_kernel_call *c, const adv_plan *p, const allo
       if (p->clamp) coord = coord < -n ? -n : coord > n - 1 ? n - 1 : coord;
       int64_t raw = coord;
       if (!wrap_index(&coord, n)) {
-        ref_fail(c, "index %lld is out of bounds for dimension %d with size %lld", (long long)raw, d,
-             (long long)n);
+        ref_fail(c, "index %lld (at %s of the broadcast indices) is out of bounds for dimension %d "
+                 "with size %lld", (long long)raw, pos_of(ridx + p->bpos, p->brank).s, d,
+                 (long long)n);
         return false;
       }
     } else {
@@ -479,8 +493,8 @@ static int k_gather(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
-      return ref_fail(c, "gather: index %lld is out of bounds for dimension %d with size %lld",
-                  (long long)raw, dim, (long long)size);
+      return ref_fail(c, "gather: index %lld (index%s) is out of bounds for dimension %d with size "
+                      "%lld", (long long)raw, pos_of(idx, index->rank).s, dim, (long long)size);
     copy_elem(out, offset_of(out, idx), self, along_offset(self, idx, dim, i));
   }
   return 0;
@@ -535,8 +549,8 @@ static int scatter_run(const alloy_kernel_call *c, const alloy_kernel_tensor *sr
       int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
       if (!wrap_index(&i, size)) {
         free(count), free(buf);
-        return ref_fail(c, "scatter: index %lld is out of bounds for dimension %d with size %lld",
-                    (long long)raw, dim, (long long)size);
+        return ref_fail(c, "scatter: index %lld (index%s) is out of bounds for dimension %d with "
+                        "size %lld", (long long)raw, pos_of(idx, index->rank).s, dim, (long long)size);
       }
       int64_t ooff = along_offset(out, idx, dim, i);
       if (pass == 0) {
@@ -584,8 +598,8 @@ static int k_scatter_reduce(const alloy_kernel_call *c) {
 
 /* Reads a vector index (0-dim counts as one entry) and checks each entry
  * against size, wrapping negative ones. *out is malloc'd. */
-static int read_vector_index(const alloy_kernel_call *c, const alloy_kernel_tensor *index, int64_t size,
-                             int64_t **out, int64_t *count) {
+static int read_vector_index(const alloy_kernel_call *c, const alloy_kernel_tensor *index, int dim,
+                             int64_t size, int64_t **out, int64_t *count) {
   int64_t n = ref_numel(index);
   int64_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
   if (!v) return ref_fail(c, "out of memory");
@@ -593,8 +607,8 @@ static int read_vector_index(const alloy_kernel_call *c, const alloy_kernel_tens
     int64_t i = ref_load_i(index->data, index->dtype, ref_linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size)) {
       free(v);
-      return ref_fail(c, "index %lld is out of bounds for dimension with size %lld", (long long)raw,
-                  (long long)size);
+      return ref_fail(c, "index %lld (index[%lld]) is out of bounds for dimension %d with size %lld",
+                      (long long)raw, (long long)k, dim, (long long)size);
     }
     v[k] = i;
   }
@@ -609,7 +623,7 @@ static int k_index_select(const alloy_kernel_call *c) {
   int dim;
   if (!read_dim(c, self, &dim)) return ref_fail(c, "index_select: bad dim");
   int64_t *ix, nix;
-  if (read_vector_index(c, index, size_or_1(self, dim), &ix, &nix)) return 1;
+  if (read_vector_index(c, index, dim, size_or_1(self, dim), &ix, &nix)) return 1;
   int64_t idx[MAXR] = {0}, n = ref_numel(out);
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, out->sizes, out->rank)) {
     int64_t i = out->rank ? ix[idx[dim]] : ix[0];
@@ -694,7 +708,7 @@ static int index_family_begin(const alloy_kernel_call *c, int *dim, int64_t **ix
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *out = &c->outputs[0];
   if (!read_dim(c, self, dim)) return ref_fail(c, "bad dim");
   copy_into(out, self);
-  return read_vector_index(c, ref_tensor(c, "index"), size_or_1(self, *dim), ix, nix);
+  return read_vector_index(c, ref_tensor(c, "index"), *dim, size_or_1(self, *dim), ix, nix);
 }
 
 static int k_index_add(const alloy_kernel_call *c) {
@@ -779,8 +793,8 @@ static int k_take(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, index->sizes, index->rank)) {
     int64_t i = ref_load_i(index->data, index->dtype, offset_of(index, idx)), raw = i;
     if (!wrap_index(&i, size))
-      return ref_fail(c, "take: index %lld out of range for tensor of size %lld", (long long)raw,
-                  (long long)size);
+      return ref_fail(c, "take: index %lld (index%s) is out of range for a tensor of %lld elements",
+                      (long long)raw, pos_of(idx, index->rank).s, (long long)size);
     copy_elem(out, offset_of(out, idx), self, ref_linear_offset(self, i));
   }
   return 0;
@@ -796,8 +810,8 @@ static int k_put(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++) {
     int64_t i = ref_load_i(index->data, index->dtype, ref_linear_offset(index, k)), raw = i;
     if (!wrap_index(&i, size))
-      return ref_fail(c, "put: index %lld out of range for tensor of size %lld", (long long)raw,
-                  (long long)size);
+      return ref_fail(c, "put: index %lld (element %lld of index) is out of range for a tensor of "
+                      "%lld elements", (long long)raw, (long long)k, (long long)size);
     accumulate(out, ref_linear_offset(out, i), acc ? OP_ADD : OP_SET, src, ref_linear_offset(src, k));
   }
   return 0;
@@ -912,7 +926,8 @@ static int k_embedding(const alloy_kernel_call *c) {
   for (int64_t k = 0; k < n; k++, ref_next_index(idx, ix->sizes, r)) {
     int64_t i = ref_load_i(ix->data, ix->dtype, offset_of(ix, idx));
     if (i < 0 || i >= rows)
-      return ref_fail(c, "embedding: index %lld out of range for %lld rows", (long long)i, (long long)rows);
+      return ref_fail(c, "embedding: index %lld (indices%s) is out of range for a weight of %lld rows",
+                      (long long)i, pos_of(idx, r).s, (long long)rows);
     int64_t obase = offset_of(out, idx);
     for (int64_t j = 0; j < dim; j++)
       copy_elem(out, obase + j * out->strides[r], w, i * w->strides[0] + j * w->strides[1]);
@@ -956,7 +971,8 @@ static int k_embedding_renorm(const alloy_kernel_call *c) {
     if (v[k] < 0 || v[k] >= rows) {
       long long bad = (long long)v[k];
       free(v);
-      return ref_fail(c, "embedding_renorm_: index %lld out of range", bad);
+      return ref_fail(c, "embedding_renorm_: index %lld is out of range for a weight of %lld rows",
+                      bad, (long long)rows);
     }
     double acc = 0;
     for (int64_t j = 0; j < dim; j++) {
@@ -1017,7 +1033,8 @@ static int k_embedding_bag(const alloy_kernel_call *c) {
   for (int64_t b = 0; b < bags && !rc; b++) {
     int64_t lo = start[b], hi = b + 1 < bags ? start[b + 1] : nidx, count = 0;
     if (lo < 0 || hi > nidx || lo > hi) {
-      rc = ref_fail(c, "embedding_bag: bad offsets");
+      rc = ref_fail(c, "embedding_bag: bag %lld runs from offset %lld to %lld, outside the %lld "
+                       "indices", (long long)b, (long long)lo, (long long)hi, (long long)nidx);
       break;
     }
     for (int64_t j = 0; j < dim; j++) acc[j] = 0;
@@ -1026,7 +1043,8 @@ static int k_embedding_bag(const alloy_kernel_call *c) {
       if (o2b->rank == 1 && o2b->sizes[0] == nidx)
         ref_store_i(o2b->data, o2b->dtype, k * o2b->strides[0], b);
       if (i < 0 || i >= rows) {
-        rc = ref_fail(c, "embedding_bag: index %lld out of range for %lld rows", (long long)i, (long long)rows);
+        rc = ref_fail(c, "embedding_bag: index %lld (indices[%lld]) is out of range for a weight of "
+                      "%lld rows", (long long)i, (long long)k, (long long)rows);
         break;
       }
       if (i == padding_idx) continue;

@@ -379,7 +379,10 @@ static int k_max_pool2d_backward(const alloy_kernel_call *c) {
           int64_t k = ref_load_i(idx->data, idx->dtype, xo + at3(&xs, o0, o1, o2));
           if (k == -1) continue;
           if (k < 0 || k >= is.n3)
-            return ref_fail(c, "max_pool2d_with_indices_backward: index %lld out of range", (long long)k);
+            return ref_fail(c, "max_pool2d_with_indices_backward: index %lld (plane %lld, output "
+                            "position [%lld, %lld, %lld]) is out of range for an input plane of "
+                            "%lld elements", (long long)k, (long long)pl, (long long)o0,
+                            (long long)o1, (long long)o2, (long long)is.n3);
           int64_t off = io + at_flat(&is, k);
           ref_store_f(gi->data, gi->dtype, off,
                       ref_load_f(gi->data, gi->dtype, off) +
@@ -607,8 +610,10 @@ static int max_unpool(const alloy_kernel_call *c, int n) {
         for (int64_t i2 = 0; i2 < xs.size[2]; i2++) {
           int64_t k = ref_load_i(idx->data, idx->dtype, io + at3(&is, i0, i1, i2));
           if (k < 0 || k >= os.n3)
-            return ref_fail(c, "max_unpool: found an invalid max index %lld (output volume %lld)", (long long)k,
-                        (long long)os.n3);
+            return ref_fail(c, "max_unpool: found an invalid max index %lld (plane %lld, position "
+                            "[%lld, %lld, %lld]) for an output plane of %lld elements", (long long)k,
+                            (long long)pl, (long long)i0, (long long)i1, (long long)i2,
+                            (long long)os.n3);
           int64_t src = xo + at3(&xs, i0, i1, i2), dst = oo + at_flat(&os, k);
           if (is_float(out->dtype)) ref_store_f(out->data, out->dtype, dst, ref_load_f(x->data, x->dtype, src));
           else ref_store_i(out->data, out->dtype, dst, ref_load_i(x->data, x->dtype, src));

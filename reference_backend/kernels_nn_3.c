@@ -579,7 +579,8 @@ static int nll_loss(const alloy_kernel_call *c) {
     }
     if (cls < 0 || cls >= C) {
       free(v);
-      return ref_fail(c, "nll_loss: target %lld is out of bounds", (long long)cls);
+      return ref_fail(c, "nll_loss: target %lld (element %lld of target) is out of bounds for %lld "
+                      "classes", (long long)cls, (long long)k, (long long)C);
     }
     /* self's offset: target's index with the class inserted at cdim */
     int64_t off = cls * x->strides[cdim];
@@ -640,7 +641,8 @@ static int k_multi_margin_loss(const alloy_kernel_call *c) {
     int64_t y = ref_load_i(t->data, t->dtype, t->rank ? r * t->strides[0] : 0);
     if (y < 0 || y >= C) {
       free(v);
-      return ref_fail(c, "multi_margin_loss: target %lld is out of bounds", (long long)y);
+      return ref_fail(c, "multi_margin_loss: target %lld (row %lld) is out of bounds for %lld "
+                      "classes", (long long)y, (long long)r, (long long)C);
     }
     /* in the dtype, each step rounded, as the kernel (float32, float64) */
     alloy_dtype dt = out->dtype;
@@ -685,7 +687,9 @@ static int k_multilabel_margin_loss(const alloy_kernel_call *c) {
       int64_t y = ref_load_i(t->data, t->dtype, r * trs + nl * tcs);
       if (y < 0) break;
       if (y >= C) {
-        err = ref_fail(c, "multilabel_margin_loss: target %lld is out of bounds", (long long)y);
+        err = ref_fail(c, "multilabel_margin_loss: target %lld (row %lld, label %lld) is out of "
+                       "bounds for %lld classes", (long long)y, (long long)r, (long long)nl,
+                       (long long)C);
         break;
       }
       is[y] = true;
@@ -872,7 +876,9 @@ static int k_embedding_dense_backward(const alloy_kernel_call *c) {
   ref_iter_init(&it, idx, NULL, 0);
   for (int64_t k = 0; !err && ref_iter_next(&it); k++) {
     ids[k] = ref_load_i(idx->data, idx->dtype, it.offset[0]);
-    if (ids[k] < 0 || ids[k] >= rows) err = ref_fail(c, "embedding_dense_backward: index %lld out of range", (long long)ids[k]);
+    if (ids[k] < 0 || ids[k] >= rows)
+      err = ref_fail(c, "embedding_dense_backward: index %lld (element %lld of indices) is out of "
+                     "range for %lld rows", (long long)ids[k], (long long)k, (long long)rows);
     else count[ids[k]]++;
   }
   for (int64_t k = 0; !err && k < n; k++) {

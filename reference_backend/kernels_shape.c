@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "reference_backend/kernels_shape.h"
 #include "reference_backend/ref.h"
 
@@ -582,20 +583,21 @@ static bool strided_window(const alloy_kernel_call *c, int64_t n, view *v) {
   if (rank < 0 || ref_ints(c, "stride", v->strides, MAXR) != rank) return false;
   v->rank = rank;
   v->offset = int_arg(c, "storage_offset", 0);
-  int64_t lo = v->offset, hi = v->offset;
-  for (int d = 0; d < rank; d++) {
-    if (v->sizes[d] == 0) return true;
-    int64_t span = (v->sizes[d] - 1) * v->strides[d];
-    if (span < 0) lo += span;
-    else hi += span;
-  }
-  return lo >= 0 && hi < n;
+  /* Checked arithmetic: a wrapped span would pass a far window as a near one. */
+  int64_t lo, hi;
+  bool empty;
+  if (!alloy_checked_span(v->sizes, v->strides, rank, &lo, &hi, &empty)) return false;
+  if (empty) return true;
+  return alloy_checked_add(lo, v->offset, &lo) && alloy_checked_add(hi, v->offset, &hi) &&
+         lo >= 0 && hi < n;
 }
 
 static int k_as_strided(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *in = &c->inputs[0], *out = &c->outputs[0];
   view v;
-  if (!strided_window(c, ref_numel(in), &v)) return ref_shape_fail(c, "the window reaches outside the storage");
+  if (!strided_window(c, ref_numel(in), &v))
+    return ref_fail(c, "the window (size, stride, storage offset %lld) reaches outside the "
+                    "storage of %lld elements", (long long)v.offset, (long long)ref_numel(in));
   void *temp;
   alloy_kernel_tensor flat = *in;
   if (!(flat.data = contiguous_data(in, &temp))) return ref_shape_fail(c, "out of memory");
@@ -610,7 +612,9 @@ static int k_as_strided_scatter(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = &c->inputs[0], *src = &c->inputs[1], *out = &c->outputs[0];
   int64_t n = ref_numel(self);
   view v;
-  if (!strided_window(c, n, &v)) return ref_shape_fail(c, "the window reaches outside the storage");
+  if (!strided_window(c, n, &v))
+    return ref_fail(c, "the window (size, stride, storage offset %lld) reaches outside the "
+                    "storage of %lld elements", (long long)v.offset, (long long)n);
   void *buf = malloc((size_t)(n ? n : 1) * alloy_dtype_size(out->dtype));
   if (!buf) return ref_shape_fail(c, "out of memory");
   alloy_kernel_tensor flat = {buf, out->dtype, 1, &n, (const int64_t[]){1}};

@@ -141,8 +141,10 @@ typedef struct {
 bool ref_la_begin(const alloy_kernel_call *c, ref_la_scratch *s);
 void ref_la_free(ref_la_scratch *s);
 
-/* Logs why a kernel failed (prefixed with the node's op) through the host
- * and returns 1, the kernel's failure result. */
+/* Says why a kernel failed: through call->fail, so that the run's error
+ * carries it (code ALLOY_ERR_INVALID_ARGUMENT), and logged (prefixed with
+ * the node's op) through the host; returns 1, the kernel's failure result.
+ * An index out of range says which index, its value and the bound. */
 int ref_fail(const alloy_kernel_call *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -168,7 +168,9 @@
   F(alloy_kernel_call, node) F(alloy_kernel_call, inputs)               \
   F(alloy_kernel_call, num_inputs) F(alloy_kernel_call, outputs)        \
   F(alloy_kernel_call, num_outputs) F(alloy_kernel_call, input_arg)      \
-  F(alloy_kernel_call, input_item) F(alloy_kernel_call, alloc_output)
+  F(alloy_kernel_call, input_item) F(alloy_kernel_call, alloc_output)  \
+  /* 1.2 */                                                            \
+  F(alloy_kernel_call, fail)
 
 #define FIELDS_alloy_runtime_options(F)                                 \
   F(alloy_runtime_options, struct_size)                                 \

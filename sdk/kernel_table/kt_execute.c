@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "sdk/kernel_table/kt_internal.h"
 
 /* Where an arg(NAME) parameter's value comes from. */
@@ -434,9 +435,16 @@ static bool kt_same_shape(int r1, const int64_t *s1, int r2, const int64_t *s2) 
   return r1 == r2 && (r1 == 0 || memcmp(s1, s2, (size_t)r1 * sizeof *s1) == 0);
 }
 
+/* Memory for numel elements of esize bytes, 64-byte aligned; NULL when
+ * out of memory or over the ceiling of ir/checked.h (sizes reaching here
+ * were checked against it, so that is a bug caught late, not a wrap). */
 static void *kt_alloc(int64_t numel, size_t esize) {
-  size_t bytes = ((size_t)numel * esize + 63) & ~(size_t)63;
-  return aligned_alloc(64, bytes ? bytes : 64);
+  int64_t bytes;
+  if (numel < 0 || !alloy_checked_mul(numel, (int64_t)esize, &bytes) ||
+      bytes > ALLOY_MAX_TENSOR_BYTES)
+    return NULL;
+  size_t rounded = ((size_t)bytes + 63) & ~(size_t)63; /* bytes <= 2^62: no wrap */
+  return aligned_alloc(64, rounded ? rounded : 64);
 }
 
 /* ---- execute ---------------------------------------------------------------------- */
@@ -480,6 +488,9 @@ typedef struct kt_run {
   kt_binding *bindings;
   int nbindings, cap_bindings;
   char note[256]; /* why alloc_output refused, for the kernel's error */
+  /* What the kernel said with call->fail, for its error. */
+  alloy_error_code fail_code;
+  char fail_msg[512];
   char label[320];
 } kt_run;
 
@@ -492,18 +503,28 @@ typedef union kt_value {
   void *p;
 } kt_value;
 
-/* The bytes a tensor spans: false when they leave its buffer. */
+/* The bytes a tensor spans: false when they leave its buffer, when a size
+ * is negative or the tensor is over the ceiling of ir/checked.h (every
+ * computation checked: sizes and strides come from the host, and a wrapped
+ * product would pass a huge tensor as a small one). */
 static bool kt_tensor_fits(const alloy_tensor *t, size_t esize) {
-  if (!t->buffer) return false;
-  int64_t lo = 0, hi = 0;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->sizes[d] == 0) return t->offset <= t->buffer->bytes;
-    int64_t span = (t->sizes[d] - 1) * t->strides[d];
-    if (span < 0) lo += span;
-    else hi += span;
-  }
-  return (int64_t)t->offset + lo * (int64_t)esize >= 0 &&
-         t->offset + (uint64_t)((hi + 1) * (int64_t)esize) <= t->buffer->bytes;
+  if (!t->buffer || (t->rank && (!t->sizes || !t->strides))) return false;
+  return alloy_checked_tensor_bytes(t->sizes, t->rank, esize, NULL, NULL) &&
+         alloy_checked_fits(t->sizes, t->strides, t->rank, t->offset, esize, t->buffer->bytes);
+}
+
+/* A size of t that is not the one the graph gives v (d, its value and the
+ * graph's through *d, *got, *want), when the graph's is known from the
+ * symbols: the kernels index operands by the graph's shapes too. */
+static bool kt_size_mismatch(const kt_run *r, const alloy_tensor *t, const alloy_value *v, int *d,
+                             int64_t *got, int64_t *want) {
+  for (*d = 0; *d < t->rank; (*d)++)
+    if (r->h->value_size_eval(v, *d, r->args->symbols, r->args->num_symbols, want) &&
+        *want != t->sizes[*d]) {
+      *got = t->sizes[*d];
+      return true;
+    }
+  return false;
 }
 
 static alloy_error *kt_check_tensor(kt_run *r, const alloy_tensor *t, const alloy_value *v,
@@ -521,6 +542,12 @@ static alloy_error *kt_check_tensor(kt_run *r, const alloy_tensor *t, const allo
     return alloy_kt_error(h, ALLOY_ERR_INVALID_ARGUMENT,
                           "%s %d (%s): its sizes and strides reach outside its buffer", what, j,
                           vname ? vname : "?");
+  int d;
+  int64_t got, want;
+  if (!is_output && kt_size_mismatch(r, t, v, &d, &got, &want))
+    return alloy_kt_error(h, ALLOY_ERR_INVALID_ARGUMENT,
+                          "%s %d (%s): size %lld at dim %d, but the graph says %lld", what, j,
+                          vname ? vname : "?", (long long)got, d, (long long)want);
   return NULL;
 }
 
@@ -602,6 +629,11 @@ static alloy_error *kt_make_output(kt_run *r, const kt_step *st, int s) {
                             "kernel can make it (alloc_output)", r->label, h->value_name(v), d);
     }
   }
+  if (!alloy_checked_tensor_bytes(slot->sizes, slot->rank, alloy_kt_dtype_size(slot->dtype), NULL,
+                                  NULL))
+    return alloy_kt_error(h, ALLOY_ERR_INVALID_ARGUMENT,
+                          "%s: output %s would have a negative size or span over %s bytes, the "
+                          "most a tensor may", r->label, h->value_name(v), ALLOY_MAX_TENSOR_BYTES_TEXT);
   if (from_host) kt_bind_symbols(r, v, slot->sizes, slot->rank);
   kt_contiguous(slot->sizes, slot->rank, slot->strides);
   if (host_out && kt_same_shape(slot->rank, slot->sizes, host_out->rank, host_out->sizes) &&
@@ -822,6 +854,11 @@ static const alloy_kernel_tensor *kt_alloc_output(const struct alloy_kernel_call
                (long long)sizes[d], d);
       return NULL;
     }
+  if (!alloy_checked_tensor_bytes(sizes, slot->rank, alloy_kt_dtype_size(slot->dtype), NULL, NULL)) {
+    snprintf(r->note, sizeof r->note, "alloc_output(%d): the sizes span over %s bytes, the most "
+             "a tensor may", k, ALLOY_MAX_TENSOR_BYTES_TEXT);
+    return NULL;
+  }
   if (slot->rank) memcpy(slot->sizes, sizes, (size_t)slot->rank * sizeof *sizes);
   kt_contiguous(slot->sizes, slot->rank, slot->strides);
   slot->data = kt_alloc(kt_numel(slot->sizes, slot->rank), alloy_kt_dtype_size(slot->dtype));
@@ -836,6 +873,15 @@ static const alloy_kernel_tensor *kt_alloc_output(const struct alloy_kernel_call
   memcpy(g->strides, slot->strides, sizeof g->strides);
   *t = (alloy_kernel_tensor){g->data, slot->dtype, slot->rank, g->sizes, g->strides};
   return t;
+}
+
+/* alloy_kernel_call.fail: keeps what the kernel says for the step's error. */
+static void kt_fail(const struct alloy_kernel_call *c, alloy_error_code code, const char *message) {
+  kt_run *r = (kt_run *)(void *)((char *)c - offsetof(kt_run, call));
+  /* A code this helper does not know is passed on as "internal". */
+  r->fail_code = code >= ALLOY_ERR_INVALID_ARGUMENT && code <= ALLOY_ERR_DECLINED ? code
+                                                                                 : ALLOY_ERR_INTERNAL;
+  snprintf(r->fail_msg, sizeof r->fail_msg, "%s", message ? message : "(no message)");
 }
 
 /* A deferred output reaches only `call`: nothing else of the signature may
@@ -858,6 +904,7 @@ static alloy_error *kt_run_step(kt_run *r, const kt_step *st) {
   alloy_kt_node_label(h, st->node, st->node_index, r->label, sizeof r->label);
   r->step = st;
   r->note[0] = '\0';
+  r->fail_msg[0] = '\0';
   for (int k = 0; k < st->nout && !e; k++) {
     e = kt_make_output(r, st, st->slots[st->nin + k]);
     if (!e && r->slots[st->slots[st->nin + k]].deferred) e = kt_check_deferred(r, st, k);
@@ -883,7 +930,8 @@ static alloy_error *kt_run_step(kt_run *r, const kt_step *st) {
                                   .num_outputs = st->nout,
                                   .input_arg = st->input_arg,
                                   .input_item = st->input_item,
-                                  .alloc_output = kt_alloc_output};
+                                  .alloc_output = kt_alloc_output,
+                                  .fail = kt_fail};
   }
   kt_value values[KT_MAX_PARAMS];
   void *avalues[KT_MAX_PARAMS];
@@ -894,7 +942,9 @@ static alloy_error *kt_run_step(kt_run *r, const kt_step *st) {
   if (!e) {
     ffi_arg rc = 0;
     ffi_call((ffi_cif *)&st->cif, FFI_FN(st->kernel->fn), &rc, avalues);
-    if (st->sig.returns_int && (int)rc != 0)
+    if (r->fail_msg[0])
+      e = alloy_kt_error(h, r->fail_code, "%s: %s", r->label, r->fail_msg);
+    else if (st->sig.returns_int && (int)rc != 0)
       e = alloy_kt_error(h, ALLOY_ERR_INTERNAL, "%s: the kernel failed (it returned %d)%s%s",
                          r->label, (int)rc, r->note[0] ? " after " : "", r->note);
   }

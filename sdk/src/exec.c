@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "sdk/src/arena.h"
 
 enum { XFER_MEMCPY, XFER_TO_HOST_SIDE, XFER_FROM_HOST_SIDE, XFER_STAGED };
@@ -354,10 +355,14 @@ static void contiguous(slot *s) {
   }
 }
 
+/* Bytes of a tensor; sizes the graph checked, but a plugin-allocated
+ * output's come from the plugin: overflow-checked (ir/checked.h), and
+ * UINT64_MAX when they do not fit, which no buffer can satisfy. */
 static uint64_t bytes_of(alloy_dtype t, int rank, const int64_t *sizes) {
-  uint64_t n = alloy_dtype_size(t);
-  for (int d = 0; d < rank; d++) n *= (uint64_t)(sizes[d] > 0 ? sizes[d] : 0);
-  return n;
+  int64_t bytes = 0;
+  if (!alloy_checked_tensor_bytes(sizes, rank, alloy_dtype_size(t), NULL, &bytes))
+    return UINT64_MAX;
+  return (uint64_t)bytes;
 }
 
 /* The sizes of every value: run inputs as given, each partition's outputs
@@ -708,6 +713,9 @@ static alloy_error *issue_part(exec *x, int q) {
             e = alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s: output %d came back "
                                 "non-contiguous", xb->row->name, j);
         s->bytes = bytes_of(s->dtype, s->rank, s->sizes);
+        if (!e && s->bytes == UINT64_MAX)
+          e = alloy_error_new(ALLOY_ERR_INTERNAL, "backend %s: output %d came back with sizes "
+                              "that are negative or too large (a plugin bug)", xb->row->name, j);
       }
     }
   }

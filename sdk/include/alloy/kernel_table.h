@@ -100,8 +100,15 @@ struct alloy_kernel_call {
    * (owned by the helper), or NULL when memory runs out. */
   const alloy_kernel_tensor *(*alloc_output)(const alloy_kernel_call *c,
                                              int k, const int64_t *sizes);
+  /* (since 1.2; check ALLOY_HAS_FIELD) Says why the kernel fails: the
+   * step then fails whatever the kernel returns, with this code and message
+   * (copied; the helper prefixes the node) instead of "the kernel failed
+   * (it returned N)". Say what was wrong with the data, e.g. "index 7 is
+   * out of bounds for dimension 0 with size 5 (index[2])". The last call
+   * wins. Not for other threads: only during the call, on its thread. */
+  void (*fail)(const alloy_kernel_call *c, alloy_error_code code, const char *message);
 };
-#define ALLOY_KERNEL_CALL_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_call, alloc_output)
+#define ALLOY_KERNEL_CALL_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_call, fail)
 
 /* The plugin table for a kernel table; checks the table (signatures parse,
  * ops named) and returns NULL after host->log when it is wrong. */
