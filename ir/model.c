@@ -4,7 +4,7 @@
  * .air text with a safetensors weights file. The .pt2 reader is in
  * ir/pt2_archive.c and ir/pt2_graph.c.
  */
-#include <fcntl.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ir/files.h"
 #include "ir/graph_internal.h"
 #include "ir/model_internal.h"
 
@@ -152,21 +153,112 @@ static char *dir_of(const char *path) {
   return slash ? strndup(path, (size_t)(slash - path + 1)) : strdup("");
 }
 
-static alloy_error *load_air(const char *path, const char *text, size_t len, alloy_model *m) {
-  alloy_error *e = alloy_air_parse(text, len, path, &m->graph);
-  const char *wf = e ? NULL : alloy_graph_weights_file(m->graph);
-  if (!e && wf) {
-    char *dir = dir_of(path), *full = NULL;
-    if (!dir || asprintf(&full, "%s%s", wf[0] == '/' ? "" : dir, wf) < 0) full = NULL;
-    free(dir);
-    if (!full) return oom();
-    e = alloy_safetensors_open(full, &m->st);
-    free(full);
-    for (int i = 0; !e && i < alloy_safetensors_count(m->st); i++) {
-      const alloy_st_entry *en = alloy_safetensors_entry(m->st, i);
-      e = model_add_weight(m, en->name, en->dtype, en->rank, en->shape, en->data, NULL);
-    }
+/* The weights line of an .air names a file in the .air's folder or below
+ * it: an absolute path, or one with a ".." component, could make a model
+ * read any file the user can (and a parse error show its bytes), so both
+ * are refused. (A symbolic link in the folder is followed: the Hugging
+ * Face cache links every file of a snapshot to a blob outside it.) */
+static alloy_error *check_weights_path(const char *air, const char *wf) {
+  const char *why = NULL;
+  if (!*wf) why = "is empty";
+  else if (wf[0] == '/') why = "is absolute";
+  for (const char *p = wf; !why && *p; p = strchr(p, '/') ? strchr(p, '/') + 1 : p + strlen(p))
+    if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0')) why = "leaves the folder (..)";
+  if (!why) return NULL;
+  return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                         "%s: the weights path %s: it must name a file in the .air's folder or "
+                         "below it", air, why);
+}
+
+/* Whether bytes begin as a safetensors file does: an 8-byte header length
+ * within the file, and '{'. A file that does not is never parsed, so that
+ * no error quotes bytes of a file that is not weights. */
+static bool looks_like_safetensors(const unsigned char *b, size_t size) {
+  if (size < 9) return false;
+  uint64_t hlen = 0;
+  for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
+  return hlen >= 2 && hlen <= size - 8 && b[8] == '{';
+}
+
+/* The weights file of an .air model, mapped into m->map (the .air text's
+ * mapping is gone by then). */
+static alloy_error *load_air_weights(const char *path, alloy_model *m) {
+  const char *wf = alloy_graph_weights_file(m->graph);
+  if (!wf) return NULL;
+  alloy_error *e = check_weights_path(path, wf);
+  if (e) return e;
+  char *dir = dir_of(path), *full = NULL;
+  if (!dir || asprintf(&full, "%s%s", dir, wf) < 0) full = NULL;
+  free(dir);
+  if (!full) return oom();
+  e = alloy_file_map(full, 0, &m->map, &m->map_size);
+  if (!e && !looks_like_safetensors(m->map, m->map_size))
+    e = alloy_error_new(ALLOY_ERR_PARSE, "%s: not a safetensors file (the weights of %s)", full,
+                        path);
+  if (!e) e = alloy_safetensors_open_memory(m->map, m->map_size, full, &m->st);
+  free(full);
+  for (int i = 0; !e && i < alloy_safetensors_count(m->st); i++) {
+    const alloy_st_entry *en = alloy_safetensors_entry(m->st, i);
+    e = model_add_weight(m, en->name, en->dtype, en->rank, en->shape, en->data, NULL);
   }
+  return e;
+}
+
+/* Whether line [p, end) begins as an .air line with content does: a
+ * keyword, a value name, or an op name and its '('. */
+static bool air_line_start(const char *p, const char *end) {
+  static const char *const words[] = {"sym", "input", "weights", "output"};
+  if (*p == '%') return true;
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+    size_t n = strlen(words[i]);
+    if ((size_t)(end - p) >= n && !memcmp(p, words[i], n) &&
+        (p + n == end || p[n] == ' ' || p[n] == '\t' || p[n] == '%'))
+      return true;
+  }
+  /* OPNAME(: an identifier, a dot, more of them */
+  const char *q = p;
+  bool dot = false;
+  if (q < end && (isalpha((unsigned char)*q) || *q == '_'))
+    while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == '.')) dot |= *q++ == '.';
+  while (q < end && (*q == ' ' || *q == '\t')) q++;
+  return dot && q > p && q < end && *q == '(';
+}
+
+/* Formats are told by content, never by name: a ZIP local file header is
+ * a .pt2 archive; text whose first line with content begins as an .air
+ * line does is .air (docs/air.md: there is no magic). Anything else is
+ * refused here, naming the file and never quoting it. */
+static alloy_error *refuse_unknown(const char *path, const char *b, size_t n) {
+  if (!n) return alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: empty file", path);
+  const char *what = NULL;
+  if (n >= 3 && b[0] == 'P' && b[1] == 'K' && (unsigned char)b[2] < 9)
+    what = "a ZIP file that does not begin with a local file header";
+  else if (memchr(b, '\0', n))
+    what = "a binary file, neither a .pt2 archive (ZIP) nor .air text";
+  if (what) return alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: %s", path, what);
+  size_t line = 0;
+  for (const char *p = b, *end = b + n; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
+    line++;
+    const char *q = p;
+    while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+    if (q < eol && *q != '#') {
+      if (air_line_start(q, eol)) return NULL;
+      return alloy_error_new(ALLOY_ERR_PARSE,
+                             "%s:%zu:%zu: not a model: neither a .pt2 archive (ZIP) nor .air text",
+                             path, line, (size_t)(q - p) + 1);
+    }
+    p = eol + (nl != NULL);
+  }
+  return alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: no graph (blank lines and comments only)",
+                         path);
+}
+
+static alloy_error *load_air(const char *path, const char *text, size_t len, alloy_model *m) {
+  alloy_error *e = refuse_unknown(path, text, len);
+  if (!e) e = alloy_air_parse(text, len, path, &m->graph);
+  if (!e && !alloy_graph_num_outputs(m->graph))
+    e = alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: the graph has no output line", path);
   return e;
 }
 
@@ -174,31 +266,27 @@ alloy_error *alloy_model_load(const char *path, alloy_model **out) {
   *out = NULL;
   alloy_error *e = alloy_registry_init();
   if (e) return e;
+  if (!path) return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "alloy_model_load: NULL path");
   alloy_model *m = calloc(1, sizeof *m);
   if (!m) return oom();
-  int fd = open(path, O_RDONLY);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    if (fd >= 0) close(fd);
+  /* A regular file only: a FIFO or a device would block or never end. */
+  void *map = NULL;
+  size_t size = 0;
+  if ((e = alloy_file_map(path, 0, &map, &size))) {
     free(m);
-    return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open (not a readable file)", path);
-  }
-  m->map_size = (size_t)sb.st_size;
-  void *map = m->map_size ? mmap(NULL, m->map_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-  close(fd);
-  if (map == MAP_FAILED) {
-    free(m);
-    return alloy_error_new(ALLOY_ERR_IO, "%s: cannot map the file", path);
+    return e;
   }
   m->map = map;
-  /* An archive begins with a local file header; anything else is text. */
-  if (m->map_size >= 4 && !memcmp(map, "PK\3\4", 4)) {
-    e = alloy_pt2_load(path, map, m->map_size, m);
+  m->map_size = size;
+  if (size >= 4 && !memcmp(map, "PK\3\4", 4)) {
+    e = alloy_pt2_load(path, map, size, m);
   } else {
-    e = load_air(path, map, m->map_size, m);
+    e = load_air(path, map, size, m);
     /* .air text is parsed into the graph: the mapping is no longer needed. */
-    if (map) munmap(map, m->map_size);
+    if (map) munmap(map, size);
     m->map = NULL;
+    m->map_size = 0;
+    if (!e) e = load_air_weights(path, m);
   }
   if (!e) e = check_weights(m, path);
   if (e) {
@@ -226,14 +314,37 @@ alloy_error *alloy_model_load_pt2_memory(const void *data, size_t size, const ch
 }
 
 /* The path to write in the .air for weights_path: relative to the .air's
- * folder when it lies there. */
-static const char *relative_to(const char *air_path, const char *weights_path) {
-  char *dir = dir_of(air_path);
-  size_t n = dir ? strlen(dir) : 0;
-  const char *rel = dir && n && !strncmp(weights_path, dir, n) ? weights_path + n : weights_path;
-  if (dir && !n && strchr(weights_path, '/')) rel = weights_path;
-  free(dir);
-  return rel;
+ * folder, which must hold it (the loader refuses anything else). Compared
+ * as the system resolves both folders, so "out/m.air" and "./out/w" agree.
+ * *rel is malloc'd. */
+static alloy_error *relative_to(const char *air_path, const char *weights_path, char **rel) {
+  *rel = NULL;
+  char *adir = dir_of(air_path), *wdir = dir_of(weights_path);
+  char *areal = adir ? realpath(*adir ? adir : ".", NULL) : NULL;
+  char *wreal = wdir ? realpath(*wdir ? wdir : ".", NULL) : NULL;
+  const char *base = strrchr(weights_path, '/') ? strrchr(weights_path, '/') + 1 : weights_path;
+  alloy_error *e = NULL;
+  size_t n = areal ? strlen(areal) : 0;
+  if (!adir || !wdir) {
+    e = oom();
+  } else if (!areal || !wreal) {
+    e = alloy_error_new(ALLOY_ERR_IO, "%s: no such folder", !areal ? air_path : weights_path);
+  } else if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+    e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s: not a file name", weights_path);
+  } else if (!strcmp(areal, wreal)) {
+    if (!(*rel = strdup(base))) e = oom();
+  } else if (!strncmp(areal, wreal, n) && (wreal[n] == '/' || n == 1)) {
+    if (asprintf(rel, "%s/%s", wreal + n + (n > 1), base) < 0) *rel = NULL, e = oom();
+  } else {
+    e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                        "%s: the weights file must be in the folder of %s or below it (an .air "
+                        "names its weights relative to itself)", weights_path, air_path);
+  }
+  free(adir);
+  free(wdir);
+  free(areal);
+  free(wreal);
+  return e;
 }
 
 alloy_error *alloy_model_save_air(const alloy_model *m, const char *air_path,
@@ -255,16 +366,19 @@ alloy_error *alloy_model_save_air(const alloy_model *m, const char *air_path,
                                 .shape = w->sizes, .data = w->data,
                                 .nbytes = (size_t)numel * alloy_dtype_size(w->dtype)};
   }
-  alloy_error *e = alloy_safetensors_write(weights_path, ts, n);
+  /* Where the .air will find them, known before anything is written. */
+  char *rel = NULL;
+  alloy_error *e = n ? relative_to(air_path, weights_path, &rel) : NULL;
+  if (!e) e = alloy_safetensors_write(weights_path, ts, n);
   free(ts);
-  if (e) return e;
   /* The graph is printed from a copy that names the new weights file. */
   alloy_graph *g = NULL;
   char *text = NULL;
-  e = alloy_graph_clone(m->graph, &g);
-  if (!e) e = alloy_graph_set_weights_file(g, n ? relative_to(air_path, weights_path) : NULL);
+  if (!e) e = alloy_graph_clone(m->graph, &g);
+  if (!e) e = alloy_graph_set_weights_file(g, rel);
   if (!e) e = alloy_air_print(g, &text);
   alloy_graph_free(g);
+  free(rel);
   if (e) return e;
   FILE *f = fopen(air_path, "w");
   size_t len = strlen(text);

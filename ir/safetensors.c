@@ -9,6 +9,8 @@
  */
 #include "alloy/safetensors.h"
 
+#include "ir/files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -234,23 +236,15 @@ alloy_error *alloy_safetensors_open(const char *path, alloy_safetensors **out) {
   *out = NULL;
   if (!path)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "alloy_safetensors_open: NULL path");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return alloy_error_new(ALLOY_ERR_IO, "%s: not a regular file", path);
-  }
-  size_t size = (size_t)sb.st_size;
-  if (size < 8) { /* before mmap, which refuses an empty file */
-    close(fd);
+  /* Regular files only: a FIFO or a device would block or never end. */
+  void *map = NULL;
+  size_t size = 0;
+  alloy_error *fe = alloy_file_map(path, 0, &map, &size);
+  if (fe) return fe;
+  if (size < 8) { /* an empty file has no mapping */
+    if (map) munmap(map, size);
     return too_short(path, size);
   }
-  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int map_errno = errno;
-  close(fd);
-  if (map == MAP_FAILED)
-    return alloy_error_new(ALLOY_ERR_IO, "%s: cannot map: %s", path, strerror(map_errno));
   alloy_safetensors *st = calloc(1, sizeof *st);
   if (!st) {
     munmap(map, size);

@@ -35,6 +35,10 @@ run_suite() {
 run_suite "unit tests" "$build/tests/unit"
 run_suite "command line" sh tests/cli.sh "$build/bin/alloy" "$golden"
 run_suite "models: run, check, convert" sh tests/models.sh "$build/bin/alloy" "$golden"
+# Hostile files (tests/hostile/: FIFOs, empty and disguised models, escaping
+# weights paths, absurd batch sizes): refused with a clear message, never a
+# hang, a crash or a leak of the file's contents.
+run_suite "hostile files" sh tests/hostile.sh "$build/bin/alloy" "$golden"
 run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
 run_suite "plugin headers declare only what a plugin can link" sh tests/plugin_headers.sh "$build"
 run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"

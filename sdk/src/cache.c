@@ -9,11 +9,22 @@
  * on the same backend; an executable no program holds any more stays cached
  * until the cache passes its capacity, when the oldest such one goes. On
  * disk: when $ALLOY_CACHE_DIR is set and the backend can serialize
- * executables, a miss first looks for <dir>/<backend>-<version>-<hash>.bin
- * (written by an earlier process after a compile; its compatibility
- * information must match what the backend reports now), and a compile
- * writes that file. The text of the graph is stored beside the hash and
- * compared, so a hash collision is a miss, never a wrong executable.
+ * executables, a miss first looks for <dir>/<B>-<K>.bin, where B hashes the
+ * backend's name, version and devices and K the key (written by an earlier
+ * process after a compile), and a compile writes that file. Every field of
+ * the key is stored in the file and compared in full (backend name,
+ * version, devices, graph text), so a hash collision is a miss, never a
+ * wrong executable.
+ *
+ * The folder and its files are not trusted: a name is made of hashes only
+ * (no string a plugin reports reaches a path); the folder is created 0700
+ * when missing and used only when it is no symbolic link, belongs to this
+ * user and no one else can write it (else the disk cache is off, with a
+ * warning logged once, and compiles go on); an entry is written 0600 under
+ * a fresh random name opened O_EXCL|O_NOFOLLOW, then renamed into place;
+ * an entry is read only when it is a regular file (not followed through a
+ * link, a FIFO is never opened) of at most CACHE_MAX_ENTRY bytes, and is
+ * parsed with every length checked against the file.
  *
  * The key also holds the backend's options and, for inputs whose data is
  * bound at compile (weights a plugin may pre-pack), a hash of that data:
@@ -22,12 +33,17 @@
  * cache with the last program holding it instead of staying for reuse.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ir/files.h"
 #include "sdk/src/runtime_internal.h"
 
 enum { CACHE_CAPACITY = 512 };
@@ -49,6 +65,7 @@ struct alloy_cache {
   int n, cap;
   uint64_t clock;
   alloy_cache_stats stats;
+  bool disk_warned;         /* why the disk cache is not used was logged */
 };
 
 static alloy_error *oom(void) {
@@ -96,30 +113,140 @@ static void evict_one(alloy_cache *c) {
 
 /* --- disk ---------------------------------------------------------------------*/
 
+/* An entry larger than this is not read (a planted file could be huge). */
+#define CACHE_MAX_ENTRY ((uint64_t)1 << 30)
+
 static bool can_serialize(const alloy_loaded *row) {
   const alloy_plugin_api *a = row->api;
   return ALLOY_HAS_FIELD(a, alloy_plugin_api, executable_deserialize) && a->executable_serialize &&
          a->executable_deserialize;
 }
 
-/* <dir>/<backend>-<version>-<hash>.bin, or false when there is no cache
- * folder. */
-static bool disk_path(const alloy_loaded *row, uint64_t hash, char *buf, size_t cap) {
-  const char *dir = getenv("ALLOY_CACHE_DIR");
-  if (!dir || !*dir) return false;
-  return (size_t)snprintf(buf, cap, "%s/%s-%s-%016llx.bin", dir, row->name, row->version,
-                          (unsigned long long)hash) < cap;
+/* Says once per runtime why the disk cache is not used. */
+static void disk_refused(alloy_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void disk_refused(alloy_cache *c, const char *fmt, ...) {
+  if (c->disk_warned) return;
+  c->disk_warned = true;
+  char line[600];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof line)
+    snprintf(line + n, sizeof line - (size_t)n, " (compiling without the disk cache)");
+  alloy_host_table()->log(ALLOY_LOG_WARNING, "alloy", line);
 }
 
-/* The file: "ALLOYEXE1\n", then the lines "version <the backend's version>",
- * "device <plugin_version>/<device_model>" (what serialize reported),
- * "text <bytes>" and "exe <bytes>", each size followed by that many bytes
- * and a newline. A file of another backend version is a miss; the plugin's
- * deserialize checks its own compatibility (ALLOY_ERR_VERSION). */
-static void disk_write(const alloy_loaded *row, uint64_t hash, const char *text,
+/* Makes the missing folders of path, each 0700 (mkdir -p). */
+static void make_dirs(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return;
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++)
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char keep = buf[i];
+      buf[i] = '\0';
+      if (mkdir(buf, 0700) != 0 && errno != EEXIST) return;
+      buf[i] = keep;
+    }
+}
+
+/* $ALLOY_CACHE_DIR, opened as a directory (never through a symbolic link)
+ * and made 0700 when missing; -1 when it is not set, or is not a place
+ * only this user can write (said once, with the reason). */
+static int cache_dir_open(alloy_cache *c) {
+  const char *dir = getenv("ALLOY_CACHE_DIR");
+  if (!dir || !*dir) return -1;
+  int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = open(dir, flags);
+  if (fd < 0 && errno == ENOENT) {
+    make_dirs(dir);
+    fd = open(dir, flags);
+  }
+  if (fd < 0) {
+    int err = errno;
+    struct stat lsb;
+    if (lstat(dir, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+      disk_refused(c, "the cache folder %s is a symbolic link", dir);
+    else
+      disk_refused(c, "the cache folder %s cannot be opened: %s", dir, strerror(err));
+    return -1;
+  }
+  struct stat sb = {0};
+  const char *why = NULL;
+  if (fstat(fd, &sb) != 0) why = "cannot be examined";
+  else if (sb.st_uid != geteuid()) why = "belongs to another user";
+  else if (sb.st_mode & (S_IWGRP | S_IWOTH)) why = "can be written by other users";
+  if (why) {
+    disk_refused(c, "the cache folder %s %s (uid %ld, mode %03o)", dir, why, (long)sb.st_uid,
+                 (unsigned)(sb.st_mode & 0777));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The identity of the backend an entry is for: name, version and devices
+ * (the host's description of them, as `alloy backends` lists them). */
+static uint64_t backend_hash(const alloy_loaded *row) {
+  const char *parts[3] = {row->name, row->version, row->devices};
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 3; i++) {
+    const char *p = parts[i] ? parts[i] : "";
+    size_t n = strlen(p) + 1; /* with the NUL: "ab","c" is not "a","bc" */
+    for (size_t k = 0; k < n; k++) h = (h ^ (unsigned char)p[k]) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* <backend hash>-<key hash>.bin: made only of hashes, so that no string a
+ * plugin reports ever reaches a path. */
+static void entry_name(const alloy_loaded *row, uint64_t hash, char name[40]) {
+  snprintf(name, 40, "%016llx-%016llx.bin", (unsigned long long)backend_hash(row),
+           (unsigned long long)hash);
+}
+
+/* The file: "ALLOYEXE2\n", then the fields backend, version, device (the
+ * backend's name, version and devices now), compat (what serialize
+ * reported: plugin version and device model), text (the key) and exe (the
+ * serialized bytes), each as "<field> <bytes>\n", that many bytes and a
+ * newline (none after exe, which ends the file). A reader compares every
+ * field but compat, which the plugin's deserialize checks itself
+ * (ALLOY_ERR_VERSION). */
+static const char *const FIELDS[] = {"backend", "version", "device", "compat", "text", "exe"};
+enum { F_BACKEND, F_VERSION, F_DEVICE, F_COMPAT, F_TEXT, F_EXE, F_COUNT };
+#define CACHE_MAGIC "ALLOYEXE2\n"
+
+static bool write_all(int fd, const void *data, size_t n) {
+  const char *p = data;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+/* A new file of a name no one else can have guessed, created 0600 and
+ * exclusively (a planted file or link of that name is never opened). */
+static int create_temp(int dirfd, char name[48]) {
+  static unsigned counter;
+  for (int attempt = 0; attempt < 16; attempt++) {
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+      r = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ ((uint64_t)counter << 16);
+    snprintf(name, 48, "tmp-%016llx-%u.tmp", (unsigned long long)r, counter++);
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+static void disk_write(alloy_cache *c, const alloy_loaded *row, uint64_t hash, const char *text,
                        alloy_executable *exe) {
-  char path[4096], tmp[4200];
-  if (!disk_path(row, hash, path, sizeof path)) return;
   void *bytes = NULL;
   uint64_t size = 0;
   alloy_compat_info info = {.struct_size = ALLOY_COMPAT_INFO_STRUCT_SIZE};
@@ -128,68 +255,109 @@ static void disk_write(const alloy_loaded *row, uint64_t hash, const char *text,
     alloy_error_free(e);
     return;
   }
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f != NULL;
-  if (ok) {
-    size_t tlen = strlen(text);
-    ok = fprintf(f, "ALLOYEXE1\nversion %s\ndevice %s/%s\ntext %zu\n", row->version,
-                 info.plugin_version ? info.plugin_version : "",
-                 info.device_model ? info.device_model : "", tlen) > 0 &&
-         fwrite(text, 1, tlen, f) == tlen && fprintf(f, "\nexe %llu\n", (unsigned long long)size) > 0 &&
-         fwrite(bytes, 1, (size_t)size, f) == size;
-    ok = fclose(f) == 0 && ok;
+  int dirfd = cache_dir_open(c);
+  if (dirfd < 0) {
+    free(bytes);
+    return;
   }
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) remove(tmp);
+  char compat[600];
+  snprintf(compat, sizeof compat, "%.256s/%.256s", info.plugin_version ? info.plugin_version : "",
+           info.device_model ? info.device_model : "");
+  const char *vals[F_COUNT] = {row->name ? row->name : "", row->version ? row->version : "",
+                               row->devices ? row->devices : "", compat, text, bytes};
+  uint64_t lens[F_COUNT];
+  for (int f = 0; f < F_EXE; f++) lens[f] = strlen(vals[f]);
+  lens[F_EXE] = size;
+  char tmp[48], name[40];
+  entry_name(row, hash, name);
+  int fd = bytes || !size ? create_temp(dirfd, tmp) : -1;
+  bool ok = fd >= 0 && write_all(fd, CACHE_MAGIC, strlen(CACHE_MAGIC));
+  for (int f = 0; ok && f < F_COUNT; f++) {
+    char head[64];
+    int n = snprintf(head, sizeof head, "%s %llu\n", FIELDS[f], (unsigned long long)lens[f]);
+    ok = write_all(fd, head, (size_t)n) && write_all(fd, vals[f], (size_t)lens[f]) &&
+         (f == F_EXE || write_all(fd, "\n", 1));
+  }
+  if (fd >= 0) {
+    ok = close(fd) == 0 && ok;
+    /* rename replaces whatever has the name (a link is replaced, never
+     * followed). */
+    if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) unlinkat(dirfd, tmp, 0);
+  }
+  close(dirfd);
   free(bytes);
 }
 
-/* Reads the whole file at path into a malloc'd buffer. */
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  struct stat sb;
-  char *buf = NULL;
-  if (fstat(fileno(f), &sb) == 0 && sb.st_size > 0 && (buf = malloc((size_t)sb.st_size + 1)) &&
-      fread(buf, 1, (size_t)sb.st_size, f) == (size_t)sb.st_size) {
-    buf[sb.st_size] = 0;
-    *len = (size_t)sb.st_size;
+/* Reads "<field> <n>\n" and n bytes (and "\n" unless last) at *at;
+ * false when the file does not say that. */
+static bool read_field(const char *buf, size_t len, size_t *at, const char *field, bool last,
+                       const char **val, uint64_t *n) {
+  size_t fl = strlen(field), p = *at;
+  if (len - p < fl + 2 || memcmp(buf + p, field, fl) || buf[p + fl] != ' ') return false;
+  p += fl + 1;
+  uint64_t v = 0;
+  size_t digits = 0;
+  for (; p < len && buf[p] >= '0' && buf[p] <= '9' && digits < 19; p++, digits++)
+    v = v * 10 + (uint64_t)(buf[p] - '0');
+  if (!digits || p >= len || buf[p] != '\n') return false;
+  p++;
+  if (v > len - p) return false;
+  *val = buf + p;
+  *n = v;
+  p += (size_t)v;
+  if (last) {
+    if (p != len) return false;
   } else {
-    free(buf);
-    buf = NULL;
+    if (p >= len || buf[p] != '\n') return false;
+    p++;
   }
-  fclose(f);
-  return buf;
+  *at = p;
+  return true;
 }
 
-/* An executable from the disk cache, or NULL (a miss: absent, written for
- * another graph, another plugin version or device, or refused by the
- * plugin). */
-static alloy_executable *disk_read(const alloy_loaded *row, uint64_t hash, const char *text,
-                                   const alloy_graph *g) {
-  char path[4096];
-  if (!disk_path(row, hash, path, sizeof path)) return NULL;
+static bool field_is(const char *val, uint64_t n, const char *want) {
+  want = want ? want : "";
+  return n == strlen(want) && !memcmp(val, want, (size_t)n);
+}
+
+/* An executable from the disk cache, or NULL (a miss: absent; written for
+ * another backend, version, device set or graph; not a regular file of
+ * this user's; or refused by the plugin). */
+static alloy_executable *disk_read(alloy_cache *c, const alloy_loaded *row, uint64_t hash,
+                                   const char *text, const alloy_graph *g) {
+  int dirfd = cache_dir_open(c);
+  if (dirfd < 0) return NULL;
+  char name[40];
+  entry_name(row, hash, name);
+  struct stat sb;
+  char *buf = NULL;
   size_t len = 0;
-  char *buf = slurp(path, &len);
+  /* Absent is a plain miss; anything else refused is said once. */
+  if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+    alloy_error *e = alloy_file_read_at(dirfd, name, ALLOY_FILE_NOFOLLOW, CACHE_MAX_ENTRY, &buf, &len);
+    if (e) {
+      disk_refused(c, "in the cache folder %s: %s", getenv("ALLOY_CACHE_DIR"),
+                   alloy_error_message(e));
+      alloy_error_free(e);
+    }
+  }
+  close(dirfd);
   if (!buf) return NULL;
-  /* What the backend would write now, to compare with the file's. */
   alloy_executable *exe = NULL;
-  char version[256] = "", device[256] = "";
-  unsigned long long tlen = 0, elen = 0;
-  int at = 0;
-  if (sscanf(buf, "ALLOYEXE1\nversion %255[^\n]\ndevice %255[^\n]\ntext %llu\n%n", version, device,
-             &tlen, &at) >= 3 &&
-      at > 0 && tlen == strlen(text) && (size_t)at + tlen < len && !memcmp(buf + at, text, tlen)) {
-    size_t p = (size_t)at + tlen;
-    int at2 = 0;
-    if (sscanf(buf + p, "\nexe %llu\n%n", &elen, &at2) >= 1 && at2 > 0 && p + at2 + elen == len &&
-        !strcmp(version, row->version)) {
-      alloy_error *e = row->api->executable_deserialize(row->be, g, buf + p + at2, elen, &exe);
-      if (e) {
-        alloy_error_free(e);
-        exe = NULL;
-      }
+  const char *val[F_COUNT];
+  uint64_t n[F_COUNT];
+  size_t at = strlen(CACHE_MAGIC);
+  bool ok = len >= at && !memcmp(buf, CACHE_MAGIC, at);
+  for (int f = 0; ok && f < F_COUNT; f++)
+    ok = read_field(buf, len, &at, FIELDS[f], f == F_EXE, &val[f], &n[f]);
+  ok = ok && field_is(val[F_BACKEND], n[F_BACKEND], row->name) &&
+       field_is(val[F_VERSION], n[F_VERSION], row->version) &&
+       field_is(val[F_DEVICE], n[F_DEVICE], row->devices) && field_is(val[F_TEXT], n[F_TEXT], text);
+  if (ok) {
+    alloy_error *e = row->api->executable_deserialize(row->be, g, val[F_EXE], n[F_EXE], &exe);
+    if (e) {
+      alloy_error_free(e);
+      exe = NULL;
     }
   }
   free(buf);
@@ -274,7 +442,7 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
     free(text);
     return e;
   }
-  alloy_executable *exe = can_serialize(row) ? disk_read(row, hash, text, own) : NULL;
+  alloy_executable *exe = can_serialize(row) ? disk_read(c, row, hash, text, own) : NULL;
   if (exe) {
     c->stats.disk_hits++;
   } else {
@@ -284,7 +452,7 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
       free(text);
       return e;
     }
-    if (can_serialize(row)) disk_write(row, hash, text, exe);
+    if (can_serialize(row)) disk_write(c, row, hash, text, exe);
   }
   if (c->n >= CACHE_CAPACITY) evict_one(c);
   if (c->n == c->cap) {

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "alloy/model.h"
 #include "alloy/runtime.h"
@@ -54,18 +55,29 @@ typedef struct resized {
   void *data;
 } resized;
 
+/* The largest --batch: far past any real batch, and small enough that
+ * rows times it cannot overflow before the allocation is refused. */
+#define RUN_MAX_BATCH ((int64_t)INT32_MAX)
+
 static bool resize_rows(const alloy_host_tensor *src, int64_t n, resized *out) {
   memset(out, 0, sizeof *out);
   out->t = *src;
   memcpy(out->sizes, src->sizes, sizeof *out->sizes * (size_t)src->rank);
   out->t.sizes = out->sizes;
   if (src->rank == 0 || n < 0) return true; /* nothing to resize */
-  size_t row = alloy_dtype_size(src->dtype);
-  for (int d = 1; d < src->rank; d++) row *= (size_t)src->sizes[d];
+  if (n > RUN_MAX_BATCH) return false;
+  size_t row = alloy_dtype_size(src->dtype), bytes;
+  for (int d = 1; d < src->rank; d++)
+    if (src->sizes[d] < 0 || __builtin_mul_overflow(row, (size_t)src->sizes[d], &row)) return false;
   int64_t have = src->sizes[0];
   if (have == 0) return n == 0;
+  /* Past the machine's memory, malloc could only fail (or, under a
+   * sanitizer, abort). */
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t memory = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX / 2;
+  if (__builtin_mul_overflow(row, (size_t)n, &bytes) || bytes > memory) return false;
   out->sizes[0] = n;
-  if (!(out->data = malloc(row * (size_t)n + 1))) return false;
+  if (!(out->data = malloc(bytes + 1))) return false;
   for (int64_t r = 0; r < n; r++)
     memcpy((char *)out->data + row * (size_t)r, (const char *)src->data + row * (size_t)(r % have),
            row);
@@ -183,6 +195,18 @@ static void print_stats(const alloy_run_stats *a, const alloy_run_stats *b) {
          (unsigned long long)b->arena_bytes, (unsigned long long)b->arena_ideal_bytes);
 }
 
+/* N for a tensor named "outputN" (N in decimal, no leading zero; huge N
+ * stays huge), else -1. */
+static int output_index(const char *name) {
+  if (strncmp(name, "output", 6) || !name[6] || (name[6] == '0' && name[7])) return -1;
+  long v = 0;
+  for (const char *p = name + 6; *p; p++) {
+    if (*p < '0' || *p > '9') return -1;
+    if (v < 100000000) v = v * 10 + (*p - '0'); /* past it: more than any model has */
+  }
+  return (int)v;
+}
+
 /* Runs the model once with the user inputs resized to batch (-1: as given)
  * and checks, writes and prints the outputs. Returns the number of failed
  * checks, or -1 on error (reported). */
@@ -212,8 +236,9 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
     }
     alloy_host_tensor t = entry_tensor(en);
     if (!resize_rows(&t, batch, &user[i]))
-      e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s: cannot resize to batch %lld", key,
-                          (long long)batch);
+      e = alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
+                          "%s: cannot resize to batch %lld (no rows to cycle, or more bytes "
+                          "than this machine's memory)", key, (long long)batch);
     users[i] = user[i].t;
   }
   if (!e) e = alloy_model_bind_inputs(m, users, nuser, ins, nin);
@@ -254,7 +279,7 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
     printf("  %-8s %s[%s]", names[k], alloy_dtype_short_name(outs[i].dtype), shape);
     const alloy_st_entry *want = check ? alloy_safetensors_find(check, names[k]) : NULL;
     if (check && !want) {
-      printf("  FAIL: %s has no tensor %s\n", o->check, names[k]);
+      printf("  FAIL: %s has no tensor %s", o->check, names[k]);
       failed++;
     } else if (want) {
       alloy_host_tensor wt = entry_tensor(want);
@@ -279,6 +304,20 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
                                    .shape = outs[i].sizes, .data = outs[i].data,
                                    .nbytes = (size_t)numel * alloy_dtype_size(outs[i].dtype)};
     k++;
+  }
+  /* The expected file must hold no output the model does not produce. */
+  for (int i = 0; check && failed >= 0 && i < alloy_safetensors_count(check); i++) {
+    const char *name = alloy_safetensors_entry(check, i)->name;
+    int idx = output_index(name);
+    if (idx >= k) {
+      printf("  %-8s FAIL: %s has it, but the model produces %d user output%s\n", name, o->check, k,
+             k == 1 ? "" : "s");
+      failed++;
+    }
+  }
+  if (check && failed == 0 && k == 0) {
+    printf("  FAIL: the model has no user outputs to check against %s\n", o->check);
+    failed++;
   }
   if (failed >= 0 && o->outputs && (e = alloy_safetensors_write(o->outputs, written, k))) {
     fprintf(stderr, "alloy run: %s\n", alloy_error_message(e));
@@ -406,8 +445,9 @@ int cmd_run(int argc, char **argv) {
          b = strtok_r(NULL, ",", &save)) {
       char *end;
       long long n = strtoll(b, &end, 10);
-      if (*end || (o.batch && n < 0)) {
-        fprintf(stderr, "alloy run: --batch takes sizes like 1,2,7,64 (got '%s')\n", b);
+      if (*end || end == b || (o.batch && (n < 0 || n > RUN_MAX_BATCH))) {
+        fprintf(stderr, "alloy run: --batch takes sizes like 1,2,7,64, from 0 to %lld (got '%s')\n",
+                (long long)RUN_MAX_BATCH, b);
         status = 2;
         break;
       }
