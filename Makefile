@@ -198,6 +198,7 @@ bench: all $(BENCH)
 	@$(BUILD)/bench/bench_import $(GOLDEN)/models
 	@$(BUILD)/bench/bench_partition
 	@$(BUILD)/bench/bench_dispatch $(BUILD)/tests/plugins $(GOLDEN)/models
+	@$(BUILD)/bench/bench_bigimport
 	@sh bench/bench_conform.sh $(BUILD) $(GOLDEN)
 
 clean:

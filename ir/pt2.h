@@ -15,7 +15,8 @@ typedef struct pt2_archive pt2_archive;
 
 /* The bytes of one entry: in place in the mapping when the entry is stored
  * (PyTorch stores every entry uncompressed), else a malloc'd copy that
- * *owned holds (free it). */
+ * *owned holds (free it). A copy is paid for from the archive's expansion
+ * budget (pt2_archive.c says what it is). */
 typedef struct pt2_bytes {
   const uint8_t *data;
   size_t size;
@@ -30,19 +31,24 @@ void pt2_archive_close(pt2_archive *a); /* accepts NULL */
 /* The archive's root folder ("mlp.core/"), "" when entries have none. */
 const char *pt2_archive_root(const pt2_archive *a);
 bool pt2_archive_has(const pt2_archive *a, const char *entry);
-/* Reads entry root+name; a missing entry is an error naming it. */
-alloy_error *pt2_archive_read(pt2_archive *a, const char *name, pt2_bytes *out);
-/* Parses entry root+name as JSON; errors name the entry, line and column. */
+/* Reads entry root+name; a missing entry is an error naming it, and so is
+ * one of more than max bytes (refused before it is read), one whose bytes
+ * do not fit the budget, and one that yields more or fewer bytes than its
+ * directory says. */
+alloy_error *pt2_archive_read(pt2_archive *a, const char *name, uint64_t max, pt2_bytes *out);
+/* Parses entry root+name (at most 1 GiB) as JSON; errors name the entry,
+ * line and column. */
 alloy_error *pt2_archive_json(pt2_archive *a, const char *name, json_t **out);
 const char *pt2_archive_file(const pt2_archive *a);
 
-/* Adds every tensor of data/weights/model_weights_config.json and
- * data/constants/model_constants_config.json to m, as views of their
- * storages. */
+/* Adds to m every tensor of data/weights/model_weights_config.json and
+ * data/constants/model_constants_config.json that an input of m->graph
+ * reads (build the graph first), as views of their storages: each is
+ * checked against the input's type before its storage is read, and what
+ * must be inflated, gathered or zero-filled is bounded by the budget. */
 alloy_error *pt2_load_weights(pt2_archive *a, alloy_model *m);
 
-/* Builds m->graph from models/model.json; checks each weight input against
- * its weight. */
+/* Builds m->graph from models/model.json. */
 alloy_error *pt2_load_graph(pt2_archive *a, alloy_model *m);
 
 /* The same from a parsed model.json: file and folder name the archive and

@@ -37,14 +37,23 @@ typedef struct binding {
 
 /* Names visible to a graph's nodes. The top graph's values carry their
  * export names; a name that could not be given (taken, or the value already
- * named) and every name of an inlined subgraph are bindings here. */
+ * named) and every name of an inlined subgraph are bindings here, found
+ * through a hash index (a later binding of a name replaces the earlier):
+ * O(1) a lookup, so that a subgraph of n nodes imports in O(n). */
 typedef struct scope {
   bool top;
   binding *items;
   int n, cap;
+  int *index;             /* open addressing: item + 1, 0 for empty */
+  int index_cap;          /* a power of two, at least twice n, or 0 */
   json_t *tensor_values;  /* name -> TensorMeta of this (sub)graph */
   json_t *sym_int_values; /* name -> SymInt */
 } scope;
+
+static void scope_free(scope *sc) {
+  free(sc->items);
+  free(sc->index);
+}
 
 typedef struct imp {
   const char *file;    /* the archive, for errors */
@@ -85,9 +94,19 @@ static alloy_error *wrap(const imp *im, alloy_error *e) {
 
 /* --- names ---------------------------------------------------------------*/
 
+/* The index slot of name: where it is, or the empty slot it would take. */
+static size_t scope_slot(const scope *sc, const char *name) {
+  size_t mask = (size_t)sc->index_cap - 1, i = alloy_hash_str(name) & mask;
+  for (; sc->index[i]; i = (i + 1) & mask)
+    if (!strcmp(sc->items[sc->index[i] - 1].name, name)) break;
+  return i;
+}
+
 static alloy_value *lookup(const imp *im, const scope *sc, const char *name) {
-  for (int i = sc->n - 1; i >= 0; i--)
-    if (!strcmp(sc->items[i].name, name)) return sc->items[i].v;
+  if (sc->index_cap) {
+    size_t i = scope_slot(sc, name);
+    if (sc->index[i]) return sc->items[sc->index[i] - 1].v;
+  }
   return sc->top ? alloy_graph_find_value(im->g, name) : NULL;
 }
 
@@ -106,7 +125,18 @@ static alloy_error *bind(imp *im, scope *sc, const char *name, alloy_value *v, b
     sc->items = b;
     sc->cap = cap;
   }
-  sc->items[sc->n++] = (binding){name, v};
+  if ((sc->n + 1) * 2 > sc->index_cap) {
+    /* A bigger index, rebuilt from the items: O(1) a binding, amortized. */
+    int ncap = sc->index_cap ? 2 * sc->index_cap : 64;
+    int *index = calloc((size_t)ncap, sizeof *index);
+    if (!index) return oom();
+    free(sc->index);
+    sc->index = index;
+    sc->index_cap = ncap;
+    for (int k = 0; k < sc->n; k++) sc->index[scope_slot(sc, sc->items[k].name)] = k + 1;
+  }
+  sc->items[sc->n] = (binding){name, v};
+  sc->index[scope_slot(sc, name)] = ++sc->n;
   return NULL;
 }
 
@@ -485,7 +515,7 @@ static alloy_error *inline_subgraph(imp *im, scope *sc, json_t *node) {
     if (!v) e = fail(im, ALLOY_ERR_PARSE, "subgraph output %d is not a value", k);
     else if (outer[k]) e = bind(im, sc, outer[k], v, false);
   }
-  free(inner.items);
+  scope_free(&inner);
   im->depth--;
   return e;
 }
@@ -702,7 +732,7 @@ alloy_error *pt2_graph_from_json(const char *file, const char *folder, json_t *r
   if (!e) e = read_inputs(&im, &top, graph, json_object_get(sig, "input_specs"));
   if (!e) e = import_nodes(&im, &top, json_object_get(graph, "nodes"));
   if (!e) e = read_outputs(&im, &top, graph, json_object_get(sig, "output_specs"));
-  free(top.items);
+  scope_free(&top);
   alloy_arena_free(&im.scratch);
   if (e) alloy_graph_free(im.g);
   else *out = im.g;
@@ -722,8 +752,10 @@ alloy_error *alloy_pt2_load(const char *path, const void *data, size_t size, all
   pt2_archive *a;
   alloy_error *e = pt2_archive_open(path, data, size, &a);
   if (e) return e;
-  e = pt2_load_weights(a, m);
-  if (!e) e = pt2_load_graph(a, m);
+  /* The graph first: the weights are checked against its inputs' types
+   * before their storages are read (pt2_archive.c). */
+  e = pt2_load_graph(a, m);
+  if (!e) e = pt2_load_weights(a, m);
   pt2_archive_close(a);
   return e;
 }

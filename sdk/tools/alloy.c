@@ -3,6 +3,7 @@
  * in the table below; the command line is a contract (see DESIGN.md), so
  * subcommands and flags are only ever added, never renamed.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
 #include "conformance/suite.h"
+#include "ir/files.h"
 #include "decompositions/decomp.h"
 #include "sdk/tools/commands.h"
 
@@ -129,46 +131,22 @@ static int cmd_ops(int argc, char **argv) {
   return 0;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (buf) *len = n;
-  return buf;
-}
-
-static bool is_archive(const char *path) {
-  unsigned char sig[4] = {0};
-  FILE *f = fopen(path, "rb");
-  size_t n = f ? fread(sig, 1, 4, f) : 0;
-  if (f) fclose(f);
-  return n == 4 && !memcmp(sig, "PK\3\4", 4);
-}
-
 static int cmd_check(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--summary")) return cmd_check_model(argv[0]);
   if (argc != 1) return usage(stderr);
-  if (is_archive(argv[0])) return cmd_check_model(argv[0]);
-  size_t len;
-  char *text = read_file(argv[0], &len);
-  if (!text) {
-    fprintf(stderr, "alloy check: cannot read %s\n", argv[0]);
-    return 1;
+  /* Read as a regular file only (a FIFO would block forever), at most 1 GiB;
+   * an archive is a model, anything else must be .air text. */
+  size_t len = 0;
+  char *text = NULL;
+  alloy_error *e = alloy_file_read_at(AT_FDCWD, argv[0], 0, (uint64_t)1 << 30, &text, &len);
+  if (!e && len >= 4 && !memcmp(text, "PK\3\4", 4)) {
+    free(text);
+    return cmd_check_model(argv[0]);
   }
+  if (!e && len == 0) e = alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: empty file", argv[0]);
   alloy_graph *g = NULL;
   char *printed = NULL;
-  alloy_error *e = alloy_air_parse(text, len, argv[0], &g);
+  if (!e) e = alloy_air_parse(text, len, argv[0], &g);
   if (!e) e = alloy_graph_verify(g);
   if (!e) e = alloy_air_print(g, &printed);
   if (e) {

@@ -415,7 +415,7 @@ int cmd_run(int argc, char **argv) {
   double t1 = now_ms();
   if (!e && o.inputs) e = alloy_safetensors_open(o.inputs, &in);
   if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
-  if (!e) e = alloy_runtime_open(NULL, &rt);
+  if (!e) e = tool_runtime_open(o.backends, &rt); /* only those asked for (and ref) */
   double t2 = now_ms();
   if (o.cost && strcmp(o.cost, "free") && strcmp(o.cost, "default")) {
     fprintf(stderr, "alloy run: --cost-model takes default or free\n");
