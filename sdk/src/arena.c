@@ -6,13 +6,15 @@
  * Greedy by size, as TFLite's arena planner and XLA's heap simulator do:
  * big values constrain placement most, so they go first, each at the
  * lowest offset where no already-placed value whose interval meets its own
- * overlaps it. The gaps are found by scanning the placed conflicting
- * values in offset order.
+ * overlaps it. The placed values are kept in offset order, so the gaps are
+ * one walk: O(n) per value, O(n^2) in all (no sort per value); the ideal
+ * is a sweep over the intervals' ends.
  */
 #include "sdk/src/arena.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t align_up(uint64_t x) { return (x + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN; }
 
@@ -29,13 +31,17 @@ static int by_size_desc(const void *a, const void *b) {
   return x->index - y->index;
 }
 
-typedef struct span {
-  uint64_t lo, hi;
-} span;
+/* An event of the sweep that finds the ideal: at step, bytes come alive
+ * (positive) or go (negative, one step after the last reader). */
+typedef struct sweep {
+  int step;
+  int64_t delta;
+} sweep;
 
-static int by_lo(const void *a, const void *b) {
-  const span *x = a, *y = b;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
+static int by_step(const void *a, const void *b) {
+  const sweep *x = a, *y = b;
+  if (x->step != y->step) return x->step < y->step ? -1 : 1;
+  return x->delta < y->delta ? -1 : x->delta > y->delta; /* frees first */
 }
 
 alloy_error *arena_place(const arena_item *items, int n, uint64_t *offsets, uint64_t *total,
@@ -43,42 +49,49 @@ alloy_error *arena_place(const arena_item *items, int n, uint64_t *offsets, uint
   *total = *ideal = 0;
   if (n <= 0) return NULL;
   keyed *idx = malloc(sizeof *idx * (size_t)n);
-  bool *placed = calloc((size_t)n, sizeof *placed);
-  span *busy = malloc(sizeof *busy * (size_t)n);
-  if (!idx || !placed || !busy) {
-    free(idx), free(placed), free(busy);
+  int *placed = malloc(sizeof *placed * (size_t)n); /* placed items, by offset */
+  sweep *ev = malloc(sizeof *ev * 2 * (size_t)n);
+  if (!idx || !placed || !ev) {
+    free(idx), free(placed), free(ev);
     return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory planning an arena");
   }
   for (int i = 0; i < n; i++) idx[i] = (keyed){items[i].bytes, items[i].first, i};
   qsort(idx, (size_t)n, sizeof *idx, by_size_desc);
+  /* Each item goes at the lowest gap, among the placed items alive when it
+   * is, that holds it: one walk of the placed items in offset order. */
+  int nplaced = 0;
   for (int k = 0; k < n; k++) {
     int me = idx[k].index;
     const arena_item *it = &items[me];
-    uint64_t need = align_up(it->bytes);
-    int nb = 0;
-    for (int j = 0; j < n; j++)
-      if (placed[j] && items[j].first <= it->last && it->first <= items[j].last && items[j].bytes)
-        busy[nb++] = (span){offsets[j], offsets[j] + align_up(items[j].bytes)};
-    qsort(busy, (size_t)nb, sizeof *busy, by_lo);
-    uint64_t at = 0;
-    for (int j = 0; j < nb && need; j++) {
-      if (busy[j].lo >= at + need) break;
-      if (busy[j].hi > at) at = busy[j].hi;
+    uint64_t need = align_up(it->bytes), at = 0;
+    int pos = 0; /* where it goes in the offset order */
+    if (need) {
+      for (int j = 0; j < nplaced; j++) {
+        const arena_item *o = &items[placed[j]];
+        if (!o->bytes || o->first > it->last || it->first > o->last) continue;
+        uint64_t lo = offsets[placed[j]], hi = lo + align_up(o->bytes);
+        if (lo >= at + need) break;
+        if (hi > at) at = hi;
+      }
+      while (pos < nplaced && offsets[placed[pos]] <= at) pos++;
     }
     offsets[me] = need ? at : 0;
-    placed[me] = true;
+    memmove(&placed[pos + 1], &placed[pos], sizeof *placed * (size_t)(nplaced - pos));
+    placed[pos] = me;
+    nplaced++;
     if (at + need > *total) *total = at + need;
   }
-  /* The ideal: the most bytes alive at one step. */
-  int steps = 0;
-  for (int i = 0; i < n; i++)
-    if (items[i].last + 1 > steps) steps = items[i].last + 1;
-  for (int s = 0; s < steps; s++) {
-    uint64_t live = 0;
-    for (int i = 0; i < n; i++)
-      if (items[i].first <= s && s <= items[i].last) live += align_up(items[i].bytes);
-    if (live > *ideal) *ideal = live;
+  /* The ideal: the most bytes alive at one step, by a sweep. */
+  for (int i = 0; i < n; i++) {
+    ev[2 * i] = (sweep){items[i].first, (int64_t)align_up(items[i].bytes)};
+    ev[2 * i + 1] = (sweep){items[i].last + 1, -(int64_t)align_up(items[i].bytes)};
   }
-  free(idx), free(placed), free(busy);
+  qsort(ev, 2 * (size_t)n, sizeof *ev, by_step);
+  int64_t live = 0;
+  for (int i = 0; i < 2 * n; i++) {
+    live += ev[i].delta;
+    if (live > (int64_t)*ideal) *ideal = (uint64_t)live;
+  }
+  free(idx), free(placed), free(ev);
   return NULL;
 }

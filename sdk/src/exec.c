@@ -243,6 +243,11 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
       xp->out_slot[j] = slot_add(x, (slot){.kind = SLOT_OUTPUT, .b = xp->b, .src = {q, j},
                                            .first = q, .last = q});
   }
+  /* The cross copy of output slot `from` on backend b, by from * 16 + b. */
+  int nout_slots = x->nslots;
+  int *cross_of = e ? NULL : malloc(sizeof *cross_of * ((size_t)nout_slots * 16 + 1));
+  if (!e && !cross_of) e = oom();
+  for (size_t i = 0; cross_of && i < (size_t)nout_slots * 16; i++) cross_of[i] = -1;
   for (int q = 0; q < np && !e; q++) {
     const exec_part *p = &d->parts[q];
     xpart *xp = &x->parts[q];
@@ -262,10 +267,8 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
         continue;
       }
       /* Another backend's value: one copy per (value, backend). */
-      int c = -1;
-      for (int k = 0; k < x->nslots && c < 0; k++)
-        if (x->slots[k].kind == SLOT_CROSS && x->slots[k].from == from && x->slots[k].b == xp->b)
-          c = k;
+      int *at_b = &cross_of[(size_t)from * 16 + (size_t)xp->b];
+      int c = *at_b;
       if (c < 0) {
         int kind = xfer_kind(x, src->b, xp->b);
         /* The side whose queue does not order the copy keeps the bytes
@@ -274,6 +277,7 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
         bool src_outside = kind == XFER_MEMCPY || kind == XFER_FROM_HOST_SIDE;
         c = slot_add(x, (slot){.kind = SLOT_CROSS, .b = xp->b, .src = s, .from = from,
                                .xfer = kind, .first = dst_outside ? 0 : q, .last = q});
+        *at_b = c;
         src = &x->slots[from];
         if (src_outside) src->last = np;
         else if (q > src->last) src->last = q;
@@ -282,6 +286,7 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
       xp->in_slot[i] = c;
     }
   }
+  free(cross_of);
   /* Run outputs stay until they are copied out at the end. */
   for (int k = 0; k < d->noutputs && !e; k++) {
     exec_src s = d->outputs[k];

@@ -174,14 +174,29 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       if (!p->parts) e = oom();
     }
     int failed = -1;
+    /* Each partition's nodes, in graph order: bucketed once, so a plan of
+     * many partitions costs what its nodes do. */
+    int *first = e ? NULL : calloc((size_t)p->npart + 1, sizeof *first);
+    if (!e && !first) e = oom();
+    for (int i = 0; i < n && !e; i++) first[p->node_part[i] + 1]++;
+    for (int q = 0; q < p->npart && !e; q++) first[q + 1] += first[q];
+    int *order = e ? NULL : malloc(sizeof *order * ((size_t)n + 1));
+    if (!e && !order) e = oom();
+    if (!e) {
+      int *next = malloc(sizeof *next * ((size_t)p->npart + 1));
+      if (!next) e = oom();
+      for (int q = 0; next && q < p->npart; q++) next[q] = first[q];
+      for (int i = 0; next && i < n; i++) order[next[p->node_part[i]]++] = i;
+      free(next);
+    }
     for (int q = 0; q < p->npart && !e; q++) {
       part *pt = &p->parts[q];
       int cnt = 0;
-      for (int i = 0; i < n; i++)
-        if (p->node_part[i] == q) {
-          members[cnt++] = alloy_graph_node(g, i);
-          pt->cost += r.node_cost[i];
-        }
+      for (int k = first[q]; k < first[q + 1]; k++) {
+        int i = order[k];
+        members[cnt++] = alloy_graph_node(g, i);
+        pt->cost += r.node_cost[i];
+      }
       pt->backend = m->backends[r.part_backend[q]];
       pt->nnodes = cnt;
       alloy_graph *extracted = NULL;
@@ -215,6 +230,8 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
       if (!(pt->in = calloc((size_t)pt->nin + 1, sizeof *pt->in))) e = oom();
       if (!e) e = wire(p, q, table);
     }
+    free(first);
+    free(order);
     if (failed < 0 && !e) {
       /* Why each node is not on an earlier backend of the list. */
       const char *names[16];
