@@ -170,10 +170,19 @@ asan:
 
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/*.c))
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_SRC)
+# The library is compiled once for every target (fuzzer-no-link instruments
+# it without a main); each target links its own entry.
+FUZZ_LIB_OBJ = $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(GEN_SRC))
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (fuzz)"
+	@clang -std=c11 -O1 -g $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -I. -Isdk/include \
+	  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -c $< -o $@
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	@mkdir -p build-fuzz
-	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -I. -Isdk/include $(FUZZ_FLAGS) \
-	  $< $(LIB_SRC) $(GEN_SRC) -o $@ -lzip -lz -ljansson -lffi -ldl -lpthread -lm
+	@echo "  LD    $@"
+	@clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -I. -Isdk/include $(FUZZ_FLAGS) \
+	  $< $(FUZZ_LIB_OBJ) -o $@ -lzip -lz -ljansson -lffi -ldl -lpthread -lm
 fuzz: deps-fuzz $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 	  n=$$(basename $$t); mkdir -p build-fuzz/corpus-$$n; \
