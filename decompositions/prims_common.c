@@ -4,6 +4,7 @@
  * (torch._prims_common.elementwise_dtypes, through ir/promote.h), and the
  * dims of reductions.
  */
+#include "ir/checked.h"
 #include "decompositions/prims_common.h"
 
 #include <math.h>
@@ -64,7 +65,7 @@ alloy_arg p_number_as(decomp *d, alloy_arg a, alloy_dtype t) {
                                         : (double)a.u.i.value;
   if (t == ALLOY_BOOL) return B(v != 0);
   if (alloy_dtype_is_integer(t))
-    return a.kind == ALLOY_ARG_INT ? a : I((int64_t)v);
+    return a.kind == ALLOY_ARG_INT ? a : I(alloy_saturating_from_double(v));
   return F(v);
 }
 

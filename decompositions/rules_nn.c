@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/checked.h"
 #include "decompositions/rules.h"
 #include "decompositions/rules_nn_util.h"
 
@@ -84,7 +85,7 @@ alloy_arg nn_scalar(decomp *d, int i, alloy_dtype t) {
   const alloy_arg *a = d_arg(d, i);
   if (a->kind == ALLOY_ARG_BOOL) return I(a->u.b);
   if (a->kind == ALLOY_ARG_FLOAT && !alloy_dtype_is_float(t) && !alloy_dtype_is_complex(t))
-    return I((int64_t)a->u.f);
+    return I(alloy_saturating_from_double(a->u.f));
   return *a;
 }
 

@@ -682,7 +682,10 @@ static double pixel_scale(int64_t in, int64_t out, bool align, bool has, double 
 static alloy_value *aa_pass(decomp *d, alloy_value *x, int dim, int64_t in, int64_t out,
                             double s, alloy_dtype t) {
   double support = s >= 1 ? s : 1, inv = s >= 1 ? in_dtype(1 / s, t) : 1;
-  int64_t K = (int64_t)ceil(support) * 2 + 1;
+  /* support comes from the scale: bounded before the cast (a huge scale
+   * reaches every input anyway). */
+  double reach = ceil(support) < (double)in ? ceil(support) : (double)in;
+  int64_t K = (int64_t)reach * 2 + 1;
   alloy_value *o = nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(out), I(1), DT(t)), 1);
   alloy_value *center = mulf(d, D(d, "aten.add.Tensor", V(o), F(0.5)), s);
   alloy_value *xmin = D(d, "aten.clamp.default",

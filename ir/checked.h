@@ -54,6 +54,15 @@ static inline bool alloy_checked_from_double(double x, int64_t *r) {
   return true;
 }
 
+/* x truncated toward zero as a cast would, saturating at int64's ends; NaN
+ * gives 0. For a Scalar read as an integer, where a plain cast of NaN or of
+ * a value outside int64 is undefined behaviour. */
+static inline int64_t alloy_saturating_from_double(double x) {
+  int64_t r;
+  if (alloy_checked_from_double(x, &r)) return r;
+  return x != x ? 0 : x < 0 ? INT64_MIN : INT64_MAX;
+}
+
 /* Elements and bytes of a dense tensor of these sizes: false when a size is
  * negative or the tensor is over the ceiling (every dim counted as at least
  * 1, see above). numel and bytes may be NULL. */
