@@ -275,13 +275,31 @@ static alloy_value *fresh(fz *f, int r) {
   if (f->err || r < 0) return NULL;
   if (f->recs[r].parent < 0) return f->recs[r].cur;
   int version = f->recs[f->recs[r].base].version;
-  if (f->recs[r].cur && f->recs[r].version == version) return f->recs[r].cur;
-  alloy_value *in = fresh(f, f->recs[r].parent);
-  if (!in) return NULL;
-  alloy_value *v = replay(f, f->recs[r].node, f->recs[r].out_index, in);
-  f->recs[r].cur = v;
-  f->recs[r].version = version;
-  return v;
+  /* Up the chain to the first view (or the base) that is current, then
+   * replay the views below it in order: a loop, not recursion, so a chain
+   * of any depth costs no stack. The walk is linked through a scratch
+   * array of record indices. */
+  int n = 0;
+  for (int q = r; f->recs[q].parent >= 0 && !(f->recs[q].cur && f->recs[q].version == version);
+       q = f->recs[q].parent)
+    n++;
+  if (n == 0) return f->recs[r].cur;
+  int *chain = malloc(sizeof *chain * (size_t)n);
+  if (!chain) {
+    fail(f, alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory"));
+    return NULL;
+  }
+  int k = n, top = r;
+  for (int q = r; k > 0; q = f->recs[q].parent) chain[--k] = q, top = f->recs[q].parent;
+  alloy_value *in = f->recs[top].cur;
+  for (int i = 0; i < n && in; i++) {
+    int q = chain[i];
+    in = replay(f, f->recs[q].node, f->recs[q].out_index, in);
+    f->recs[q].cur = in;
+    f->recs[q].version = version;
+  }
+  free(chain);
+  return in;
 }
 
 /* Whether view node n keeps a contiguous input contiguous. */
