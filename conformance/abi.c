@@ -21,7 +21,7 @@
  *   abi.import        (1.2) buffer_import of a buffer's own device address
  *                     (where the device is host-visible); a plugin may
  *                     refuse with an error, which skips
- *   abi.entries       with entry counting on (sdk/src/counting.c), runs all
+ *   abi.entries       with entry counting on (sdk/src/guard.c), runs all
  *                     of the above and claims, compiles, executes and
  *                     releases a one-node graph through the table (not the
  *                     runtime, whose compile cache keeps executables past

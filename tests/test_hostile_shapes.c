@@ -25,6 +25,7 @@
 #include "alloy/model.h"
 #include "alloy/plugin.h"
 #include "harness.h"
+#include "testzip.h"
 #include "ir/checked.h"
 #include "ir/model_internal.h"
 #include "sdk/src/host.h"
@@ -214,30 +215,9 @@ static uint8_t *pt2_archive(const char *input_size, const char *expand_to, size_
            "    \"outputs\": [{\"as_tensor\": {\"name\": \"e\"}}]}]}}}",
            input_size, expand_to, expand_to);
   const char *weights = "{\"config\": {}}";
-  zip_error_t ze;
-  zip_error_init(&ze);
-  zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
-  zip_source_keep(src);
-  zip_t *za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
-  const char *names[2] = {"m/models/model.json", "m/data/weights/model_weights_config.json"};
-  const char *texts[2] = {model, weights};
-  for (int i = 0; za && i < 2; i++) {
-    zip_source_t *s = zip_source_buffer(za, texts[i], strlen(texts[i]), 0);
-    zip_int64_t idx = zip_file_add(za, names[i], s, ZIP_FL_ENC_UTF_8);
-    zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0);
-  }
-  uint8_t *buf = NULL;
-  if (za && zip_close(za) == 0 && zip_source_open(src) == 0) {
-    zip_source_seek(src, 0, SEEK_END);
-    *size = (size_t)zip_source_tell(src);
-    zip_source_seek(src, 0, SEEK_SET);
-    buf = malloc(*size ? *size : 1);
-    if (buf) zip_source_read(src, buf, *size);
-    zip_source_close(src);
-  }
-  zip_source_free(src);
-  zip_error_fini(&ze);
-  return buf;
+  tz_entry es[2] = {{"m/models/model.json", model, strlen(model), false},
+                    {"m/data/weights/model_weights_config.json", weights, strlen(weights), false}};
+  return tz_archive(es, 2, size);
 }
 
 static void pt2_refused(const char *input_size, const char *expand_to, const char *want,

@@ -17,40 +17,12 @@
 #include "alloy/runtime.h"
 #include "ir/model_internal.h"
 #include "tests/harness.h"
+#include "tests/testzip.h"
 
 /* --- building archives -------------------------------------------------- */
 
-typedef struct entry {
-  const char *name;
-  const void *data;
-  size_t size;
-} entry;
-
-/* A stored (uncompressed) ZIP of the entries, malloc'd. */
-static uint8_t *zip_entries(const entry *es, int n, size_t *size) {
-  zip_error_t ze;
-  zip_error_init(&ze);
-  zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
-  zip_source_keep(src);
-  zip_t *za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
-  for (int i = 0; za && i < n; i++) {
-    zip_source_t *s = zip_source_buffer(za, es[i].data, es[i].size, 0);
-    zip_int64_t idx = zip_file_add(za, es[i].name, s, ZIP_FL_ENC_UTF_8);
-    zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0);
-  }
-  uint8_t *buf = NULL;
-  if (za && zip_close(za) == 0 && zip_source_open(src) == 0) {
-    zip_source_seek(src, 0, SEEK_END);
-    *size = (size_t)zip_source_tell(src);
-    zip_source_seek(src, 0, SEEK_SET);
-    buf = malloc(*size ? *size : 1);
-    if (buf) zip_source_read(src, buf, *size);
-    zip_source_close(src);
-  }
-  zip_source_free(src);
-  zip_error_fini(&ze);
-  return buf;
-}
+typedef tz_entry entry;
+#define zip_entries tz_archive
 
 /* The program: y = x @ w^T + b over a symbolic batch s0 in [1, 8], and
  * flat = y viewed as [3 * s0] through sym_size and _operator.mul. */
@@ -147,10 +119,10 @@ static alloy_error *load_variant(const variant *v, alloy_model **m, uint8_t **ke
   snprintf(model, sizeof model, "%s", v->model ? v->model : model_json(v->nodes, v->version ? v->version : "8"));
   snprintf(weights, sizeof weights, "%s", v->weights ? v->weights : weights_json(v->b_meta));
   entry es[] = {
-      {"tiny/models/model.json", model, strlen(model)},
-      {"tiny/data/weights/model_weights_config.json", weights, strlen(weights)},
-      {"tiny/data/weights/weight_0", w_data, sizeof w_data},
-      {"tiny/data/weights/weight_1", b_storage, v->empty_weight_1 ? 0 : sizeof b_storage},
+      {"tiny/models/model.json", model, strlen(model), false},
+      {"tiny/data/weights/model_weights_config.json", weights, strlen(weights), false},
+      {"tiny/data/weights/weight_0", w_data, sizeof w_data, false},
+      {"tiny/data/weights/weight_1", b_storage, v->empty_weight_1 ? 0 : sizeof b_storage, false},
   };
   size_t size = 0;
   uint8_t *zip = zip_entries(es, v->drop_weight_1 ? 3 : 4, &size);

@@ -26,7 +26,7 @@ typedef struct alloy_loaded {
    * forward to real_api. calls marks that counting was asked for. */
   const alloy_plugin_api *real_api;
   alloy_plugin_api counted;
-  uint64_t *calls;            /* by entry, see counting.c; NULL when off */
+  uint64_t *calls;            /* by entry, see guard.c; NULL when off */
 } alloy_loaded;
 
 /* The most devices the host believes a backend has. */
