@@ -20,10 +20,46 @@ static alloy_error *oom(void) {
   return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Weights by name: an open-addressing index, so a model of many weights
+ * loads, binds and saves in linear time. */
+const model_weight *model_find_weight(const alloy_model *m, const char *name) {
+  if (!m->index_cap) return NULL;
+  size_t mask = (size_t)m->index_cap - 1;
+  for (size_t at = name_hash(name) & mask;; at = (at + 1) & mask) {
+    int k = m->index[at];
+    if (!k) return NULL;
+    if (!strcmp(m->weights[k - 1].name, name)) return &m->weights[k - 1];
+  }
+}
+
+/* Makes room in the index for one more weight. */
+static bool index_grow(alloy_model *m) {
+  if (2 * (m->nweights + 1) <= m->index_cap) return true;
+  int cap = m->index_cap ? 2 * m->index_cap : 128;
+  int *idx = calloc((size_t)cap, sizeof *idx);
+  if (!idx) return false;
+  for (int i = 0; i < m->nweights; i++) {
+    size_t at = name_hash(m->weights[i].name) & (size_t)(cap - 1);
+    while (idx[at]) at = (at + 1) & (size_t)(cap - 1);
+    idx[at] = i + 1;
+  }
+  free(m->index);
+  m->index = idx;
+  m->index_cap = cap;
+  return true;
+}
+
 alloy_error *model_add_weight(alloy_model *m, const char *name, alloy_dtype dtype, int rank,
                               const int64_t *sizes, const void *data, void *owned) {
   if (model_find_weight(m, name))
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "two weights are named '%s'", name);
+  if (!index_grow(m)) return oom();
   if (m->nweights == m->cap_weights) {
     int cap = m->cap_weights ? 2 * m->cap_weights : 64;
     model_weight *w = realloc(m->weights, sizeof *w * (size_t)cap);
@@ -39,22 +75,18 @@ alloy_error *model_add_weight(alloy_model *m, const char *name, alloy_dtype dtyp
   memcpy(w->sizes, sizes, sizeof *sizes * (size_t)rank);
   w->data = data;
   w->owned = owned;
-  m->nweights++;
+  size_t at = name_hash(w->name) & (size_t)(m->index_cap - 1);
+  while (m->index[at]) at = (at + 1) & (size_t)(m->index_cap - 1);
+  m->index[at] = ++m->nweights;
   return NULL;
 }
 
-/* Models have hundreds of weights at most and are looked up once per
- * input: a linear scan is enough. */
-const model_weight *model_find_weight(const alloy_model *m, const char *name) {
-  for (int i = 0; i < m->nweights; i++)
-    if (!strcmp(m->weights[i].name, name)) return &m->weights[i];
-  return NULL;
-}
 
 void alloy_model_free(alloy_model *m) {
   if (!m) return;
   for (int i = 0; i < m->nweights; i++) free(m->weights[i].owned);
   free(m->weights);
+  free(m->index);
   alloy_graph_free(m->graph);
   alloy_safetensors_close(m->st);
   if (m->map) munmap(m->map, m->map_size);
@@ -351,15 +383,18 @@ alloy_error *alloy_model_save_air(const alloy_model *m, const char *air_path,
                                   const char *weights_path) {
   /* Only the weights the graph reads are written. */
   alloy_st_tensor *ts = calloc((size_t)(m->nweights ? m->nweights : 1), sizeof *ts);
-  if (!ts) return oom();
+  bool *taken = calloc((size_t)(m->nweights ? m->nweights : 1), sizeof *taken); /* by weight */
+  if (!ts || !taken) {
+    free(ts), free(taken);
+    return oom();
+  }
   int n = 0;
   for (int i = 0; i < alloy_graph_num_inputs(m->graph); i++) {
     const char *name;
     if (alloy_graph_input_role(m->graph, i, &name) == ALLOY_INPUT_USER) continue;
     const model_weight *w = model_find_weight(m, name);
-    bool seen = false;
-    for (int k = 0; k < n && !seen; k++) seen = !strcmp(ts[k].name, name);
-    if (!w || seen) continue;
+    if (!w || taken[w - m->weights]) continue; /* two inputs may read one weight */
+    taken[w - m->weights] = true;
     uint64_t numel = 1;
     for (int d = 0; d < w->rank; d++) numel *= (uint64_t)w->sizes[d];
     ts[n++] = (alloy_st_tensor){.name = w->name, .dtype = w->dtype, .rank = w->rank,
@@ -371,6 +406,7 @@ alloy_error *alloy_model_save_air(const alloy_model *m, const char *air_path,
   alloy_error *e = n ? relative_to(air_path, weights_path, &rel) : NULL;
   if (!e) e = alloy_safetensors_write(weights_path, ts, n);
   free(ts);
+  free(taken);
   /* The graph is printed from a copy that names the new weights file. */
   alloy_graph *g = NULL;
   char *text = NULL;

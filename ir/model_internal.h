@@ -22,6 +22,8 @@ struct alloy_model {
   alloy_graph *graph;
   model_weight *weights;
   int nweights, cap_weights;
+  int *index;                     /* open addressing by name: weight + 1, 0 empty */
+  int index_cap;                  /* a power of two, over twice nweights    */
   alloy_arena arena;              /* weight names                           */
   void *map;                      /* a mapped .pt2 archive, or NULL         */
   size_t map_size;

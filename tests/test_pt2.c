@@ -8,6 +8,7 @@
  * op, dtype or argument kind, pickled weights).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -373,4 +374,35 @@ TEST(pt2_refuses_non_archive_files) {
   CHECK(e && strstr(alloy_error_message(e), "/nonexistent/model.pt2: cannot open"));
   alloy_error_free(e);
   CHECK(m == NULL);
+}
+
+/* Weights are found by name through an index (ir/model.c), whatever their
+ * number; a second weight of one name is refused. */
+TEST(model_finds_every_one_of_many_weights_by_name) {
+  alloy_model *m = calloc(1, sizeof *m);
+  REQUIRE(m);
+  int64_t sizes[1] = {1};
+  static const float one = 1.0f;
+  char name[32];
+  for (int i = 0; i < 20000; i++) {
+    snprintf(name, sizeof name, "layer%d.weight", i);
+    alloy_error *e = model_add_weight(m, name, ALLOY_F32, 1, sizes, &one, NULL);
+    if (e) {
+      harness_fail(__FILE__, __LINE__, "adding %s: %s", name, alloy_error_message(e));
+      alloy_error_free(e);
+      break;
+    }
+  }
+  int found = 0;
+  for (int i = 0; i < 20000; i++) {
+    snprintf(name, sizeof name, "layer%d.weight", i);
+    const model_weight *w = model_find_weight(m, name);
+    found += w && !strcmp(w->name, name);
+  }
+  CHECK_INT(found, 20000);
+  CHECK(model_find_weight(m, "layer20000.weight") == NULL);
+  alloy_error *e = model_add_weight(m, "layer7.weight", ALLOY_F32, 1, sizes, &one, NULL);
+  CHECK(e && strstr(alloy_error_message(e), "two weights are named 'layer7.weight'"));
+  alloy_error_free(e);
+  alloy_model_free(m);
 }
