@@ -315,6 +315,14 @@ static bool read_field(const char *buf, size_t len, size_t *at, const char *fiel
   return true;
 }
 
+bool cache_entry_parse(const char *buf, size_t len, const char **val, uint64_t *n) {
+  size_t at = strlen(CACHE_MAGIC);
+  bool ok = len >= at && !memcmp(buf, CACHE_MAGIC, at);
+  for (int f = 0; ok && f < F_COUNT; f++)
+    ok = read_field(buf, len, &at, FIELDS[f], f == F_EXE, &val[f], &n[f]);
+  return ok;
+}
+
 static bool field_is(const char *val, uint64_t n, const char *want) {
   want = want ? want : "";
   return n == strlen(want) && !memcmp(val, want, (size_t)n);
@@ -346,10 +354,7 @@ static alloy_executable *disk_read(alloy_cache *c, const alloy_loaded *row, uint
   alloy_executable *exe = NULL;
   const char *val[F_COUNT];
   uint64_t n[F_COUNT];
-  size_t at = strlen(CACHE_MAGIC);
-  bool ok = len >= at && !memcmp(buf, CACHE_MAGIC, at);
-  for (int f = 0; ok && f < F_COUNT; f++)
-    ok = read_field(buf, len, &at, FIELDS[f], f == F_EXE, &val[f], &n[f]);
+  bool ok = cache_entry_parse(buf, len, val, n);
   ok = ok && field_is(val[F_BACKEND], n[F_BACKEND], row->name) &&
        field_is(val[F_VERSION], n[F_VERSION], row->version) &&
        field_is(val[F_DEVICE], n[F_DEVICE], row->devices) && field_is(val[F_TEXT], n[F_TEXT], text);

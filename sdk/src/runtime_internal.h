@@ -68,6 +68,12 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
                                                    alloy_executable **),
                            alloy_executable **out);
 bool cache_release(alloy_runtime *rt, alloy_executable *exe);
+/* Reads a cache entry's bytes (what cache.c writes: "ALLOYEXE2\n", then the
+ * fields backend, version, device, compat, text and exe, each "<name> <n>\n"
+ * and n bytes) into CACHE_ENTRY_FIELDS pointers into buf and lengths; false
+ * when buf is not exactly such an entry. Never reads outside buf[0..len). */
+#define CACHE_ENTRY_FIELDS 6
+bool cache_entry_parse(const char *buf, size_t len, const char **val, uint64_t *n);
 void cache_close(alloy_runtime *rt);
 
 /* Binds the graph's symbols from the inputs' sizes (program.c). */
