@@ -12,6 +12,10 @@
  * value, it is deterministic (random ops draw anew each run), its sizes are
  * concrete, and it makes no more bytes than it reads: an expand or a
  * broadcast of a weight is cheaper to recompute than to keep.
+ *
+ * The feed (fold.h) is what programs and mixtures share around it: the
+ * weights bound, the folding done, and each run's inputs assembled from the
+ * caller's, the bound weights and the folded constants.
  */
 #include "sdk/src/fold.h"
 
@@ -211,4 +215,33 @@ alloy_error *fold_weights(alloy_runtime *rt, alloy_graph *g, const alloy_host_te
   }
   *out = f;
   return NULL;
+}
+
+alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program_options *o,
+                          feed *f) {
+  f->ncaller = alloy_graph_num_inputs(g);
+  alloy_error *e = program_bind_weights(g, o, &f->bound);
+  if (!e && f->bound) e = fold_weights(rt, g, f->bound, f->ncaller, &f->fold);
+  if (e) return e;
+  int nin = f->ninputs = alloy_graph_num_inputs(g);
+  f->resident = calloc((size_t)nin + 1, sizeof *f->resident);
+  f->full = calloc((size_t)nin + 1, sizeof *f->full);
+  if (!f->resident || !f->full) return oom();
+  for (int i = 0; i < nin; i++) f->resident[i] = alloy_graph_input_role(g, i, NULL) != ALLOY_INPUT_USER;
+  return NULL;
+}
+
+const alloy_host_tensor *feed_inputs(feed *f, const alloy_host_tensor *caller) {
+  for (int i = 0; i < f->ninputs; i++)
+    f->full[i] = i >= f->ncaller ? *fold_tensor(f->fold, i - f->ncaller)
+                 : f->bound && f->bound[i].data ? f->bound[i] : caller[i];
+  return f->full;
+}
+
+void feed_free(feed *f) {
+  free(f->bound);
+  fold_free(f->fold);
+  free(f->resident);
+  free(f->full);
+  memset(f, 0, sizeof *f);
 }

@@ -25,4 +25,25 @@ const alloy_host_tensor *fold_tensor(const fold_result *f, int k);
 int fold_nodes(const fold_result *f); /* nodes folded; 0 for NULL */
 void fold_free(fold_result *f);       /* accepts NULL */
 
+/* What a run feeds a graph whose weights may be bound and folded at
+ * compile (programs and mixtures alike): the caller's inputs, weights bound
+ * at compile in their place, and the folded constants after them. */
+typedef struct feed {
+  int ncaller;               /* inputs the caller passes (before folding)   */
+  int ninputs;               /* the graph's inputs (after folding)          */
+  alloy_host_tensor *bound;  /* by caller input, data NULL when unbound; or NULL */
+  fold_result *fold;         /* the folded constants, or NULL               */
+  bool *resident;            /* by graph input: parameter, buffer, constant */
+  alloy_host_tensor *full;   /* a run's inputs (scratch)                    */
+} feed;
+
+/* Binds the weights o binds (NULL: none) to g, folds what depends only on
+ * them, and readies f for runs. f starts zeroed; after a failure it holds
+ * what feed_free releases. */
+alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program_options *o,
+                          feed *f);
+/* The run's inputs for the caller's (f->ncaller of them), owned by f. */
+const alloy_host_tensor *feed_inputs(feed *f, const alloy_host_tensor *caller);
+void feed_free(feed *f);
+
 #endif

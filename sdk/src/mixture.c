@@ -60,11 +60,7 @@ struct alloy_mixture {
   plan *plans;
   int nplans, cap_plans;
   plan *last;             /* the plan of the last run (or the only one) */
-  int ncaller;            /* inputs the caller passes (before folding) */
-  alloy_host_tensor *bound; /* weights bound at compile, by input (data NULL: not) */
-  fold_result *fold;
-  bool *resident;         /* by graph input */
-  alloy_host_tensor *full; /* a run's inputs */
+  feed feed;              /* weights bound and folded; a run's inputs (fold.h) */
   uint64_t fallbacks;     /* partitions moved off a backend at compile */
   alloy_run_stats gone;   /* counters of executors already released */
   exec_async async;        /* a run in flight (alloy_mixture_run_async) */
@@ -96,10 +92,7 @@ void alloy_mixture_release(alloy_mixture *m) {
   if (m->async.in_flight) alloy_error_free(alloy_mixture_wait(m));
   for (int i = 0; i < m->nplans; i++) plan_free(&m->plans[i]);
   free(m->plans);
-  free(m->bound);
-  free(m->resident);
-  free(m->full);
-  fold_free(m->fold);
+  feed_free(&m->feed);
   alloy_graph_free(m->graph);
   free(m);
 }
@@ -344,17 +337,7 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   if (!e) e = program_lower(rows, m->nb, g, options ? options->decompose : ALLOY_DECOMPOSE_AUTO,
                             &m->graph);
   /* Weights bound at compile: what depends only on them is folded now. */
-  m->ncaller = m->graph ? alloy_graph_num_inputs(m->graph) : 0;
-  if (!e) e = program_bind_weights(m->graph, options, &m->bound);
-  if (!e && m->bound) e = fold_weights(rt, m->graph, m->bound, m->ncaller, &m->fold);
-  if (!e) {
-    int nin = alloy_graph_num_inputs(m->graph);
-    m->resident = calloc((size_t)nin + 1, sizeof *m->resident);
-    m->full = calloc((size_t)nin + 1, sizeof *m->full);
-    if (!m->resident || !m->full) e = oom();
-    for (int i = 0; !e && i < nin; i++)
-      m->resident[i] = alloy_graph_input_role(m->graph, i, NULL) != ALLOY_INPUT_USER;
-  }
+  if (!e) e = feed_prepare(rt, m->graph, options, &m->feed);
   if (!e && !program_has_backed_symbols(m->graph)) {
     alloy_graph *copy = NULL;
     e = alloy_graph_clone(m->graph, &copy);
@@ -404,25 +387,12 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
 
 /* --- running ------------------------------------------------------------------ */
 
-/* The inputs of a run: the caller's, weights bound at compile in place of
- * theirs, and the folded constants after them. */
-static const alloy_host_tensor *run_inputs(alloy_mixture *m, const alloy_host_tensor *inputs) {
-  int nin = alloy_graph_num_inputs(m->graph);
-  for (int i = 0; i < nin; i++)
-    m->full[i] = i < m->ncaller ? (m->bound && m->bound[i].data ? m->bound[i] : inputs[i])
-                                : *fold_tensor(m->fold, i - m->ncaller);
-  return m->full;
-}
-
 static alloy_error *check_run(const alloy_mixture *m, int num_inputs, int num_outputs) {
-  int nout = alloy_graph_num_outputs(m->graph);
-  /* The mutation outputs functionalization appends may be left out. */
-  int need = nout;
-  while (need > 0 && alloy_graph_output_role(m->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
-  if (num_inputs != m->ncaller || num_outputs < need || num_outputs > nout)
+  int nout = alloy_graph_num_outputs(m->graph), need = program_outputs_needed(m->graph);
+  if (num_inputs != m->feed.ncaller || num_outputs < need || num_outputs > nout)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d inputs and %d outputs (%d of them input mutations "
-                           "that may be left out); %d and %d given", m->ncaller, nout, nout - need,
+                           "that may be left out); %d and %d given", m->feed.ncaller, nout, nout - need,
                            num_inputs, num_outputs);
   if (m->async.in_flight)
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight: "
@@ -432,27 +402,27 @@ static alloy_error *check_run(const alloy_mixture *m, int num_inputs, int num_ou
 
 alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *inputs,
                                    int num_inputs) {
-  if (num_inputs != m->ncaller)
+  if (num_inputs != m->feed.ncaller)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given",
-                           m->ncaller, num_inputs);
+                           m->feed.ncaller, num_inputs);
   if (m->async.in_flight)
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight");
   plan *p;
-  alloy_error *e = plan_for(m, run_inputs(m, inputs), alloy_graph_num_inputs(m->graph), &p);
+  alloy_error *e = plan_for(m, feed_inputs(&m->feed, inputs), alloy_graph_num_inputs(m->graph), &p);
   if (!e) m->last = p;
   return e;
 }
 
 static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
                             alloy_host_tensor *outputs, int num_outputs) {
-  const alloy_host_tensor *full = run_inputs(m, inputs);
+  const alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
   plan *p;
   alloy_error *e = plan_for(m, full, alloy_graph_num_inputs(m->graph), &p);
   if (e) return e;
   m->last = p;
   if (!p->x) {
     exec_desc d = {.rt = m->rt, .nparts = p->npart, .parts = p->xparts,
-                   .ninputs = alloy_graph_num_inputs(m->graph), .resident = m->resident,
+                   .ninputs = alloy_graph_num_inputs(m->graph), .resident = m->feed.resident,
                    .noutputs = alloy_graph_num_outputs(p->graph), .outputs = p->outputs};
     if ((e = exec_new(&d, &p->x))) return e;
   }
@@ -501,7 +471,7 @@ void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {
     s.arena_ideal_bytes = exec_stats(m->last->x)->arena_ideal_bytes;
   }
   s.fallbacks = m->fallbacks;
-  s.folded_nodes = (uint64_t)fold_nodes(m->fold);
+  s.folded_nodes = (uint64_t)fold_nodes(m->feed.fold);
   exec_stats_copy(&s, out);
 }
 

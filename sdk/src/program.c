@@ -56,11 +56,7 @@ struct alloy_program {
   exec *x;
   exec_part part;
   exec_src *part_in, *out_src;
-  bool *resident;          /* by graph input: parameter, buffer, constant */
-  int ncaller;             /* inputs the caller passes (before folding) */
-  alloy_host_tensor *bound; /* weights bound at compile, by input (data NULL: not) */
-  fold_result *fold;       /* constants folded at compile */
-  alloy_host_tensor *full; /* a run's inputs: the caller's, bound, folded */
+  feed feed;               /* weights bound and folded; a run's inputs (fold.h) */
   exec_async async;        /* a run in flight (alloy_program_run_async) */
 };
 
@@ -244,7 +240,6 @@ static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_grap
   p->rt = rt;
   p->be = row;
   p->graph = g;
-  p->ncaller = alloy_graph_num_inputs(g);
   /* A backend that compiles symbolic sizes itself gets the graph as it is;
    * for the others a symbolic graph is compiled per binding when it runs. */
   const alloy_plugin_api *api = row->api;
@@ -344,25 +339,15 @@ alloy_error *program_bind_weights(alloy_graph *g, const alloy_program_options *o
 /* Lowered graph g: weights bound and folded, then the program. */
 static alloy_error *program_build(alloy_runtime *rt, alloy_loaded *row, alloy_graph *g,
                                   const alloy_program_options *options, alloy_program **out) {
-  alloy_host_tensor *bound = NULL;
-  fold_result *fold = NULL;
-  int ncaller = alloy_graph_num_inputs(g);
-  alloy_error *e = program_bind_weights(g, options, &bound);
-  if (!e && bound) e = fold_weights(rt, g, bound, ncaller, &fold);
+  feed f = {0};
+  alloy_error *e = feed_prepare(rt, g, options, &f);
+  if (e) alloy_graph_free(g);
+  else e = program_new(rt, row, g, true, out);
   if (e) {
-    alloy_graph_free(g);
-    free(bound);
+    feed_free(&f);
     return e;
   }
-  e = program_new(rt, row, g, true, out);
-  if (e) {
-    free(bound);
-    fold_free(fold);
-    return e;
-  }
-  (*out)->ncaller = ncaller;
-  (*out)->bound = bound;
-  (*out)->fold = fold;
+  (*out)->feed = f;
   return NULL;
 }
 
@@ -406,10 +391,7 @@ void alloy_program_release(alloy_program *p) {
   free(p->sym_bound);
   free(p->part_in);
   free(p->out_src);
-  free(p->resident);
-  free(p->bound);
-  free(p->full);
-  fold_free(p->fold);
+  feed_free(&p->feed);
   alloy_graph_free(p->graph);
   free(p);
 }
@@ -468,7 +450,9 @@ alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor 
 /* Inputs must match the graph's in number, kind, dtype and rank before
  * their sizes are read. */
 static alloy_error *check_inputs(const alloy_program *p, const alloy_host_tensor *inputs, int n) {
-  int nin = p->ncaller; /* folded constants are the program's own */
+  /* Folded constants are the program's own; before the feed is ready,
+   * every input is the caller's. */
+  int nin = p->feed.full ? p->feed.ncaller : alloy_graph_num_inputs(p->graph);
   if (n != nin)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given", nin, n);
   for (int i = 0; i < nin; i++) {
@@ -583,11 +567,12 @@ static alloy_error *program_exec(alloy_program *p) {
   if (p->x) return NULL;
   const alloy_graph *g = p->graph;
   int nin = alloy_graph_num_inputs(g), nout = alloy_graph_num_outputs(g);
-  p->resident = calloc((size_t)nin + 1, sizeof *p->resident);
+  /* A program made without weights options (a partition run alone) still
+   * needs its feed. */
+  alloy_error *fe = p->feed.full ? NULL : feed_prepare(p->rt, p->graph, NULL, &p->feed);
+  if (fe) return fe;
   p->out_src = calloc((size_t)nout + 1, sizeof *p->out_src);
-  p->full = calloc((size_t)nin + 1, sizeof *p->full);
-  if (!p->resident || !p->out_src || !p->full) return oom();
-  for (int i = 0; i < nin; i++) p->resident[i] = alloy_graph_input_role(g, i, NULL) != ALLOY_INPUT_USER;
+  if (!p->out_src) return oom();
   int nparts = 0;
   const alloy_graph *ug = p->unit ? p->unit->graph : NULL;
   if (ug) {
@@ -618,28 +603,15 @@ static alloy_error *program_exec(alloy_program *p) {
     p->out_src[k] = (exec_src){0, j};
   }
   exec_desc d = {.rt = p->rt, .nparts = nparts, .parts = &p->part, .ninputs = nin,
-                 .resident = p->resident, .noutputs = nout, .outputs = p->out_src};
+                 .resident = p->feed.resident, .noutputs = nout, .outputs = p->out_src};
   return exec_new(&d, &p->x);
-}
-
-/* The inputs of a run: the caller's, weights bound at compile in place of
- * theirs, and the folded constants after them. */
-static const alloy_host_tensor *run_inputs(alloy_program *p, const alloy_host_tensor *inputs) {
-  int nin = alloy_graph_num_inputs(p->graph);
-  for (int i = 0; i < nin; i++)
-    p->full[i] = i < p->ncaller ? (p->bound && p->bound[i].data ? p->bound[i] : inputs[i])
-                                : *fold_tensor(p->fold, i - p->ncaller);
-  return p->full;
 }
 
 /* Inputs must match the graph's in number, kind, dtype and rank before
  * their sizes are read; the outputs asked for, in number. */
 static alloy_error *check_run(const alloy_program *p, const alloy_host_tensor *inputs,
                               int num_inputs, int num_outputs) {
-  int nout = alloy_graph_num_outputs(p->graph);
-  /* The mutation outputs functionalization appends may be left out. */
-  int need = nout;
-  while (need > 0 && alloy_graph_output_role(p->graph, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
+  int nout = alloy_graph_num_outputs(p->graph), need = program_outputs_needed(p->graph);
   if (num_outputs < need || num_outputs > nout)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d outputs (the last %d of them input mutations that "
@@ -656,7 +628,7 @@ alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *in
   if (!e) e = program_exec(p);
   if (e || !p->unit || !p->unit->specialize) return e;
   /* The unit's inputs are some of the program's, in its own order. */
-  const alloy_host_tensor *full = run_inputs(p, inputs);
+  const alloy_host_tensor *full = feed_inputs(&p->feed, inputs);
   alloy_host_tensor *mine = malloc(sizeof *mine * ((size_t)p->part.nin + 1));
   if (!mine) return oom();
   for (int i = 0; i < p->part.nin; i++) mine[i] = full[p->part_in[i].index];
@@ -669,7 +641,7 @@ alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *in
 static alloy_error *run_now(alloy_program *p, const alloy_host_tensor *inputs,
                             alloy_host_tensor *outputs, int num_outputs) {
   alloy_error *e = program_exec(p);
-  return e ? e : exec_run(p->x, run_inputs(p, inputs), outputs, num_outputs);
+  return e ? e : exec_run(p->x, feed_inputs(&p->feed, inputs), outputs, num_outputs);
 }
 
 alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
@@ -692,9 +664,16 @@ alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *
 
 alloy_error *alloy_program_wait(alloy_program *p) { return exec_async_wait(&p->async, "program"); }
 
+int program_outputs_needed(const alloy_graph *g) {
+  /* The mutation outputs functionalization appends may be left out. */
+  int need = alloy_graph_num_outputs(g);
+  while (need > 0 && alloy_graph_output_role(g, need - 1, NULL) != ALLOY_OUTPUT_USER) need--;
+  return need;
+}
+
 void alloy_program_stats(const alloy_program *p, alloy_run_stats *out) {
   alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
   if (p->x) s = *exec_stats(p->x);
-  s.folded_nodes = (uint64_t)fold_nodes(p->fold);
+  s.folded_nodes = (uint64_t)fold_nodes(p->feed.fold);
   exec_stats_copy(&s, out);
 }

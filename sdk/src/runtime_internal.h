@@ -91,6 +91,10 @@ bool program_has_backed_symbols(alloy_graph *g);
  * program takes g over (freed on failure too). */
 alloy_error *program_compile_lowered(alloy_runtime *rt, int backend, alloy_graph *g,
                                      alloy_program **out);
+/* How many outputs a run must ask for: all but the input and buffer
+ * mutations functionalization appends at the end (program.c). */
+int program_outputs_needed(const alloy_graph *g);
+
 /* Compile options shared by programs and mixtures (program.c): the
  * backend options of o go to their backends' rows; the weights o binds
  * are checked against g's inputs, attached to them
