@@ -45,6 +45,7 @@ typedef struct xbackend {
   alloy_buffer *arena;    /* the intermediates, placed by arena.c         */
   uint64_t arena_bytes;
   char *arena_host;       /* its host pointer, when host-visible          */
+  alloy_event *last;      /* its latest pending event of this run, or NULL */
 } xbackend;
 
 /* A value on one backend: a partition's output on its own backend, a copy
@@ -321,6 +322,7 @@ static alloy_error *pend_add(exec *x, int b, alloy_event *ev) {
     x->cap_pend = cap;
   }
   x->pend[x->npend++] = (pending){b, ev};
+  x->be[b].last = ev;
   return NULL;
 }
 
@@ -348,6 +350,7 @@ static alloy_error *drain(exec *x, alloy_error *e) {
     row->api->event_release(row->be, x->pend[i].ev);
   }
   x->npend = 0;
+  for (int b = 0; b < x->nb; b++) x->be[b].last = NULL;
   x->wait_ns += trace_clock_ns() - t0;
   return e;
 }
@@ -681,13 +684,11 @@ static alloy_error *issue_part(exec *x, int q) {
     t[p->nin + j] = tensor_of(s);
   }
   xp->done = NULL;
-  /* Does another backend still have work in flight? (the last pending
-   * event of each other backend tells) */
-  for (int i = x->npend - 1, seen = 0; i >= 0 && !e; i--) {
-    int ob = x->pend[i].b;
-    if (ob == xp->b || (seen >> ob & 1)) continue;
-    seen |= 1 << ob;
-    if (!x->be[ob].row->api->event_query(x->be[ob].row->be, x->pend[i].ev)) {
+  /* Does another backend still have work in flight? Its latest pending
+   * event tells: one query per backend, not a walk of the run's events. */
+  for (int ob = 0; ob < x->nb && !e; ob++) {
+    alloy_event *ev = x->be[ob].last;
+    if (ob != xp->b && ev && !x->be[ob].row->api->event_query(x->be[ob].row->be, ev)) {
       x->concurrent++;
       break;
     }
