@@ -201,19 +201,34 @@ static alloy_graph *linear_graph(void) {
   return g;
 }
 
+/* The inputs of linear_graph (w, b, x), their data filled from seed. */
+typedef struct linear_inputs {
+  float w[20], b[5], x[12];
+  alloy_host_tensor in[3];
+} linear_inputs;
+
+static const int64_t lin_ws[2] = {5, 4}, lin_bs[1] = {5}, lin_xs[2] = {3, 4};
+
+static void linear_fill(linear_inputs *l, int seed) {
+  for (int i = 0; i < 20; i++) l->w[i] = (float)(i % (5 + seed)) - 2.0f - (float)seed;
+  for (int i = 0; i < 5; i++) l->b[i] = 0.5f * (float)(i * (seed + 1));
+  for (int i = 0; i < 12; i++) l->x[i] = (float)i / 4.0f - (float)seed;
+  l->in[0] = (alloy_host_tensor){sizeof l->in[0], ALLOY_F32, 2, lin_ws, l->w};
+  l->in[1] = (alloy_host_tensor){sizeof l->in[1], ALLOY_F32, 1, lin_bs, l->b};
+  l->in[2] = (alloy_host_tensor){sizeof l->in[2], ALLOY_F32, 2, lin_xs, l->x};
+}
+
 TEST(weights_are_copied_once_and_folding_keeps_values) {
   alloy_runtime *rt = NULL;
   CHECK_OK(alloy_runtime_open(NULL, &rt));
   REQUIRE(rt);
   int ref = alloy_runtime_find_backend(rt, "ref");
   alloy_graph *g = linear_graph();
-  float w[20], b[5], x[12], w2[20];
-  for (int i = 0; i < 20; i++) w[i] = (float)(i % 7) - 3.0f, w2[i] = -w[i];
-  for (int i = 0; i < 5; i++) b[i] = 0.5f * (float)i;
-  for (int i = 0; i < 12; i++) x[i] = (float)i / 4.0f;
-  int64_t ws[2] = {5, 4}, bs[1] = {5}, xs[2] = {3, 4};
-  alloy_host_tensor in[3] = {{sizeof in[0], ALLOY_F32, 2, ws, w}, {sizeof in[1], ALLOY_F32, 1, bs, b},
-                             {sizeof in[2], ALLOY_F32, 2, xs, x}};
+  linear_inputs l;
+  linear_fill(&l, 2);
+  alloy_host_tensor *in = l.in;
+  float w2[20];
+  for (int i = 0; i < 20; i++) w2[i] = -l.w[i];
   /* Unbound: resident by data pointer. */
   alloy_program *p = NULL;
   CHECK_OK(alloy_program_compile(rt, ref, g, &p));
@@ -226,9 +241,9 @@ TEST(weights_are_copied_once_and_folding_keeps_values) {
   if (out.data) memcpy(want, out.data, sizeof want);
   CHECK_OK(alloy_program_run(p, in, 3, &out, 1));
   alloy_program_stats(p, &s2);
-  CHECK_INT(s1.weight_bytes_in, sizeof w + sizeof b);
+  CHECK_INT(s1.weight_bytes_in, sizeof l.w + sizeof l.b);
   CHECK_INT(s2.weight_bytes_in, s1.weight_bytes_in);   /* the second run copied no weight */
-  CHECK_INT(s2.input_bytes_in, 2 * sizeof x);
+  CHECK_INT(s2.input_bytes_in, 2 * sizeof l.x);
   CHECK_INT(s2.same_backend_round_trips, 0);
   /* Other data for a weight: copied again, and used. */
   in[0].data = w2;
@@ -236,7 +251,7 @@ TEST(weights_are_copied_once_and_folding_keeps_values) {
   alloy_program_stats(p, &s3);
   CHECK_INT(s3.weight_bytes_in, s2.weight_bytes_in + sizeof w2);
   if (out.data) CHECK(((float *)out.data)[0] != want[0] || want[0] == 0);
-  in[0].data = w;
+  in[0].data = l.w;
   alloy_program_release(p);
   /* Bound at compile: permute(w) folds, values are the same. */
   alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE, .weights = in,
@@ -260,13 +275,9 @@ TEST(an_async_run_gives_what_a_run_gives_and_refuses_a_second_one) {
   REQUIRE(rt);
   int ref = alloy_runtime_find_backend(rt, "ref");
   alloy_graph *g = linear_graph();
-  float w[20], b[5], x[12];
-  for (int i = 0; i < 20; i++) w[i] = (float)(i % 5) - 2.0f;
-  for (int i = 0; i < 5; i++) b[i] = (float)i;
-  for (int i = 0; i < 12; i++) x[i] = (float)i - 6.0f;
-  int64_t ws[2] = {5, 4}, bs[1] = {5}, xs[2] = {3, 4};
-  alloy_host_tensor in[3] = {{sizeof in[0], ALLOY_F32, 2, ws, w}, {sizeof in[1], ALLOY_F32, 1, bs, b},
-                             {sizeof in[2], ALLOY_F32, 2, xs, x}};
+  linear_inputs l;
+  linear_fill(&l, 0);
+  alloy_host_tensor *in = l.in;
   alloy_program *p = NULL;
   CHECK_OK(alloy_program_compile(rt, ref, g, &p));
   REQUIRE(p);
