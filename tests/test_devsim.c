@@ -260,39 +260,66 @@ TEST(devsim_is_an_abi_1_2_accelerator_the_host_cannot_see_into) {
 
 /* ---- asynchrony: what a host that does not wait sees ------------------------------ */
 
+/* The set-up the queue tests share: devsim slowed to delay_us, neg over 4
+ * floats compiled, buffers x and y (holding x0 and y0 when given) and one
+ * queue. false (after recording why) when any of it is missing. */
+typedef struct neg_rig {
+  dsd d;
+  alloy_graph *g;
+  alloy_executable *exe;
+  alloy_buffer *bx, *by;
+  alloy_queue *q;
+} neg_rig;
+
+static void rig_close(neg_rig *r) {
+  if (r->q) r->d.api->queue_release(r->d.be, r->q);
+  if (r->bx) r->d.api->buffer_release(r->d.be, r->bx);
+  if (r->by) r->d.api->buffer_release(r->d.be, r->by);
+  if (r->exe) r->d.api->executable_release(r->d.be, r->exe);
+  dsd_close(&r->d);
+  alloy_graph_free(r->g);
+}
+
+static bool rig_open(neg_rig *r, const char *delay_us, const float *x0, const float *y0) {
+  memset(r, 0, sizeof *r);
+  if (!dsd_open_slow(&r->d, delay_us)) {
+    dsd_close(&r->d);
+    return false;
+  }
+  r->g = graph_neg(4);
+  r->exe = dsd_compile(&r->d, r->g);
+  r->bx = dsd_buffer(&r->d, x0, 4 * sizeof(float));
+  r->by = dsd_buffer(&r->d, y0, 4 * sizeof(float));
+  CHECK_OK(r->d.api->queue_create(r->d.be, 0, &r->q));
+  if (r->exe && r->bx && r->by && r->q) return true;
+  harness_fail(__FILE__, __LINE__, "devsim: the neg rig is incomplete");
+  rig_close(r);
+  return false;
+}
+
 /* An execute enqueued behind a stalled queue has not run when a read on the
  * default queue (queue NULL) happens: that read sees the old contents.
  * After waiting for the execute's event, the same read sees the result. */
 TEST(devsim_read_before_the_event_wait_sees_stale_data) {
-  dsd d;
-  if (!dsd_open_slow(&d, "20000")) {
-    dsd_close(&d);
-    return;
-  }
-  alloy_graph *g = graph_neg(4);
-  alloy_executable *exe = dsd_compile(&d, g);
   float x[4] = {1, 2, 3, 4}, old[4] = {9, 9, 9, 9}, got[4] = {0};
-  alloy_buffer *bx = dsd_buffer(&d, x, sizeof x), *by = dsd_buffer(&d, old, sizeof old);
-  alloy_queue *q = NULL;
-  CHECK_OK(d.api->queue_create(d.be, 0, &q));
-  REQUIRE(exe && bx && by && q);
-  dsd_stall(&d, q, 20);
+  neg_rig r;
+  if (!rig_open(&r, "20000", x, old)) return;
+  dsd *d = &r.d;
+  alloy_executable *exe = r.exe;
+  alloy_buffer *bx = r.bx, *by = r.by;
+  alloy_queue *q = r.q;
+  dsd_stall(d, q, 20);
   unary_call call;
   alloy_event *done = NULL;
-  CHECK_OK(unary_execute(&d, exe, &call, bx, by, 4, q, &done));
+  CHECK_OK(unary_execute(d, exe, &call, bx, by, 4, q, &done));
   CHECK(done != NULL);
-  CHECK(!d.api->event_query(d.be, done));
-  dsd_read(&d, by, got, sizeof got); /* premature: no wait for done */
+  CHECK(!d->api->event_query(d->be, done));
+  dsd_read(d, by, got, sizeof got); /* premature: no wait for done */
   CHECK(got[0] == 9 && got[3] == 9);
-  dsd_wait(&d, done);
-  dsd_read(&d, by, got, sizeof got);
+  dsd_wait(d, done);
+  dsd_read(d, by, got, sizeof got);
   CHECK(got[0] == -1 && got[1] == -2 && got[2] == -3 && got[3] == -4);
-  d.api->queue_release(d.be, q);
-  d.api->buffer_release(d.be, bx);
-  d.api->buffer_release(d.be, by);
-  d.api->executable_release(d.be, exe);
-  dsd_close(&d);
-  alloy_graph_free(g);
+  rig_close(&r);
 }
 
 /* A copy given a queue reads the host memory when the worker gets to it:
@@ -373,95 +400,75 @@ TEST(devsim_queue_wait_event_orders_work_across_queues) {
  * the next event recorded on that queue (a host that waits only for the
  * record still learns of it), once. */
 TEST(devsim_failed_execute_reports_through_its_event_and_the_next_record) {
-  dsd d;
-  if (!dsd_open_slow(&d, "100")) {
-    dsd_close(&d);
-    return;
-  }
-  alloy_graph *g = graph_neg(4);
-  alloy_executable *exe = dsd_compile(&d, g);
-  alloy_buffer *bx = dsd_buffer(&d, NULL, 16), *by = dsd_buffer(&d, NULL, 16);
-  alloy_queue *q = NULL;
-  CHECK_OK(d.api->queue_create(d.be, 0, &q));
-  REQUIRE(exe && bx && by && q);
+  neg_rig r;
+  if (!rig_open(&r, "100", NULL, NULL)) return;
+  dsd *d = &r.d;
+  alloy_executable *exe = r.exe;
+  alloy_buffer *bx = r.bx, *by = r.by;
+  alloy_queue *q = r.q;
   unary_call call;
   alloy_event *done = NULL, *rec = NULL, *rec2 = NULL;
   /* The graph wants f32: an i32 input is accepted at enqueue (its bytes
    * fit) and fails when it runs. */
-  CHECK_OK(unary_execute(&d, exe, &call, bx, by, 4, NULL, NULL));
+  CHECK_OK(unary_execute(d, exe, &call, bx, by, 4, NULL, NULL));
   call.in.dtype = ALLOY_I32;
   call.args.queue = q;
   call.args.done = &done;
-  CHECK_OK(d.api->execute(d.be, exe, &call.args));
-  CHECK_OK(d.api->event_record(d.be, q, &rec));
-  CHECK_OK(d.api->event_record(d.be, q, &rec2));
+  CHECK_OK(d->api->execute(d->be, exe, &call.args));
+  CHECK_OK(d->api->event_record(d->be, q, &rec));
+  CHECK_OK(d->api->event_record(d->be, q, &rec2));
   REQUIRE(done && rec && rec2);
   for (int k = 0; k < 2; k++) { /* every wait makes the error anew */
-    alloy_error *e = d.api->event_wait(d.be, done);
+    alloy_error *e = d->api->event_wait(d->be, done);
     CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_TYPE);
     alloy_error_free(e);
   }
-  CHECK(d.api->event_query(d.be, done));
-  alloy_error *e = d.api->event_wait(d.be, rec);
+  CHECK(d->api->event_query(d->be, done));
+  alloy_error *e = d->api->event_wait(d->be, rec);
   CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_TYPE);
   alloy_error_free(e);
-  CHECK_OK(d.api->event_wait(d.be, rec2));
-  d.api->event_release(d.be, done);
-  d.api->event_release(d.be, rec);
-  d.api->event_release(d.be, rec2);
+  CHECK_OK(d->api->event_wait(d->be, rec2));
+  d->api->event_release(d->be, done);
+  d->api->event_release(d->be, rec);
+  d->api->event_release(d->be, rec2);
   /* Given no queue, the failure is the entry's own result. */
   call.args.queue = NULL;
   call.args.done = NULL;
-  e = d.api->execute(d.be, exe, &call.args);
+  e = d->api->execute(d->be, exe, &call.args);
   CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_TYPE);
   alloy_error_free(e);
   /* With a queue the completion event cannot be left out. */
-  e = d.api->buffer_copy_from_host(d.be, bx, 0, &call, 4, q, NULL);
+  e = d->api->buffer_copy_from_host(d->be, bx, 0, &call, 4, q, NULL);
   CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_INVALID_ARGUMENT);
   alloy_error_free(e);
-  d.api->queue_release(d.be, q);
-  d.api->buffer_release(d.be, bx);
-  d.api->buffer_release(d.be, by);
-  d.api->executable_release(d.be, exe);
-  dsd_close(&d);
-  alloy_graph_free(g);
+  rig_close(&r);
 }
 
 /* execute's tensors are lent until completion: a host that reuses them
  * first (a stack array gone out of scope) fails the execute, by name,
  * instead of running it on whatever the memory holds by then. */
 TEST(devsim_execute_fails_when_the_host_changes_lent_tensors_early) {
-  dsd d;
-  if (!dsd_open_slow(&d, "20000")) {
-    dsd_close(&d);
-    return;
-  }
-  alloy_graph *g = graph_neg(4);
-  alloy_executable *exe = dsd_compile(&d, g);
-  alloy_buffer *bx = dsd_buffer(&d, NULL, 16), *by = dsd_buffer(&d, NULL, 16);
-  alloy_queue *q = NULL;
-  CHECK_OK(d.api->queue_create(d.be, 0, &q));
-  REQUIRE(exe && bx && by && q);
+  neg_rig r;
+  if (!rig_open(&r, "20000", NULL, NULL)) return;
+  dsd *d = &r.d;
+  alloy_executable *exe = r.exe;
+  alloy_buffer *bx = r.bx, *by = r.by;
+  alloy_queue *q = r.q;
   for (int what = 0; what < 2; what++) {
-    dsd_stall(&d, q, 10);
+    dsd_stall(d, q, 10);
     unary_call call;
     alloy_event *done = NULL;
-    CHECK_OK(unary_execute(&d, exe, &call, bx, by, 4, q, &done));
+    CHECK_OK(unary_execute(d, exe, &call, bx, by, 4, q, &done));
     REQUIRE(done);
     if (what == 0) call.out.offset = 4; /* the struct itself reused */
     else call.in_size = 2;              /* the sizes array reused */
-    alloy_error *e = d.api->event_wait(d.be, done);
+    alloy_error *e = d->api->event_wait(d->be, done);
     CHECK(e && alloy_error_code_of(e) == ALLOY_ERR_INVALID_ARGUMENT);
     if (e) CHECK(strstr(alloy_error_message(e), what == 0 ? "changed output 0" : "changed input 0"));
     alloy_error_free(e);
-    d.api->event_release(d.be, done);
+    d->api->event_release(d->be, done);
   }
-  d.api->queue_release(d.be, q);
-  d.api->buffer_release(d.be, bx);
-  d.api->buffer_release(d.be, by);
-  d.api->executable_release(d.be, exe);
-  dsd_close(&d);
-  alloy_graph_free(g);
+  rig_close(&r);
 }
 
 /* Events the host lets go of before they are signalled, work left on a
