@@ -145,15 +145,21 @@ static void open_backend(alloy_runtime *rt, alloy_loaded *row) {
   }
   row->be = be;
   row->ok = true;
-  /* Believed only within bounds: a count of INT_MAX must not hang here. */
-  int ndev = api->device_count(row->be);
-  row->num_devices = ndev < 0 ? 0 : ndev > ALLOY_MAX_DEVICES ? ALLOY_MAX_DEVICES : ndev;
+  row->status = dup_str("ok");
+}
+
+/* The devices a row offers, as `alloy backends` lists them. Called once
+ * the row is guarded (guard.c), which bounds the device count and checks
+ * the errors that come back. */
+static void describe_devices(alloy_loaded *row) {
+  const alloy_plugin_api *api = row->api;
+  row->num_devices = api->device_count(row->be);
   size_t len = 0, cap = 256;
   row->devices = calloc(1, cap);
   for (int d = 0; d < row->num_devices && row->devices; d++) {
     static const char *kinds[] = {"cpu", "gpu", "accelerator"};
     alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
-    alloy_error *de = host_error_take(api->device_info(row->be, d, &info), api->name, "device_info");
+    alloy_error *de = api->device_info(row->be, d, &info);
     char item[160];
     if (de) {
       snprintf(item, sizeof item, "%s#%d (error: %s)", d ? ", " : "", d, alloy_error_message(de));
@@ -171,7 +177,6 @@ static void open_backend(alloy_runtime *rt, alloy_loaded *row) {
     memcpy(row->devices + len, item, n + 1);
     len += n;
   }
-  row->status = dup_str("ok");
 }
 
 static void load_file(alloy_runtime *rt, const char *path, const char *file_name) {
@@ -372,7 +377,9 @@ alloy_error *alloy_runtime_open(const alloy_runtime_options *options,
       row->be = NULL;
       refuse(row, fmt_str("%s", alloy_error_message(ge)));
       alloy_error_free(ge);
+      continue;
     }
+    describe_devices(row);
   }
   *out = rt;
   return NULL;
