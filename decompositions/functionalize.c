@@ -183,7 +183,7 @@ static alloy_arg dim_list(fz *f, const alloy_dim *d, int n) {
 }
 
 static alloy_value *fresh(fz *f, int r);
-static const alloy_op *functional_of(const alloy_op *op, bool out_variant);
+static const alloy_op *functional_of(const alloy_op *op);
 
 /* A source argument in the copy's terms: tensors read at their current
  * value, other values mapped, symbolic sizes imported. */
@@ -233,7 +233,7 @@ static int wrap(int64_t d, int rank) {
 static alloy_value *replay(fz *f, const alloy_node *n, int k, alloy_value *x) {
   const char *name = alloy_op_name(alloy_node_op(n));
   if (alloy_op_tags(alloy_node_op(n)) & ALLOY_TAG_INPLACE) /* squeeze_ */
-    name = alloy_op_name(functional_of(alloy_node_op(n), false));
+    name = alloy_op_name(functional_of(alloy_node_op(n)));
   int na = alloy_node_num_args(n);
   alloy_arg args[16];
   args[0] = V(x);
@@ -560,126 +560,53 @@ static const char *torch_type_name(alloy_dtype t) {
   return alloy_dtype_name(t);
 }
 
-/* The functional op of an in-place or out= op: add_.Tensor -> add.Tensor,
- * atan2.out -> atan2.default (or .Tensor), pow.Tensor_Scalar_out ->
- * pow.Tensor_Scalar. */
-static const alloy_op *functional_of(const alloy_op *op, bool out_variant) {
-  const alloy_schema *s = alloy_op_schema(op);
-  const char *full = alloy_schema_name(s), *sep = strstr(full, "::");
-  const char *base = sep ? sep + 2 : full;
-  char ns[64], name[256], buf[400];
-  snprintf(ns, sizeof ns, "%.*s", sep ? (int)(sep - full) : 0, full);
-  snprintf(name, sizeof name, "%s", base);
-  if (out_variant) {
-    const char *ov = alloy_schema_overload(s);
-    size_t ol = strlen(ov);
-    if (ol > 4 && !strcmp(ov + ol - 4, "_out")) {
-      snprintf(buf, sizeof buf, "%s.%s.%.*s", ns, name, (int)(ol - 4), ov);
-      return alloy_op_find(buf);
-    }
-    static const char *const overloads[] = {"default", "Tensor"};
-    for (size_t i = 0; i < 2; i++) {
-      snprintf(buf, sizeof buf, "%s.%s.%s", ns, name, overloads[i]);
-      const alloy_op *fop = alloy_op_find(buf);
-      if (fop) return fop;
-    }
-    return NULL;
-  }
-  size_t len = strlen(name);
-  if (len < 2 || name[len - 1] != '_') return NULL;
-  name[len - 1] = 0;
-  const char *ov = alloy_schema_overload(s);
-  snprintf(buf, sizeof buf, "%s.%s.%s", ns, name, ov && *ov ? ov : "default");
-  return alloy_op_find(buf);
+/* The functional op that in-place or out= op computes, paired by the
+ * registry from the schemas (add_.Tensor and add.out -> add.Tensor), when
+ * it is one Alloy can compute (it has a shape function); else NULL. */
+static const alloy_op *functional_of(const alloy_op *op) {
+  const alloy_op *fop = alloy_op_functional(op);
+  return fop && fop->meta ? fop : NULL;
 }
 
-/* The out= tensor of op (a keyword-only written argument), or -1. */
-static int out_arg_of(const alloy_op *op) {
-  const alloy_schema *s = alloy_op_schema(op);
-  for (int i = 0; i < alloy_schema_num_args(s); i++) {
-    const alloy_schema_arg *a = alloy_schema_arg_at(s, i);
-    if (a->alias_write && a->kwarg_only) return i;
-  }
-  return -1;
-}
-
-/* The functional result of in-place / out= node n, whose written tensor
- * is argument w with the current value self. */
-static alloy_value *functional_result(fz *f, const alloy_node *n, int w, alloy_value *self,
-                                      const alloy_op *fop) {
-  const char *name = alloy_op_name(alloy_node_op(n));
-  if (!strcmp(name, "aten.zero_.default")) {
-    alloy_arg a[1] = {V(self)};
-    return emit1(f, "aten.zeros_like.default", a, 1);
-  }
-  if (!strcmp(name, "aten.copy_.default")) {
-    alloy_value *src = map_arg(f, alloy_node_arg(n, 1)).u.value;
-    if (src && alloy_value_dtype(src) != alloy_value_dtype(self)) {
-      alloy_arg a[2] = {V(src), alloy_arg_dtype(alloy_value_dtype(self))};
-      src = emit1(f, "aten._to_copy.default", a, 2);
-    }
-    return src;
-  }
-  /* The functional op's arguments are the in-place op's of the same name. */
-  const alloy_schema *fs = alloy_op_schema(fop), *s = alloy_op_schema(alloy_node_op(n));
+/* The functional node for mutating node n, whose written tensors have the
+ * current values cur[]: its arguments as the registry maps them
+ * (alloy_op_functional_arg), self read at its current value. */
+static alloy_node *functional_node(fz *f, const alloy_node *n, const int *w, int nw,
+                                   alloy_value *const *cur, const alloy_op *fop) {
+  const alloy_op *op = alloy_node_op(n);
+  const alloy_schema *fs = alloy_op_schema(fop);
   int nf = alloy_schema_num_args(fs);
   alloy_arg args[64];
-  for (int i = 0; i < nf && i < 64; i++) {
-    const alloy_schema_arg *fa = alloy_schema_arg_at(fs, i);
-    int j = alloy_schema_find_arg(s, fa->name);
-    if (j >= 0 && j != w) args[i] = map_arg(f, alloy_node_arg(n, j));
-    else if (j == w) args[i] = V(self);
-    else if (fa->has_default) args[i] = fa->default_value;
-    else {
-      fail(f, alloy_error_new(ALLOY_ERR_UNSUPPORTED,
-                              "node %s (%s): the functional op %s needs argument '%s'",
-                              node_name(n), name, alloy_op_name(fop), fa->name));
-      return NULL;
-    }
+  if (nf > 64) {
+    fail(f, alloy_error_new(ALLOY_ERR_UNSUPPORTED, "node %s (%s): %s takes more than 64 arguments",
+                            node_name(n), alloy_op_name(op), alloy_op_name(fop)));
+    return NULL;
   }
-  return emit1(f, alloy_op_name(fop), args, nf);
+  for (int j = 0; j < nf; j++) {
+    int i = alloy_op_functional_arg(op, j);
+    const alloy_schema_arg *fa = alloy_schema_arg_at(fs, j);
+    if (i >= 0 && nw && i == w[0] && alloy_op_kind_of(op) != ALLOY_OP_OUT) args[j] = V(cur[0]);
+    else if (i >= 0) args[j] = map_arg(f, alloy_node_arg(n, i));
+    else if (i == ALLOY_FARG_OUT_DTYPE) args[j] = alloy_arg_dtype(alloy_value_dtype(cur[0]));
+    else if (i == ALLOY_FARG_DEFAULT) args[j] = fa->default_value;
+    else args[j] = alloy_arg_none();
+  }
+  return emit(f, alloy_op_name(fop), args, nf);
 }
 
-static void copy_mutation(fz *f, const alloy_node *n) {
-  const alloy_op *op = alloy_node_op(n);
-  const char *name = alloy_op_name(op);
-  bool inplace = alloy_op_tags(op) & ALLOY_TAG_INPLACE;
-  int w = inplace ? 0 : out_arg_of(op);
-  const alloy_op *fop = w >= 0 ? functional_of(op, !inplace) : NULL;
-  bool special = !strcmp(name, "aten.zero_.default") || !strcmp(name, "aten.copy_.default");
-  if (w < 0 || (!fop && !special)) {
-    /* No functional form here: a mutating op that is neither in-place nor
-     * out= (batch norm's running statistics), or an in-place op with no
-     * registered functional variant (resize_, embedding_renorm_). It is
-     * kept as it is and its result is a new tensor; its write to the
-     * argument is not seen by later reads of it. */
-    copy_plain(f, n);
-    return;
-  }
-  if (fop && view_op_of(fop)) {
-    /* An in-place view op (squeeze_) writes no data: its result is the
-     * view its functional op makes. */
-    copy_view(f, n, view_op_of(fop));
-    return;
-  }
-  const alloy_arg *wa = alloy_node_arg(n, w);
-  int r = wa->kind == ALLOY_ARG_VALUE ? rec_of(f, wa->u.value) : -1;
-  if (r < 0) {
-    fail(f, alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "node %s (%s): argument '%s' is not a tensor",
-                            node_name(n), name, arg_name(n, w)));
-    return;
-  }
-  alloy_value *self = fresh(f, r);
-  alloy_value *res = self ? functional_result(f, n, w, self, fop) : NULL;
-  if (!res) return;
+/* res, made to be written into a tensor like self: cast to its dtype (as
+ * PyTorch's in-place and out= ops do, refusing what it refuses) and
+ * broadcast to its shape. */
+static alloy_value *fit_to(fz *f, const alloy_node *n, alloy_value *res, alloy_value *self) {
   alloy_dtype want = alloy_value_dtype(self), got = alloy_value_dtype(res);
   if (got != want) {
     if (!can_cast(got, want)) {
       fail(f, alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                               "node %s (%s): result type %s can't be cast to the desired output "
                               "type %s",
-                              node_name(n), name, torch_type_name(got), torch_type_name(want)));
-      return;
+                              node_name(n), alloy_op_name(alloy_node_op(n)), torch_type_name(got),
+                              torch_type_name(want)));
+      return NULL;
     }
     alloy_arg a[2] = {V(res), alloy_arg_dtype(want)};
     res = emit1(f, "aten._to_copy.default", a, 2);
@@ -692,11 +619,58 @@ static void copy_mutation(fz *f, const alloy_node *n) {
     alloy_arg a[2] = {V(res), dim_list(f, alloy_value_shape(self), rank)};
     res = emit1(f, "aten.expand.default", a, 2);
   }
-  write_back(f, r, res, n);
-  /* The node's result is the written tensor itself. */
+  return res;
+}
+
+static void copy_mutation(fz *f, const alloy_node *n) {
+  const alloy_op *op = alloy_node_op(n);
+  const alloy_op *fop = functional_of(op);
+  int w[16];
+  int nw = fop ? alloy_op_written_args(op, w, 16) : 0;
+  if (!nw) {
+    /* No functional form Alloy computes: a mutating op that is neither
+     * in-place nor out= (batch norm's running statistics), or one whose
+     * functional twin has no shape function (resize_). It is kept as it is
+     * and its result is a new tensor; its write to the argument is not
+     * seen by later reads of it. */
+    copy_plain(f, n);
+    return;
+  }
+  if (view_op_of(fop)) {
+    /* An in-place view op (squeeze_) writes no data: its result is the
+     * view its functional op makes. */
+    copy_view(f, n, view_op_of(fop));
+    return;
+  }
+  int recs[16];
+  alloy_value *cur[16];
+  for (int k = 0; k < nw; k++) {
+    const alloy_arg *wa = alloy_node_arg(n, w[k]);
+    recs[k] = wa->kind == ALLOY_ARG_VALUE ? rec_of(f, wa->u.value) : -1;
+    if (recs[k] < 0) {
+      fail(f, alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "node %s (%s): argument '%s' is not a tensor",
+                              node_name(n), alloy_op_name(op), arg_name(n, w[k])));
+      return;
+    }
+    if (!(cur[k] = fresh(f, recs[k]))) return;
+  }
+  alloy_node *fn = functional_node(f, n, w, nw, cur, fop);
+  if (!fn) return;
+  if (alloy_node_num_outputs(fn) < nw) {
+    fail(f, alloy_error_new(ALLOY_ERR_UNSUPPORTED, "node %s (%s): %s gives %d results for %d written tensors",
+                            node_name(n), alloy_op_name(op), alloy_op_name(fop),
+                            alloy_node_num_outputs(fn), nw));
+    return;
+  }
+  for (int k = 0; k < nw && !f->err; k++) {
+    alloy_value *res = fit_to(f, n, alloy_node_output(fn, k), cur[k]);
+    if (res) write_back(f, recs[k], res, n);
+  }
+  /* The node's results are the written tensors themselves. */
   for (int k = 0; k < alloy_node_num_outputs(n) && !f->err; k++) {
     alloy_value *v = alloy_node_output(n, k);
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
+    int r = recs[k < nw ? k : 0];
     set_rec(f, v, r);
     alloy_copy_set(f->c, v, fresh(f, r));
   }

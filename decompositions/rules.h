@@ -15,6 +15,14 @@ extern const decomp_rule decomp_rules_nn_2[];       /* rules_nn_2.c: losses, pad
 extern const decomp_rule decomp_rules_shape[];      /* rules_shape.c: views, joins, splits, indexing, products */
 extern const decomp_rule decomp_rules_shape_2[];    /* rules_shape_2.c: einsum */
 extern const decomp_rule decomp_rules_reduce[];     /* rules_reduce.c: reductions, scans, pointwise odds and ends */
+extern const decomp_rule decomp_rules_pointwise[];  /* rules_pointwise.c: pointwise composites, Scalar/Tensor overloads */
+extern const decomp_rule decomp_rules_views[];      /* rules_views.c: _copy twins, new_*, *_like, named overloads */
+extern const decomp_rule decomp_rules_conv[];       /* rules_conv.c: conv1d/2d/3d, conv_transpose*, _convolution */
+extern const decomp_rule decomp_rules_rnn[];        /* rules_rnn.c: rnn_tanh, rnn_relu, lstm, gru and their cells */
+extern const decomp_rule decomp_rules_backward[];   /* rules_backward.c: backward ops of training graphs */
+extern const decomp_rule decomp_rules_random[];     /* rules_random.c: bernoulli, normal, uniform, ... */
+extern const decomp_rule decomp_rules_fft[];        /* rules_fft.c: fft_* */
+extern const decomp_rule decomp_rules_linalg[];     /* rules_linalg.c: linalg_* and friends */
 
 /* Core ATen to prims. */
 extern const decomp_rule decomp_prims_pointwise[];  /* prims_pointwise.c */

@@ -554,6 +554,9 @@ static void like_of(decomp *d, int value) {
 static void ones_like(decomp *d) { like_of(d, 1); }
 static void zeros_like(decomp *d) { like_of(d, 0); }
 
+/* zero(self): the functional form of zero_, a tensor of zeros like self. */
+static void zero(decomp *d) { d_out(d, 0, D(d, "aten.zeros_like.default", V(self_of(d)))); }
+
 /* eye(n, m): row index == column index, in dtype (float32 by default). */
 static void eye_of(decomp *d, alloy_dim n, alloy_dim m, int dtype_at) {
   alloy_value *rows = D(d, "aten.unsqueeze.default", V(iota(d, n)), I(1));
@@ -1165,6 +1168,7 @@ const decomp_rule decomp_rules_shape[] = {
     {"aten.new_full.default", new_full, DECOMP_TO_CORE},
     {"aten.ones_like.default", ones_like, DECOMP_TO_CORE},
     {"aten.zeros_like.default", zeros_like, DECOMP_TO_CORE},
+    {"aten.zero.default", zero, DECOMP_TO_CORE},
     {"aten.eye.default", eye, DECOMP_TO_CORE},
     {"aten.eye.m", eye_m, DECOMP_TO_CORE},
     {"aten.linspace.default", linspace, DECOMP_TO_CORE},

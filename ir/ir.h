@@ -37,6 +37,8 @@ struct alloy_schema {
   const char *overload; /* "Tensor", or "" for the default overload  */
   int nargs, nreturns;
   alloy_schema_arg *args, *returns;
+  bool vararg;          /* TorchScript's "...": more arguments follow  */
+  bool returns_paren;   /* "-> (Tensor out)": the returns were parenthesized */
   alloy_arena arena; /* owns everything above when parsed standalone   */
 };
 
@@ -49,12 +51,32 @@ struct alloy_op {
   const char *name;        /* "aten.add.Tensor" */
   const char *schema_text; /* the op table's line, without tags */
   uint32_t tags;
+  alloy_op_kind kind;      /* PyTorch's classification (ops.txt kind=), else the schema's */
+  bool kind_given;
+  bool pt_decomp, pt_core_decomp; /* PyTorch's decomposition tables have a rule (ops.txt) */
+  const alloy_op *functional; /* in-place/out= ops: the functional sibling, or NULL */
+  const int16_t *functional_args; /* see alloy_op_functional_arg */
   alloy_schema *schema;
   alloy_meta_fn meta;      /* shape function, NULL when none          */
   int meta_param;          /* the family parameter the table gives it */
   uint32_t refused_dtypes; /* 1 << dtype PyTorch's CPU kernel refuses (ir/meta_dtypes.c) */
   bool refused_by_input;   /* checked on the tensor arguments, not output 0 */
 };
+
+/* How argument j of an in-place or out= op's functional twin is given:
+ * an index into the op's own arguments (self stands for the functional
+ * op's first tensor whatever its name), or one of these. */
+enum {
+  ALLOY_FARG_DEFAULT = -1,   /* the functional op's default               */
+  ALLOY_FARG_NONE = -2,      /* None (an optional the op does not take)   */
+  ALLOY_FARG_OUT_DTYPE = -3, /* the dtype of the first written tensor     */
+};
+int alloy_op_functional_arg(const alloy_op *op, int j);
+/* The tensors an in-place or out= op writes, in the order of its functional
+ * twin's results: self of an in-place op, else the out= tensors (keyword-
+ * only and written), which torchgen lists in the order of the results.
+ * Writes at most cap indices into w; returns how many. */
+int alloy_op_written_args(const alloy_op *op, int *w, int cap);
 
 struct alloy_value {
   int id; /* unique in the graph, in creation order */

@@ -443,6 +443,61 @@ static alloy_error *refuse_dtype(alloy_meta *m) {
                     alloy_dtype_name(t));
 }
 
+/* The shape function of an in-place or out= op that has none of its own:
+ * its functional twin's, on the arguments the registry maps, after which
+ * every written tensor must hold the result as PyTorch requires (the
+ * result broadcasts to it: add_ of [3] into [2, 3] works, of [2, 3] into
+ * [3] does not; Alloy does not resize an out= tensor), and the op's results
+ * are the written tensors. */
+static alloy_error *meta_mutation(alloy_meta *m) {
+  const alloy_op *op = m->op, *fop = op->functional;
+  int w[16], nw = alloy_op_written_args(op, w, 16);
+  int nf = fop->schema->nargs;
+  if (!nw || nf > 64) return meta_error(m, "%s: cannot map its arguments to %s", op->name, fop->name);
+  const alloy_value *written[16];
+  for (int k = 0; k < nw; k++)
+    if (!(written[k] = meta_tensor(m, w[k])))
+      return meta_error(m, "argument '%s' must be a tensor", meta_arg_name(m, w[k]));
+  alloy_arg fargs[64];
+  for (int j = 0; j < nf; j++) {
+    int i = alloy_op_functional_arg(op, j);
+    fargs[j] = i >= 0                      ? m->args[i]
+               : i == ALLOY_FARG_OUT_DTYPE ? alloy_arg_dtype(written[0]->dtype)
+               : i == ALLOY_FARG_DEFAULT   ? fop->schema->args[j].default_value
+                                           : alloy_arg_none();
+  }
+  alloy_meta fm = {.node_name = m->node_name, .unbacked_next = m->unbacked_next};
+  alloy_error *e = alloy_meta_run(fop, m->st, fargs, &fm);
+  m->unbacked_next = fm.unbacked_next;
+  for (int k = 0; k < nw && !e; k++) {
+    if (k >= fm.nout || fm.outs[k].kind != ALLOY_VALUE_TENSOR) {
+      e = meta_error(m, "%s gives no tensor for argument '%s'", fop->name, meta_arg_name(m, w[k]));
+      break;
+    }
+    const alloy_meta_out *r = &fm.outs[k];
+    alloy_dim b[ALLOY_MAX_RANK];
+    int rb = 0;
+    const alloy_dim *ws = alloy_value_shape(written[k]);
+    int rw = alloy_value_rank(written[k]);
+    bool fits = !meta_broadcast(m, r->shape, r->rank, ws, rw, b, &rb) && rb == rw;
+    for (int d = 0; fits && d < rb; d++) fits = alloy_dim_same(b[d], ws[d]);
+    if (!fits) {
+      char have[128], want[128];
+      e = meta_error(m, "output with shape %s doesn't match the broadcast shape %s (argument '%s')",
+                     meta_shape_text(ws, rw, have, sizeof have),
+                     meta_shape_text(r->shape, r->rank, want, sizeof want), meta_arg_name(m, w[k]));
+    }
+  }
+  free(fm.outs);
+  alloy_symtab_clear_error(m->st);
+  const alloy_schema *s = op->schema;
+  for (int k = 0; k < s->nreturns && !e; k++)
+    e = s->returns[k].type.kind == ALLOY_TYPE_TENSOR && !s->returns[k].type.list
+            ? meta_out_like(m, k, written[k < nw ? k : 0], written[k < nw ? k : 0]->dtype)
+            : meta_error(m, "%s: return %d is not a tensor", op->name, k);
+  return e;
+}
+
 alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
                             const alloy_arg *args, alloy_meta *m) {
   m->op = op;
@@ -450,13 +505,14 @@ alloy_error *alloy_meta_run(const alloy_op *op, alloy_symtab *st,
   m->st = st;
   m->args = args;
   m->nargs = op->schema->nargs;
-  if (!op->meta)
-    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "%s has no shape function", op->name);
+  alloy_meta_fn fn = op->meta;
+  if (!fn && op->functional && op->functional->meta) fn = meta_mutation;
+  if (!fn) return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "%s has no shape function", op->name);
   /* A Tensor[] return has as many outputs as the shape function says. */
   const alloy_schema *s = op->schema;
   bool list_return = s->nreturns == 1 && s->returns[0].type.list;
   alloy_error *e = meta_set_num_outputs(m, list_return ? 0 : s->nreturns);
-  if (!e) e = op->meta(m);
+  if (!e) e = fn(m);
   if (!e) e = meta_sym_check(m);
   if (!e && op->refused_dtypes) e = refuse_dtype(m);
   for (int k = 0; k < m->nout && !e; k++)

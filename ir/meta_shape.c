@@ -1336,6 +1336,7 @@ const alloy_meta_entry alloy_meta_shape[] = {
     {"aten.alias.default", meta_like, LIKE_ANY},
     {"aten.detach.default", meta_like, LIKE_ANY},
     {"aten.clone.default", meta_like, LIKE_ANY},
+    {"aten.zero.default", meta_like, LIKE_ANY},
     {"aten.tril.default", meta_like, LIKE_MATRIX},
     {"aten.triu.default", meta_like, LIKE_MATRIX},
     {"aten.copy.default", meta_copy, 0},

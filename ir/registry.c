@@ -26,6 +26,8 @@ extern const alloy_meta_entry alloy_meta_functional[];
 extern const alloy_meta_entry alloy_meta_shape_composite[];
 extern const alloy_meta_entry alloy_meta_activation[];
 extern const alloy_meta_entry alloy_meta_nn_composite[];
+extern const alloy_meta_entry alloy_meta_backward[], alloy_meta_random[], alloy_meta_fft[],
+    alloy_meta_rnn[];
 static const alloy_meta_entry *const meta_tables[] = {
     alloy_meta_pointwise, alloy_meta_reduce,  alloy_meta_shape,
     alloy_meta_nn,        alloy_meta_index,   alloy_meta_linalg,
@@ -34,6 +36,7 @@ static const alloy_meta_entry *const meta_tables[] = {
     alloy_meta_shape_composite,
     alloy_meta_activation,
     alloy_meta_nn_composite,
+    alloy_meta_backward, alloy_meta_random, alloy_meta_fft, alloy_meta_rnn,
 };
 
 alloy_error *alloy_schema_parse_into(alloy_arena *arena, const char *text,
@@ -78,13 +81,47 @@ static const struct {
     {"reduction", ALLOY_TAG_REDUCTION},
     {"dynamic_output_shape", ALLOY_TAG_DYNAMIC_OUTPUT_SHAPE},
     {"data_dependent_output", ALLOY_TAG_DATA_DEPENDENT_OUTPUT},
+    {"nondeterministic_seeded", ALLOY_TAG_NONDETERMINISTIC_SEEDED},
+    {"generated", ALLOY_TAG_GENERATED},
+    {"view_copy", ALLOY_TAG_VIEW_COPY},
+    {"inplace_view", ALLOY_TAG_INPLACE_VIEW},
+    {"pt2_compliant", ALLOY_TAG_PT2_COMPLIANT},
+    {"maybe_aliasing_or_mutating", ALLOY_TAG_MAYBE_ALIASING_OR_MUTATING},
+    {"needs_exact_strides", ALLOY_TAG_NEEDS_EXACT_STRIDES},
+    {"needs_fixed_stride_order", ALLOY_TAG_NEEDS_FIXED_STRIDE_ORDER},
 };
 
-static alloy_error *parse_tags(const char *s, uint32_t *tags, int line) {
+static const char *const kind_names[] = {
+    [ALLOY_OP_FUNCTIONAL] = "functional",
+    [ALLOY_OP_INPLACE] = "inplace",
+    [ALLOY_OP_OUT] = "out",
+    [ALLOY_OP_VIEW] = "view",
+};
+
+static alloy_error *parse_tags(const char *s, alloy_op *op, int line) {
   while (*s) {
     while (*s == ' ') s++;
     size_t n = strcspn(s, " ");
     if (!n) break;
+    if (n > 5 && !strncmp(s, "kind=", 5)) {
+      int k = 0;
+      while (k < ALLOY_OP_KIND_COUNT &&
+             !(strlen(kind_names[k]) == n - 5 && !strncmp(kind_names[k], s + 5, n - 5)))
+        k++;
+      if (k == ALLOY_OP_KIND_COUNT)
+        return alloy_error_new(ALLOY_ERR_INTERNAL, "ir/ops/ops.txt op %d: unknown kind '%.*s'",
+                               line, (int)n, s);
+      op->kind = (alloy_op_kind)k;
+      op->kind_given = true;
+      s += n;
+      continue;
+    }
+    if ((n == 9 && !strncmp(s, "pt_decomp", 9)) || (n == 14 && !strncmp(s, "pt_core_decomp", 14))) {
+      *(n == 9 ? &op->pt_decomp : &op->pt_core_decomp) = true;
+      s += n;
+      continue;
+    }
+    uint32_t *tags = &op->tags;
     size_t k = 0;
     while (k < sizeof tag_names / sizeof tag_names[0] &&
            !(strlen(tag_names[k].name) == n && !strncmp(tag_names[k].name, s, n)))
@@ -113,6 +150,17 @@ static uint32_t schema_tags(const alloy_schema *s) {
   return tags;
 }
 
+/* The kind of an op PyTorch's table does not classify (the Python
+ * operators), by torchgen's rules: kwarg-only written tensors are out=,
+ * a written self of a trailing-underscore op is in-place. */
+static alloy_op_kind schema_kind(const alloy_schema *s, uint32_t tags) {
+  for (int i = 0; i < s->nargs; i++)
+    if (s->args[i].kwarg_only && s->args[i].alias_write) return ALLOY_OP_OUT;
+  if (tags & ALLOY_TAG_INPLACE) return ALLOY_OP_INPLACE;
+  if (tags & ALLOY_TAG_VIEW) return ALLOY_OP_VIEW;
+  return ALLOY_OP_FUNCTIONAL;
+}
+
 static alloy_error *load_op(int id, const char *line) {
   alloy_op *op = &reg.ops[id];
   const char *bar = strstr(line, " | ");
@@ -124,8 +172,9 @@ static alloy_error *load_op(int id, const char *line) {
     return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
   alloy_error *e = alloy_schema_parse_into(&reg.arena, op->schema_text, op->schema);
   if (e) return alloy_error_wrap(e, "ir/ops/ops.txt op %d", id);
-  if (bar && (e = parse_tags(bar + 3, &op->tags, id))) return e;
+  if (bar && (e = parse_tags(bar + 3, op, id))) return e;
   op->tags |= schema_tags(op->schema);
+  if (!op->kind_given) op->kind = schema_kind(op->schema, op->tags);
   /* "aten::add" + "Tensor" -> "aten.add.Tensor"; no overload -> ".default" */
   const char *name = op->schema->name, *ov = op->schema->overload;
   char buf[256];
@@ -172,6 +221,124 @@ static alloy_error *attach_dtype_refusals(void) {
   return NULL;
 }
 
+/* --- functional siblings -------------------------------------------------------
+ *
+ * torchgen groups an in-place op (add_.Tensor), its out= op (add.out) and
+ * its functional op (add.Tensor) by signature: the same base name, and the
+ * same arguments once self's write and the out= tensors are set aside.
+ * The registry pairs them the same way, so that functionalization turns any
+ * of the 1,500 mutating overloads into its functional op from the schemas
+ * alone. The overload name picks first (add_.Tensor -> add.Tensor,
+ * pow.Tensor_Scalar_out -> pow.Tensor_Scalar, add.out -> add.default);
+ * otherwise any functional overload of the base name whose arguments match
+ * (max.dim_max -> max.dim). */
+
+static bool type_same(const alloy_schema_arg *a, const alloy_schema_arg *b) {
+  return a->type.kind == b->type.kind && a->type.list == b->type.list &&
+         a->type.optional == b->type.optional;
+}
+
+static bool is_inplace(const alloy_op *op) {
+  return op->kind == ALLOY_OP_INPLACE || (op->tags & ALLOY_TAG_INPLACE);
+}
+
+/* Whether functional op f computes mutating op m: every argument of m but
+ * its out= tensors is an argument of f of the same name and type (an
+ * in-place op's self may be f's first tensor under another name: dropout_'s
+ * self is dropout's input), and every other argument of f has a default
+ * (the TensorOptions a factory's out= form leaves to its out tensor). */
+static bool signature_matches(const alloy_op *m, const alloy_op *f) {
+  const alloy_schema *ms = m->schema, *fs = f->schema;
+  bool self_renamed = is_inplace(m) && ms->nargs && fs->nargs &&
+                      alloy_schema_find_arg(fs, ms->args[0].name) < 0;
+  for (int i = 0; i < ms->nargs; i++) {
+    const alloy_schema_arg *a = &ms->args[i];
+    if (a->alias_write && a->kwarg_only) continue; /* an out= tensor */
+    int j = i == 0 && self_renamed ? 0 : alloy_schema_find_arg(fs, a->name);
+    if (j < 0 || !type_same(a, &fs->args[j])) return false;
+  }
+  for (int j = self_renamed; j < fs->nargs; j++) {
+    int i = alloy_schema_find_arg(ms, fs->args[j].name);
+    bool given = i >= 0 && !(ms->args[i].alias_write && ms->args[i].kwarg_only);
+    if (!given && !fs->args[j].has_default && !fs->args[j].type.optional) return false;
+  }
+  return true;
+}
+
+/* The base name of op's functional twin: "aten::add_" -> "aten::add",
+ * Python's augmented operators "aten::__iand__" -> "aten::__and__"; the
+ * name itself for out= ops. */
+static void functional_base(const alloy_op *op, char *buf, size_t cap) {
+  const char *name = op->schema->name, *sep = strstr(name, "::");
+  const char *base = sep ? sep + 2 : name;
+  size_t n = strlen(name), nb = strlen(base);
+  if (!is_inplace(op)) snprintf(buf, cap, "%s", name);
+  else if (nb > 5 && !strncmp(base, "__i", 3) && !strcmp(base + nb - 2, "__"))
+    snprintf(buf, cap, "%.*s__%s", (int)(base - name), name, base + 3);
+  else
+    snprintf(buf, cap, "%.*s", (int)(n > 1 && name[n - 1] == '_' ? n - 1 : n), name);
+}
+
+static const alloy_op *sibling_by_name(const alloy_op *op, const char *fbase) {
+  const char *ov = op->schema->overload;
+  size_t ol = strlen(ov);
+  char buf[400];
+  if (is_inplace(op)) snprintf(buf, sizeof buf, "%s%s%s", fbase, ol ? "." : "", ov);
+  else if (ol > 4 && !strcmp(ov + ol - 4, "_out"))
+    snprintf(buf, sizeof buf, "%s.%.*s", fbase, (int)(ol - 4), ov);
+  else if (!strcmp(ov, "out"))
+    snprintf(buf, sizeof buf, "%s", fbase);
+  else
+    return NULL;
+  const alloy_op *f = lookup(buf);
+  return f && f != op && !(f->tags & ALLOY_TAG_MUTATES) ? f : NULL;
+}
+
+/* How each argument of op's functional twin is given (alloy_op_functional_arg). */
+static void map_arguments(alloy_op *op) {
+  const alloy_schema *ms = op->schema, *fs = op->functional->schema;
+  int16_t *map = alloy_arena_alloc(&reg.arena, sizeof *map * (size_t)(fs->nargs ? fs->nargs : 1));
+  if (!map) {
+    op->functional = NULL; /* out of memory: the op is left as it is */
+    return;
+  }
+  bool self_renamed = is_inplace(op) && ms->nargs && fs->nargs &&
+                      alloy_schema_find_arg(fs, ms->args[0].name) < 0;
+  for (int j = 0; j < fs->nargs; j++) {
+    const alloy_schema_arg *fa = &fs->args[j];
+    int i = j == 0 && self_renamed ? 0 : alloy_schema_find_arg(ms, fa->name);
+    if (i >= 0 && !(ms->args[i].alias_write && ms->args[i].kwarg_only)) map[j] = (int16_t)i;
+    else if (fa->type.kind == ALLOY_TYPE_SCALAR_TYPE) map[j] = ALLOY_FARG_OUT_DTYPE;
+    else if (fa->has_default) map[j] = ALLOY_FARG_DEFAULT;
+    else map[j] = ALLOY_FARG_NONE;
+  }
+  op->functional_args = map;
+}
+
+static void pair_siblings(void) {
+  int n = reg.nops;
+  for (int i = 0; i < n; i++) {
+    alloy_op *op = &reg.ops[i];
+    if (!(op->tags & ALLOY_TAG_MUTATES) || (!is_inplace(op) && op->kind != ALLOY_OP_OUT)) continue;
+    char fbase[256];
+    functional_base(op, fbase, sizeof fbase);
+    const alloy_op *f = sibling_by_name(op, fbase);
+    if (f && signature_matches(op, f)) {
+      op->functional = f;
+      continue;
+    }
+    /* Any functional overload of the base name with the same arguments. */
+    for (int k = 0; k < n && !op->functional; k++) {
+      const alloy_op *c = &reg.ops[k];
+      if (c != op && !(c->tags & ALLOY_TAG_MUTATES) && !strcmp(c->schema->name, fbase) &&
+          signature_matches(op, c))
+        op->functional = c;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (reg.ops[i].functional) map_arguments(&reg.ops[i]);
+}
+
 static void registry_build(void) {
   int n = alloy_op_table_count;
   reg.nslots = 16;
@@ -187,6 +354,7 @@ static void registry_build(void) {
   if (!reg.err) reg.err = attach_meta();
   if (!reg.err) reg.err = attach_dtype_refusals();
   reg.nops = reg.err ? 0 : n;
+  pair_siblings();
 }
 
 static void registry_release(void) {
@@ -239,4 +407,25 @@ int alloy_op_id(const alloy_op *op) { return op->id; }
 const char *alloy_op_name(const alloy_op *op) { return op->name; }
 const char *alloy_op_schema_text(const alloy_op *op) { return op->schema_text; }
 uint32_t alloy_op_tags(const alloy_op *op) { return op->tags; }
+alloy_op_kind alloy_op_kind_of(const alloy_op *op) { return op->kind; }
+const alloy_op *alloy_op_functional(const alloy_op *op) { return op->functional; }
+int alloy_op_written_args(const alloy_op *op, int *w, int cap) {
+  if (is_inplace(op)) {
+    if (cap < 1) return 0;
+    w[0] = 0;
+    return 1;
+  }
+  int n = 0;
+  for (int i = 0; i < op->schema->nargs && n < cap; i++)
+    if (op->schema->args[i].alias_write && op->schema->args[i].kwarg_only) w[n++] = i;
+  return n;
+}
+
+int alloy_op_functional_arg(const alloy_op *op, int j) {
+  return op->functional && j >= 0 && j < op->functional->schema->nargs ? op->functional_args[j]
+                                                                        : ALLOY_FARG_NONE;
+}
+const char *alloy_op_kind_name(alloy_op_kind k) {
+  return k >= 0 && k < ALLOY_OP_KIND_COUNT ? kind_names[k] : "?";
+}
 const alloy_schema *alloy_op_schema(const alloy_op *op) { return op->schema; }

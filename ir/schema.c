@@ -86,26 +86,99 @@ static const struct {
     {"Any", ALLOY_TYPE_ANY},
     {"SymFloat", ALLOY_TYPE_SYMFLOAT},
     {"SymBool", ALLOY_TYPE_SYMBOOL},
+    {"complex", ALLOY_TYPE_COMPLEX},
 };
 enum { NUM_BASE_TYPES = sizeof base_types / sizeof base_types[0] };
+
+/* TorchScript's own types, which a few hundred ATen overloads (the
+ * interpreter's list, dict and scalar helpers) take: Alloy knows them by
+ * spelling (ALLOY_TYPE_OTHER, with the text kept) and never computes on
+ * them. `containers` take type arguments in parentheses. */
+static const char *const script_types[] = {
+    "t", "t1", "t2", "tVal", "tKey", "AnyEnumType", "AnyClassType", "AnyType", "Stream",
+    "Capsule", "Type", "NoneType", "PyObject", "QScheme", "Quantizer", "ConstQuantizerPtr",
+};
+static const char *const containers[] = {"Dict", "Future", "RRef", "Tuple", "Union",
+                                         "Optional", "List", "Await"};
+
+static bool names_one_of(const char *s, size_t n, const char *const *names, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (strlen(names[i]) == n && !strncmp(names[i], s, n)) return true;
+  return false;
+}
+
+/* Skips "(...)" with nesting; false when it does not close. */
+static bool skip_parens(schema_parser *ps) {
+  int depth = 0;
+  do {
+    if (!*ps->p) return fail(ps, "')'");
+    depth += *ps->p == '(';
+    depth -= *ps->p == ')';
+    ps->p++;
+  } while (depth);
+  return true;
+}
+
+/* Reads a TorchScript type name (ALLOY_TYPE_OTHER); s..s+n is the
+ * identifier already read. */
+static bool parse_script_type(schema_parser *ps, const char *s, size_t n) {
+  bool container = names_one_of(s, n, containers, sizeof containers / sizeof *containers);
+  if (n >= 9 && !strncmp(s, "__torch__", 9)) {
+    while (*ps->p == '.' && is_ident_char(ps->p[1]))
+      for (ps->p++; is_ident_char(*ps->p);) ps->p++;
+  } else if (!container &&
+             !names_one_of(s, n, script_types, sizeof script_types / sizeof *script_types)) {
+    ps->p = s;
+    return fail(ps, "a type name");
+  }
+  if (container) {
+    if (*ps->p != '(') return fail(ps, "the container's '('");
+    if (!skip_parens(ps)) return false;
+  }
+  return true;
+}
+
+static bool parse_type_suffixes(schema_parser *ps, alloy_schema_arg *a);
 
 /* type := base ('(' alias ')' | '?' | '[' N? ']')* */
 static bool parse_type(schema_parser *ps, alloy_schema_arg *a) {
   const char *s;
   size_t n = ident(ps, &s);
   int k = 0;
+  if (!n && *ps->p == '(') { /* a tuple type: (Tensor, tVal)[] */
+    if (!skip_parens(ps)) return false;
+    k = NUM_BASE_TYPES;
+    n = 1;
+  }
   while (k < NUM_BASE_TYPES &&
          !(strlen(base_types[k].name) == n && !strncmp(base_types[k].name, s, n)))
     k++;
-  if (k == NUM_BASE_TYPES) return fail(ps, "a type name");
-  a->type.kind = base_types[k].kind;
+  if (k < NUM_BASE_TYPES) {
+    a->type.kind = base_types[k].kind;
+  } else {
+    if (!n) return fail(ps, "a type name");
+    if (*s != '(' && !parse_script_type(ps, s, n)) return false;
+    a->type.kind = ALLOY_TYPE_OTHER;
+  }
+  bool ok = parse_type_suffixes(ps, a);
+  if (ok && !(a->type_text = alloy_arena_strndup(ps->arena, s, (size_t)(ps->p - s))))
+    return fail(ps, "memory");
+  return ok;
+}
+
+/* The annotations after a base type: alias sets, '?', '[N]'. */
+static bool parse_type_suffixes(schema_parser *ps, alloy_schema_arg *a) {
   for (;;) {
     if (*ps->p == '(') {
       ps->p++;
       skip_ws(ps);
       if (isalpha((unsigned char)*ps->p)) {
-        a->alias_set = *ps->p;
-        while (isalpha((unsigned char)*ps->p)) ps->p++;
+        /* Tensor(b|a): a fresh tensor or an alias of a; the set kept is
+         * the last alternative, the one the arguments name. */
+        do {
+          a->alias_set = *ps->p;
+          while (isalpha((unsigned char)*ps->p)) ps->p++;
+        } while (*ps->p == '|' && isalpha((unsigned char)*++ps->p));
       } else if (*ps->p == '*') {
         a->alias_set = '*';
         ps->p++;
@@ -208,12 +281,19 @@ static bool parse_default(schema_parser *ps, alloy_arg *out) {
     return parse_default_list(ps, out);
   }
   if (c == '"' || c == '\'') {
+    /* A Python string literal; backslash escapes the next character. */
     const char *s = ++ps->p;
-    while (*ps->p && *ps->p != c) ps->p++;
+    size_t len = 0;
+    for (; *ps->p && *ps->p != c; ps->p++, len++)
+      if (*ps->p == '\\' && !*++ps->p) break;
     if (!*ps->p) return fail(ps, "the closing quote");
-    *out = alloy_arg_str(alloy_arena_strndup(ps->arena, s, (size_t)(ps->p - s)));
+    char *v = alloy_arena_alloc(ps->arena, len + 1);
+    if (!v) return fail(ps, "memory");
+    for (size_t i = 0; s < ps->p; s++) v[i++] = *s == '\\' ? *++s : *s;
+    v[len] = '\0';
+    *out = alloy_arg_str(v);
     ps->p++;
-    return out->u.s || fail(ps, "memory");
+    return true;
   }
   if (c == '-' || isdigit((unsigned char)c) ||
       (!strncmp(ps->p, "inf", 3) && !is_ident_char(ps->p[3])) ||
@@ -290,12 +370,17 @@ static bool parse_arg(schema_parser *ps, alloy_schema_arg *a, bool is_return) {
 
 /* Parses a comma-separated list up to `close`, into a growable array. */
 static bool parse_arg_list(schema_parser *ps, const char *close, bool is_return,
-                           alloy_schema_arg **out, int *count) {
+                           alloy_schema_arg **out, int *count, bool *vararg) {
   alloy_schema_arg buf[128];
   int n = 0;
   bool kwarg_only = false;
   if (!accept(ps, close)) {
     do {
+      /* "...": TorchScript's varargs, always last. */
+      if (!is_return && accept(ps, "...")) {
+        *vararg = true;
+        break;
+      }
       if (!is_return && accept(ps, "*")) {
         kwarg_only = true;
         continue;
@@ -332,10 +417,11 @@ static bool parse_schema(schema_parser *ps, alloy_schema *s) {
   }
   if (!s->name || !s->overload) return fail(ps, "memory");
   if (!expect(ps, "(")) return false;
-  if (!parse_arg_list(ps, ")", false, &s->args, &s->nargs)) return false;
+  if (!parse_arg_list(ps, ")", false, &s->args, &s->nargs, &s->vararg)) return false;
   if (!expect(ps, "->")) return false;
-  if (accept(ps, "(")) {
-    if (!parse_arg_list(ps, ")", true, &s->returns, &s->nreturns)) return false;
+  if ((s->returns_paren = accept(ps, "("))) {
+    bool unused = false;
+    if (!parse_arg_list(ps, ")", true, &s->returns, &s->nreturns, &unused)) return false;
   } else {
     s->nreturns = 1;
     s->returns = alloy_arena_alloc(ps->arena, sizeof *s->returns);
@@ -413,7 +499,15 @@ static void out_str(text_out *o, const char *s) {
 }
 
 static void out_type(text_out *o, const alloy_schema_arg *a) {
-  out_str(o, base_types[a->type.kind].name);
+  if (a->type_text) { /* as written: "int[](a)", "Tensor(b|a)", "Dict(str, t)" */
+    out_str(o, a->type_text);
+    return;
+  }
+  for (int k = 0; k < NUM_BASE_TYPES; k++)
+    if (base_types[k].kind == a->type.kind) {
+      out_str(o, base_types[k].name);
+      break;
+    }
   if (a->alias_set) {
     char alias[16] = {'(', a->alias_set, 0};
     if (a->alias_write) strcat(alias, "!");
@@ -469,12 +563,9 @@ size_t alloy_schema_print(const alloy_schema *s, char *buf, size_t cap) {
     }
     out_arg(&o, &s->args[i]);
   }
+  if (s->vararg) out_str(&o, s->nargs ? ", ..." : "...");
   out_str(&o, ") -> ");
-  bool paren = s->nreturns != 1;
-  if (!paren) {
-    const alloy_schema_arg *r = &s->returns[0];
-    paren = r->name[0] != '\0';
-  }
+  bool paren = s->nreturns != 1 || s->returns_paren;
   if (paren) out_str(&o, "(");
   for (int i = 0; i < s->nreturns; i++) {
     if (i) out_str(&o, ", ");

@@ -13,7 +13,8 @@ ops_count() { "$alloy" ops --level "$1" | tail -n 1 | sed 's/ ops$//'; }
 
 check "ops --level core lists 193 ops" test "$(ops_count core)" -eq 193
 check "ops --level prims lists at least 126 ops" test "$(ops_count prims)" -ge 126
-check "ops --level aten lists every aten op" test "$(ops_count aten)" -ge 400
+check "ops --level aten lists every aten op" test "$(ops_count aten)" -ge 3852
+check "ops --coverage holds its floor" "$alloy" ops --coverage --floor tests/coverage_floor.txt
 check "ops rejects an unknown level" sh -c "! '$alloy' ops --level nope"
 check "check accepts the bundled example" "$alloy" check examples/mlp.air
 check "check rejects a missing file" sh -c "! '$alloy' check /nonexistent.air"

@@ -188,3 +188,144 @@ TEST(registry_tags_from_schema_and_table) {
   CHECK(alloy_op_tags(alloy_op_find("aten.native_dropout.default")) & ALLOY_TAG_NONDETERMINISTIC);
   CHECK(alloy_op_tags(alloy_op_find("prims.broadcast_in_dim.default")) & ALLOY_TAG_VIEW);
 }
+
+/* PyTorch's own table of every ATen and prims overload
+ * (../shared/reference/aten_ops.tsv, made by PyTorch 2.11): the registry
+ * knows each one with PyTorch's schema, kind and tags, and says what
+ * PyTorch's decomposition tables cover. */
+static const struct {
+  const char *name;
+  uint32_t tag;
+} pytorch_tags[] = {
+    {"core", ALLOY_TAG_CORE},
+    {"pointwise", ALLOY_TAG_POINTWISE},
+    {"reduction", ALLOY_TAG_REDUCTION},
+    {"dynamic_output_shape", ALLOY_TAG_DYNAMIC_OUTPUT_SHAPE},
+    {"data_dependent_output", ALLOY_TAG_DATA_DEPENDENT_OUTPUT},
+    {"nondeterministic_seeded", ALLOY_TAG_NONDETERMINISTIC_SEEDED},
+    {"generated", ALLOY_TAG_GENERATED},
+    {"view_copy", ALLOY_TAG_VIEW_COPY},
+    {"inplace_view", ALLOY_TAG_INPLACE_VIEW},
+    {"pt2_compliant_tag", ALLOY_TAG_PT2_COMPLIANT},
+    {"maybe_aliasing_or_mutating", ALLOY_TAG_MAYBE_ALIASING_OR_MUTATING},
+    {"needs_exact_strides", ALLOY_TAG_NEEDS_EXACT_STRIDES},
+    {"needs_fixed_stride_order", ALLOY_TAG_NEEDS_FIXED_STRIDE_ORDER},
+};
+
+static bool schemas_same(const char *a, const char *b) {
+  if (!strcmp(a, b)) return true;
+  /* PyTorch prints some defaults differently from how its yaml writes
+   * them (1e-05 / 1.0000000000000001e-05, dtype=long / dtype=4): the two
+   * must parse to the same schema. */
+  alloy_schema *sa = NULL, *sb = NULL;
+  alloy_error *ea = alloy_schema_parse(a, &sa), *eb = alloy_schema_parse(b, &sb);
+  bool same = !ea && !eb && alloy_schema_num_args(sa) == alloy_schema_num_args(sb);
+  for (int i = 0; same && i < alloy_schema_num_args(sa); i++) {
+    const alloy_schema_arg *x = alloy_schema_arg_at(sa, i), *y = alloy_schema_arg_at(sb, i);
+    same = !strcmp(x->name, y->name) && x->type.kind == y->type.kind && x->has_default == y->has_default &&
+           x->alias_set == y->alias_set && x->alias_write == y->alias_write;
+  }
+  alloy_error_free(ea);
+  alloy_error_free(eb);
+  alloy_schema_free(sa);
+  alloy_schema_free(sb);
+  return same;
+}
+
+TEST(schema_registry_knows_every_pytorch_overload) {
+  const char *golden = harness_golden_dir();
+  if (!golden) {
+    harness_fail(__FILE__, __LINE__, "../shared/golden is missing: cannot read ../shared/reference/aten_ops.tsv");
+    return;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/../reference/aten_ops.tsv", golden);
+  FILE *f = fopen(path, "r");
+  REQUIRE(f);
+  char *line = NULL;
+  size_t cap = 0;
+  int rows = 0, known = 0, decomp = 0;
+  while (getline(&line, &cap, f) > 0) {
+    line[strcspn(line, "\n")] = 0;
+    char *col[7] = {line};
+    int n = 1;
+    for (char *p = line; *p && n < 7; p++)
+      if (*p == '\t') *p = 0, col[n++] = p + 1;
+    if (n < 7 || !strcmp(col[0], "name")) continue;
+    rows++;
+    const alloy_op *op = alloy_op_find(col[0]);
+    if (!op) {
+      harness_fail(__FILE__, __LINE__, "%s is not registered", col[0]);
+      continue;
+    }
+    known++;
+    if (!schemas_same(alloy_op_schema_text(op), col[1]))
+      harness_fail(__FILE__, __LINE__, "%s: table says %s, PyTorch %s", col[0], alloy_op_schema_text(op), col[1]);
+    if (strcmp(alloy_op_kind_name(alloy_op_kind_of(op)), col[5]))
+      harness_fail(__FILE__, __LINE__, "%s: kind %s, PyTorch says %s", col[0],
+                   alloy_op_kind_name(alloy_op_kind_of(op)), col[5]);
+    for (char *t = strtok(col[2], ","); t; t = strtok(NULL, ",")) {
+      size_t k = 0;
+      while (k < sizeof pytorch_tags / sizeof *pytorch_tags && strcmp(pytorch_tags[k].name, t)) k++;
+      if (k == sizeof pytorch_tags / sizeof *pytorch_tags)
+        harness_fail(__FILE__, __LINE__, "%s: PyTorch tag %s has no Alloy tag", col[0], t);
+      else if (!(alloy_op_tags(op) & pytorch_tags[k].tag))
+        harness_fail(__FILE__, __LINE__, "%s lacks PyTorch's tag %s", col[0], t);
+    }
+    decomp += !strcmp(col[3], "1");
+  }
+  free(line);
+  fclose(f);
+  CHECK_INT(rows, 3978);
+  CHECK_INT(known, rows);
+  CHECK_INT(decomp, 1126);
+}
+
+TEST(schema_parses_torchscript_types) {
+  alloy_schema *s = NULL;
+  CHECK_OK(alloy_schema_parse("aten::update.str(Dict(str, t)(a!) self, Dict(str, t)(a!) to_add) -> ()", &s));
+  REQUIRE(s);
+  CHECK_INT(alloy_schema_arg_at(s, 0)->type.kind, ALLOY_TYPE_OTHER);
+  CHECK_STR(alloy_schema_arg_at(s, 0)->type_text, "Dict(str, t)(a!)");
+  CHECK(alloy_schema_arg_at(s, 0)->alias_write);
+  CHECK_INT(alloy_schema_num_returns(s), 0);
+  alloy_schema_free(s);
+  CHECK_OK(alloy_schema_parse("aten::cpu(Tensor(a) self) -> Tensor(b|a)", &s));
+  REQUIRE(s);
+  CHECK_INT(alloy_schema_return_at(s, 0)->alias_set, 'a');
+  alloy_schema_free(s);
+  CHECK_OK(alloy_schema_parse("aten::format(str self, ...) -> str", &s));
+  REQUIRE(s);
+  CHECK_INT(alloy_schema_num_args(s), 1);
+  alloy_schema_free(s);
+  CHECK_OK(alloy_schema_parse("aten::_test_string_default(Tensor dummy, str a=\"\\\"\\'\\\\\", str b='\"') -> Tensor", &s));
+  REQUIRE(s);
+  CHECK_STR(alloy_schema_arg_at(s, 1)->default_value.u.s, "\"'\\");
+  CHECK_STR(alloy_schema_arg_at(s, 2)->default_value.u.s, "\"");
+  alloy_schema_free(s);
+  /* A name that is no type is still refused. */
+  alloy_error *e = alloy_schema_parse("aten::f(Tensr self) -> Tensor", &s);
+  CHECK(e != NULL);
+  alloy_error_free(e);
+}
+
+/* torchgen's grouping, from the schemas: in-place and out= overloads find
+ * the functional overload they compute. */
+TEST(schema_functional_twins) {
+  static const char *const pairs[][2] = {
+      {"aten.add_.Tensor", "aten.add.Tensor"},         {"aten.add.out", "aten.add.Tensor"},
+      {"aten.pow.Tensor_Scalar_out", "aten.pow.Tensor_Scalar"},
+      {"aten.max.dim_max", "aten.max.dim"},            {"aten.dropout_.default", "aten.dropout.default"},
+      {"aten.__iand__.Tensor", "aten.__and__.Tensor"}, {"aten.zeros.out", "aten.zeros.default"},
+      {"aten.hardswish_.default", "aten.hardswish.default"},
+      {"aten.sum.IntList_out", "aten.sum.dim_IntList"},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    const alloy_op *op = alloy_op_find(pairs[i][0]), *f = op ? alloy_op_functional(op) : NULL;
+    if (!f || strcmp(alloy_op_name(f), pairs[i][1]))
+      harness_fail(__FILE__, __LINE__, "%s pairs with %s, not %s", pairs[i][0], f ? alloy_op_name(f) : "nothing",
+                   pairs[i][1]);
+  }
+  CHECK(alloy_op_functional(alloy_op_find("aten.add.Tensor")) == NULL);
+  CHECK_INT(alloy_op_kind_of(alloy_op_find("aten.add.out")), ALLOY_OP_OUT);
+}

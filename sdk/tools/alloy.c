@@ -15,12 +15,16 @@
 #include "ir/files.h"
 #include "decompositions/decomp.h"
 #include "sdk/tools/commands.h"
+#include "sdk/tools/coverage.h"
 
 static int usage(FILE *f) {
   fprintf(f,
           "usage: alloy <command> [args]\n"
           "  backends                          list found backends: name, version, ABI, devices, status\n"
           "  ops [--level aten|core|prims]     the op set, with schemas\n"
+          "  ops --coverage [-v] [--floor FILE]  how much of PyTorch's ATen surface is known\n"
+          "                                    and runs, by kind and tag; -v lists what does not\n"
+          "                                    run and why; --floor fails if a figure fell\n"
           "  ops --decomp-coverage [--table FILE] [-v]\n"
           "                                    how much of PyTorch's decomposition table Alloy\n"
           "                                    decomposes, and how many core ops reach prims\n"
@@ -88,22 +92,25 @@ static int decomp_coverage(const char *table, bool list) {
 
 static int cmd_ops(int argc, char **argv) {
   const char *level = "aten", *table = "../shared/reference/core_aten_decomp_table.tsv";
-  bool coverage = false, list = false;
+  const char *floor_path = NULL;
+  bool coverage = false, list = false, surface = false;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--level") && i + 1 < argc) level = argv[++i];
     else if (!strcmp(argv[i], "--decomp-coverage")) coverage = true;
+    else if (!strcmp(argv[i], "--coverage")) surface = true;
+    else if (!strcmp(argv[i], "--floor") && i + 1 < argc) floor_path = argv[++i];
     else if (!strcmp(argv[i], "-v")) list = true;
     else if (!strcmp(argv[i], "--table") && i + 1 < argc) table = argv[++i];
     else return usage(stderr);
   }
-  if (coverage) {
+  if (coverage || surface) {
     alloy_error *e = alloy_registry_init();
     if (e) {
       fprintf(stderr, "alloy ops: %s\n", alloy_error_message(e));
       alloy_error_free(e);
       return 1;
     }
-    return decomp_coverage(table, list);
+    return surface ? ops_coverage(list, floor_path) : decomp_coverage(table, list);
   }
   if (strcmp(level, "aten") && strcmp(level, "core") && strcmp(level, "prims")) {
     fprintf(stderr, "alloy ops: unknown level '%s' (aten, core or prims)\n", level);

@@ -49,6 +49,10 @@ typedef enum alloy_type_kind {
   ALLOY_TYPE_ANY,
   ALLOY_TYPE_SYMFLOAT,  /* SymFloat: a float that may be symbolic      */
   ALLOY_TYPE_SYMBOOL,   /* SymBool: a bool that may be symbolic        */
+  ALLOY_TYPE_COMPLEX,   /* complex: a Python complex number   */
+  ALLOY_TYPE_OTHER,     /* a TorchScript type (t, Dict(str, t), Stream,
+                           __torch__ classes): known by its spelling,
+                           alloy_schema_arg.type_text         */
   ALLOY_TYPE_COUNT
 } alloy_type_kind;
 
@@ -173,6 +177,8 @@ typedef struct alloy_schema_arg {
   char alias_set;              /* 'a' of Tensor(a) / Tensor(a!); 0: none */
   bool alias_write;            /* Tensor(a!): written by the op          */
   bool alias_wildcard;         /* Tensor(a -> *): may alias list items   */
+  const char *type_text;       /* the type as written, "Dict(str, t)(a!)";
+                                  owned by the schema           */
 } alloy_schema_arg;
 
 /* Tags: core/pointwise/nondeterministic/... come from the op table; view and
@@ -188,6 +194,15 @@ enum {
   ALLOY_TAG_DATA_DEPENDENT_OUTPUT = 1u << 7,
   ALLOY_TAG_MUTATES = 1u << 8,     /* writes some argument (a!)             */
   ALLOY_TAG_PRIM = 1u << 9,        /* namespace prims                      */
+  /* PyTorch's remaining tags (torch.Tag), as its table gives them. */
+  ALLOY_TAG_NONDETERMINISTIC_SEEDED = 1u << 10, /* random given a generator   */
+  ALLOY_TAG_GENERATED = 1u << 11,      /* made by torchgen (a functional twin) */
+  ALLOY_TAG_VIEW_COPY = 1u << 12,      /* the copying twin of a view op        */
+  ALLOY_TAG_INPLACE_VIEW = 1u << 13,   /* changes self's metadata in place     */
+  ALLOY_TAG_PT2_COMPLIANT = 1u << 14,
+  ALLOY_TAG_MAYBE_ALIASING_OR_MUTATING = 1u << 15,
+  ALLOY_TAG_NEEDS_EXACT_STRIDES = 1u << 16,
+  ALLOY_TAG_NEEDS_FIXED_STRIDE_ORDER = 1u << 17,
 };
 
 /* Builds the registry if it is not built yet; returns a copy of the error if
@@ -204,6 +219,24 @@ int alloy_op_id(const alloy_op *op);
 const char *alloy_op_name(const alloy_op *op);     /* "aten.add.Tensor"  */
 const char *alloy_op_schema_text(const alloy_op *op); /* the table's string */
 uint32_t alloy_op_tags(const alloy_op *op);
+
+/* What an overload does to its arguments, as PyTorch's table classifies it
+ *: functional (fresh outputs), in-place (writes self: add_),
+ * out= (writes kwarg-only out tensors: add.out) or view (an output aliases
+ * an input). Ops outside PyTorch's table are classified from their schema. */
+typedef enum alloy_op_kind {
+  ALLOY_OP_FUNCTIONAL = 0,
+  ALLOY_OP_INPLACE,
+  ALLOY_OP_OUT,
+  ALLOY_OP_VIEW,
+  ALLOY_OP_KIND_COUNT
+} alloy_op_kind;
+alloy_op_kind alloy_op_kind_of(const alloy_op *op);
+const char *alloy_op_kind_name(alloy_op_kind k); /* "functional", "out", ... */
+/* The functional op an in-place or out= op computes (add_.Tensor and
+ * add.out -> add.Tensor), paired by name and signature as torchgen pairs
+ * them; NULL for other ops and for the few with no functional twin. */
+const alloy_op *alloy_op_functional(const alloy_op *op);
 const alloy_schema *alloy_op_schema(const alloy_op *op);
 
 /* Schemas. A parsed schema is owned by whoever parsed it (free it with
