@@ -13,7 +13,7 @@ extern const decomp_rule decomp_rules_activation[]; /* rules_activation.c: activ
 extern const decomp_rule decomp_rules_nn[];         /* rules_nn.c: linear, matmul, norms, attention, pooling */
 extern const decomp_rule decomp_rules_nn_2[];       /* rules_nn_2.c: losses, padding, upsampling, unpooling, shuffles */
 extern const decomp_rule decomp_rules_shape[];      /* rules_shape.c: views, joins, splits, indexing, products */
-extern const decomp_rule decomp_rules_shape_2[];    /* rules_shape_2.c: einsum */
+extern const decomp_rule decomp_rules_einsum[];     /* rules_einsum.c: einsum */
 extern const decomp_rule decomp_rules_reduce[];     /* rules_reduce.c: reductions, scans, pointwise odds and ends */
 extern const decomp_rule decomp_rules_pointwise[];  /* rules_pointwise.c: pointwise composites, Scalar/Tensor overloads */
 extern const decomp_rule decomp_rules_views[];      /* rules_views.c: _copy twins, new_*, *_like, named overloads */

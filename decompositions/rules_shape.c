@@ -13,7 +13,7 @@
  * The selection and masking ops (tril, index_fill, eye, diag_embed, ...)
  * compare iota vectors (arange) to build a boolean mask and pick with
  * where, as PyTorch's references do; index_add and index_copy are an
- * index_put at one dim. einsum is in rules_shape_2.c.
+ * index_put at one dim. einsum is in rules_einsum.c.
  */
 #include <math.h>
 #include <stdint.h>

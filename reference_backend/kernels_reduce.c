@@ -3,7 +3,7 @@
  * reductions (sum, mean, prod, var, amax, argmax, median, mode, norm, ...),
  * scans (cumsum, cummax, logcumsumexp), the softmax family, sort and topk,
  * equal/allclose, and the reduction prims. Histograms, bincount, unique
- * and segment_reduce are in kernels_reduce_2.c; the helpers both share
+ * and segment_reduce are in kernels_histogram.c; the helpers both share
  * are in kernels_reduce.h (ref_reduce_sort_lane is defined here).
  *
  * Almost everything is one engine. An op's input splits into lanes: the

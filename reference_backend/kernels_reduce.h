@@ -1,6 +1,6 @@
 /*
  * reference_backend/kernels_reduce.h: private to the reduce family
- * (kernels_reduce.c, kernels_reduce_2.c): the small helpers and the lane
+ * (kernels_reduce.c, kernels_histogram.c): the small helpers and the lane
  * and sort-entry types both files use. The helpers are static inline; the
  * lane sort, ref_reduce_sort_lane, is defined once in kernels_reduce.c.
  */

@@ -16,7 +16,7 @@
  * (kernels_all.c). */
 int ref_kernels_join(alloy_kernel *out, int cap);
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
-    ref_kernels_reduce_2[], ref_kernels_shape[], ref_kernels_shape_2[],
+    ref_kernels_histogram[], ref_kernels_shape[], ref_kernels_shape_2[],
     ref_kernels_index[], ref_kernels_nn[], ref_kernels_nn_2[],
     ref_kernels_nn_3[], ref_kernels_nn_4[], ref_kernels_factory[], ref_kernels_linalg[],
     ref_kernels_misc[], ref_kernels_ldl[];

@@ -1,10 +1,11 @@
 /*
- * reference_backend/kernels_reduce_2.c: reference kernels, reduce family,
- * part 2: histograms (histc, histogram, _histogramdd_*), the ops whose
- * output sizes depend on the data (bincount, _unique2, unique_consecutive)
- * and segment_reduce. Like PyTorch's CPU kernels, histograms and
- * segment_reduce compute in the input's own dtype, rounding every step.
- * The shared helpers are in kernels_reduce.h; part 1 is kernels_reduce.c.
+ * reference_backend/kernels_histogram.c: reference kernels of the reduce
+ * family that count and group: histograms (histc, histogram,
+ * _histogramdd_*), the ops whose output sizes depend on the data
+ * (bincount, _unique2, unique_consecutive) and segment_reduce. Like
+ * PyTorch's CPU kernels, histograms and segment_reduce compute in the
+ * input's own dtype, rounding every step. The shared helpers are in
+ * kernels_reduce.h; the plain reductions are in kernels_reduce.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -532,7 +533,7 @@ static int k_segment_reduce(const alloy_kernel_call *c) {
   return 0;
 }
 
-const alloy_kernel ref_kernels_reduce_2[] = {
+const alloy_kernel ref_kernels_histogram[] = {
     /* histograms, data-dependent sizes, segments */
     REF_KERNEL("aten.histc.default", k_histc),
     REF_KERNEL("aten.histogram.bin_ct", k_histogram_bin_ct),

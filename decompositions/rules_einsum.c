@@ -1,6 +1,6 @@
 /*
- * decompositions/rules_shape_2.c: einsum, from ATen to Core ATen (the
- * second file of the shape family, after rules_shape.c).
+ * decompositions/rules_einsum.c: einsum, from ATen to Core ATen (a
+ * file of the shape family, beside rules_shape.c).
  *
  * The equation is read by ir/einsum.h, as einsum's shape function reads
  * it, into a label per dim. Then, as PyTorch's own einsum does without an
@@ -191,7 +191,7 @@ static void einsum(decomp *d) {
   d_out(d, 0, r == acc.v && n == 1 ? D(d, "aten.clone.default", V(r)) : r);
 }
 
-const decomp_rule decomp_rules_shape_2[] = {
+const decomp_rule decomp_rules_einsum[] = {
     {"aten.einsum.default", einsum, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };
