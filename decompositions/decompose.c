@@ -30,7 +30,8 @@
 static const decomp_rule *find_in(const decomp_rule *table, const char *op, decomp_level level);
 
 static const decomp_rule *const families[] = {
-    decomp_rules_activation, decomp_rules_nn,        decomp_rules_nn_2,
+    decomp_rules_activation, decomp_rules_nn,        decomp_rules_pooling,
+    decomp_rules_losses,     decomp_rules_resample,
     decomp_rules_shape,      decomp_rules_einsum,    decomp_rules_reduce,
     decomp_rules_pointwise,  decomp_rules_views,     decomp_rules_conv,
     decomp_rules_rnn,        decomp_rules_backward,  decomp_rules_random,

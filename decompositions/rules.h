@@ -10,8 +10,10 @@
 
 /* ATen to Core ATen. */
 extern const decomp_rule decomp_rules_activation[]; /* rules_activation.c: activations, softmax */
-extern const decomp_rule decomp_rules_nn[];         /* rules_nn.c: linear, matmul, norms, attention, pooling */
-extern const decomp_rule decomp_rules_nn_2[];       /* rules_nn_2.c: losses, padding, upsampling, unpooling, shuffles */
+extern const decomp_rule decomp_rules_nn[];         /* rules_nn.c: linear, matmul, norms, attention, dropout */
+extern const decomp_rule decomp_rules_pooling[];    /* rules_pooling.c: pooling, unpooling, im2col */
+extern const decomp_rule decomp_rules_losses[];     /* rules_losses.c: losses and distances */
+extern const decomp_rule decomp_rules_resample[];   /* rules_resample.c: padding, upsampling, shuffles */
 extern const decomp_rule decomp_rules_shape[];      /* rules_shape.c: views, joins, splits, indexing, products */
 extern const decomp_rule decomp_rules_einsum[];     /* rules_einsum.c: einsum */
 extern const decomp_rule decomp_rules_reduce[];     /* rules_reduce.c: reductions, scans, pointwise odds and ends */

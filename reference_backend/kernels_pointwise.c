@@ -2,7 +2,7 @@
  * reference_backend/kernels_pointwise.c: the elementwise kernels of the
  * reference backend, ATen ops and prims: arithmetic, comparisons, logic and
  * bits, rounding, activations and the special functions (whose math is in
- * kernels_pointwise_2.c).
+ * special_functions.c).
  *
  * Each op is a row of one table: the schema names of its elementwise
  * operands and of its scalar parameters, how it promotes, and two small
@@ -34,9 +34,9 @@
 #include <string.h>
 
 #include "reference_backend/ref.h"
-#include "reference_backend/kernels_pointwise.h"
+#include "reference_backend/special_functions.h"
 
-/* ---- the special functions: kernels_pointwise.h, kernels_pointwise_2.c */
+/* ---- the special functions: special_functions.h, special_functions.c ---- */
 
 /* ---- the loop ------------------------------------------------------------ */
 

@@ -1,8 +1,9 @@
 /*
- * reference_backend/kernels_pointwise_2.c: the special functions behind the
- * elementwise kernels of kernels_pointwise.c (which holds their table): the
- * gamma family, the error-function family, incomplete gamma, Bessel and
- * Airy functions, and the orthogonal polynomials.
+ * reference_backend/special_functions.c: the special functions behind the
+ * elementwise kernels of kernels_pointwise.c (which holds their table),
+ * declared in special_functions.h: the gamma family, the error-function
+ * family, incomplete gamma, Bessel and Airy functions, and the orthogonal
+ * polynomials.
  *
  * Where C's <math.h> has the function and it agrees with PyTorch it is used
  * (erf, erfc, lgamma, j0, j1, y0, y1). The others are computed here in
@@ -24,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "reference_backend/kernels_pointwise.h"
+#include "reference_backend/special_functions.h"
 
 #define SQRT_PI 1.7724538509055160273
 

@@ -1,10 +1,11 @@
 /*
- * reference_backend/kernels_pointwise.h: private to the pointwise family
- * (kernels_pointwise.c, kernels_pointwise_2.c): the special functions that
- * kernels_pointwise_2.c defines and kernels_pointwise.c's table calls.
+ * reference_backend/special_functions.h: private to the pointwise kernels:
+ * the special functions (gamma, error-function, incomplete gamma, Bessel
+ * and Airy functions, orthogonal polynomials) that special_functions.c
+ * defines and kernels_pointwise.c's table calls.
  */
-#ifndef ALLOY_REF_KERNELS_POINTWISE_H
-#define ALLOY_REF_KERNELS_POINTWISE_H
+#ifndef ALLOY_REF_SPECIAL_FUNCTIONS_H
+#define ALLOY_REF_SPECIAL_FUNCTIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>
