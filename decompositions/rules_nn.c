@@ -2,9 +2,12 @@
  * decompositions/rules_nn.c: the neural-network composites, from ATen to
  * Core ATen: matrix products (linear, matmul, dot, mv, addmv, addr,
  * baddbmm, addbmm, _trilinear), attention, the normalizations (layer,
- * batch, group, instance, RMS), convolution and pooling wrappers, dropout.
- * Losses, padding, upsampling and the rest of the family are in
- * rules_nn_2.c.
+ * batch, group, instance, RMS), conv2d, dropout, linalg_cross and
+ * embedding_bag. The rest of the family: convolutions in rules_conv.c,
+ * pooling in rules_pooling.c, losses and distances in rules_losses.c,
+ * padding, shuffles and upsampling in rules_resample.c, recurrent layers
+ * in rules_rnn.c; the helpers they share are declared in rules_nn_util.h
+ * and defined here.
  *
  * The math follows PyTorch's own decompositions (torch/_decomp,
  * torch/_refs) and, where those are C++ composites, ATen's native code.
@@ -673,7 +676,7 @@ static void rms_norm(decomp *d) {
   d_out(d, 0, d_to(d, y, t));
 }
 
-/* --- convolution, pooling, dropout --------------------------------------------------------*/
+/* --- convolution, dropout --------------------------------------------------------*/
 
 /* conv2d on [N, C, H, W], or on an unbatched [C, H, W] given a batch of one. */
 static void conv2d(decomp *d) {
@@ -691,22 +694,44 @@ static void conv2d(decomp *d) {
   d_out(d, 0, unbatched ? nn_squeeze(d, y, 0) : y);
 }
 
-static void max_pool2d(decomp *d) {
-  alloy_value *o[2] = {0};
-  if (DN(d, "aten.max_pool2d_with_indices.default", o, 2, V(d_tensor(d, 0)), *d_arg(d, 1),
-         *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4), *d_arg(d, 5)) < 2)
-    return;
-  d_out(d, 0, o[0]);
-}
-
-static void adaptive_avg_pool2d(decomp *d) {
-  d_out(d, 0, D(d, "aten._adaptive_avg_pool2d.default", V(d_tensor(d, 0)), *d_arg(d, 1)));
-}
-
 /* Evaluation dropout, or dropout with p == 0, passes its input through. */
 static void dropout(decomp *d) {
   if (d_bool(d, 2) && d_float(d, 1) != 0) return d_decline(d, "training dropout is random");
   d_out(d, 0, D(d, "aten.clone.default", V(d_tensor(d, 0))));
+}
+
+/* --- vectors, bags ------------------------------------------------------------------*/
+
+/* linalg_cross(a, b, dim): the cross product of 3-vectors along dim,
+ * a1 b2 - a2 b1 from the vectors rotated by one and by two. */
+static void linalg_cross(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  int r = d_rank(want), dim = d_wrap_dim(d, d_int(d, 2), r);
+  if (d_failed(d)) return;
+  a = D(d, "aten.expand.default", V(a), d_dim_list(d, d_shape(want), r));
+  b = D(d, "aten.expand.default", V(b), d_dim_list(d, d_shape(want), r));
+  alloy_value *i1 = D(d, "aten.arange.start_step", I(0), I(3), I(1), DT(ALLOY_I64));
+  i1 = D(d, "aten.remainder.Scalar", V(D(d, "aten.add.Tensor", V(i1), I(1))), I(3));
+  alloy_value *i2 = D(d, "aten.remainder.Scalar", V(D(d, "aten.add.Tensor", V(i1), I(1))), I(3));
+  alloy_value *a1 = D(d, "aten.index_select.default", V(a), I(dim), V(i1));
+  alloy_value *a2 = D(d, "aten.index_select.default", V(a), I(dim), V(i2));
+  alloy_value *b1 = D(d, "aten.index_select.default", V(b), I(dim), V(i1));
+  alloy_value *b2 = D(d, "aten.index_select.default", V(b), I(dim), V(i2));
+  d_out(d, 0, nn_sub(d, nn_mul(d, a1, b2), nn_mul(d, a2, b1)));
+}
+
+/* embedding_bag is _embedding_bag without a padding index, and
+ * _embedding_bag_forward_only the same kernel without the backward's
+ * bookkeeping (the same outputs on the CPU). */
+static void embedding_bag(decomp *d) {
+  alloy_value *o[4] = {0}, *psw = d_tensor(d, 6);
+  bool has_padding_idx = alloy_schema_num_args(alloy_op_schema(alloy_node_op(d_node(d)))) > 8;
+  if (DN(d, "aten._embedding_bag.default", o, 4, V(d_tensor(d, 0)), V(d_tensor(d, 1)),
+         V(d_tensor(d, 2)), B(d_bool(d, 3)), I(d_int(d, 4)), B(d_bool(d, 5)), psw ? V(psw) : NONE,
+         B(d_bool(d, 7)), I(has_padding_idx ? d_int(d, 8) : -1)) < 4)
+    return;
+  for (int k = 0; k < 4; k++) d_out(d, k, o[k]);
 }
 
 const decomp_rule decomp_rules_nn[] = {
@@ -729,8 +754,9 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.instance_norm.default", instance_norm, DECOMP_TO_CORE},
     {"aten.rms_norm.default", rms_norm, DECOMP_TO_CORE},
     {"aten.conv2d.default", conv2d, DECOMP_TO_CORE},
-    {"aten.max_pool2d.default", max_pool2d, DECOMP_TO_CORE},
-    {"aten.adaptive_avg_pool2d.default", adaptive_avg_pool2d, DECOMP_TO_CORE},
     {"aten.dropout.default", dropout, DECOMP_TO_CORE},
+    {"aten.linalg_cross.default", linalg_cross, DECOMP_TO_CORE},
+    {"aten.embedding_bag.default", embedding_bag, DECOMP_TO_CORE},
+    {"aten._embedding_bag_forward_only.default", embedding_bag, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

@@ -1,6 +1,8 @@
 /*
- * decompositions/rules_nn_util.h: small builders shared by the rules of
- * rules_nn.c and rules_nn_2.c (defined in rules_nn.c).
+ * decompositions/rules_nn_util.h: small builders shared by the rules of the
+ * neural-network family (rules_nn.c, rules_conv.c, rules_pooling.c,
+ * rules_losses.c, rules_resample.c, rules_rnn.c): the arithmetic
+ * one-liners inline here, the rest defined in rules_nn.c.
  */
 #ifndef ALLOY_DECOMP_RULES_NN_UTIL_H
 #define ALLOY_DECOMP_RULES_NN_UTIL_H
@@ -19,5 +21,23 @@ alloy_value *nn_matmul(decomp *d, alloy_value *a, alloy_value *b); /* matmul's d
  * integer tensors), and whether it is exactly n. */
 alloy_arg nn_scalar(decomp *d, int i, alloy_dtype t);
 bool nn_scalar_is(decomp *d, int i, alloy_dtype t, double n);
+
+/* a + b, a - b, a * b, a * k, -a: the Tensor overloads, for rules that read
+ * like the math. */
+static inline alloy_value *nn_add(decomp *d, alloy_value *a, alloy_value *b) {
+  return D(d, "aten.add.Tensor", V(a), V(b));
+}
+static inline alloy_value *nn_sub(decomp *d, alloy_value *a, alloy_value *b) {
+  return D(d, "aten.sub.Tensor", V(a), V(b));
+}
+static inline alloy_value *nn_mul(decomp *d, alloy_value *a, alloy_value *b) {
+  return D(d, "aten.mul.Tensor", V(a), V(b));
+}
+static inline alloy_value *nn_mulf(decomp *d, alloy_value *a, double k) {
+  return D(d, "aten.mul.Tensor", V(a), F(k));
+}
+static inline alloy_value *nn_neg(decomp *d, alloy_value *a) {
+  return D(d, "aten.neg.default", V(a));
+}
 
 #endif

@@ -1,11 +1,12 @@
 /*
- * reference_backend/kernels_nn.c: reference kernels, nn family, part 1:
+ * reference_backend/kernels_nn.c: reference kernels, nn family:
  * the matrix products (mm, bmm, mv, dot, vdot, addmm, addbmm, baddbmm,
  * addmv, addr, linear, _trilinear, scaled_dot_product_attention), the
  * convolutions (forward, transposed, backward), the distances
  * (_cdist_forward, _pdist_forward) and the vector ops (linalg_cross,
- * linalg_vector_norm, renorm). Pooling is in kernels_nn_2.c, norms, losses
- * and activations in kernels_nn_3.c, resampling in kernels_nn_4.c.
+ * linalg_vector_norm, renorm). Pooling is in kernels_pooling.c, norms in
+ * kernels_norms.c, losses in kernels_losses.c, the activations that are not
+ * pointwise in kernels_nn_activation.c, resampling in kernels_resample.c.
  *
  * Products and convolutions share one blocked GEMM (packed panels of A and
  * B, an MR x NR register tile), instantiated for three arithmetics chosen
@@ -91,13 +92,6 @@ static void copy_elems(const alloy_kernel_tensor *dst, const alloy_kernel_tensor
     if (fl) ref_store_f(dst->data, dst->dtype, it.offset[0], ref_load_f(src->data, src->dtype, it.offset[1]));
     else ref_store_i(dst->data, dst->dtype, it.offset[0], ref_load_i(src->data, src->dtype, it.offset[1]));
   }
-}
-
-/* Fills a tensor with zeros. */
-static void zero_fill(const alloy_kernel_tensor *t) {
-  ref_iter it;
-  ref_iter_init(&it, t, NULL, 0);
-  while (ref_iter_next(&it)) ref_store_i(t->data, t->dtype, it.offset[0], 0);
 }
 
 /* ---- the arithmetics and their GEMM -------------------------------------*/

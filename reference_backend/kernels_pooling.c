@@ -1,5 +1,5 @@
 /*
- * reference_backend/kernels_nn_2.c: reference kernels, nn family, part 2:
+ * reference_backend/kernels_pooling.c: reference kernels, nn family:
  * pooling. Average pooling (1-3 d, with its ceil_mode, count_include_pad
  * and divisor_override rules, and the 2-d backward), max pooling (with the
  * indices, and their backward), adaptive average and max pooling,
@@ -351,13 +351,6 @@ static int k_max_pool2d(const alloy_kernel_call *c) { return max_pool(c, 2, fals
 static int k_max_pool2d_with_indices(const alloy_kernel_call *c) { return max_pool(c, 2, true); }
 static int k_max_pool3d_with_indices(const alloy_kernel_call *c) { return max_pool(c, 3, true); }
 
-/* Sets every element of t to 0. */
-static void zero_fill(const alloy_kernel_tensor *t) {
-  ref_iter it;
-  ref_iter_init(&it, t, NULL, 0);
-  while (ref_iter_next(&it)) ref_store_i(t->data, t->dtype, it.offset[0], 0);
-}
-
 /* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
  * padding, dilation, ceil_mode, indices): each gradient added at its
  * index (-1: none), in the gradient's dtype. */
@@ -626,7 +619,7 @@ static int k_max_unpool2d(const alloy_kernel_call *c) { return max_unpool(c, 2);
 static int k_max_unpool3d(const alloy_kernel_call *c) { return max_unpool(c, 3); }
 
 
-const alloy_kernel ref_kernels_nn_2[] = {
+const alloy_kernel ref_kernels_pooling[] = {
     REF_KERNEL("aten.avg_pool1d.default", k_avg_pool1d),
     REF_KERNEL("aten.avg_pool2d.default", k_avg_pool2d),
     REF_KERNEL("aten.avg_pool3d.default", k_avg_pool3d),

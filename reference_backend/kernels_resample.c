@@ -1,5 +1,5 @@
 /*
- * reference_backend/kernels_nn_4.c: reference kernels, nn family, part 4:
+ * reference_backend/kernels_resample.c: reference kernels, nn family:
  * resampling. Upsampling (nearest, nearest-exact, linear, bilinear,
  * bicubic, trilinear, antialiased bilinear; sizes given or scale factors)
  * and grid sampling (2-d bilinear, nearest and bicubic, 3-d trilinear and
@@ -663,7 +663,7 @@ static int k_grid_sampler_2d(const alloy_kernel_call *c) { return grid_sampler(c
 static int k_grid_sampler_3d(const alloy_kernel_call *c) { return grid_sampler(c, 3); }
 
 
-const alloy_kernel ref_kernels_nn_4[] = {
+const alloy_kernel ref_kernels_resample[] = {
     REF_KERNEL("aten.upsample_nearest1d.default", k_upsample_nearest1d),
     REF_KERNEL("aten._upsample_nearest_exact1d.default", k_upsample_nearest_exact1d),
     REF_KERNEL("aten.upsample_nearest2d.default", k_upsample_nearest2d),
