@@ -59,6 +59,19 @@ else
   echo "the golden corpus is missing: expected $golden/ops/ops.jsonl (../shared beside the clone): counted as 1 failure"
   total_fail=$((total_fail + 1))
 fi
+# Vectors made by PyTorch for the ops the golden corpus lacks (tests/vectors/*/,
+# made by tests/vectors/make_vectors.py; they travel with the repo): each
+# case as it is, and with its op decomposed to Core ATen and to prims.
+for dir in tests/vectors/*/; do
+  [ -f "$dir/ops/ops.jsonl" ] || continue
+  fam=$(basename "$dir")
+  for level in none core prims; do
+    dec=""
+    [ "$level" = none ] || dec="--decompose $level"
+    run_suite "PyTorch vectors $fam, reference backend${dec:+, decomposed to $level}" \
+      "$build/bin/alloy" conform --backend ref --only golden --golden "$dir" $dec
+  done
+done
 # The whole suite a vendor runs (generated samples, graph-level tests and,
 # when the corpus is there, the golden models), on ref and on the example
 # plugin; none of it needs ../shared but the models.

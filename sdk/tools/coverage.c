@@ -62,6 +62,8 @@ static const struct {
     {"backward", "a backward op (training graphs)"},
 };
 
+/* Ops no exported graph holds: TorchScript's own, and the named-tensor
+ * overloads. */
 static bool script_only(const alloy_op *op, char *why, size_t cap) {
   const alloy_schema *s = alloy_op_schema(op);
   bool tensors = false;
@@ -71,6 +73,11 @@ static bool script_only(const alloy_op *op, char *why, size_t cap) {
       const alloy_schema_arg *a = pass ? alloy_schema_return_at(s, i) : alloy_schema_arg_at(s, i);
       if (a->type.kind == ALLOY_TYPE_OTHER) {
         snprintf(why, cap, "TorchScript only: %s %s", pass ? "returns" : "takes", a->type_text);
+        return true;
+      }
+      if (a->type.kind == ALLOY_TYPE_DIMNAME) {
+        snprintf(why, cap, "a named-tensor overload (Dimname '%s'): torch.export has no named tensors",
+                 a->name);
         return true;
       }
       tensors |= a->type.kind == ALLOY_TYPE_TENSOR;
