@@ -1,6 +1,14 @@
 /*
- * decompositions/rules_einsum.c: einsum, from ATen to Core ATen (a
- * file of the shape family, beside rules_shape.c).
+ * decompositions/rules_einsum.c: einsum and its relatives (tensordot,
+ * inner, outer, kron), from ATen to Core ATen (a file of the shape family,
+ * beside rules_shape.c).
+ *
+ * tensordot is PyTorch's: a contracted size 1 on either side is summed
+ * away first, then the free dims of self and the contracted ones are
+ * permuted apart, both operands reshaped to matrices, multiplied by one mm
+ * and the product reshaped to the free dims. inner is a tensordot of the
+ * last dims (a product when either is 0-dim), outer a broadcast product,
+ * kron a broadcast product of interleaved views reshaped.
  *
  * The equation is read by ir/einsum.h, as einsum's shape function reads
  * it, into a label per dim. Then, as PyTorch's own einsum does without an
@@ -191,7 +199,108 @@ static void einsum(decomp *d) {
   d_out(d, 0, r == acc.v && n == 1 ? D(d, "aten.clone.default", V(r)) : r);
 }
 
+/* --- einsum's relatives ---------------------------------------------------------*/
+
+static alloy_value *reshape_to(decomp *d, alloy_value *x, const alloy_dim *shape, int rank) {
+  return D(d, "aten.view.default", V(x), d_dim_list(d, shape, rank));
+}
+
+/* tensordot(self, other, dims_self, dims_other). */
+static void tensordot(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  int64_t da[ALLOY_MAX_RANK], db[ALLOY_MAX_RANK];
+  int n = d_ints(d, 2, da, ALLOY_MAX_RANK);
+  if (d_ints(d, 3, db, ALLOY_MAX_RANK) != n) return d_decline(d, "dim lists of different lengths");
+  if (d_failed(d) || !a || !b) return;
+  int ra = d_rank(a), rb = d_rank(b);
+  alloy_symtab *st = d_symtab(d);
+  bool ca[ALLOY_MAX_RANK] = {false}, cb[ALLOY_MAX_RANK] = {false};
+  int pa[ALLOY_MAX_RANK], pb[ALLOY_MAX_RANK], np = 0;
+  alloy_dim inner = alloy_dim_const(1);
+  for (int k = 0; k < n; k++) {
+    int x = d_wrap_dim(d, da[k], ra), y = d_wrap_dim(d, db[k], rb);
+    if (d_failed(d)) return;
+    ca[x] = cb[y] = true;
+    alloy_dim s1 = d_shape(a)[x], s2 = d_shape(b)[y];
+    if (alloy_dim_is_const(s2) && s2.value == 1) {
+      a = D(d, "aten.sum.dim_IntList", V(a), LIST(I(x)), B(true), DT(d_dtype(a)));
+    } else if (alloy_dim_is_const(s1) && s1.value == 1) {
+      b = D(d, "aten.sum.dim_IntList", V(b), LIST(I(y)), B(true), DT(d_dtype(b)));
+    } else {
+      pa[np] = x, pb[np++] = y;
+      inner = alloy_dim_mul(st, inner, s1);
+    }
+  }
+  if (!a || !b) return;
+  /* self: its free dims, then the contracted ones; other: the contracted
+   * ones in the same order, then its free dims. The dims summed away
+   * (size 1 now) go with the contracted ones. */
+  bool listed_a[ALLOY_MAX_RANK] = {false}, listed_b[ALLOY_MAX_RANK] = {false};
+  int64_t perm_a[ALLOY_MAX_RANK], perm_b[ALLOY_MAX_RANK];
+  int ja = 0, jb = 0, r = 0;
+  alloy_dim rows = alloy_dim_const(1), cols = alloy_dim_const(1), out[2 * ALLOY_MAX_RANK];
+  for (int k = 0; k < ra; k++)
+    if (!ca[k]) perm_a[ja++] = k, rows = alloy_dim_mul(st, rows, d_shape(a)[k]), out[r++] = d_shape(a)[k];
+  for (int k = 0; k < np; k++) {
+    perm_a[ja++] = pa[k], perm_b[jb++] = pb[k];
+    listed_a[pa[k]] = listed_b[pb[k]] = true;
+  }
+  for (int k = 0; k < ra; k++)
+    if (ca[k] && !listed_a[k]) perm_a[ja++] = k;
+  for (int k = 0; k < rb; k++)
+    if (cb[k] && !listed_b[k]) perm_b[jb++] = k;
+  for (int k = 0; k < rb; k++)
+    if (!cb[k]) perm_b[jb++] = k, cols = alloy_dim_mul(st, cols, d_shape(b)[k]), out[r++] = d_shape(b)[k];
+  alloy_value *ma = reshape_to(d, D(d, "aten.permute.default", V(a), d_int_list(d, perm_a, ra)),
+                               (alloy_dim[]){rows, inner}, 2);
+  alloy_value *mb = reshape_to(d, D(d, "aten.permute.default", V(b), d_int_list(d, perm_b, rb)),
+                               (alloy_dim[]){inner, cols}, 2);
+  d_out(d, 0, reshape_to(d, D(d, "aten.mm.default", V(ma), V(mb)), out, r));
+}
+
+/* inner(self, other): the product when either is 0-dim, else the last
+ * dims contracted. */
+static void inner(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  if (!a || !b) return;
+  if (d_rank(a) == 0 || d_rank(b) == 0) return d_out(d, 0, D(d, "aten.mul.Tensor", V(a), V(b)));
+  d_out(d, 0, D(d, "aten.tensordot.default", V(a), V(b), LIST(I(-1)), LIST(I(-1))));
+}
+
+/* outer(self, vec2) = self as a column times vec2. */
+static void outer(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  if (!a || !b) return;
+  alloy_value *col = D(d, "aten.unsqueeze.default", V(a), I(1));
+  d_out(d, 0, D(d, "aten.mul.Tensor", V(col), V(b)));
+}
+
+/* kron(self, other): with both padded to rank r, self viewed as [a0, 1,
+ * a1, 1, ...] times other as [1, b0, 1, b1, ...] is [a0, b0, a1, b1,
+ * ...], which reshapes to [a0 b0, a1 b1, ...]. */
+static void kron(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  if (!a || !b) return;
+  int ra = d_rank(a), rb = d_rank(b), r = ra > rb ? ra : rb;
+  if (2 * r > ALLOY_MAX_RANK) return d_decline(d, "rank %d needs %d dims on the way", r, 2 * r);
+  alloy_dim sa[ALLOY_MAX_RANK], sb[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) {
+    int ia = k - (r - ra), ib = k - (r - rb);
+    sa[2 * k] = ia >= 0 ? d_shape(a)[ia] : alloy_dim_const(1);
+    sa[2 * k + 1] = alloy_dim_const(1);
+    sb[2 * k] = alloy_dim_const(1);
+    sb[2 * k + 1] = ib >= 0 ? d_shape(b)[ib] : alloy_dim_const(1);
+  }
+  alloy_value *p = D(d, "aten.mul.Tensor", V(reshape_to(d, a, sa, 2 * r)), V(reshape_to(d, b, sb, 2 * r)));
+  const alloy_value *o = alloy_node_output(d_node(d), 0);
+  d_out(d, 0, reshape_to(d, p, d_shape(o), d_rank(o)));
+}
+
 const decomp_rule decomp_rules_einsum[] = {
     {"aten.einsum.default", einsum, DECOMP_TO_CORE},
+    {"aten.tensordot.default", tensordot, DECOMP_TO_CORE},
+    {"aten.inner.default", inner, DECOMP_TO_CORE},
+    {"aten.outer.default", outer, DECOMP_TO_CORE},
+    {"aten.kron.default", kron, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

@@ -337,6 +337,18 @@ static alloy_error *meta_nonzero(alloy_meta *m) {
   return meta_out_tensor(m, 0, ALLOY_I64, shape, 2);
 }
 
+/* nonzero_numpy(self) -> one int64 [u] per dim of self (a 0-dim self
+ * counts as one dim): the coordinates of its nonzero elements, dim by dim,
+ * all u long. */
+static alloy_error *meta_nonzero_numpy(alloy_meta *m) {
+  const alloy_value *self = meta_tensor(m, 0);
+  int n = self->rank ? self->rank : 1;
+  alloy_dim u = meta_unbacked(m);
+  alloy_error *e = meta_set_num_outputs(m, n);
+  for (int k = 0; k < n && !e; k++) e = meta_out_tensor(m, k, ALLOY_I64, &u, 1);
+  return e;
+}
+
 /* --- gather / scatter ----------------------------------------------------------*/
 
 static int nonempty_rank(const alloy_value *v) { return v->rank ? v->rank : 1; }
@@ -759,6 +771,8 @@ const alloy_meta_entry alloy_meta_index[] = {
     {"aten.masked_select.default", meta_masked_select, 0},
     {"aten.nonzero.default", meta_nonzero, 0},
     {"aten.nonzero_static.default", meta_nonzero, 1},
+    {"aten.argwhere.default", meta_nonzero, 0},
+    {"aten.nonzero_numpy.default", meta_nonzero_numpy, 0},
     {"aten.gather.default", meta_gather, 0},
     {"aten.scatter.src", meta_scatter, SCATTER_SRC},
     {"aten.scatter.value", meta_scatter, 0},

@@ -2,16 +2,20 @@
  * ir/meta_shape_composite.c: shape functions of the composite shape ops
  * that PyTorch implements from others (CompositeImplicitAutograd) and that
  * Alloy registers so that graphs holding them can be built and decomposed:
- * hstack, vstack, unflatten, the self_int / self_Tensor overloads of
- * repeat_interleave, contiguous, expand_as, type_as and einsum (with the
- * reading of its equation, shared with its decomposition through
- * ir/einsum.h).
+ * the joins (hstack, vstack, column_stack, dstack, meshgrid,
+ * cartesian_prod, combinations, pad_sequence), unflatten, the self_int /
+ * self_Tensor overloads of repeat_interleave, contiguous, expand_as,
+ * type_as, and the products einsum (with the reading of its equation,
+ * shared with its decomposition through ir/einsum.h), tensordot, inner,
+ * outer and kron. The composite views are in ir/meta_views.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/einsum.h"
 #include "ir/meta.h"
+#include "ir/meta_alias.h"
 
 static alloy_dim C(int64_t v) { return alloy_dim_const(v); }
 
@@ -354,9 +358,315 @@ static alloy_error *meta_einsum(alloy_meta *m) {
   return meta_out_tensor(m, 0, first->dtype, out, e.out_rank);
 }
 
+/* --- more joins ------------------------------------------------------------------*/
+
+/* A list argument of the values vals[0..n) (items borrowed). */
+static alloy_arg values_list(alloy_arg *items, alloy_value *vals, int n) {
+  for (int k = 0; k < n; k++) items[k] = alloy_arg_value(&vals[k]);
+  return alloy_arg_list(items, n);
+}
+
+/* The items of list argument 0, each a tensor, copied into vals (whose
+ * shapes live in shapes, ALLOY_MAX_RANK per item) so that a join can
+ * reshape them; a non-empty list is required (msg names the op). */
+static alloy_error *list_copies(alloy_meta *m, const char *msg, alloy_value **vals,
+                                alloy_dim **shapes, int *n) {
+  *n = meta_tensor_count(m, 0);
+  if (*n == 0) return meta_error(m, "%s", msg);
+  size_t count = (size_t)(*n > 0 ? *n : 1);
+  *vals = calloc(count, sizeof **vals);
+  *shapes = calloc(count * ALLOY_MAX_RANK, sizeof **shapes);
+  if (!*vals || !*shapes) return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; k < *n; k++) {
+    const alloy_value *t = meta_tensor_at(m, 0, k);
+    if (!t) return meta_error(m, "argument 'tensors': item %d is None", k);
+    (*vals)[k] = *t;
+    (*vals)[k].shape = *shapes + (size_t)k * ALLOY_MAX_RANK;
+    (*vals)[k].strides = NULL;
+    if (t->rank) memcpy((*vals)[k].shape, t->shape, sizeof *t->shape * (size_t)t->rank);
+  }
+  return NULL;
+}
+
+/* column_stack (param 0): every item of at most 1 dim becomes a column
+ * [numel, 1], then hstack; dstack (param 1): every item made at least 3-d
+ * ([n] -> [1, n, 1], [a, b] -> [a, b, 1]), then cat along dim 2. */
+static alloy_error *meta_column_dstack(alloy_meta *m) {
+  alloy_value *vals = NULL;
+  alloy_dim *shapes = NULL;
+  int n;
+  bool d = m->param == 1;
+  alloy_error *e = list_copies(m, d ? "dstack expects a non-empty TensorList"
+                                    : "column_stack expects a non-empty TensorList",
+                               &vals, &shapes, &n);
+  alloy_arg *items = e ? NULL : malloc(sizeof *items * (size_t)(n > 0 ? n : 1));
+  if (!e && !items) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; k < n && !e; k++) {
+    alloy_value *v = &vals[k];
+    if (!d && v->rank <= 1) {
+      v->shape[0] = meta_numel(m, v->shape, v->rank);
+      v->shape[1] = C(1);
+      v->rank = 2;
+    } else if (d && v->rank < 3) {
+      alloy_dim a = v->rank ? v->shape[0] : C(1), b = v->rank == 2 ? v->shape[1] : C(1);
+      if (v->rank == 1) b = a, a = C(1);
+      v->shape[0] = a;
+      v->shape[1] = b;
+      v->shape[2] = C(1);
+      v->rank = 3;
+    }
+  }
+  if (!e) {
+    alloy_arg args[2] = {values_list(items, vals, n), alloy_arg_int(2)};
+    e = meta_as_op(m, d ? "aten.cat.default" : "aten.hstack.default", args, d ? 2 : 1, 0);
+  }
+  free(items);
+  free(vals);
+  free(shapes);
+  return e;
+}
+
+/* meshgrid(tensors) and meshgrid.indexing(tensors, indexing): 0-d and 1-d
+ * tensors of one dtype; every output has the shape of their lengths, the
+ * first two swapped for "xy" indexing. */
+static alloy_error *meta_meshgrid(alloy_meta *m) {
+  int n = meta_tensor_count(m, 0);
+  if (n == 0) return meta_error(m, "meshgrid expects a non-empty TensorList");
+  const char *ix = m->param ? meta_str(m, 1) : "ij";
+  if (!ix || (strcmp(ix, "ij") && strcmp(ix, "xy")))
+    return meta_error(m, "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s",
+                      ix ? ix : "None");
+  if (n > ALLOY_MAX_RANK) return meta_error(m, "meshgrid: %d tensors give more than %d dims", n, ALLOY_MAX_RANK);
+  alloy_dim shape[ALLOY_MAX_RANK];
+  const alloy_value *first = meta_tensor_at(m, 0, 0);
+  for (int k = 0; k < n; k++) {
+    const alloy_value *t = meta_tensor_at(m, 0, k);
+    if (!t) return meta_error(m, "argument 'tensors': item %d is None", k);
+    if (t->rank > 1) {
+      char b[128];
+      return meta_error(m, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a "
+                        "tensor of shape %s", meta_shape_text(t->shape, t->rank, b, sizeof b));
+    }
+    if (t->dtype != first->dtype) return meta_error(m, "meshgrid expects all tensors to have the same dtype");
+    shape[k] = t->rank ? t->shape[0] : C(1);
+  }
+  if (!strcmp(ix, "xy") && n >= 2) {
+    alloy_dim t = shape[0];
+    shape[0] = shape[1];
+    shape[1] = t;
+  }
+  alloy_error *e = meta_set_num_outputs(m, n);
+  for (int k = 0; k < n && !e; k++) e = meta_out_tensor(m, k, first->dtype, shape, n);
+  return e;
+}
+
+/* Argument 'tensors' item k must be a vector (cartesian_prod,
+ * combinations). */
+static alloy_error *need_vector(alloy_meta *m, const alloy_value *t) {
+  if (t && t->rank == 1) return NULL;
+  char b[128];
+  return meta_error(m, "Expect a 1D vector, but got shape %s",
+                    t ? meta_shape_text(t->shape, t->rank, b, sizeof b) : "None");
+}
+
+/* cartesian_prod(tensors): vectors of one dtype; one is returned as it
+ * is, several give [product of their lengths, their count]. */
+static alloy_error *meta_cartesian_prod(alloy_meta *m) {
+  int n = meta_tensor_count(m, 0);
+  if (n == 0) return meta_error(m, "meshgrid expects a non-empty TensorList");
+  const alloy_value *first = meta_tensor_at(m, 0, 0);
+  alloy_dim rows = C(1);
+  alloy_error *e;
+  for (int k = 0; k < n; k++) {
+    const alloy_value *t = meta_tensor_at(m, 0, k);
+    if ((e = need_vector(m, t))) return e;
+    if (t->dtype != first->dtype) return meta_error(m, "meshgrid expects all tensors to have the same dtype");
+    rows = alloy_dim_mul(m->st, rows, t->shape[0]);
+  }
+  if (n == 1) return meta_out_like(m, 0, first, first->dtype);
+  alloy_dim shape[2] = {rows, C(n)};
+  return meta_out_tensor(m, 0, first->dtype, shape, 2);
+}
+
+/* The number of r-element combinations of n things (with repetition:
+ * of n + r - 1), saturating past INT64_MAX. */
+static int64_t choose(int64_t n, int64_t r) {
+  if (r < 0 || n < r) return 0;
+  if (r > n - r) r = n - r;
+  int64_t c = 1;
+  for (int64_t k = 1; k <= r; k++) {
+    if (c > INT64_MAX / (n - r + k)) return INT64_MAX;
+    c = c * (n - r + k) / k;
+  }
+  return c;
+}
+
+/* combinations(self, r, with_replacement): the r-element combinations of
+ * a vector's elements, [count, r]; r = 0 gives an empty vector. */
+static alloy_error *meta_combinations(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  int64_t r;
+  alloy_error *e = need_vector(m, x);
+  if (!e) e = meta_int(m, 1, &r);
+  if (e) return e;
+  if (r < 0) return meta_error(m, "Expect a non-negative number, but got %lld", (long long)r);
+  if (r == 0) return meta_out_tensor(m, 0, x->dtype, (alloy_dim[]){C(0)}, 1);
+  if (!alloy_dim_is_const(x->shape[0]))
+    return meta_error(m, "combinations: the length of self must be concrete");
+  if (r > ALLOY_MAX_RANK)
+    return meta_error(m, "combinations: r = %lld is more than the %d dims its grid may have",
+                      (long long)r, ALLOY_MAX_RANK);
+  int64_t n = x->shape[0].value;
+  alloy_dim shape[2] = {C(choose(meta_bool(m, 2) ? n + r - 1 : n, r)), C(r)};
+  return meta_out_tensor(m, 0, x->dtype, shape, 2);
+}
+
+/* pad_sequence(sequences, batch_first, padding_value, padding_side): each
+ * [L_k, *rest] padded to the longest; [max L, count, *rest], or [count,
+ * max L, *rest] batch first, in the first sequence's dtype. */
+static alloy_error *meta_pad_sequence(alloy_meta *m) {
+  int n = meta_tensor_count(m, 0);
+  if (n == 0) return meta_error(m, "received an empty list of sequences");
+  const char *side = meta_str(m, 3);
+  if (!side || (strcmp(side, "left") && strcmp(side, "right")))
+    return meta_error(m, "Expected padding_side to be one of left or right, but got %s.",
+                      side ? side : "None");
+  const alloy_value *first = meta_tensor_at(m, 0, 0);
+  if (!first || first->rank == 0)
+    return meta_error(m, "argument 'sequences': each sequence must have at least 1 dim");
+  if (first->rank + 1 > ALLOY_MAX_RANK)
+    return meta_error(m, "output rank %d exceeds %d", first->rank + 1, ALLOY_MAX_RANK);
+  alloy_dim longest = first->shape[0];
+  for (int k = 1; k < n; k++) {
+    const alloy_value *t = meta_tensor_at(m, 0, k);
+    if (!t || t->rank != first->rank)
+      return meta_error(m, "argument 'sequences': sequence %d has %d dims, sequence 0 has %d", k,
+                        t ? t->rank : 0, first->rank);
+    for (int d = 1; d < t->rank; d++)
+      if (alloy_dim_eq(m->st, t->shape[d], first->shape[d]) == ALLOY_FALSE) {
+        char a[64], b[64];
+        alloy_dim_print(first->shape[d], a, sizeof a);
+        alloy_dim_print(t->shape[d], b, sizeof b);
+        return meta_error(m,
+                          "The size of tensor a (%s) must match the size of tensor b (%s) at "
+                          "non-singleton dimension %d",
+                          a, b, d);
+      }
+    longest = alloy_dim_max(m->st, longest, t->shape[0]);
+  }
+  bool batch_first = meta_bool(m, 1);
+  alloy_dim shape[ALLOY_MAX_RANK];
+  shape[batch_first ? 1 : 0] = longest;
+  shape[batch_first ? 0 : 1] = C(n);
+  for (int d = 1; d < first->rank; d++) shape[d + 1] = first->shape[d];
+  return meta_out_tensor(m, 0, first->dtype, shape, first->rank + 1);
+}
+
+/* --- products ------------------------------------------------------------------*/
+
+/* The dtype two tensors promote to (kron, outer, inner of a 0-dim). */
+static alloy_dtype promoted(alloy_meta *m, int a, int b) {
+  alloy_promo_operand ops[2] = {meta_promo_operand(m, a), meta_promo_operand(m, b)};
+  return alloy_result_type(ops, 2);
+}
+
+/* outer(self, vec2): two vectors give [n, m]. */
+static alloy_error *meta_outer(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  if (a->rank != 1) return meta_error(m, "outer: Expected 1-D argument self, but got %d-D", a->rank);
+  if (b->rank != 1) return meta_error(m, "outer: Expected 1-D argument vec2, but got %d-D", b->rank);
+  alloy_dim shape[2] = {a->shape[0], b->shape[0]};
+  return meta_out_tensor(m, 0, promoted(m, 0, 1), shape, 2);
+}
+
+/* kron(self, other): both padded in front to the same rank; each size is
+ * the product of theirs. */
+static alloy_error *meta_kron(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) {
+    int ia = k - (r - a->rank), ib = k - (r - b->rank);
+    shape[k] = alloy_dim_mul(m->st, ia >= 0 ? a->shape[ia] : C(1), ib >= 0 ? b->shape[ib] : C(1));
+  }
+  return meta_out_tensor(m, 0, promoted(m, 0, 1), shape, r);
+}
+
+/* tensordot(self, other, dims_self, dims_other): the listed dims are
+ * contracted pairwise (a size 1 on either side is summed away), the result
+ * has self's other dims, then other's; one dtype. */
+static alloy_error *meta_tensordot(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  int64_t da[ALLOY_MAX_RANK + 1], db[ALLOY_MAX_RANK + 1];
+  int na, nb;
+  alloy_error *e = meta_ints(m, 2, da, ALLOY_MAX_RANK + 1, &na);
+  if (!e) e = meta_ints(m, 3, db, ALLOY_MAX_RANK + 1, &nb);
+  if (e) return e;
+  if (na != nb) return meta_error(m, "both dimension lists should have same length");
+  if (a->dtype != b->dtype) return meta_error(m, "both inputs should have same dtype");
+  bool ca[ALLOY_MAX_RANK] = {false}, cb[ALLOY_MAX_RANK] = {false};
+  for (int k = 0; k < na; k++) {
+    int x, y;
+    if ((e = meta_wrap_dim(m, 2, da[k], a->rank, &x)) || (e = meta_wrap_dim(m, 3, db[k], b->rank, &y)))
+      return e;
+    if (ca[x]) return meta_error(m, "dim %d appears multiple times in the list of dims", x);
+    if (cb[y]) return meta_error(m, "dim %d appears multiple times in the list of dims", y);
+    ca[x] = cb[y] = true;
+    alloy_dim s1 = a->shape[x], s2 = b->shape[y];
+    if (!alloy_dim_is_const(s1) || !alloy_dim_is_const(s2) || s1.value == 1 || s2.value == 1) continue;
+    if (s1.value != s2.value)
+      return meta_error(m,
+                        "contracted dimensions need to match, but first has size %lld in dim %lld "
+                        "and second has size %lld in dim %lld",
+                        (long long)s1.value, (long long)da[k], (long long)s2.value, (long long)db[k]);
+  }
+  alloy_dim shape[2 * ALLOY_MAX_RANK];
+  int r = 0;
+  for (int k = 0; k < a->rank; k++)
+    if (!ca[k]) shape[r++] = a->shape[k];
+  for (int k = 0; k < b->rank; k++)
+    if (!cb[k]) shape[r++] = b->shape[k];
+  if (r > ALLOY_MAX_RANK) return meta_error(m, "output rank %d exceeds %d", r, ALLOY_MAX_RANK);
+  return meta_out_tensor(m, 0, a->dtype, shape, r);
+}
+
+/* inner(self, other): a 0-dim operand multiplies; otherwise the last dims
+ * are contracted (tensordot). */
+static alloy_error *meta_inner(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  if (a->rank == 0 || b->rank == 0) {
+    alloy_dim shape[ALLOY_MAX_RANK];
+    int r;
+    alloy_error *e = meta_broadcast(m, a->shape, a->rank, b->shape, b->rank, shape, &r);
+    return e ? e : meta_out_tensor(m, 0, promoted(m, 0, 1), shape, r);
+  }
+  if (alloy_dim_eq(m->st, a->shape[a->rank - 1], b->shape[b->rank - 1]) == ALLOY_FALSE) {
+    char x[128], y[128];
+    return meta_error(m,
+                      "inner() the last dimension must match on both input tensors but got shapes "
+                      "%s and %s",
+                      meta_shape_text(a->shape, a->rank, x, sizeof x),
+                      meta_shape_text(b->shape, b->rank, y, sizeof y));
+  }
+  alloy_arg la[1] = {alloy_arg_int(-1)}, lb[1] = {alloy_arg_int(-1)};
+  alloy_arg args[4] = {m->args[0], m->args[1], alloy_arg_list(la, 1), alloy_arg_list(lb, 1)};
+  return meta_as_op(m, "aten.tensordot.default", args, 4, 0);
+}
+
 const alloy_meta_entry alloy_meta_shape_composite[] = {
     {"aten.hstack.default", meta_hvstack, 0},
     {"aten.vstack.default", meta_hvstack, 1},
+    {"aten.column_stack.default", meta_column_dstack, 0},
+    {"aten.dstack.default", meta_column_dstack, 1},
+    {"aten.meshgrid.default", meta_meshgrid, 0},
+    {"aten.meshgrid.indexing", meta_meshgrid, 1},
+    {"aten.cartesian_prod.default", meta_cartesian_prod, 0},
+    {"aten.combinations.default", meta_combinations, 0},
+    {"aten.pad_sequence.default", meta_pad_sequence, 0},
+    {"aten.outer.default", meta_outer, 0},
+    {"aten.kron.default", meta_kron, 0},
+    {"aten.tensordot.default", meta_tensordot, 0},
+    {"aten.inner.default", meta_inner, 0},
     {"aten.unflatten.int", meta_unflatten, 0},
     {"aten.repeat_interleave.self_int", meta_repeat_interleave_self, 0},
     {"aten.repeat_interleave.self_Tensor", meta_repeat_interleave_self, 1},

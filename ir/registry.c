@@ -23,7 +23,7 @@ extern const alloy_meta_entry alloy_meta_pointwise[], alloy_meta_reduce[],
     alloy_meta_linalg[], alloy_meta_factory[], alloy_meta_prims[],
     alloy_meta_misc[];
 extern const alloy_meta_entry alloy_meta_functional[];
-extern const alloy_meta_entry alloy_meta_shape_composite[];
+extern const alloy_meta_entry alloy_meta_shape_composite[], alloy_meta_views[];
 extern const alloy_meta_entry alloy_meta_activation[];
 extern const alloy_meta_entry alloy_meta_nn_composite[];
 extern const alloy_meta_entry alloy_meta_backward[], alloy_meta_random[], alloy_meta_fft[],
@@ -33,7 +33,7 @@ static const alloy_meta_entry *const meta_tables[] = {
     alloy_meta_nn,        alloy_meta_index,   alloy_meta_linalg,
     alloy_meta_factory,   alloy_meta_prims,   alloy_meta_misc,
     alloy_meta_functional,
-    alloy_meta_shape_composite,
+    alloy_meta_shape_composite, alloy_meta_views,
     alloy_meta_activation,
     alloy_meta_nn_composite,
     alloy_meta_backward, alloy_meta_random, alloy_meta_fft, alloy_meta_rnn,

@@ -903,6 +903,28 @@ static int k_nonzero(const alloy_kernel_call *c) {
   return 0;
 }
 
+/* nonzero_numpy(self): nonzero's columns, one tensor each (a 0-dim self
+ * as one element along one dim). */
+static int k_nonzero_numpy(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *self = ref_tensor(c, "self");
+  int64_t u = nonzero_walk(self, NULL, 0), cols = self->rank ? self->rank : 1;
+  for (int k = 0; k < cols; k++)
+    if (!output_sized(c, k, &u)) return ref_fail(c, "nonzero_numpy: cannot allocate the result");
+  int64_t idx[MAXR] = {0}, n = ref_numel(self), w = 0;
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, self->sizes, self->rank)) {
+    int64_t off = offset_of(self, idx);
+    bool nz = is_float(self->dtype) ? ref_load_f(self->data, self->dtype, off) != 0.0
+                                    : ref_load_i(self->data, self->dtype, off) != 0;
+    if (!nz) continue;
+    for (int d = 0; d < cols; d++) {
+      const alloy_kernel_tensor *o = output_sized(c, d, &u);
+      ref_store_i(o->data, o->dtype, w * o->strides[0], self->rank ? idx[d] : 0);
+    }
+    w++;
+  }
+  return 0;
+}
+
 /* nonzero_static(self, size, fill_value): the first `size` coordinates,
  * the rows past the count filled with fill_value. */
 static int k_nonzero_static(const alloy_kernel_call *c) {
@@ -1342,6 +1364,8 @@ const alloy_kernel ref_kernels_index[] = {
     REF_KERNEL("aten.masked_scatter.default", k_masked_scatter),
     REF_KERNEL("aten.masked_select.default", k_masked_select),
     REF_KERNEL("aten.nonzero.default", k_nonzero),
+    REF_KERNEL("aten.argwhere.default", k_nonzero),
+    REF_KERNEL("aten.nonzero_numpy.default", k_nonzero_numpy),
     REF_KERNEL("aten.nonzero_static.default", k_nonzero_static),
     REF_KERNEL("aten.embedding.default", k_embedding),
     REF_KERNEL("aten.embedding_renorm_.default", k_embedding_renorm),

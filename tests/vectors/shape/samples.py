@@ -1,0 +1,194 @@
+"""Samples for tests/vectors/shape: the shape, reduction, factory, indexing
+and dtype-conversion overloads that PyTorch's OpInfo samples do not reach
+(aliases, composite views, _copy twins, joins, scalar reads). Each is
+called directly, so the recorded result is PyTorch's own. Used as
+    make_vectors.py --extra tests/vectors/shape/samples.py ..."""
+
+
+def samples(torch):
+    aten = torch.ops.aten
+    r = lambda *s: torch.randn(*s)
+    h = lambda *s: torch.randn(*s).half()
+    i = lambda lo, hi, *s: torch.randint(lo, hi, s)
+    b = lambda *s: torch.rand(*s) > 0.5
+    d = lambda *s: torch.randn(*s, dtype=torch.float64)
+
+    # views and their copies
+    yield aten.alias_copy.default, (r(2, 3),), {}
+    yield aten.detach_copy.default, (i(0, 9, 4),), {}
+    yield aten._reshape_alias.default, (r(2, 6), [3, 4], [4, 1]), {}
+    yield aten._reshape_alias_copy.default, (i(0, 9, 2, 6), [12], [1]), {}
+    yield aten._reshape_copy.default, (r(2, 3, 4), [4, -1]), {}
+    yield aten.broadcast_to.default, (r(3, 1), [2, 3, 4]), {}
+    yield aten.swapaxes.default, (r(2, 3, 4), 0, -1), {}
+    yield aten.swapdims.default, (i(0, 5, 2, 3), 1, 0), {}
+    yield aten.moveaxis.int, (r(2, 3, 4), 0, 2), {}
+    yield aten.moveaxis.intlist, (r(2, 3, 4, 5), [0, 1], [-1, 0]), {}
+    yield aten.movedim.int, (r(2, 3, 4), -1, 0), {}
+    yield aten.movedim.intlist, (h(2, 3, 4, 5), [3, 0], [1, 2]), {}
+    yield aten.ravel.default, (r(2, 3, 4).transpose(0, 2),), {}
+    yield aten.ravel.default, (torch.tensor(3.0),), {}
+    yield aten.select_copy.int, (r(3, 4), 1, -1), {}
+    yield aten.slice_copy.Tensor, (r(5, 6), 1, 1, -1, 2), {}
+    yield aten.squeeze_copy.dims, (r(1, 3, 1, 2), [0, 2]), {}
+    yield aten.view.dtype, (r(2, 4), torch.int32), {}
+    yield aten.view.dtype, (r(2, 4), torch.float16), {}
+    yield aten.view.dtype, (h(2, 4), torch.float32), {}
+    yield aten.view_copy.dtype, (i(0, 100, 3, 2), torch.float64), {}
+    yield aten.view_copy.dtype, (b(8), torch.uint8), {}
+    yield aten.real.default, (r(3, 2),), {}
+    yield aten.conj.default, (r(3),), {}
+    yield aten.resolve_conj.default, (i(0, 9, 4),), {}
+    yield aten.resolve_neg.default, (r(2, 2),), {}
+    yield aten.conj_physical.default, (r(2, 2),), {}
+    yield aten._conj_physical.default, (r(3),), {}
+    yield aten._neg_view.default, (r(3, 2),), {}
+    yield aten._neg_view_copy.default, (i(-5, 5, 4),), {}
+    yield aten.lift.default, (r(2, 2),), {}
+    yield aten.lift_fresh.default, (r(3),), {}
+    yield aten.lift_fresh_copy.default, (i(0, 9, 3),), {}
+    yield aten.lift_fresh_copy.default, (torch.tensor(2.5),), {}
+    yield aten._lazy_clone.default, (h(2, 3),), {}
+    yield aten.mT.default, (r(2, 3, 4),), {}
+    yield aten.mT.a, (r(3, 4),), {}
+    yield aten.mH.default, (r(3, 4),), {}
+    yield aten.mH.a, (i(0, 9, 2, 3, 4),), {}
+    yield aten.adjoint.default, (r(2, 5),), {}
+    yield aten.matrix_H.default, (r(2, 5),), {}
+    yield aten.matrix_H.a, (r(4, 3),), {}
+    yield aten.numpy_T.default, (r(2, 3, 4),), {}
+    yield aten.numpy_T.a, (r(2, 3),), {}
+    yield aten.atleast_1d.default, (torch.tensor(1.5),), {}
+    yield aten.atleast_1d.default, (r(2, 3),), {}
+    yield aten.atleast_2d.default, (r(3),), {}
+    yield aten.atleast_2d.default, (torch.tensor(4),), {}
+    yield aten.atleast_3d.default, (r(3),), {}
+    yield aten.atleast_3d.default, (r(2, 3),), {}
+    yield aten.atleast_3d.default, (torch.tensor(2.0),), {}
+    yield aten.atleast_1d.Sequence, ([torch.tensor(1.0), r(2)],), {}
+    yield aten.atleast_2d.Sequence, ([r(3), r(2, 2, 2)],), {}
+    yield aten.atleast_3d.Sequence, ([r(3), r(2, 2), torch.tensor(7)],), {}
+    yield aten.tensor_split.sections, (r(7, 2), 3), {}
+    yield aten.tensor_split.sections, (i(0, 9, 2, 5), 4, 1), {}
+    yield aten.tensor_split.indices, (r(5, 3), [3, 1]), {}
+    yield aten.tensor_split.indices, (r(2, 6), [-2, 7], -1), {}
+    yield aten.hsplit.int, (r(4, 6), 3), {}
+    yield aten.hsplit.int, (r(6), 2), {}
+    yield aten.hsplit.array, (r(3, 5), [1, 3]), {}
+    yield aten.vsplit.int, (r(4, 2), 2), {}
+    yield aten.vsplit.array, (r(5, 2), [2]), {}
+    yield aten.dsplit.int, (r(2, 2, 6), 3), {}
+    yield aten.dsplit.array, (r(2, 2, 5), [1, 4]), {}
+    yield aten.diag.default, (r(4),), {}
+    yield aten.diag.default, (r(3), -1), {}
+    yield aten.diag.default, (r(3, 4), 1), {}
+    yield aten.diag.default, (i(0, 9, 4, 3), -2), {}
+    yield aten.diagflat.default, (r(2, 2),), {}
+    yield aten.diagflat.default, (torch.tensor(3.0), 1), {}
+    yield aten.diagflat.default, (i(0, 9, 3), -1), {}
+    yield aten.view_as.default, (r(2, 6), r(3, 4)), {}
+    yield aten.reshape_as.default, (r(4, 3).t(), r(12)), {}
+    yield aten.narrow.Tensor, (r(5, 3), 0, torch.tensor(1), 3), {}
+    yield aten.narrow.Tensor, (r(3, 6), 1, torch.tensor(-4, dtype=torch.int32), 2), {}
+    yield aten.fliplr.default, (r(3, 4, 2),), {}
+    yield aten.flipud.default, (i(0, 9, 5),), {}
+    yield aten.tile.default, (r(2, 3), [2]), {}
+    yield aten.tile.default, (r(2), [2, 3]), {}
+    yield aten.tile.default, (b(2, 2), [1, 2]), {}
+    yield aten.broadcast_tensors.default, ([r(2, 1), r(3), torch.tensor(1)],), {}
+    # splits and joins
+    yield aten.split.default, (r(5, 2), [2, 3]), {}
+    yield aten.split.sizes, (r(2, 5), [1, 4], 1), {}
+    yield aten.split_copy.Tensor, (r(7), 3), {}
+    yield aten.unsafe_chunk.default, (r(7, 2), 3), {}
+    yield aten.unsafe_split_with_sizes.default, (r(4, 6), [1, 2, 3], -1), {}
+    yield aten.concat.default, ([r(2, 3), r(1, 3)],), {}
+    yield aten.concatenate.default, ([r(2, 3), i(0, 9, 2, 2)], 1), {}
+    yield aten._stack.default, ([r(3), r(3)], 1), {}
+    yield aten.row_stack.default, ([r(3), r(2, 3)],), {}
+    yield aten.ger.default, (r(3), r(4)), {}
+    # reductions and sorts
+    yield aten.special_logsumexp.default, (r(3, 4), [1]), {}
+    yield aten._logcumsumexp.default, (r(3, 4), 0), {}
+    yield aten._aminmax.default, (r(3, 4),), {}
+    yield aten._aminmax.dim, (i(0, 9, 3, 4), 1, True), {}
+    yield aten.norm.Scalar, (r(3, 4),), {}
+    yield aten.norm.Scalar, (r(3, 4), 1), {}
+    yield aten.argsort.default, (r(3, 5),), {}
+    yield aten.argsort.default, (i(0, 4, 6), 0, True), {}
+    yield aten.argsort.stable, (i(0, 3, 8),), {"stable": True}
+    yield aten.msort.default, (r(4, 3),), {}
+    # factories
+    yield aten.arange.start, (2, 9), {}
+    yield aten.arange.start, (0.5, 4.0), {"dtype": torch.float64}
+    # (empty values are arbitrary: only empty results are compared)
+    for shape in ([0], [0, 3], [2, 0], [0, 1, 2], [3, 0, 0]):
+        yield aten.new_empty.default, (r(2), shape), {}
+        yield aten.new_empty.default, (i(0, 9, 2), shape), {"dtype": torch.float16}
+        yield aten.empty_like.default, (r(*shape),), {}
+        yield aten.empty_like.default, (r(*shape),), {"dtype": torch.int32}
+    yield aten._efficientzerotensor.default, ([2, 3],), {}
+    # dtype conversions
+    yield aten._cast_Byte.default, (i(0, 200, 5),), {}
+    yield aten._cast_Char.default, (i(-9, 9, 5),), {}
+    yield aten._cast_Short.default, (r(4) * 100,), {}
+    yield aten._cast_Int.default, (r(4) * 100,), {}
+    yield aten._cast_Long.default, (b(4),), {}
+    yield aten._cast_Half.default, (r(4),), {}
+    yield aten._cast_Float.default, (d(4),), {}
+    yield aten._cast_Double.default, (h(4),), {}
+    # indexing
+    yield aten._unsafe_index.Tensor, (r(4, 5), [i(0, 4, 3), None]), {}
+    yield aten._unsafe_index.Tensor, (r(4, 5), [None, i(0, 5, 2, 2)]), {}
+    yield aten._unsafe_index.Tensor_hacked_twin, (r(4, 5), [i(0, 4, 3), i(0, 5, 3)]), {}
+    yield aten.index.Tensor_hacked_twin, (r(4, 5), [i(0, 4, 2)]), {}
+    yield aten._unsafe_index_put.default, (r(5), [torch.tensor([0, 2, 2])], r(3), True), {}
+    yield aten._unsafe_index_put.hacked_twin, (r(4, 3), [torch.tensor([1, 3])], r(2, 3)), {}
+    yield aten.index_put.hacked_twin, (r(4, 3), [torch.tensor([0, 1]), torch.tensor([2, 2])], r(2), True), {}
+    yield aten._index_put_impl.default, (r(5), [torch.tensor([4, 0])], r(2)), {}
+    yield aten.argwhere.default, (r(3, 4) > 0,), {}
+    # metadata and scalars
+    yield aten.item.default, (torch.tensor([2.5]),), {}
+    yield aten.item.default, (torch.tensor(7),), {}
+    yield aten.ScalarImplicit.default, (torch.tensor(1.25),), {}
+    yield aten.numel.default, (r(2, 3),), {}
+    yield aten.size.int, (r(2, 3), -1), {}
+    yield aten.stride.int, (r(2, 3, 4), 0), {}
+    yield aten.storage_offset.default, (r(3),), {}
+    yield aten.is_contiguous.default, (r(3, 2),), {}
+    yield aten.argwhere.default, (i(0, 3, 3, 4),), {}
+    yield aten.argwhere.default, (torch.tensor(2.0),), {}
+    yield aten.nonzero_numpy.default, (r(3, 4) > 0,), {}
+    yield aten.nonzero_numpy.default, (torch.tensor(1.0),), {}
+    # joins
+    yield aten.column_stack.default, ([r(3), r(3, 2), torch.arange(3)],), {}
+    yield aten.column_stack.default, ([torch.tensor(1.0), torch.tensor(2.0)],), {}
+    yield aten.dstack.default, ([r(3), r(3)],), {}
+    yield aten.dstack.default, ([r(2, 3), r(2, 3, 2)],), {}
+    yield aten.meshgrid.default, ([r(3), r(2)],), {}
+    yield aten.meshgrid.indexing, ([r(3), r(2), torch.tensor(1.0)],), {"indexing": "xy"}
+    yield aten.meshgrid.indexing, ([i(0, 9, 4)],), {"indexing": "ij"}
+    yield aten.cartesian_prod.default, ([r(3), r(2)],), {}
+    yield aten.cartesian_prod.default, ([i(0, 9, 2), i(0, 9, 3), i(0, 9, 2)],), {}
+    yield aten.cartesian_prod.default, ([r(4)],), {}
+    yield aten.combinations.default, (r(4),), {}
+    yield aten.combinations.default, (r(4), 3, True), {}
+    yield aten.combinations.default, (i(0, 9, 5), 1), {}
+    yield aten.combinations.default, (r(2), 3), {}
+    yield aten.combinations.default, (r(3), 0), {}
+    yield aten.pad_sequence.default, ([r(2, 3), r(4, 3), r(1, 3)],), {}
+    yield aten.pad_sequence.default, ([r(2), r(4)], True, 1.5, "left"), {}
+    yield aten.pad_sequence.default, ([torch.tensor([1, 2]), torch.tensor([3])], True, 0.5), {}
+    # products
+    yield aten.outer.default, (r(3), r(4)), {}
+    yield aten.outer.default, (i(0, 9, 3), r(2)), {}
+    yield aten.kron.default, (r(2, 3), r(3, 2)), {}
+    yield aten.kron.default, (r(3), i(0, 9, 2, 2)), {}
+    yield aten.kron.default, (torch.tensor(2.0), r(2)), {}
+    yield aten.tensordot.default, (r(3, 4, 5), r(4, 3, 2), [0, 1], [1, 0]), {}
+    yield aten.tensordot.default, (r(3, 2), r(1, 2), [0], [0]), {}
+    yield aten.tensordot.default, (r(1, 2), r(3, 2), [0, 1], [0, 1]), {}
+    yield aten.tensordot.default, (d(2, 3), d(4), [], []), {}
+    yield aten.inner.default, (r(2, 3), r(4, 3)), {}
+    yield aten.inner.default, (r(3), torch.tensor(2.0)), {}
+    yield aten.inner.default, (i(0, 9, 3), i(0, 9, 3)), {}
