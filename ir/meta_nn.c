@@ -140,13 +140,23 @@ static alloy_dtype stats_dtype(alloy_meta *m, const alloy_value *in, const int *
 
 /* --- convolution --------------------------------------------------------*/
 
+/* A convolution's spatial list from argument i, or dflt when the op has no
+ * such argument (i < 0). */
+static alloy_error *conv_list(alloy_meta *m, int i, int n, const alloy_dim *dflt,
+                              alloy_dim *out) {
+  if (i >= 0) return spatial_dims(m, i, n, dflt, out);
+  memcpy(out, dflt, sizeof *out * (size_t)n);
+  return NULL;
+}
+
 /* Output shape of a convolution of input (N, C, *spatial) with weight; the
  * spatial lists are read from the given argument positions (output_padding
- * only when transposed). */
+ * only when transposed; a position < 0: the op has no such argument, the
+ * default holds), the padding from pad_given instead when it is not NULL. */
 static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy_value *w,
                                const alloy_value *bias, int i_stride, int i_pad, int i_dil,
                                bool transposed, int i_outpad, alloy_dim groups,
-                               alloy_dim *out) {
+                               const alloy_dim *pad_given, alloy_dim *out) {
   int n = in->rank - 2;
   char a[64], b[64];
   if (in->rank < 3 || in->rank > 5)
@@ -159,10 +169,10 @@ static alloy_error *conv_shape(alloy_meta *m, const alloy_value *in, const alloy
                       (long long)groups.value);
   alloy_dim ones[3] = {C(1), C(1), C(1)}, zeros[3] = {C(0), C(0), C(0)};
   alloy_dim stride[3], pad[3], dil[3], opad[3];
-  alloy_error *e = spatial_dims(m, i_stride, n, ones, stride);
-  if (!e) e = spatial_dims(m, i_pad, n, zeros, pad);
-  if (!e) e = spatial_dims(m, i_dil, n, ones, dil);
-  if (!e) e = transposed ? spatial_dims(m, i_outpad, n, zeros, opad) : NULL;
+  alloy_error *e = conv_list(m, i_stride, n, ones, stride);
+  if (!e) e = conv_list(m, pad_given ? -1 : i_pad, n, pad_given ? pad_given : zeros, pad);
+  if (!e) e = conv_list(m, i_dil, n, ones, dil);
+  if (!e) e = transposed ? conv_list(m, i_outpad, n, zeros, opad) : NULL;
   if (e) return e;
   for (int d = 0; d < n; d++) {
     if (alloy_dim_is_const(stride[d]) && stride[d].value <= 0)
@@ -234,7 +244,7 @@ static alloy_error *meta_convolution(alloy_meta *m) {
   const alloy_value *in = meta_tensor(m, 0), *w = meta_tensor(m, 1);
   alloy_dim out[ALLOY_MAX_RANK];
   alloy_error *e = conv_shape(m, in, w, meta_tensor(m, 2), 3, 4, 5, meta_bool(m, 6), 7,
-                              meta_dim(m, 8), out);
+                              meta_dim(m, 8), NULL, out);
   return e ? e : meta_out_tensor(m, 0, in->dtype, out, in->rank);
 }
 
@@ -253,10 +263,136 @@ static alloy_error *meta_conv2d(alloy_meta *m) {
     batched.shape = shape;
     batched.rank = 4;
   }
-  e = conv_shape(m, &batched, w, meta_tensor(m, 2), 3, 4, 5, false, -1, meta_dim(m, 6), out);
+  e = conv_shape(m, &batched, w, meta_tensor(m, 2), 3, 4, 5, false, -1, meta_dim(m, 6), NULL,
+                 out);
   if (e) return e;
   return unbatched ? meta_out_tensor(m, 0, in->dtype, out + 1, 3)
                    : meta_out_tensor(m, 0, in->dtype, out, 4);
+}
+
+/* The other convolutions are convolution with their arguments named
+ * differently, read here by name: conv1d/3d, conv_transpose1d/2d/3d, the
+ * padding='same'/'valid' overloads, _convolution, _convolution_mode,
+ * mkldnn_convolution, conv_tbc's kin thnn_conv2d, _slow_conv2d_forward,
+ * slow_conv3d(_forward), slow_conv_dilated2d/3d, slow_conv_transpose2d/3d.
+ * The param holds the spatial dim count (0: the weight's rank less 2) and
+ * the flags below. */
+enum {
+  CONV_N = 3,            /* spatial dims                                        */
+  CONV_UNBATCHED = 4,    /* also takes one unbatched sample, and drops the batch */
+  CONV_KEEP_BATCH = 8,   /* ... but keeps its batch of one (slow_conv_transpose2d) */
+  CONV_TRANSPOSED = 16,  /* transposed, when the op has no `transposed` argument */
+  CONV_MKLDNN = 32,      /* oneDNN's dtypes only: float32, float16, bfloat16    */
+};
+
+static int arg_named(const alloy_meta *m, const char *name) {
+  return alloy_schema_find_arg(alloy_op_schema(m->op), name);
+}
+
+/* The padding of a convolution given as a string: "valid" is none, "same"
+ * pads dilation * (k - 1) in all, half on each side and the odd one on the
+ * right, as PyTorch's _convolution_same (which pads the input by that one
+ * first): *L_extra gets what the input grows by before the convolution. */
+static alloy_error *conv_pad_mode(alloy_meta *m, int i_pad, int i_stride, int i_dil,
+                                  const alloy_value *w, int n, alloy_dim *pad,
+                                  alloy_dim *L_extra) {
+  const char *mode = meta_str(m, i_pad);
+  alloy_dim ones[3] = {C(1), C(1), C(1)}, stride[3], dil[3];
+  alloy_error *e = conv_list(m, i_stride, n, ones, stride);
+  if (!e) e = conv_list(m, i_dil, n, ones, dil);
+  if (e) return e;
+  bool same = mode && !strcmp(mode, "same");
+  if (!same && !(mode && !strcmp(mode, "valid")))
+    return meta_error(m, "Invalid padding string: '%s'", mode ? mode : "None");
+  for (int d = 0; d < n; d++) {
+    pad[d] = L_extra[d] = C(0);
+    if (!same) continue;
+    if (!alloy_dim_is_const(stride[d]) || stride[d].value != 1)
+      return meta_error(m, "padding='same' is not supported for strided convolutions");
+    alloy_dim total = alloy_dim_mul(m->st, dil[d], alloy_dim_sub(m->st, w->shape[d + 2], C(1)));
+    pad[d] = alloy_dim_floordiv(m->st, total, C(2));
+    L_extra[d] = alloy_dim_sub(m->st, total, alloy_dim_mul(m->st, C(2), pad[d]));
+  }
+  return meta_sym_check(m);
+}
+
+static alloy_error *meta_conv_named(alloy_meta *m) {
+  const alloy_value *in = meta_tensor(m, 0), *w = meta_tensor(m, 1);
+  int n = m->param & CONV_N;
+  int i_stride = arg_named(m, "stride"), i_pad = arg_named(m, "padding");
+  int i_dil = arg_named(m, "dilation"), i_opad = arg_named(m, "output_padding");
+  int i_groups = arg_named(m, "groups"), i_tr = arg_named(m, "transposed");
+  int i_bias = arg_named(m, "bias"), i_ks = arg_named(m, "kernel_size");
+  bool transposed = i_tr >= 0 ? meta_bool(m, i_tr) : (m->param & CONV_TRANSPOSED) != 0;
+  alloy_dim groups = i_groups >= 0 ? meta_dim(m, i_groups) : C(1);
+  if ((m->param & CONV_MKLDNN) && in->dtype != ALLOY_F32 && in->dtype != ALLOY_F16 &&
+      in->dtype != ALLOY_BF16)
+    return meta_error(m, "argument '%s': oneDNN convolutions take float32, float16 and "
+                      "bfloat16 tensors, got %s", meta_arg_name(m, 0),
+                      alloy_dtype_name(in->dtype));
+  if (n == 0) n = w->rank >= 3 ? w->rank - 2 : 1;
+  bool unbatched = (m->param & (CONV_UNBATCHED | CONV_KEEP_BATCH)) && in->rank == n + 1;
+  alloy_error *e;
+  if (!unbatched && in->rank != n + 2)
+    return want_rank(m, 0, in, m->param & (CONV_UNBATCHED | CONV_KEEP_BATCH) ? n + 1 : n + 2,
+                     n + 2);
+  if (w->rank != n + 2)
+    return meta_error(m, "argument '%s': expected a %d-D weight, got %d-D", meta_arg_name(m, 1),
+                      n + 2, w->rank);
+  if (i_ks >= 0) {
+    alloy_dim ks[3];
+    if ((e = spatial_dims(m, i_ks, n, NULL, ks))) return e;
+    for (int d = 0; d < n; d++)
+      if (never_eq(m, ks[d], w->shape[d + 2])) {
+        char a[256], b[256];
+        return meta_error(m, "weight[2:] shape %s must be equal to kernel_size %s",
+                          meta_shape_text(w->shape + 2, n, a, sizeof a),
+                          meta_shape_text(ks, n, b, sizeof b));
+      }
+  }
+  alloy_value batched = *in;
+  alloy_dim shape[ALLOY_MAX_RANK], out[ALLOY_MAX_RANK], pad[3], extra[3];
+  memcpy(shape + (unbatched ? 1 : 0), in->shape, sizeof *shape * (size_t)in->rank);
+  if (unbatched) shape[0] = C(1);
+  bool pad_mode = i_pad >= 0 && m->args[i_pad].kind == ALLOY_ARG_STR;
+  if (pad_mode) {
+    if ((e = conv_pad_mode(m, i_pad, i_stride, i_dil, w, n, pad, extra))) return e;
+    for (int d = 0; d < n; d++) shape[d + 2] = alloy_dim_add(m->st, shape[d + 2], extra[d]);
+  }
+  batched.shape = shape;
+  batched.rank = n + 2;
+  e = conv_shape(m, &batched, w, i_bias >= 0 ? meta_tensor(m, i_bias) : NULL, i_stride, i_pad,
+                 i_dil, transposed, i_opad, groups, pad_mode ? pad : NULL, out);
+  if (e) return e;
+  if (unbatched && !(m->param & CONV_KEEP_BATCH))
+    return meta_out_tensor(m, 0, in->dtype, out + 1, n + 1);
+  return meta_out_tensor(m, 0, in->dtype, out, n + 2);
+}
+
+/* conv_tbc(self [T, B, C_in], weight [K, C_in, C_out], bias [C_out], pad):
+ * a 1-d convolution laid out time first, [T + 2 pad - K + 1, B, C_out]. */
+static alloy_error *meta_conv_tbc(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *w = meta_tensor(m, 1), *b = meta_tensor(m, 2);
+  int64_t pad;
+  alloy_error *e = meta_int(m, 3, &pad);
+  if (e) return e;
+  if (x->rank != 3) return want_rank(m, 0, x, 3, 3);
+  if (w->rank != 3) return want_rank(m, 1, w, 3, 3);
+  if (b->rank != 1) return want_rank(m, 2, b, 1, 1);
+  if (never_eq(m, x->shape[2], w->shape[1]))
+    return meta_error(m, "Input dim 2 (input channels) is not == dim 1 in the weight tensor");
+  if (never_eq(m, b->shape[0], w->shape[2]))
+    return meta_error(m, "Bias size must equal dim 2 in the weight tensor (output channels).");
+  alloy_dim out[3] = {
+      alloy_dim_add(m->st, alloy_dim_sub(m->st, alloy_dim_add(m->st, x->shape[0], C(2 * pad)),
+                                         w->shape[0]),
+                    C(1)),
+      x->shape[1], w->shape[2]};
+  if ((e = meta_sym_check(m))) return e;
+  if (surely_lt(m, out[0], C(0)))
+    return meta_error(m, "the kernel (%s wide) is longer than the padded input",
+                      dim_text(w->shape[0], (char[64]){0}, 64));
+  return meta_out_tensor(m, 0, x->dtype, out, 3);
 }
 
 /* convolution_backward(grad_output, input, weight, bias_sizes, stride,
@@ -1040,6 +1176,28 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten.convolution.default", meta_convolution, 0},
     {"aten.conv2d.default", meta_conv2d, 0},
     {"aten.convolution_backward.default", meta_convolution_backward, 0},
+    {"aten.conv1d.default", meta_conv_named, 1 | CONV_UNBATCHED},
+    {"aten.conv3d.default", meta_conv_named, 3 | CONV_UNBATCHED},
+    {"aten.conv1d.padding", meta_conv_named, 1 | CONV_UNBATCHED},
+    {"aten.conv2d.padding", meta_conv_named, 2 | CONV_UNBATCHED},
+    {"aten.conv3d.padding", meta_conv_named, 3 | CONV_UNBATCHED},
+    {"aten.conv_transpose1d.default", meta_conv_named, 1 | CONV_UNBATCHED | CONV_TRANSPOSED},
+    {"aten.conv_transpose2d.input", meta_conv_named, 2 | CONV_UNBATCHED | CONV_TRANSPOSED},
+    {"aten.conv_transpose3d.input", meta_conv_named, 3 | CONV_UNBATCHED | CONV_TRANSPOSED},
+    {"aten._convolution.default", meta_conv_named, 0},
+    {"aten._convolution.deprecated", meta_conv_named, 0},
+    {"aten._convolution_mode.default", meta_conv_named, 0},
+    {"aten.mkldnn_convolution.default", meta_conv_named, CONV_MKLDNN},
+    {"aten.thnn_conv2d.default", meta_conv_named, 2},
+    {"aten._slow_conv2d_forward.default", meta_conv_named, 2},
+    {"aten.slow_conv3d.default", meta_conv_named, 3},
+    {"aten.slow_conv3d_forward.default", meta_conv_named, 3},
+    {"aten.slow_conv_dilated2d.default", meta_conv_named, 2 | CONV_UNBATCHED},
+    {"aten.slow_conv_dilated3d.default", meta_conv_named, 3 | CONV_UNBATCHED},
+    {"aten.slow_conv_transpose2d.default", meta_conv_named, 2 | CONV_KEEP_BATCH | CONV_TRANSPOSED},
+    {"aten.slow_conv_transpose3d.default", meta_conv_named, 3 | CONV_UNBATCHED | CONV_TRANSPOSED},
+    {"aten.conv_tbc.default", meta_conv_tbc, 0},
+
 
     {"aten.avg_pool1d.default", meta_avg_pool, 1},
     {"aten.avg_pool2d.default", meta_avg_pool, 2},

@@ -1,0 +1,51 @@
+# tests/vectors/nn/extra_samples.py: samples for make_vectors.py --extra, for
+# the nn-family overloads that no OpInfo of PyTorch's test suite reaches
+# (the CPU convolution kernels an export may name, the upsampling .vec
+# overloads, ...). Each yields (op, args, kwargs); the op is called and
+# recorded as it is.
+
+
+def samples(torch):
+    a = torch.ops.aten
+    r = torch.randn
+
+    # --- convolutions ---------------------------------------------------------
+    for dt in (torch.float32, torch.float64):
+        x, w, b = r(2, 4, 7, 6, dtype=dt), r(6, 2, 3, 3, dtype=dt), r(6, dtype=dt)
+        yield a._convolution.default, (x, w, b, [1, 2], [1, 0], [1, 1], False, [0, 0], 2,
+                                       False, False, True, True), {}
+        wt = r(4, 3, 3, 2, dtype=dt)
+        yield a._convolution.default, (x, wt, None, [2, 1], [1, 1], [1, 2], True, [1, 0], 1,
+                                       False, False, True, False), {}
+        yield a._convolution.deprecated, (r(2, 3, 9, dtype=dt), r(5, 3, 4, dtype=dt), None, [2],
+                                          [1], [1], False, [0], 1, False, False, True), {}
+        yield a._convolution_mode.default, (x, r(3, 4, 4, 3, dtype=dt), b[:3], [1, 1], "same",
+                                            [1, 2], 1), {}
+        yield a._convolution_mode.default, (r(1, 2, 5, 5, 4, dtype=dt), r(2, 2, 2, 3, 3, dtype=dt),
+                                            None, [1], "same", [2, 1, 1], 1), {}
+        yield a._convolution_mode.default, (x, w, b, [2, 1], "valid", [1, 1], 2), {}
+        yield a.conv_tbc.default, (r(7, 2, 4, dtype=dt), r(3, 4, 5, dtype=dt), r(5, dtype=dt), 1), {}
+        yield a.thnn_conv2d.default, (x, r(3, 4, 3, 2, dtype=dt), [3, 2], b[:3], [2, 1], [1, 0]), {}
+        yield a._slow_conv2d_forward.default, (x, r(3, 4, 2, 2, dtype=dt), [2, 2], None, [1, 1],
+                                               [0, 1]), {}
+        x3 = r(2, 3, 4, 5, 5, dtype=dt)
+        yield a.slow_conv3d.default, (x3, r(2, 3, 2, 3, 2, dtype=dt), [2, 3, 2], r(2, dtype=dt),
+                                      [1, 2, 1], [1, 0, 1]), {}
+        yield a.slow_conv3d_forward.default, (x3, r(4, 3, 3, 3, 3, dtype=dt), [3, 3, 3], None,
+                                              [1, 1, 1], [1, 1, 1]), {}
+        yield a.slow_conv_dilated2d.default, (x, r(3, 4, 3, 3, dtype=dt), [3, 3], b[:3], [1, 1],
+                                              [1, 1], [2, 1]), {}
+        yield a.slow_conv_dilated2d.default, (x[0], r(3, 4, 2, 2, dtype=dt), [2, 2]), {}
+        yield a.slow_conv_dilated3d.default, (x3, r(2, 3, 2, 2, 2, dtype=dt), [2, 2, 2], None,
+                                              [2, 1, 1], [0, 1, 1], [1, 2, 1]), {}
+        yield a.slow_conv_transpose2d.default, (x, r(4, 3, 3, 3, dtype=dt), [3, 3], b[:3], [2, 2],
+                                                [1, 1], [1, 0], [1, 1]), {}
+        yield a.slow_conv_transpose2d.default, (x[0], r(4, 2, 2, 3, dtype=dt), [2, 3]), {}
+        yield a.slow_conv_transpose3d.default, (x3, r(3, 2, 2, 2, 3, dtype=dt), [2, 2, 3], None,
+                                                [1, 2, 1], [0, 1, 1], [0, 1, 0], [2, 1, 1]), {}
+        yield a.slow_conv_transpose3d.default, (x3[0], r(3, 2, 2, 2, 2, dtype=dt), [2, 2, 2]), {}
+    x = r(2, 4, 6, 6)
+    yield a.mkldnn_convolution.default, (x, r(6, 2, 3, 3), r(6), [1, 0], [2, 1], [1, 2], 2), {}
+    yield a.mkldnn_convolution.default, (r(1, 3, 8), r(4, 3, 3), None, [1], [1], [1], 1), {}
+    yield a.thnn_conv2d.default, (torch.randint(-4, 4, (1, 2, 5, 5)),
+                                  torch.randint(-4, 4, (3, 2, 2, 2)), [2, 2]), {}
