@@ -1,8 +1,9 @@
 /*
  * decompositions/rules_pooling.c: pooling, from ATen to Core ATen: the
- * wrappers that pick a pooling kernel (max_pool2d, adaptive_avg_pool2d),
- * adaptive max pooling over Core ATen gathers, max unpooling and im2col
- * (the patches of a convolution).
+ * wrappers that pick a pooling kernel (max_pool1d/2d/3d and 1-d with
+ * indices, adaptive_avg_pool2d/3d, adaptive_max_pool1d: the 1-d ones as
+ * 2-d pooling of one row), adaptive max pooling over Core ATen gathers,
+ * max unpooling and im2col (the patches of a convolution).
  *
  * The math follows PyTorch's decompositions (torch/_decomp) and its CPU
  * kernels where those decide ties and NaNs. The shared helpers are in
@@ -26,6 +27,51 @@ static void max_pool2d(decomp *d) {
 
 static void adaptive_avg_pool2d(decomp *d) {
   d_out(d, 0, D(d, "aten._adaptive_avg_pool2d.default", V(d_tensor(d, 0)), *d_arg(d, 1)));
+}
+
+/* max_pool1d_with_indices(self, kernel_size, stride, padding, dilation,
+ * ceil_mode): max_pool2d_with_indices of the input seen as one row (its
+ * flat indices are then the positions along the row). */
+static void max_pool1d_with_indices(decomp *d) {
+  int64_t k, s, p = 0, dil = 1;
+  if (d_ints(d, 1, &k, 1) != 1) return d_decline(d, "kernel_size needs 1 value");
+  int ns = d_ints(d, 2, &s, 1);
+  if (ns == 0) s = k;
+  d_ints(d, 3, &p, 1);
+  d_ints(d, 4, &dil, 1);
+  if (d_failed(d)) return;
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.max_pool2d_with_indices.default", o, 2, V(nn_unsqueeze(d, d_tensor(d, 0), -2)),
+         LIST(I(1), I(k)), LIST(I(1), I(s)), LIST(I(0), I(p)), LIST(I(1), I(dil)),
+         B(d_bool(d, 5))) < 2)
+    return;
+  d_out(d, 0, nn_squeeze(d, o[0], -2));
+  if (alloy_node_num_outputs(d_node(d)) > 1) d_out(d, 1, nn_squeeze(d, o[1], -2));
+}
+
+/* max_pool3d: max_pool3d_with_indices without the indices */
+static void max_pool3d(decomp *d) {
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.max_pool3d_with_indices.default", o, 2, V(d_tensor(d, 0)), *d_arg(d, 1),
+         *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4), *d_arg(d, 5)) < 2)
+    return;
+  d_out(d, 0, o[0]);
+}
+
+static void adaptive_avg_pool3d(decomp *d) {
+  d_out(d, 0, D(d, "aten._adaptive_avg_pool3d.default", V(d_tensor(d, 0)), *d_arg(d, 1)));
+}
+
+/* adaptive_max_pool1d: adaptive_max_pool2d of the input seen as one row */
+static void adaptive_max_pool1d(decomp *d) {
+  int64_t o1;
+  if (d_ints(d, 1, &o1, 1) != 1) return d_decline(d, "output_size needs 1 value");
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.adaptive_max_pool2d.default", o, 2, V(nn_unsqueeze(d, d_tensor(d, 0), -2)),
+         LIST(I(1), I(o1))) < 2)
+    return;
+  d_out(d, 0, nn_squeeze(d, o[0], -2));
+  d_out(d, 1, nn_squeeze(d, o[1], -2));
 }
 
 /* The windows of adaptive pooling along one dim of size in into out
@@ -214,6 +260,11 @@ static void im2col(decomp *d) {
 const decomp_rule decomp_rules_pooling[] = {
     {"aten.max_pool2d.default", max_pool2d, DECOMP_TO_CORE},
     {"aten.adaptive_avg_pool2d.default", adaptive_avg_pool2d, DECOMP_TO_CORE},
+    {"aten.max_pool1d.default", max_pool1d_with_indices, DECOMP_TO_CORE},
+    {"aten.max_pool1d_with_indices.default", max_pool1d_with_indices, DECOMP_TO_CORE},
+    {"aten.max_pool3d.default", max_pool3d, DECOMP_TO_CORE},
+    {"aten.adaptive_avg_pool3d.default", adaptive_avg_pool3d, DECOMP_TO_CORE},
+    {"aten.adaptive_max_pool1d.default", adaptive_max_pool1d, DECOMP_TO_CORE},
     {"aten.adaptive_max_pool2d.default", adaptive_max_pool2d, DECOMP_TO_CORE},
     {"aten.adaptive_max_pool3d.default", adaptive_max_pool3d, DECOMP_TO_CORE},
     {"aten.max_unpool2d.default", max_unpool2d, DECOMP_TO_CORE},
