@@ -656,19 +656,28 @@ static void copy_mutation(fz *f, const alloy_node *n) {
   }
   alloy_node *fn = functional_node(f, n, w, nw, cur, fop);
   if (!fn) return;
-  if (alloy_node_num_outputs(fn) < nw) {
+  /* The written tensors' new values are the twin's results, or, for a
+   * mutable op's _functional form, the results after the op's own. */
+  int first = alloy_op_functional_appends(op) ? alloy_node_num_outputs(n) : 0;
+  if (alloy_node_num_outputs(fn) < first + nw) {
     fail(f, alloy_error_new(ALLOY_ERR_UNSUPPORTED, "node %s (%s): %s gives %d results for %d written tensors",
                             node_name(n), alloy_op_name(op), alloy_op_name(fop),
                             alloy_node_num_outputs(fn), nw));
     return;
   }
   for (int k = 0; k < nw && !f->err; k++) {
-    alloy_value *res = fit_to(f, n, alloy_node_output(fn, k), cur[k]);
+    alloy_value *res = fit_to(f, n, alloy_node_output(fn, first + k), cur[k]);
     if (res) write_back(f, recs[k], res, n);
   }
-  /* The node's results are the written tensors themselves. */
   for (int k = 0; k < alloy_node_num_outputs(n) && !f->err; k++) {
     alloy_value *v = alloy_node_output(n, k);
+    if (first) { /* the op's own results: the twin's first ones, new bases */
+      alloy_copy_set(f->c, v, alloy_node_output(fn, k));
+      int b = alloy_value_kind_of(v) == ALLOY_VALUE_TENSOR ? new_base(f, alloy_node_output(fn, k)) : -1;
+      if (b >= 0) set_rec(f, v, b);
+      continue;
+    }
+    /* An in-place or out= op's results are the written tensors themselves. */
     if (alloy_value_kind_of(v) != ALLOY_VALUE_TENSOR) continue;
     int r = recs[k < nw ? k : 0];
     set_rec(f, v, r);

@@ -56,6 +56,7 @@ struct alloy_op {
   bool pt_decomp, pt_core_decomp; /* PyTorch's decomposition tables have a rule (ops.txt) */
   const alloy_op *functional; /* in-place/out= ops: the functional sibling, or NULL */
   const int16_t *functional_args; /* see alloy_op_functional_arg */
+  bool functional_appends; /* the twin returns the op's results, then the written tensors' values */
   alloy_schema *schema;
   alloy_meta_fn meta;      /* shape function, NULL when none          */
   int meta_param;          /* the family parameter the table gives it */
@@ -72,11 +73,17 @@ enum {
   ALLOY_FARG_OUT_DTYPE = -3, /* the dtype of the first written tensor     */
 };
 int alloy_op_functional_arg(const alloy_op *op, int j);
-/* The tensors an in-place or out= op writes, in the order of its functional
- * twin's results: self of an in-place op, else the out= tensors (keyword-
- * only and written), which torchgen lists in the order of the results.
+/* The tensors a mutating op writes, in the order of its functional twin's
+ * results: self of an in-place op; the out= tensors (keyword-only and
+ * written) of an out= op, which torchgen lists in the order of the results;
+ * every written tensor of any other op, in schema order.
  * Writes at most cap indices into w; returns how many. */
 int alloy_op_written_args(const alloy_op *op, int *w, int cap);
+/* Whether op's functional twin returns op's own results followed by the
+ * new values of the tensors op writes (a mutable op and its torchgen
+ * "_functional" form: _native_batch_norm_legit), rather than the written
+ * tensors' values as its results (in-place and out= ops). */
+bool alloy_op_functional_appends(const alloy_op *op);
 
 struct alloy_value {
   int id; /* unique in the graph, in creation order */

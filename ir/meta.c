@@ -443,7 +443,7 @@ static alloy_error *refuse_dtype(alloy_meta *m) {
                     alloy_dtype_name(t));
 }
 
-/* The shape function of an in-place or out= op that has none of its own:
+/* The shape function of an in-place, out= or mutable op that has none of its own:
  * its functional twin's, on the arguments the registry maps, after which
  * every written tensor must hold the result as PyTorch requires (the
  * result broadcasts to it: add_ of [3] into [2, 3] works, of [2, 3] into
@@ -469,12 +469,16 @@ static alloy_error *meta_mutation(alloy_meta *m) {
   alloy_meta fm = {.node_name = m->node_name, .unbacked_next = m->unbacked_next};
   alloy_error *e = alloy_meta_run(fop, m->st, fargs, &fm);
   m->unbacked_next = fm.unbacked_next;
+  /* The written tensors' new values: the twin's results, or, for a mutable
+   * op's _functional form, the results after the op's own. */
+  const alloy_schema *s = op->schema;
+  int first = alloy_op_functional_appends(op) ? s->nreturns : 0;
   for (int k = 0; k < nw && !e; k++) {
-    if (k >= fm.nout || fm.outs[k].kind != ALLOY_VALUE_TENSOR) {
+    if (first + k >= fm.nout || fm.outs[first + k].kind != ALLOY_VALUE_TENSOR) {
       e = meta_error(m, "%s gives no tensor for argument '%s'", fop->name, meta_arg_name(m, w[k]));
       break;
     }
-    const alloy_meta_out *r = &fm.outs[k];
+    const alloy_meta_out *r = &fm.outs[first + k];
     alloy_dim b[ALLOY_MAX_RANK];
     int rb = 0;
     const alloy_dim *ws = alloy_value_shape(written[k]);
@@ -488,13 +492,19 @@ static alloy_error *meta_mutation(alloy_meta *m) {
                      meta_shape_text(r->shape, r->rank, want, sizeof want), meta_arg_name(m, w[k]));
     }
   }
-  free(fm.outs);
   alloy_symtab_clear_error(m->st);
-  const alloy_schema *s = op->schema;
-  for (int k = 0; k < s->nreturns && !e; k++)
-    e = s->returns[k].type.kind == ALLOY_TYPE_TENSOR && !s->returns[k].type.list
-            ? meta_out_like(m, k, written[k < nw ? k : 0], written[k < nw ? k : 0]->dtype)
-            : meta_error(m, "%s: return %d is not a tensor", op->name, k);
+  for (int k = 0; k < s->nreturns && !e; k++) {
+    if (first) { /* the op's own results are the twin's first ones */
+      if (k >= fm.nout) e = meta_error(m, "%s gives no result %d", fop->name, k);
+      else m->outs[k] = fm.outs[k];
+    } else {
+      const alloy_value *v = written[k < nw ? k : 0];
+      e = s->returns[k].type.kind == ALLOY_TYPE_TENSOR && !s->returns[k].type.list
+              ? meta_out_like(m, k, v, v->dtype)
+              : meta_error(m, "%s: return %d is not a tensor", op->name, k);
+    }
+  }
+  free(fm.outs);
   return e;
 }
 

@@ -315,13 +315,37 @@ static void map_arguments(alloy_op *op) {
   op->functional_args = map;
 }
 
+int alloy_op_written_args(const alloy_op *op, int *w, int cap);
+
+/* torchgen's "<name>_functional" twin of a mutable op (normal_ ->
+ * normal_functional; _native_batch_norm_legit, which writes its running
+ * statistics, -> _native_batch_norm_legit_functional): the same arguments,
+ * returning the op's own results and then, for an op that is not in-place,
+ * the new values of the tensors it writes. */
+static const alloy_op *functional_form(const alloy_op *op, const char *fbase, bool *appends) {
+  char buf[400];
+  const char *ov = op->schema->overload;
+  snprintf(buf, sizeof buf, "%s_functional%s%s", fbase, *ov ? "." : "", ov);
+  const alloy_op *f = lookup(buf);
+  if (!f || (f->tags & ALLOY_TAG_MUTATES) || !signature_matches(op, f)) return NULL;
+  int w[16];
+  int nw = alloy_op_written_args(op, w, 16);
+  *appends = !is_inplace(op) && op->kind != ALLOY_OP_OUT;
+  int want = *appends ? op->schema->nreturns + nw : op->schema->nreturns;
+  return f->schema->nreturns == want ? f : NULL;
+}
+
 static void pair_siblings(void) {
   int n = reg.nops;
   for (int i = 0; i < n; i++) {
     alloy_op *op = &reg.ops[i];
-    if (!(op->tags & ALLOY_TAG_MUTATES) || (!is_inplace(op) && op->kind != ALLOY_OP_OUT)) continue;
+    if (!(op->tags & ALLOY_TAG_MUTATES)) continue;
     char fbase[256];
     functional_base(op, fbase, sizeof fbase);
+    if (!is_inplace(op) && op->kind != ALLOY_OP_OUT) { /* a mutable op */
+      op->functional = functional_form(op, fbase, &op->functional_appends);
+      continue;
+    }
     const alloy_op *f = sibling_by_name(op, fbase);
     if (f && signature_matches(op, f)) {
       op->functional = f;
@@ -334,6 +358,7 @@ static void pair_siblings(void) {
           signature_matches(op, c))
         op->functional = c;
     }
+    if (!op->functional) op->functional = functional_form(op, fbase, &op->functional_appends);
   }
   for (int i = 0; i < n; i++)
     if (reg.ops[i].functional) map_arguments(&reg.ops[i]);
@@ -415,11 +440,18 @@ int alloy_op_written_args(const alloy_op *op, int *w, int cap) {
     w[0] = 0;
     return 1;
   }
+  /* out= tensors are keyword-only; a mutable op's written tensors (batch
+   * norm's running statistics) are wherever the schema has them. */
+  bool out = op->kind == ALLOY_OP_OUT;
   int n = 0;
-  for (int i = 0; i < op->schema->nargs && n < cap; i++)
-    if (op->schema->args[i].alias_write && op->schema->args[i].kwarg_only) w[n++] = i;
+  for (int i = 0; i < op->schema->nargs && n < cap; i++) {
+    const alloy_schema_arg *a = &op->schema->args[i];
+    if (a->alias_write && (out ? a->kwarg_only : a->type.kind == ALLOY_TYPE_TENSOR)) w[n++] = i;
+  }
   return n;
 }
+
+bool alloy_op_functional_appends(const alloy_op *op) { return op->functional_appends; }
 
 int alloy_op_functional_arg(const alloy_op *op, int j) {
   return op->functional && j >= 0 && j < op->functional->schema->nargs ? op->functional_args[j]
