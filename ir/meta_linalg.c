@@ -2,7 +2,7 @@
  * ir/meta_linalg.c: shape functions of linear algebra (see ir/meta.h): the
  * matrix products (mm, bmm, the add* forms, dot, mv, linear, _trilinear,
  * scaled_dot_product_attention), the torch.linalg decompositions and
- * solvers, the real FFTs, vector norms, cross and renorm.
+ * solvers, vector norms, cross and renorm (the FFTs: ir/meta_fft.c).
  *
  * Linear-algebra ops treat the last two dims as the matrix and every dim
  * before them as a batch; pivots and info outputs are int32, ranks int64,
@@ -671,7 +671,7 @@ static alloy_error *meta_pinv(alloy_meta *m) {
   return meta_out_tensor(m, 0, a->dtype, s, r);
 }
 
-/* --- vectors, norms, FFT ------------------------------------------------*/
+/* --- vectors, norms ------------------------------------------------------*/
 
 /* linalg_cross(self, other, dim): broadcast; dim must have size 3. */
 static alloy_error *meta_cross(alloy_meta *m) {
@@ -759,50 +759,6 @@ static alloy_error *meta_renorm(alloy_meta *m) {
   return meta_out_like(m, 0, x, x->dtype);
 }
 
-/* The dims an FFT transforms: at least one, each valid and once. */
-static alloy_error *fft_dims(alloy_meta *m, const alloy_value *x, int *dims, int *n) {
-  int64_t raw[ALLOY_MAX_RANK];
-  alloy_error *e = meta_ints(m, 1, raw, ALLOY_MAX_RANK, n);
-  if (!e && *n == 0) e = meta_error(m, "argument 'dim': expected at least one dim");
-  for (int k = 0; k < *n && !e; k++) e = meta_wrap_dim(m, 1, raw[k], x->rank, &dims[k]);
-  return e;
-}
-
-/* _fft_r2c(self, dim, normalization, onesided): complex output; onesided
- * keeps n/2 + 1 entries of the last transformed dim. */
-static alloy_error *meta_fft_r2c(alloy_meta *m) {
-  const alloy_value *x = meta_tensor(m, 0);
-  int dims[ALLOY_MAX_RANK], n;
-  if (x->dtype != ALLOY_F32 && x->dtype != ALLOY_F64)
-    return meta_error(m, "_fft_r2c: expected a float32 or float64 input, got %s",
-                      alloy_dtype_name(x->dtype));
-  alloy_error *e = fft_dims(m, x, dims, &n);
-  if (e) return e;
-  alloy_dim out[ALLOY_MAX_RANK];
-  memcpy(out, x->shape, sizeof *out * (size_t)x->rank);
-  int last = dims[n - 1];
-  if (meta_bool(m, 3))
-    out[last] = alloy_dim_add(m->st, alloy_dim_floordiv(m->st, x->shape[last], C(2)), C(1));
-  return meta_out_tensor(m, 0, x->dtype == ALLOY_F32 ? ALLOY_C64 : ALLOY_C128, out, x->rank);
-}
-
-/* _fft_c2r(self, dim, normalization, last_dim_size): real output whose last
- * transformed dim has last_dim_size entries. */
-static alloy_error *meta_fft_c2r(alloy_meta *m) {
-  const alloy_value *x = meta_tensor(m, 0);
-  int dims[ALLOY_MAX_RANK], n;
-  if (!alloy_dtype_is_complex(x->dtype))
-    return meta_error(m, "_fft_c2r: expected a complex input, got %s", alloy_dtype_name(x->dtype));
-  alloy_error *e = fft_dims(m, x, dims, &n);
-  if (e) return e;
-  alloy_dim out[ALLOY_MAX_RANK], last = meta_dim(m, 3);
-  if (alloy_dim_lt(m->st, last, C(1)) == ALLOY_TRUE)
-    return meta_error(m, "argument 'last_dim_size': expected a positive size");
-  memcpy(out, x->shape, sizeof *out * (size_t)x->rank);
-  out[dims[n - 1]] = last;
-  return meta_out_tensor(m, 0, real_dtype(x->dtype), out, x->rank);
-}
-
 /* --- registration -------------------------------------------------------*/
 
 const alloy_meta_entry alloy_meta_linalg[] = {
@@ -851,7 +807,5 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.linalg_cross.default", meta_cross, 0},
     {"aten.linalg_vector_norm.default", meta_vector_norm, 0},
     {"aten.renorm.default", meta_renorm, 0},
-    {"aten._fft_r2c.default", meta_fft_r2c, 0},
-    {"aten._fft_c2r.default", meta_fft_c2r, 0},
     {NULL, NULL, 0},
 };

@@ -2,9 +2,10 @@
  * reference_backend/kernels_linalg.c: reference kernels, dense linear
  * algebra of the linalg family: determinants, LU (factor, unpack, solve),
  * solve and inverse, Cholesky (factor, inverse, solve), triangular solves,
- * Householder QR (geqrf, householder_product, ormqr), matrix_exp, SVD,
- * eigh, pinv and lstsq. Everything is computed in double; sums accumulate
- * sequentially in index order in double and round once on store. The
+ * Householder QR (geqrf, householder_product, ormqr), matrix_exp, pinv and
+ * lstsq (on the SVD of kernels_spectral.c, which also holds eigh).
+ * Everything is computed in double; sums accumulate sequentially in index
+ * order in double and round once on store. The
  * LDL family is in kernels_ldl.c, which shares the matrix helpers
  * defined here (ref_mat_at, ref_la_begin, ...: declared in ref.h).
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "reference_backend/ref.h"
+#include "reference_backend/spectral.h"
 
 /* ---- linear algebra -------------------------------------------------------------
  * Batches of matrices, each copied into a row-major double array, computed
@@ -841,202 +843,7 @@ static int k_matrix_exp(const alloy_kernel_call *c) {
   return 0;
 }
 
-/* ---- SVD, eigh, pinv, lstsq -------------------------------------------------------
- * One-sided Jacobi (Hestenes) for the SVD and cyclic Jacobi for symmetric
- * eigenproblems: simple and accurate in double. Singular vectors and
- * eigenvectors are unique only up to sign (and rotation among equal
- * values); LAPACK's choice is not reproduced, so outputs holding them may
- * differ from PyTorch's by sign while the factorizations agree. */
-
-/* Thin SVD of the m x n a (m >= n): u (m x n, orthonormal columns,
- * completed where a singular value is 0), sv (n, descending), v (n x n). */
-static void svd_tall(const double *a, int64_t m, int64_t n, double *u, double *sv, double *v) {
-  memcpy(u, a, sizeof *u * (size_t)(m * n));
-  for (int64_t i = 0; i < n * n; i++) v[i] = i % (n + 1) == 0;
-  for (int sweep = 0; sweep < 60; sweep++) {
-    bool rotated = false;
-    for (int64_t p = 0; p < n; p++)
-      for (int64_t q = p + 1; q < n; q++) {
-        double al = 0, be = 0, ga = 0;
-        for (int64_t i = 0; i < m; i++) {
-          al += u[i * n + p] * u[i * n + p];
-          be += u[i * n + q] * u[i * n + q];
-          ga += u[i * n + p] * u[i * n + q];
-        }
-        if (fabs(ga) <= 1e-15 * sqrt(al * be) || ga == 0) continue;
-        rotated = true;
-        double zeta = (be - al) / (2 * ga), t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-        double cs = 1 / sqrt(1 + t * t), sn = cs * t;
-        for (int64_t i = 0; i < m; i++) {
-          double x = u[i * n + p], y = u[i * n + q];
-          u[i * n + p] = cs * x - sn * y;
-          u[i * n + q] = sn * x + cs * y;
-        }
-        for (int64_t i = 0; i < n; i++) {
-          double x = v[i * n + p], y = v[i * n + q];
-          v[i * n + p] = cs * x - sn * y;
-          v[i * n + q] = sn * x + cs * y;
-        }
-      }
-    if (!rotated) break;
-  }
-  for (int64_t j = 0; j < n; j++) {
-    double nrm = 0;
-    for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, u[i * n + j]);
-    sv[j] = nrm;
-    for (int64_t i = 0; i < m && nrm > 0; i++) u[i * n + j] /= nrm;
-  }
-  /* descending order (selection sort keeps it simple) */
-  for (int64_t j = 0; j < n; j++) {
-    int64_t b = j;
-    for (int64_t k = j + 1; k < n; k++)
-      if (sv[k] > sv[b]) b = k;
-    if (b == j) continue;
-    double t = sv[j];
-    sv[j] = sv[b], sv[b] = t;
-    for (int64_t i = 0; i < m; i++) t = u[i * n + j], u[i * n + j] = u[i * n + b], u[i * n + b] = t;
-    for (int64_t i = 0; i < n; i++) t = v[i * n + j], v[i * n + j] = v[i * n + b], v[i * n + b] = t;
-  }
-}
-
-/* Completes the columns [from, cols) of the m x cols q (those whose norm is
- * 0 or that are past `from`) to an orthonormal set, by Gram-Schmidt over
- * the unit vectors. */
-static void complete_basis(double *q, int64_t m, int64_t cols, int64_t from) {
-  int64_t e = 0;
-  for (int64_t j = 0; j < cols; j++) {
-    double nrm = 0;
-    for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, q[i * cols + j]);
-    if (j < from && nrm > 0.5) continue;
-    for (; e < m; e++) {
-      for (int64_t i = 0; i < m; i++) q[i * cols + j] = i == e;
-      for (int pass = 0; pass < 2; pass++)
-        for (int64_t k = 0; k < cols; k++) {
-          if (k == j) continue;
-          double kn = 0, d = 0;
-          for (int64_t i = 0; i < m; i++) kn += q[i * cols + k] * q[i * cols + k], d += q[i * cols + k] * q[i * cols + j];
-          if (kn < 0.5) continue; /* not yet set */
-          for (int64_t i = 0; i < m; i++) q[i * cols + j] -= d * q[i * cols + k];
-        }
-      nrm = 0;
-      for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, q[i * cols + j]);
-      if (nrm > 1e-6) break;
-    }
-    for (int64_t i = 0; i < m; i++) q[i * cols + j] = nrm > 0 ? q[i * cols + j] / nrm : 0;
-    e++;
-  }
-}
-
-/* SVD of any m x n a: u (m x uc), sv (k), vt (vr x n) with uc, vr = k
- * (thin) or m, n (full). Scratch t1, t2 hold REF_LA_MAX doubles each. */
-static void svd_any(const double *a, int64_t m, int64_t n, bool full, double *u, double *sv, double *vt,
-                    double *t1, double *t2) {
-  bool wide = m < n;
-  int64_t r = wide ? n : m, c = wide ? m : n, k = c;
-  double *w = t1, *vv = t2, *ww = t1 + REF_LA_MAX / 2;
-  if (wide) transpose(a, m, n, w);
-  else memcpy(w, a, sizeof *w * (size_t)(m * n));
-  svd_tall(w, r, c, ww, sv, vv); /* w^T... : (r x c) = ww diag(sv) vv^T */
-  /* A = U S V^T: tall: U = ww, V = vv; wide: A^T = ww S vv^T so U = vv, V = ww */
-  const double *U0 = wide ? vv : ww, *V0 = wide ? ww : vv;
-  int64_t u0c = k, v0r = wide ? n : c; /* U0 is m x k, V0 is n x k */
-  (void)v0r;
-  int64_t uc = full ? m : k, vr = full ? n : k;
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < uc; j++) u[i * uc + j] = j < k ? U0[i * u0c + j] * (sv[j] > 0) : 0;
-  complete_basis(u, m, uc, k);
-  /* V as n x vr, then transposed into vt */
-  double *vtmp = w;
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < vr; j++) vtmp[i * vr + j] = j < k ? V0[i * k + j] : 0;
-  complete_basis(vtmp, n, vr, k);
-  transpose(vtmp, n, vr, vt);
-}
-
-/* _linalg_svd(A, full_matrices, compute_uv) -> (U, S, Vh). */
-static int k_svd(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *a = ref_tensor(c, "A");
-  bool full = false, uv = true;
-  ref_bool(c, "full_matrices", &full);
-  ref_bool(c, "compute_uv", &uv);
-  ref_la_scratch s;
-  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
-  int64_t k = m < n ? m : n;
-  int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
-    svd_any(s.m[0], m, n, full, s.m[1], s.m[2], s.m[3], s.m[4], s.m[5]);
-    ref_mat_store(ref_mat_at(&c->outputs[1], true, bidx, br), s.m[2], 1);
-    if (uv && c->outputs[0].rank >= 2) {
-      ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], full ? m : k);
-      ref_mat_store(ref_mat_at(&c->outputs[2], false, bidx, br), s.m[3], n);
-    }
-  }
-  ref_la_free(&s);
-  return 0;
-}
-
-/* _linalg_eigh(A, UPLO, compute_v): cyclic Jacobi on the symmetric
- * matrix read from A's UPLO triangle; eigenvalues ascending. */
-static int k_eigh(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *a = ref_tensor(c, "A");
-  const char *uplo = ref_str(c, "UPLO");
-  bool upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u'), vecs = true;
-  ref_bool(c, "compute_v", &vecs);
-  ref_la_scratch s;
-  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
-  int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
-    double *A = s.m[0], *S = s.m[1], *V = s.m[2], *w = s.m[3];
-    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++) S[i * n + j] = (upper ? j >= i : j <= i) ? A[i * n + j] : A[j * n + i];
-    for (int64_t i = 0; i < n * n; i++) V[i] = i % (n + 1) == 0;
-    for (int sweep = 0; sweep < 60; sweep++) {
-      double off = 0;
-      for (int64_t p = 0; p < n; p++)
-        for (int64_t q = p + 1; q < n; q++) off += S[p * n + q] * S[p * n + q];
-      if (off == 0) break;
-      for (int64_t p = 0; p < n; p++)
-        for (int64_t q = p + 1; q < n; q++) {
-          double apq = S[p * n + q];
-          if (apq == 0) continue;
-          double th = (S[q * n + q] - S[p * n + p]) / (2 * apq);
-          double t = copysign(1.0, th) / (fabs(th) + sqrt(1 + th * th)), cs = 1 / sqrt(1 + t * t), sn = t * cs;
-          for (int64_t k = 0; k < n; k++) { /* S = J^T S J */
-            double x = S[k * n + p], y = S[k * n + q];
-            S[k * n + p] = cs * x - sn * y;
-            S[k * n + q] = sn * x + cs * y;
-          }
-          for (int64_t k = 0; k < n; k++) {
-            double x = S[p * n + k], y = S[q * n + k];
-            S[p * n + k] = cs * x - sn * y;
-            S[q * n + k] = sn * x + cs * y;
-          }
-          for (int64_t k = 0; k < n; k++) {
-            double x = V[k * n + p], y = V[k * n + q];
-            V[k * n + p] = cs * x - sn * y;
-            V[k * n + q] = sn * x + cs * y;
-          }
-        }
-    }
-    for (int64_t i = 0; i < n; i++) w[i] = S[i * n + i];
-    for (int64_t j = 0; j < n; j++) { /* ascending */
-      int64_t m = j;
-      for (int64_t k = j + 1; k < n; k++)
-        if (w[k] < w[m]) m = k;
-      double t = w[j];
-      w[j] = w[m], w[m] = t;
-      for (int64_t i = 0; i < n && m != j; i++) t = V[i * n + j], V[i * n + j] = V[i * n + m], V[i * n + m] = t;
-    }
-    ref_mat_store(ref_mat_at(&c->outputs[0], true, bidx, br), w, 1);
-    if (vecs && c->outputs[1].rank >= 2) ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), V, n);
-  }
-  ref_la_free(&s);
-  return 0;
-}
+/* ---- pinv, lstsq (the SVD: ref_svd, kernels_spectral.c) ----------------------------- */
 
 /* linalg_pinv.atol_rtol_tensor(self, atol, rtol, hermitian): V S+ U^T,
  * keeping singular values above max(atol, rtol * largest) (rtol defaults
@@ -1052,7 +859,10 @@ static int k_pinv(const alloy_kernel_call *c) {
   for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
     double *U = s.m[1], *S = s.m[2], *VT = s.m[3], *X = s.m[0];
     ref_mat_load(ref_mat_at(a, false, bidx, br), X);
-    svd_any(X, m, n, false, U, S, VT, s.m[4], s.m[5]);
+    if (!ref_svd(X, m, n, false, U, S, VT)) {
+      ref_la_free(&s);
+      return ref_fail(c, "pinv: out of memory");
+    }
     double atol = at ? ref_load_f(at->data, at->dtype, ref_scalar_at(at, bidx, br)) : 0;
     double rtol = rt ? ref_load_f(rt->data, rt->dtype, ref_scalar_at(rt, bidx, br))
                      : (at && atol > 0 ? 0 : eps * (double)(m > n ? m : n));
@@ -1132,7 +942,10 @@ static int k_lstsq(const alloy_kernel_call *c) {
     }
     if (ref_numel(svo) > 0) {
       ref_mat_load(ref_mat_at(a, false, bidx, br), A);
-      svd_any(A, m, n, false, s.m[4], tau, s.m[5], X, B);
+      if (!ref_svd(A, m, n, false, s.m[4], tau, s.m[5])) {
+        ref_la_free(&s);
+        return ref_fail(c, "lstsq: out of memory");
+      }
       ref_mat_store(ref_mat_at(svo, true, bidx, br), tau, 1);
     }
   }
@@ -1160,8 +973,6 @@ const alloy_kernel ref_kernels_linalg[] = {
     REF_KERNEL("aten.linalg_qr.default", k_qr),
     REF_KERNEL("aten.ormqr.default", k_ormqr),
     REF_KERNEL("aten.linalg_matrix_exp.default", k_matrix_exp),
-    REF_KERNEL("aten._linalg_svd.default", k_svd),
-    REF_KERNEL("aten._linalg_eigh.default", k_eigh),
     REF_KERNEL("aten.linalg_pinv.atol_rtol_tensor", k_pinv),
     REF_KERNEL("aten.linalg_lstsq.default", k_lstsq),
     {NULL, NULL, NULL, NULL},

@@ -3,9 +3,9 @@
  * views and movements (view/reshape, permute, expand, slice, select,
  * diagonal, unfold, as_strided, flip, ...), their *_copy and *_scatter
  * variants, cat/stack and the splits, paddings, im2col/col2im, the shuffles,
- * dtype conversions and copies, and the prims of the same kinds. The
- * linear algebra, random and FFT prims are in kernels_shape_2.c; the helpers
- * both files use (the views, their walks, fail) are in kernels_shape.h.
+ * dtype conversions and copies, and the prims of the same kinds. The SVD
+ * and FFT prims are in kernels_spectral.c; the helpers both files use (the
+ * views, their walks, fail) are in kernels_shape.h.
  *
  * Every output here is a fresh tensor (the runtime runs views functionally),
  * so each op is a copy with index arithmetic. Two loops do nearly all of it:

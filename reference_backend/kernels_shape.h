@@ -1,8 +1,8 @@
 /*
  * reference_backend/kernels_shape.h: private to the shape family
- * (kernels_shape.c, kernels_shape_2.c): the strided windows ("views") and
- * their row-major walks, and the small helpers both files use. Defined in
- * kernels_shape.c.
+ * (kernels_shape.c) and the FFTs of kernels_spectral.c: the strided windows
+ * ("views") and their row-major walks, and the small helpers both files
+ * use. Defined in kernels_shape.c.
  */
 #ifndef ALLOY_REF_KERNELS_SHAPE_H
 #define ALLOY_REF_KERNELS_SHAPE_H

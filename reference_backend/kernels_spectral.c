@@ -1,8 +1,13 @@
 /*
- * reference_backend/kernels_shape_2.c: reference kernels, shape family,
- * part 2: linear algebra and FFT prims: prims.svd (one-sided Jacobi in
- * double) and prims.fft_r2c, fft_c2c and fft_c2r (a direct DFT per dim, in double complex). They share
- * the views and walks of kernels_shape.h with part 1 (kernels_shape.c).
+ * reference_backend/kernels_spectral.c: reference kernels of the spectral
+ * decompositions and transforms, in double: the SVD (one-sided Jacobi,
+ * the one implementation Alloy has: _linalg_svd, prims.svd, and through
+ * ref_svd (spectral.h) pinv and lstsq in kernels_linalg.c), the symmetric
+ * eigendecomposition (_linalg_eigh, cyclic Jacobi), and the FFTs (ATen's
+ * _fft_r2c, _fft_c2c and _fft_c2r, which normalize, and the prims, which
+ * do not), a direct DFT per dim in double complex. The FFTs use the views
+ * and walks of kernels_shape.h; the matrices are read and written with the
+ * helpers of ref.h (kernels_linalg.c).
  */
 #include <complex.h>
 #include <math.h>
@@ -12,132 +17,212 @@
 
 #include "reference_backend/kernels_shape.h"
 #include "reference_backend/ref.h"
+#include "reference_backend/spectral.h"
 
-/* ---- prims.svd ------------------------------------------------------------
- * One-sided Jacobi (Hestenes) in double: the columns of a tall matrix B
- * (m >= n) are rotated until orthogonal, B V = U S; a wide matrix is done
- * transposed. Columns of U that S leaves undetermined (zero singular values,
- * full_matrices) are completed by Gram-Schmidt on the unit vectors. Singular
- * values come out descending; signs are Jacobi's (SVD's are not unique). */
+/* ---- SVD --------------------------------------------------------------------------
+ * One-sided Jacobi (Hestenes) for the SVD and cyclic Jacobi for symmetric
+ * eigenproblems: simple and accurate in double. Singular vectors and
+ * eigenvectors are unique only up to sign (and rotation among equal
+ * values); LAPACK's choice is not reproduced, so outputs holding them may
+ * differ from PyTorch's by sign while the factorizations agree. */
 
-/* Makes column j of the m x cols matrix q (column-major) a unit vector
- * orthogonal to columns 0..j-1. */
-static void complete_column(double *q, int64_t m, int64_t j) {
-  for (int64_t e = 0; e < m; e++) {
-    double *v = q + j * m;
-    for (int64_t i = 0; i < m; i++) v[i] = i == e;
-    for (int pass = 0; pass < 2; pass++)
-      for (int64_t k = 0; k < j; k++) {
-        double dot = 0;
-        for (int64_t i = 0; i < m; i++) dot += q[k * m + i] * v[i];
-        for (int64_t i = 0; i < m; i++) v[i] -= dot * q[k * m + i];
-      }
-    double norm = 0;
-    for (int64_t i = 0; i < m; i++) norm += v[i] * v[i];
-    if (norm > 1e-6) {
-      for (int64_t i = 0; i < m; i++) v[i] /= sqrt(norm);
-      return;
-    }
-  }
-}
-
-/* b: m x n column-major (m >= n), destroyed. u: m x ucols, s: n, v: n x n,
- * all column-major. */
-static void svd_tall(double *b, int64_t m, int64_t n, double *u, int64_t ucols, double *s, double *v) {
+/* Thin SVD of the m x n a (m >= n): u (m x n, orthonormal columns,
+ * completed where a singular value is 0), sv (n, descending), v (n x n). */
+static void svd_tall(const double *a, int64_t m, int64_t n, double *u, double *sv, double *v) {
+  memcpy(u, a, sizeof *u * (size_t)(m * n));
   for (int64_t i = 0; i < n * n; i++) v[i] = i % (n + 1) == 0;
-  for (int sweep = 0; sweep < 100; sweep++) {
+  for (int sweep = 0; sweep < 60; sweep++) {
     bool rotated = false;
     for (int64_t p = 0; p < n; p++)
       for (int64_t q = p + 1; q < n; q++) {
-        double al = 0, be = 0, ga = 0, *bp = b + p * m, *bq = b + q * m;
-        for (int64_t i = 0; i < m; i++) al += bp[i] * bp[i], be += bq[i] * bq[i], ga += bp[i] * bq[i];
+        double al = 0, be = 0, ga = 0;
+        for (int64_t i = 0; i < m; i++) {
+          al += u[i * n + p] * u[i * n + p];
+          be += u[i * n + q] * u[i * n + q];
+          ga += u[i * n + p] * u[i * n + q];
+        }
         if (fabs(ga) <= 1e-15 * sqrt(al * be) || ga == 0) continue;
         rotated = true;
-        double zeta = (be - al) / (2 * ga);
-        double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+        double zeta = (be - al) / (2 * ga), t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
         double cs = 1 / sqrt(1 + t * t), sn = cs * t;
         for (int64_t i = 0; i < m; i++) {
-          double x = bp[i], y = bq[i];
-          bp[i] = cs * x - sn * y, bq[i] = sn * x + cs * y;
+          double x = u[i * n + p], y = u[i * n + q];
+          u[i * n + p] = cs * x - sn * y;
+          u[i * n + q] = sn * x + cs * y;
         }
         for (int64_t i = 0; i < n; i++) {
-          double x = v[p * n + i], y = v[q * n + i];
-          v[p * n + i] = cs * x - sn * y, v[q * n + i] = sn * x + cs * y;
+          double x = v[i * n + p], y = v[i * n + q];
+          v[i * n + p] = cs * x - sn * y;
+          v[i * n + q] = sn * x + cs * y;
         }
       }
     if (!rotated) break;
   }
   for (int64_t j = 0; j < n; j++) {
-    double norm = 0;
-    for (int64_t i = 0; i < m; i++) norm += b[j * m + i] * b[j * m + i];
-    s[j] = sqrt(norm);
+    double nrm = 0;
+    for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, u[i * n + j]);
+    sv[j] = nrm;
+    for (int64_t i = 0; i < m && nrm > 0; i++) u[i * n + j] /= nrm;
   }
-  /* descending order: selection sort of columns of b and v with s */
+  /* descending order (selection sort keeps it simple) */
   for (int64_t j = 0; j < n; j++) {
-    int64_t best = j;
+    int64_t b = j;
     for (int64_t k = j + 1; k < n; k++)
-      if (s[k] > s[best]) best = k;
-    if (best == j) continue;
-    double t = s[j];
-    s[j] = s[best], s[best] = t;
-    for (int64_t i = 0; i < m; i++) t = b[j * m + i], b[j * m + i] = b[best * m + i], b[best * m + i] = t;
-    for (int64_t i = 0; i < n; i++) t = v[j * n + i], v[j * n + i] = v[best * n + i], v[best * n + i] = t;
-  }
-  double tiny = (s[0] > 0 ? s[0] : 1) * 1e-13 * (double)m;
-  for (int64_t j = 0; j < ucols; j++) {
-    if (j < n && s[j] > tiny)
-      for (int64_t i = 0; i < m; i++) u[j * m + i] = b[j * m + i] / s[j];
-    else
-      complete_column(u, m, j);
+      if (sv[k] > sv[b]) b = k;
+    if (b == j) continue;
+    double t = sv[j];
+    sv[j] = sv[b], sv[b] = t;
+    for (int64_t i = 0; i < m; i++) t = u[i * n + j], u[i * n + j] = u[i * n + b], u[i * n + b] = t;
+    for (int64_t i = 0; i < n; i++) t = v[i * n + j], v[i * n + j] = v[i * n + b], v[i * n + b] = t;
   }
 }
 
-static int k_svd(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *a = &c->inputs[0], *uo = &c->outputs[0], *so = &c->outputs[1], *vo = &c->outputs[2];
-  if (c->num_outputs != 3 || a->rank < 2 || !alloy_dtype_is_float(a->dtype))
-    return ref_shape_fail(c, "expects a real matrix");
-  bool full = false;
-  ref_bool(c, "full_matrices", &full);
-  int r = a->rank;
-  int64_t m = a->sizes[r - 2], n = a->sizes[r - 1], k = m < n ? m : n, batch = ref_shape_numel_of(a->sizes, r - 2);
-  bool wide = m < n;
-  int64_t tm = wide ? n : m, tn = wide ? m : n; /* the tall problem */
-  int64_t ucols = full ? tm : tn;
-  double *b = malloc(sizeof *b * (size_t)(tm * tn + 1)), *u = malloc(sizeof *u * (size_t)(tm * ucols + 1));
-  double *s = malloc(sizeof *s * (size_t)(tn + 1)), *v = malloc(sizeof *v * (size_t)(tn * tn + 1));
-  if (!b || !u || !s || !v) {
-    free(b), free(u), free(s), free(v);
-    return ref_shape_fail(c, "out of memory");
-  }
-  for (int64_t bi = 0; bi < batch; bi++) {
-    /* batch offsets of every operand from the batch index */
-    int64_t ao = 0, uoff = 0, soff = 0, voff = 0, rem = bi;
-    for (int d = r - 3; d >= 0; d--) {
-      int64_t i = rem % a->sizes[d];
-      rem /= a->sizes[d];
-      ao += i * a->strides[d], uoff += i * uo->strides[d], soff += i * so->strides[d], voff += i * vo->strides[d];
+/* Completes the columns [from, cols) of the m x cols q (those whose norm is
+ * 0 or that are past `from`) to an orthonormal set, by Gram-Schmidt over
+ * the unit vectors. */
+static void complete_basis(double *q, int64_t m, int64_t cols, int64_t from) {
+  int64_t e = 0;
+  for (int64_t j = 0; j < cols; j++) {
+    double nrm = 0;
+    for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, q[i * cols + j]);
+    if (j < from && nrm > 0.5) continue;
+    for (; e < m; e++) {
+      for (int64_t i = 0; i < m; i++) q[i * cols + j] = i == e;
+      for (int pass = 0; pass < 2; pass++)
+        for (int64_t k = 0; k < cols; k++) {
+          if (k == j) continue;
+          double kn = 0, d = 0;
+          for (int64_t i = 0; i < m; i++) kn += q[i * cols + k] * q[i * cols + k], d += q[i * cols + k] * q[i * cols + j];
+          if (kn < 0.5) continue; /* not yet set */
+          for (int64_t i = 0; i < m; i++) q[i * cols + j] -= d * q[i * cols + k];
+        }
+      nrm = 0;
+      for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, q[i * cols + j]);
+      if (nrm > 1e-6) break;
     }
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double x = ref_load_f(a->data, a->dtype, ao + i * a->strides[r - 2] + j * a->strides[r - 1]);
-        if (wide) b[i * tm + j] = x; /* B = A^T: column i of B is row i of A */
-        else b[j * tm + i] = x;
-      }
-    svd_tall(b, tm, tn, u, ucols, s, v);
-    for (int64_t j = 0; j < k; j++) ref_store_f(so->data, so->dtype, soff + j * so->strides[r - 2], s[j]);
-    /* tall: A = U S V^T. wide: A^T = U' S V'^T, so U = V' and Vh = U'^T. */
-    const double *left = wide ? v : u, *right = wide ? u : v;
-    int64_t lrows = m, lcols = uo->sizes[r - 1], rrows = vo->sizes[r - 2];
-    for (int64_t i = 0; i < lrows; i++)
-      for (int64_t j = 0; j < lcols; j++)
-        ref_store_f(uo->data, uo->dtype, uoff + i * uo->strides[r - 2] + j * uo->strides[r - 1], left[j * m + i]);
-    for (int64_t i = 0; i < rrows; i++)
-      for (int64_t j = 0; j < n; j++)
-        ref_store_f(vo->data, vo->dtype, voff + i * vo->strides[r - 2] + j * vo->strides[r - 1], right[i * n + j]);
+    for (int64_t i = 0; i < m; i++) q[i * cols + j] = nrm > 0 ? q[i * cols + j] / nrm : 0;
+    e++;
   }
-  free(b), free(u), free(s), free(v);
+}
+
+bool ref_svd(const double *a, int64_t m, int64_t n, bool full, double *u, double *sv, double *vt) {
+  bool wide = m < n;
+  int64_t r = wide ? n : m, c = wide ? m : n, k = c;
+  int64_t uc = full ? m : k, vr = full ? n : k;
+  double *w = malloc(sizeof *w * (size_t)(r * c + 1)), *ww = malloc(sizeof *ww * (size_t)(r * c + 1));
+  double *vv = malloc(sizeof *vv * (size_t)(c * c + 1)), *vtmp = malloc(sizeof *vtmp * (size_t)(n * vr + 1));
+  bool ok = w && ww && vv && vtmp;
+  if (ok) {
+    for (int64_t i = 0; i < m; i++) /* the tall problem: a, or a^T */
+      for (int64_t j = 0; j < n; j++) w[wide ? j * m + i : i * n + j] = a[i * n + j];
+    svd_tall(w, r, c, ww, sv, vv); /* (r x c) = ww diag(sv) vv^T */
+    /* A = U S V^T: tall: U = ww, V = vv; wide: A^T = ww S vv^T so U = vv, V = ww */
+    const double *U0 = wide ? vv : ww, *V0 = wide ? ww : vv; /* m x k, n x k */
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < uc; j++) u[i * uc + j] = j < k ? U0[i * k + j] * (sv[j] > 0) : 0;
+    complete_basis(u, m, uc, k);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < vr; j++) vtmp[i * vr + j] = j < k ? V0[i * k + j] : 0;
+    complete_basis(vtmp, n, vr, k);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < vr; j++) vt[j * n + i] = vtmp[i * vr + j];
+  }
+  free(w), free(ww), free(vv), free(vtmp);
+  return ok;
+}
+
+/* _linalg_svd(A, full_matrices, compute_uv) -> (U, S, Vh), and prims.svd(A,
+ * full_matrices), which always computes U and Vh. */
+static int k_svd(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *a = ref_tensor(c, "A");
+  bool full = false, uv = true;
+  ref_bool(c, "full_matrices", &full);
+  ref_bool(c, "compute_uv", &uv);
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, m = a->sizes[a->rank - 2], n = a->sizes[a->rank - 1];
+  int64_t k = m < n ? m : n, uc = full ? m : k, vr = full ? n : k;
+  int br = a->rank - 2;
+  double *A = malloc(sizeof *A * (size_t)(m * n + 1)), *U = malloc(sizeof *U * (size_t)(m * uc + 1));
+  double *S = malloc(sizeof *S * (size_t)(k + 1)), *VT = malloc(sizeof *VT * (size_t)(vr * n + 1));
+  int status = A && U && S && VT ? 0 : ref_fail(c, "svd: out of memory");
+  for (int64_t b = 0; b < nb && !status; b++, ref_next_index(bidx, a->sizes, br)) {
+    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
+    if (!ref_svd(A, m, n, full, U, S, VT)) {
+      status = ref_fail(c, "svd: out of memory");
+      break;
+    }
+    ref_mat_store(ref_mat_at(&c->outputs[1], true, bidx, br), S, 1);
+    if (uv && c->outputs[0].rank >= 2) {
+      ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), U, uc);
+      ref_mat_store(ref_mat_at(&c->outputs[2], false, bidx, br), VT, n);
+    }
+  }
+  free(A), free(U), free(S), free(VT);
+  return status;
+}
+
+/* ---- eigh ---------------------------------------------------------------------------- */
+
+/* _linalg_eigh(A, UPLO, compute_v): cyclic Jacobi on the symmetric
+ * matrix read from A's UPLO triangle; eigenvalues ascending. */
+static int k_eigh(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *a = ref_tensor(c, "A");
+  const char *uplo = ref_str(c, "UPLO");
+  bool upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u'), vecs = true;
+  ref_bool(c, "compute_v", &vecs);
+  ref_la_scratch s;
+  if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
+  int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
+  int br = a->rank - 2;
+  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
+    double *A = s.m[0], *S = s.m[1], *V = s.m[2], *w = s.m[3];
+    ref_mat_load(ref_mat_at(a, false, bidx, br), A);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) S[i * n + j] = (upper ? j >= i : j <= i) ? A[i * n + j] : A[j * n + i];
+    for (int64_t i = 0; i < n * n; i++) V[i] = i % (n + 1) == 0;
+    for (int sweep = 0; sweep < 60; sweep++) {
+      double off = 0;
+      for (int64_t p = 0; p < n; p++)
+        for (int64_t q = p + 1; q < n; q++) off += S[p * n + q] * S[p * n + q];
+      if (off == 0) break;
+      for (int64_t p = 0; p < n; p++)
+        for (int64_t q = p + 1; q < n; q++) {
+          double apq = S[p * n + q];
+          if (apq == 0) continue;
+          double th = (S[q * n + q] - S[p * n + p]) / (2 * apq);
+          double t = copysign(1.0, th) / (fabs(th) + sqrt(1 + th * th)), cs = 1 / sqrt(1 + t * t), sn = t * cs;
+          for (int64_t k = 0; k < n; k++) { /* S = J^T S J */
+            double x = S[k * n + p], y = S[k * n + q];
+            S[k * n + p] = cs * x - sn * y;
+            S[k * n + q] = sn * x + cs * y;
+          }
+          for (int64_t k = 0; k < n; k++) {
+            double x = S[p * n + k], y = S[q * n + k];
+            S[p * n + k] = cs * x - sn * y;
+            S[q * n + k] = sn * x + cs * y;
+          }
+          for (int64_t k = 0; k < n; k++) {
+            double x = V[k * n + p], y = V[k * n + q];
+            V[k * n + p] = cs * x - sn * y;
+            V[k * n + q] = sn * x + cs * y;
+          }
+        }
+    }
+    for (int64_t i = 0; i < n; i++) w[i] = S[i * n + i];
+    for (int64_t j = 0; j < n; j++) { /* ascending */
+      int64_t m = j;
+      for (int64_t k = j + 1; k < n; k++)
+        if (w[k] < w[m]) m = k;
+      double t = w[j];
+      w[j] = w[m], w[m] = t;
+      for (int64_t i = 0; i < n && m != j; i++) t = V[i * n + j], V[i * n + j] = V[i * n + m], V[i * n + m] = t;
+    }
+    ref_mat_store(ref_mat_at(&c->outputs[0], true, bidx, br), w, 1);
+    if (vecs && c->outputs[1].rank >= 2) ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), V, n);
+  }
+  ref_la_free(&s);
   return 0;
 }
+
 
 /* ---- prims.fft_* -----------------------------------------------------------
  * Plain unnormalized DFTs in double complex, one listed dim after another,
@@ -266,13 +351,17 @@ static int aten_fft(const alloy_kernel_call *c, int mode) {
   return fft(c, mode, norm);
 }
 static int k_aten_fft_r2c(const alloy_kernel_call *c) { return aten_fft(c, 0); }
+static int k_aten_fft_c2c(const alloy_kernel_call *c) { return aten_fft(c, 1); }
 static int k_aten_fft_c2r(const alloy_kernel_call *c) { return aten_fft(c, 2); }
 
 /* ---- the table -------------------------------------------------------------- */
 
-const alloy_kernel ref_kernels_shape_2[] = {
+const alloy_kernel ref_kernels_spectral[] = {
+    REF_KERNEL("aten._linalg_svd.default", k_svd),
     REF_KERNEL("prims.svd.default", k_svd),
+    REF_KERNEL("aten._linalg_eigh.default", k_eigh),
     REF_KERNEL("aten._fft_r2c.default", k_aten_fft_r2c),
+    REF_KERNEL("aten._fft_c2c.default", k_aten_fft_c2c),
     REF_KERNEL("aten._fft_c2r.default", k_aten_fft_c2r),
     REF_KERNEL("prims.fft_r2c.default", k_fft_r2c),
     REF_KERNEL("prims.fft_c2c.default", k_fft_c2c),

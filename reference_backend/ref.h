@@ -16,11 +16,11 @@
  * (kernels_all.c). */
 int ref_kernels_join(alloy_kernel *out, int cap);
 extern const alloy_kernel ref_kernels_pointwise[], ref_kernels_reduce[],
-    ref_kernels_histogram[], ref_kernels_shape[], ref_kernels_shape_2[],
+    ref_kernels_histogram[], ref_kernels_shape[], ref_kernels_spectral[],
     ref_kernels_index[], ref_kernels_nn[], ref_kernels_pooling[],
     ref_kernels_norms[], ref_kernels_losses[], ref_kernels_nn_activation[],
     ref_kernels_resample[], ref_kernels_factory[], ref_kernels_linalg[],
-    ref_kernels_misc[], ref_kernels_ldl[];
+    ref_kernels_misc[], ref_kernels_ldl[], ref_kernels_random[];
 /* Python's scalar operators on SymInts (reference_backend/kernels_operator.c). */
 extern const alloy_kernel ref_kernels_operator[];
 
