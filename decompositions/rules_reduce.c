@@ -433,6 +433,57 @@ static void std_mean(decomp *d) {
   out_back(d, 1, welford_mean(d, x));
 }
 
+/* The older overloads of var, std, var_mean and std_mean: unbiased is
+ * correction 1 (0 when false); without dims, every dim. */
+static void var_like(decomp *d, const char *op, bool has_dims) {
+  alloy_arg dims = has_dims ? *d_arg(d, 1) : NONE;
+  alloy_arg keep = has_dims ? *d_arg(d, 3) : B(false);
+  alloy_arg corr = I(d_bool(d, has_dims ? 2 : 1) ? 1 : 0);
+  alloy_value *outs[2];
+  int n = DN(d, op, outs, 2, V(d_tensor(d, 0)), dims, corr, keep);
+  for (int k = 0; k < n && !d_failed(d); k++) d_out(d, k, outs[k]);
+}
+static void var_all(decomp *d) { var_like(d, "aten.var.correction", false); }
+static void std_all(decomp *d) { var_like(d, "aten.std.correction", false); }
+static void std_dim(decomp *d) { var_like(d, "aten.std.correction", true); }
+static void var_mean_all(decomp *d) { var_like(d, "aten.var_mean.correction", false); }
+static void std_mean_all(decomp *d) { var_like(d, "aten.std_mean.correction", false); }
+static void var_mean_dim(decomp *d) { var_like(d, "aten.var_mean.correction", true); }
+static void std_mean_dim(decomp *d) { var_like(d, "aten.std_mean.correction", true); }
+
+/* nanmean = nansum / the number of elements that are not NaN, as
+ * PyTorch's: the sum in its dtype, divided by an int64 count. */
+static void nanmean(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  if (refuse_complex(d, d_dtype(x))) return;
+  alloy_value *sum = D(d, "aten.nansum.default", V(x), *d_arg(d, 1), *d_arg(d, 2), *d_arg(d, 3));
+  alloy_value *kept = D(d, "aten.logical_not.default", V(D(d, "aten.isnan.default", V(x))));
+  alloy_value *count = D(d, "aten.sum.dim_IntList", V(kept), *d_arg(d, 1), *d_arg(d, 2), DT(ALLOY_I64));
+  d_out(d, 0, D(d, "aten.div.Tensor", V(sum), V(count)));
+}
+
+/* sum_to_size(size): the sum over self's leading dims and over the dims
+ * where size has 1 and self does not, viewed as size. */
+static void sum_to_size(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  alloy_dim size[ALLOY_MAX_RANK];
+  int n = d_dims(d, 1, size, ALLOY_MAX_RANK);
+  if (d_failed(d) || !x) return;
+  int r = d_rank(x), lead = r - n, nd = 0;
+  int64_t dims[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) {
+    alloy_dim s = d_shape(x)[k];
+    bool one = k >= lead && alloy_dim_is_const(size[k - lead]) && size[k - lead].value == 1;
+    if (k < lead || (one && !(alloy_dim_is_const(s) && s.value == 1))) dims[nd++] = k;
+  }
+  if (nd == 0) return d_out(d, 0, D(d, "aten.alias.default", V(x)));
+  alloy_value *s = D(d, "aten.sum.dim_IntList", V(x), d_int_list(d, dims, nd), B(true), DT(d_dtype(x)));
+  d_out(d, 0, D(d, "aten.view.default", V(s), d_dim_list(d, size, n)));
+}
+
+static void is_all_true(decomp *d) { d_out(d, 0, D(d, "aten.all.default", V(d_tensor(d, 0)))); }
+static void is_any_true(decomp *d) { d_out(d, 0, D(d, "aten.any.default", V(d_tensor(d, 0)))); }
+
 /* --- norms ------------------------------------------------------------------------*/
 
 /* ||x||_p over the dims dl (all of them when nd is 0) = (sum |x|^p)^(1/p);
@@ -491,6 +542,19 @@ static void vector_norm(decomp *d) {
   d_out(d, 0, vector_norm_of(d, d_to(d, x, d_out_dtype(d, 0)), ord, dl, nd, all, d_bool(d, 3),
                              d_out_dtype(d, 0)));
 }
+
+/* norm.ScalarOpt_dtype(p, dtype), norm.ScalarOpt_dim_dtype(p, dim,
+ * keepdim, dtype), frobenius_norm(dim, keepdim): linalg_vector_norm, p =
+ * None being 2. */
+static void norm_as_vector(decomp *d, alloy_arg p, alloy_arg dims, alloy_arg keep, alloy_arg dtype) {
+  if (p.kind == ALLOY_ARG_NONE) p = I(2);
+  d_out(d, 0, D(d, "aten.linalg_vector_norm.default", V(d_tensor(d, 0)), p, dims, keep, dtype));
+}
+static void norm_dtype(decomp *d) { norm_as_vector(d, *d_arg(d, 1), NONE, B(false), *d_arg(d, 2)); }
+static void norm_dim_dtype(decomp *d) {
+  norm_as_vector(d, *d_arg(d, 1), *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4));
+}
+static void frobenius_norm(decomp *d) { norm_as_vector(d, I(2), *d_arg(d, 1), *d_arg(d, 2), NONE); }
 
 /* renorm: each slice along dim whose p-norm passes maxnorm is scaled down
  * to it (the norm in opmath, the factor rounded to x's dtype). */
@@ -556,5 +620,19 @@ const decomp_rule decomp_rules_reduce[] = {
     {"aten.linalg_vector_norm.default", vector_norm, DECOMP_TO_CORE},
     {"aten.norm.ScalarOpt_dim", vector_norm, DECOMP_TO_CORE},
     {"aten.renorm.default", renorm, DECOMP_TO_CORE},
+    {"aten.norm.ScalarOpt_dtype", norm_dtype, DECOMP_TO_CORE},
+    {"aten.norm.ScalarOpt_dim_dtype", norm_dim_dtype, DECOMP_TO_CORE},
+    {"aten.frobenius_norm.dim", frobenius_norm, DECOMP_TO_CORE},
+    {"aten.var.default", var_all, DECOMP_TO_CORE},
+    {"aten.std.default", std_all, DECOMP_TO_CORE},
+    {"aten.std.dim", std_dim, DECOMP_TO_CORE},
+    {"aten.var_mean.default", var_mean_all, DECOMP_TO_CORE},
+    {"aten.std_mean.default", std_mean_all, DECOMP_TO_CORE},
+    {"aten.var_mean.dim", var_mean_dim, DECOMP_TO_CORE},
+    {"aten.std_mean.dim", std_mean_dim, DECOMP_TO_CORE},
+    {"aten.nanmean.default", nanmean, DECOMP_TO_CORE},
+    {"aten.sum_to_size.default", sum_to_size, DECOMP_TO_CORE},
+    {"aten._is_all_true.default", is_all_true, DECOMP_TO_CORE},
+    {"aten._is_any_true.default", is_any_true, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

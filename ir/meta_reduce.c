@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ir/meta.h"
+#include "ir/meta_alias.h"
 
 /* Copies n dims; a 0-dim tensor's shape may be NULL. */
 static void copy_dims(alloy_dim *dst, const alloy_dim *src, int n) {
@@ -165,7 +166,7 @@ enum {
   R_SUM, R_SUM_DIM, R_PROD_DIM, R_MEAN, R_MEAN_DIM, R_AMAX, R_ANY, R_ANY_DIM,
   R_ANY_DIMS, R_ARGMAX, R_VAR_DIM, R_VAR_CORR, R_VAR_MEAN, R_LOGSUMEXP,
   R_NORM, R_COUNT_NZ, R_COUNT_NZ_DIMS, R_MAX, R_MAX_DIM, R_MEDIAN_DIM,
-  R_MODE, R_KTHVALUE, R_AMINMAX,
+  R_MODE, R_KTHVALUE, R_AMINMAX, R_VAR_ALL, R_VAR_MEAN_ALL,
 };
 
 static const reduce_desc reduce_descs[] = {
@@ -201,6 +202,9 @@ static const reduce_desc reduce_descs[] = {
     [R_KTHVALUE] = {DIM_ONE, 2, 3, -1, OUT_SAME, 2, OUT_I64, false},
     /* aminmax(self, *, dim=None, keepdim) */
     [R_AMINMAX] = {DIM_OPT, 1, 2, -1, OUT_SAME, 2, OUT_SAME, true},
+    /* var/std(self, unbiased), var_mean/std_mean(self, unbiased) */
+    [R_VAR_ALL] = {DIM_ALL, -1, -1, -1, OUT_REAL_FLOAT, 1, OUT_SAME, false},
+    [R_VAR_MEAN_ALL] = {DIM_ALL, -1, -1, -1, OUT_REAL_FLOAT, 2, OUT_SAME, false},
 };
 
 static alloy_error *reduce_with(alloy_meta *m, const reduce_desc *r) {
@@ -291,6 +295,70 @@ static alloy_error *meta_bool_compare(alloy_meta *m) {
                         alloy_dtype_name(b->dtype), alloy_dtype_name(a->dtype));
   }
   return meta_out_scalar(m, 0, ALLOY_VALUE_BOOL, alloy_dim_const(0));
+}
+
+/* --- reductions made of others ------------------------------------------------*/
+
+enum { NORM_DTYPE, NORM_DIM_DTYPE, NORM_FROBENIUS };
+
+/* norm.ScalarOpt_dtype(self, p, *, dtype), norm.ScalarOpt_dim_dtype(self,
+ * p, dim, keepdim, *, dtype) and frobenius_norm.dim(self, dim, keepdim),
+ * of at most 2 dims: linalg_vector_norm's, p = None being 2. */
+static alloy_error *meta_norm_as_vector(alloy_meta *m) {
+  alloy_arg none = alloy_arg_none(), dims = none, keep = alloy_arg_bool(false), dtype = none;
+  alloy_arg p = m->param == NORM_FROBENIUS || meta_is_none(m, 1) ? alloy_arg_int(2) : m->args[1];
+  if (m->param == NORM_DTYPE) dtype = m->args[2];
+  if (m->param == NORM_DIM_DTYPE) dims = m->args[2], keep = m->args[3], dtype = m->args[4];
+  if (m->param == NORM_FROBENIUS) {
+    dims = m->args[1], keep = m->args[2];
+    int n = dims.kind == ALLOY_ARG_LIST ? dims.u.list.n : 1;
+    if (n > 2) return meta_error(m, "Expected at most 2 dimensions, but got %d dimensions instead.", n);
+  }
+  const alloy_value *x = meta_tensor(m, 0);
+  if (m->param != NORM_FROBENIUS && !is_float_or_complex(x->dtype))
+    return meta_error(m, "norm(): input dtype should be either floating point or complex. Got %s instead.",
+                      alloy_dtype_name(x->dtype));
+  alloy_arg args[5] = {m->args[0], p, dims, keep, dtype};
+  return meta_as_op(m, "aten.linalg_vector_norm.default", args, 5, 0);
+}
+
+/* nanmean(self, dim, keepdim, *, dtype): nansum's type, of a floating
+ * self. */
+static alloy_error *meta_nanmean(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (!is_float_or_complex(x->dtype))
+    return meta_error(m, "nanmean(): expected input to have floating point or complex dtype but got %s",
+                      alloy_dtype_name(x->dtype));
+  return reduce_with(m, &reduce_descs[R_SUM_DIM]);
+}
+
+/* sum_to_size(self, size): self summed down to size, which must expand to
+ * self's shape. */
+static alloy_error *meta_sum_to_size(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  alloy_dim size[ALLOY_MAX_RANK + 1];
+  int n;
+  alloy_error *e = meta_dims(m, 1, size, ALLOY_MAX_RANK + 1, &n);
+  if (e) return e;
+  bool ok = n <= x->rank;
+  for (int k = 0; ok && k < n; k++) {
+    alloy_dim s = size[n - 1 - k], t = x->shape[x->rank - 1 - k];
+    ok = (alloy_dim_is_const(s) && s.value == 1) || alloy_dim_eq(m->st, s, t) != ALLOY_FALSE;
+  }
+  if (!ok) {
+    char a[128], b[128];
+    return meta_error(m, "size {%s} is not expandable to size {%s}.", meta_shape_text(size, n, a, sizeof a),
+                      meta_shape_text(x->shape, x->rank, b, sizeof b));
+  }
+  return meta_out_tensor(m, 0, x->dtype, size, n);
+}
+
+/* _is_all_true / _is_any_true(self): a 0-dim bool, of a bool self. */
+static alloy_error *meta_is_all_true(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x->dtype != ALLOY_BOOL)
+    return meta_error(m, "argument 'self' must be a bool tensor, got %s", alloy_dtype_name(x->dtype));
+  return meta_out_tensor(m, 0, ALLOY_BOOL, NULL, 0);
 }
 
 /* --- scans, softmax, sort ------------------------------------------------------*/
@@ -624,6 +692,20 @@ const alloy_meta_entry alloy_meta_reduce[] = {
     {"aten.nanmedian.dim", meta_reduce, R_MEDIAN_DIM},
     {"aten.mode.default", meta_reduce, R_MODE},
     {"aten.aminmax.default", meta_reduce, R_AMINMAX},
+    {"aten.var.default", meta_reduce, R_VAR_ALL},
+    {"aten.std.default", meta_reduce, R_VAR_ALL},
+    {"aten.std.dim", meta_reduce, R_VAR_DIM},
+    {"aten.var_mean.default", meta_reduce, R_VAR_MEAN_ALL},
+    {"aten.std_mean.default", meta_reduce, R_VAR_MEAN_ALL},
+    {"aten.var_mean.dim", meta_reduce, R_VAR_MEAN},
+    {"aten.std_mean.dim", meta_reduce, R_VAR_MEAN},
+    {"aten.norm.ScalarOpt_dtype", meta_norm_as_vector, NORM_DTYPE},
+    {"aten.norm.ScalarOpt_dim_dtype", meta_norm_as_vector, NORM_DIM_DTYPE},
+    {"aten.frobenius_norm.dim", meta_norm_as_vector, NORM_FROBENIUS},
+    {"aten.nanmean.default", meta_nanmean, 0},
+    {"aten.sum_to_size.default", meta_sum_to_size, 0},
+    {"aten._is_all_true.default", meta_is_all_true, 0},
+    {"aten._is_any_true.default", meta_is_all_true, 0},
     {"aten.kthvalue.default", meta_kthvalue, 0},
     {"aten.trace.default", meta_trace, 0},
     {"aten.dist.default", meta_dist, 0},

@@ -192,3 +192,34 @@ def samples(torch):
     yield aten.inner.default, (r(2, 3), r(4, 3)), {}
     yield aten.inner.default, (r(3), torch.tensor(2.0)), {}
     yield aten.inner.default, (i(0, 9, 3), i(0, 9, 3)), {}
+    # reductions made of others
+    yield aten.var.default, (r(3, 4),), {}
+    yield aten.var.default, (h(5), False), {}
+    yield aten.std.default, (r(2, 3, 4),), {}
+    yield aten.std.default, (r(1), True), {}
+    yield aten.std.dim, (r(3, 4), [1]), {}
+    yield aten.std.dim, (h(3, 4, 2), [0, 2], False, True), {}
+    yield aten.var_mean.default, (r(4, 3),), {}
+    yield aten.std_mean.default, (r(6), False), {}
+    yield aten.var_mean.dim, (r(3, 4), [0], True, True), {}
+    yield aten.std_mean.dim, (r(3, 4), None), {}
+    yield aten.norm.ScalarOpt_dtype, (r(3, 4), None), {"dtype": torch.float64}
+    yield aten.norm.ScalarOpt_dtype, (h(5), 3), {"dtype": torch.float32}
+    yield aten.norm.ScalarOpt_dim_dtype, (r(3, 4), 1, [1], True), {"dtype": torch.float64}
+    yield aten.norm.ScalarOpt_dim_dtype, (h(3, 4), float("inf"), [0], False), {"dtype": torch.float32}
+    yield aten.frobenius_norm.dim, (r(3, 4, 2), [0, 2]), {}
+    yield aten.frobenius_norm.dim, (h(3, 4), [1], True), {}
+    x = r(3, 4)
+    x[0, 1] = float("nan")
+    x[2] = float("nan")
+    yield aten.nanmean.default, (x,), {}
+    yield aten.nanmean.default, (x, [1]), {}
+    yield aten.nanmean.default, (x.half(), [0], True), {}
+    yield aten.sum_to_size.default, (r(2, 3, 4), [3, 1]), {}
+    yield aten.sum_to_size.default, (i(0, 9, 2, 3), [1, 3]), {}
+    yield aten.sum_to_size.default, (r(2, 3), [2, 3]), {}
+    yield aten.sum_to_size.default, (h(4, 1, 3), [1]), {}
+    yield aten._is_all_true.default, (torch.rand(3, 4) > 0.1,), {}
+    yield aten._is_all_true.default, (torch.ones(3, dtype=torch.bool),), {}
+    yield aten._is_any_true.default, (torch.rand(3, 4) > 0.9,), {}
+    yield aten._is_any_true.default, (torch.zeros(0, dtype=torch.bool),), {}
