@@ -2,12 +2,12 @@
  * decompositions/rules_nn.c: the neural-network composites, from ATen to
  * Core ATen: matrix products (linear, matmul, dot, mv, addmv, addr,
  * baddbmm, addbmm, _trilinear), attention, the normalizations (layer,
- * batch, group, instance, RMS), conv2d, dropout, linalg_cross and
- * embedding_bag. The rest of the family: convolutions in rules_conv.c,
- * pooling in rules_pooling.c, losses and distances in rules_losses.c,
- * padding, shuffles and upsampling in rules_resample.c, recurrent layers
- * in rules_rnn.c; the helpers they share are declared in rules_nn_util.h
- * and defined here.
+ * batch in all its modes, group, instance, RMS, weight), conv2d, dropout,
+ * linalg_cross and embedding_bag. The rest of the family: convolutions in
+ * rules_conv.c, pooling in rules_pooling.c, losses and distances in
+ * rules_losses.c, padding, shuffles and upsampling in rules_resample.c,
+ * recurrent layers in rules_rnn.c; the helpers they share are declared in
+ * rules_nn_util.h and defined here.
  *
  * The math follows PyTorch's own decompositions (torch/_decomp,
  * torch/_refs) and, where those are C++ composites, ATen's native code.
@@ -565,6 +565,77 @@ static void batch_norm_with_update(decomp *d) {
   d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
 }
 
+/* _batch_norm_no_update: evaluation batch norm plus the empty reserve. */
+static void batch_norm_no_update(decomp *d) {
+  alloy_value *o[3] = {0};
+  if (batch_norm_of(d, d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3),
+                    d_tensor(d, 4), false, d_float(d, 5), d_float(d, 6), o) < 3)
+    return;
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+  d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
+}
+
+/* The running statistics after a training step, as the CPU kernel updates
+ * them: momentum * batch mean + (1 - momentum) * running mean, and the
+ * same of the unbiased batch variance (n / (n - 1) times the biased one),
+ * in opmath of the running statistics' dtype. */
+static void updated_running_stats(decomp *d, alloy_value *x, alloy_value *mean, alloy_value *rm,
+                                  alloy_value *rv, double momentum, alloy_value **new_rm,
+                                  alloy_value **new_rv) {
+  if (!x || !mean) return;
+  int r = d_rank(x);
+  int64_t dims[ALLOY_MAX_RANK];
+  dims[0] = 0;
+  for (int i = 2; i < r; i++) dims[i - 1] = i;
+  alloy_dtype tm = d_dtype(rm), tv = d_dtype(rv), cm = d_opmath(tm), cv = d_opmath(tv);
+  alloy_value *var = D(d, "aten.var.correction", V(d_to(d, x, d_opmath(d_dtype(x)))),
+                       d_int_list(d, dims, r - 1), I(1), B(false));
+  *new_rm = d_to(d, nn_add(d, nn_mulf(d, d_to(d, mean, cm), momentum),
+                           nn_mulf(d, d_to(d, rm, cm), 1 - momentum)), tm);
+  *new_rv = d_to(d, nn_add(d, nn_mulf(d, d_to(d, var, cv), momentum),
+                           nn_mulf(d, d_to(d, rv, cv), 1 - momentum)), tv);
+}
+
+/* _batch_norm_with_update_functional: training batch norm, the empty
+ * reserve, and the updated running statistics as outputs. */
+static void batch_norm_with_update_functional(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *rm = d_tensor(d, 3), *rv = d_tensor(d, 4), *o[3] = {0};
+  double momentum = d_float(d, 5);
+  if (!rm || !rv) return d_decline(d, "no running statistics to update");
+  if (batch_norm_of(d, x, d_tensor(d, 1), d_tensor(d, 2), rm, rv, true, momentum, d_float(d, 6),
+                    o) < 3)
+    return;
+  alloy_value *new_rm = NULL, *new_rv = NULL;
+  updated_running_stats(d, x, o[1], rm, rv, momentum, &new_rm, &new_rv);
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+  d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
+  d_out(d, 4, new_rm);
+  d_out(d, 5, new_rv);
+}
+
+/* _native_batch_norm_legit_functional: batch norm in either mode, with the
+ * running statistics as outputs (updated in training, as they were in
+ * evaluation). */
+static void native_batch_norm_legit_functional(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *rm = d_tensor(d, 3), *rv = d_tensor(d, 4), *o[3] = {0};
+  bool training = d_bool(d, 5);
+  double momentum = d_float(d, 6);
+  if (!rm || !rv) return d_decline(d, "no running statistics");
+  if (batch_norm_of(d, x, d_tensor(d, 1), d_tensor(d, 2), rm, rv, training, momentum,
+                    d_float(d, 7), o) < 3)
+    return;
+  alloy_value *new_rm = NULL, *new_rv = NULL;
+  if (training) {
+    updated_running_stats(d, x, o[1], rm, rv, momentum, &new_rm, &new_rv);
+  } else {
+    new_rm = D(d, "aten.clone.default", V(rm));
+    new_rv = D(d, "aten.clone.default", V(rv));
+  }
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+  d_out(d, 3, new_rm);
+  d_out(d, 4, new_rv);
+}
+
 /* group_norm(x, G, w, b, eps) = native_group_norm over N, C, H*W... */
 static void group_norm(decomp *d) {
   alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 2), *b = d_tensor(d, 3);
@@ -670,10 +741,56 @@ static void rms_norm(decomp *d) {
   alloy_value *xc = d_to(d, x, c);
   alloy_value *ms = D(d, "aten.mean.dim", V(D(d, "aten.mul.Tensor", V(xc), V(xc))),
                       d_int_list(d, dims, n), B(true));
-  alloy_value *y = D(d, "aten.mul.Tensor", V(xc),
-                     V(D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(ms), F(eps))))));
+  alloy_value *rstd = D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(ms), F(eps))));
+  alloy_value *y = D(d, "aten.mul.Tensor", V(xc), V(rstd));
   if (w) y = D(d, "aten.mul.Tensor", V(y), V(w));
   d_out(d, 0, d_to(d, y, t));
+  /* _fused_rms_norm also gives rstd, in opmath */
+  if (alloy_node_num_outputs(d_node(d)) > 1) d_out(d, 1, rstd);
+}
+
+/* norm_except_dim(v, pow, dim): the pow-norm over every dim but dim (all
+ * of them for dim -1). */
+static alloy_value *norm_except_dim_of(decomp *d, alloy_value *v, double p, int64_t dim) {
+  if (!v) return NULL;
+  int r = d_rank(v), k = 0;
+  int64_t dims[ALLOY_MAX_RANK];
+  if (dim == -1)
+    return D(d, "aten.linalg_vector_norm.default", V(v), F(p));
+  int keep = d_wrap_dim(d, dim, r);
+  for (int i = 0; i < r; i++)
+    if (i != keep) dims[k++] = i;
+  return D(d, "aten.linalg_vector_norm.default", V(v), F(p), d_int_list(d, dims, k), B(true));
+}
+
+static void norm_except_dim(decomp *d) {
+  d_out(d, 0, norm_except_dim_of(d, d_tensor(d, 0), d_float(d, 1), d_int(d, 2)));
+}
+
+/* The weight norm w = v * (g / |v|), the norm over every dim but dim. As
+ * PyTorch's fused CPU kernel (_weight_norm_interface; _weight_norm's pick
+ * for dim 0 or the last without float16) it is computed in opmath, the
+ * norms (of g's shape) kept in it; elsewhere _weight_norm is its three
+ * ops, each rounded to its dtype. */
+static void weight_norm(decomp *d) {
+  alloy_value *v = d_tensor(d, 0), *g = d_tensor(d, 1);
+  int64_t dim = d_int(d, 2);
+  if (d_failed(d)) return;
+  bool interface = alloy_node_num_outputs(d_node(d)) > 1;
+  bool half = d_dtype(v) == ALLOY_F16 || d_dtype(g) == ALLOY_F16;
+  if (!interface && (half || (dim != 0 && dim != d_rank(v) - 1))) {
+    alloy_value *q = D(d, "aten.div.Tensor", V(g), V(norm_except_dim_of(d, v, 2, dim)));
+    d_out(d, 0, D(d, "aten.mul.Tensor", V(v), V(q)));
+    return;
+  }
+  alloy_dtype t = d_dtype(v), c = d_opmath(t);
+  alloy_value *norm = norm_except_dim_of(d, d_to(d, v, c), 2, dim);
+  if (!norm) return;
+  alloy_value *gc = nn_reshape(d, d_to(d, g, c), d_shape(norm), d_rank(norm));
+  alloy_value *w = D(d, "aten.mul.Tensor", V(d_to(d, v, c)),
+                     V(D(d, "aten.div.Tensor", V(gc), V(norm))));
+  d_out(d, 0, d_to(d, w, t));
+  if (interface) d_out(d, 1, nn_reshape(d, norm, d_shape(g), d_rank(g)));
 }
 
 /* --- convolution, dropout --------------------------------------------------------*/
@@ -750,9 +867,18 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.native_batch_norm.default", native_batch_norm, DECOMP_TO_CORE},
     {"aten.batch_norm.default", batch_norm, DECOMP_TO_CORE},
     {"aten._batch_norm_with_update.default", batch_norm_with_update, DECOMP_TO_CORE},
+    {"aten._batch_norm_no_update.default", batch_norm_no_update, DECOMP_TO_CORE},
+    {"aten._batch_norm_with_update_functional.default", batch_norm_with_update_functional,
+     DECOMP_TO_CORE},
+    {"aten._native_batch_norm_legit_functional.default", native_batch_norm_legit_functional,
+     DECOMP_TO_CORE},
     {"aten.group_norm.default", group_norm, DECOMP_TO_CORE},
     {"aten.instance_norm.default", instance_norm, DECOMP_TO_CORE},
     {"aten.rms_norm.default", rms_norm, DECOMP_TO_CORE},
+    {"aten._fused_rms_norm.default", rms_norm, DECOMP_TO_CORE},
+    {"aten.norm_except_dim.default", norm_except_dim, DECOMP_TO_CORE},
+    {"aten._weight_norm.default", weight_norm, DECOMP_TO_CORE},
+    {"aten._weight_norm_interface.default", weight_norm, DECOMP_TO_CORE},
     {"aten.conv2d.default", conv2d, DECOMP_TO_CORE},
     {"aten.dropout.default", dropout, DECOMP_TO_CORE},
     {"aten.linalg_cross.default", linalg_cross, DECOMP_TO_CORE},

@@ -750,13 +750,17 @@ static alloy_error *meta_group_norm_backward(alloy_meta *m) {
 typedef struct {
   int weight, bias, mean, var, training; /* -1: absent; training -2: always */
   bool reserve;                          /* a fourth, empty uint8 output     */
+  bool running_out; /* then the updated running_mean and running_var (functional) */
 } bn_args;
 
 static const bn_args bn_variants[] = {
-    {1, 2, 3, 4, 5, false},   /* native_batch_norm, _native_batch_norm_legit */
-    {1, 2, 3, 4, -1, false},  /* _native_batch_norm_legit_no_training       */
-    {1, 2, -1, -1, 3, false}, /* _native_batch_norm_legit.no_stats          */
-    {1, 2, 3, 4, -2, true},   /* _batch_norm_with_update                    */
+    {1, 2, 3, 4, 5, false, false},   /* native_batch_norm, _native_batch_norm_legit */
+    {1, 2, 3, 4, -1, false, false},  /* _native_batch_norm_legit_no_training       */
+    {1, 2, -1, -1, 3, false, false}, /* _native_batch_norm_legit.no_stats          */
+    {1, 2, 3, 4, -2, true, false},   /* _batch_norm_with_update                    */
+    {1, 2, 3, 4, -1, true, false},   /* _batch_norm_no_update                      */
+    {1, 2, 3, 4, -2, true, true},    /* _batch_norm_with_update_functional        */
+    {1, 2, 3, 4, 5, false, true},    /* _native_batch_norm_legit_functional       */
 };
 
 /* out has the input's shape; save_mean and save_invstd have one entry per
@@ -784,7 +788,12 @@ static alloy_error *meta_batch_norm(alloy_meta *m) {
       (e = meta_out_tensor(m, 2, t, &stat, 1)))
     return e;
   alloy_dim zero = C(0);
-  return a->reserve ? meta_out_tensor(m, 3, ALLOY_U8, &zero, 1) : NULL;
+  if (a->reserve && (e = meta_out_tensor(m, 3, ALLOY_U8, &zero, 1))) return e;
+  if (!a->running_out) return NULL;
+  const alloy_value *rm = meta_tensor(m, a->mean), *rv = meta_tensor(m, a->var);
+  if (!rm || !rv) return meta_error(m, "running_mean and running_var must be given");
+  int k = a->reserve ? 4 : 3;
+  return (e = meta_out_like(m, k, rm, rm->dtype)) ? e : meta_out_like(m, k + 1, rv, rv->dtype);
 }
 
 /* --- losses -------------------------------------------------------------*/
@@ -1234,6 +1243,9 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten._native_batch_norm_legit_no_training.default", meta_batch_norm, 1},
     {"aten._native_batch_norm_legit.no_stats", meta_batch_norm, 2},
     {"aten._batch_norm_with_update.default", meta_batch_norm, 3},
+    {"aten._batch_norm_no_update.default", meta_batch_norm, 4},
+    {"aten._batch_norm_with_update_functional.default", meta_batch_norm, 5},
+    {"aten._native_batch_norm_legit_functional.default", meta_batch_norm, 6},
 
     {"aten.mse_loss.default", meta_pointwise_loss, 0},
     {"aten.huber_loss.default", meta_pointwise_loss, 0},

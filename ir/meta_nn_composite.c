@@ -2,7 +2,8 @@
  * ir/meta_nn_composite.c: shape functions of the composite neural-network
  * ops that Alloy registers only to decompose them (decompositions/
  * rules_nn*.c): the normalizations group_norm, batch_norm, instance_norm
- * and rms_norm, whose result has the input's type; pad, which widens the
+ * and rms_norm, whose result has the input's type, with _fused_rms_norm,
+ * norm_except_dim and the weight norms; pad, which widens the
  * trailing dims; the losses cross_entropy_loss and nll_loss; and
  * embedding_bag, typed as the _embedding_bag it becomes.
  */
@@ -79,11 +80,94 @@ static alloy_error *meta_embedding_bag(alloy_meta *m) {
                    : meta_out_tensor(m, 3, off->dtype, one, 1);
 }
 
+/* _fused_rms_norm(input, normalized_shape, weight, eps) -> (output,
+ * rstd): the output has the input's type, rstd its shape with the
+ * normalized dims 1, in opmath (float32 below it). */
+static alloy_error *meta_fused_rms_norm(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *w = meta_tensor(m, 2);
+  alloy_dim ns[ALLOY_MAX_RANK], shape[ALLOY_MAX_RANK];
+  int n;
+  alloy_error *e = meta_dims(m, 1, ns, ALLOY_MAX_RANK, &n);
+  if (e) return e;
+  if (!alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "\"rms_norm\" not implemented for '%s': argument '%s' must be a "
+                      "floating-point tensor", alloy_dtype_name(x->dtype), meta_arg_name(m, 0));
+  if (n < 1 || n > x->rank)
+    return meta_error(m, "argument '%s': expected 1 to %d dims, got %d", meta_arg_name(m, 1),
+                      x->rank, n);
+  for (int i = 0; i < n; i++) {
+    bool bad = alloy_dim_eq(m->st, x->shape[x->rank - n + i], ns[i]) == ALLOY_FALSE;
+    bad |= w && (w->rank != n || alloy_dim_eq(m->st, w->shape[i], ns[i]) == ALLOY_FALSE);
+    if (bad)
+      return meta_error(m, "Given normalized_shape=%s, expected input and weight ending in it",
+                        meta_shape_text(ns, n, (char[256]){0}, 256));
+  }
+  for (int i = 0; i < x->rank; i++) shape[i] = i < x->rank - n ? x->shape[i] : alloy_dim_const(1);
+  if ((e = meta_out_like(m, 0, x, x->dtype))) return e;
+  return meta_out_tensor(m, 1, alloy_opmath_dtype(x->dtype), shape, x->rank);
+}
+
+/* norm_except_dim(v, pow, dim): the p-norm of v over every dim but dim,
+ * which alone keeps its size (dim -1: over all of v, a scalar). */
+static alloy_error *meta_norm_except_dim(alloy_meta *m) {
+  const alloy_value *v = meta_tensor(m, 0);
+  int64_t dim;
+  alloy_error *e = meta_int(m, 2, &dim);
+  if (e) return e;
+  if (!alloy_dtype_is_float(v->dtype) && !alloy_dtype_is_complex(v->dtype))
+    return meta_error(m, "norm(): input dtype should be either floating point or complex. "
+                      "Got %s instead.", alloy_dtype_name(v->dtype));
+  if (dim == -1) return meta_out_tensor(m, 0, v->dtype, NULL, 0);
+  int d;
+  if ((e = meta_wrap_dim(m, 2, dim, v->rank, &d))) return e;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  for (int i = 0; i < v->rank; i++) shape[i] = i == d ? v->shape[i] : alloy_dim_const(1);
+  return meta_out_tensor(m, 0, v->dtype, shape, v->rank);
+}
+
+/* _weight_norm(v, g, dim) = v * (g / norm_except_dim(v, 2, dim));
+ * _weight_norm_interface(v, g, dim) -> (w, norms), PyTorch's fused CPU
+ * kernel (dim 0 or the last; v and g of one dtype), norms of g's shape in
+ * opmath. _weight_norm takes the fused kernel where it can (param 0) and
+ * refuses what it refuses; elsewhere its dtype is v's and g's promoted. */
+static alloy_error *meta_weight_norm(alloy_meta *m) {
+  const alloy_value *v = meta_tensor(m, 0), *g = meta_tensor(m, 1);
+  int64_t dim;
+  alloy_error *e = meta_int(m, 2, &dim);
+  if (e) return e;
+  bool interface = m->param == 1;
+  bool half = v->dtype == ALLOY_F16 || g->dtype == ALLOY_F16;
+  bool fused = interface || (!half && (dim == 0 || dim == v->rank - 1));
+  if (interface && dim != 0 && dim != v->rank - 1)
+    return meta_error(m, "argument '%s': the fused weight norm takes the first or the last dim "
+                      "(0 or %d), got %lld", meta_arg_name(m, 2), v->rank - 1, (long long)dim);
+  if (!alloy_dtype_is_float(v->dtype))
+    return meta_error(m, "\"weight_norm_kernel\" not implemented for '%s'",
+                      alloy_dtype_name(v->dtype));
+  if (fused && v->dtype != g->dtype)
+    return meta_error(m, "expected scalar type %s but found %s", alloy_dtype_name(v->dtype),
+                      alloy_dtype_name(g->dtype));
+  alloy_promo_operand ops[2] = {meta_promo_operand(m, 0), meta_promo_operand(m, 1)};
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int r;
+  if (fused) {
+    if ((e = meta_out_like(m, 0, v, v->dtype))) return e;
+  } else {
+    if ((e = meta_broadcast(m, v->shape, v->rank, g->shape, g->rank, shape, &r))) return e;
+    if ((e = meta_out_tensor(m, 0, alloy_result_type(ops, 2), shape, r))) return e;
+  }
+  return interface ? meta_out_like(m, 1, g, alloy_opmath_dtype(g->dtype)) : NULL;
+}
+
 const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.group_norm.default", meta_like_input, 0},
     {"aten.batch_norm.default", meta_like_input, 0},
     {"aten.instance_norm.default", meta_like_input, 0},
     {"aten.rms_norm.default", meta_like_input, 0},
+    {"aten._fused_rms_norm.default", meta_fused_rms_norm, 0},
+    {"aten.norm_except_dim.default", meta_norm_except_dim, 0},
+    {"aten._weight_norm.default", meta_weight_norm, 0},
+    {"aten._weight_norm_interface.default", meta_weight_norm, 1},
     {"aten.pad.default", meta_pad, 0},
     {"aten.cross_entropy_loss.default", meta_class_loss, 0},
     {"aten.nll_loss.default", meta_class_loss, 0},

@@ -49,3 +49,32 @@ def samples(torch):
     yield a.mkldnn_convolution.default, (r(1, 3, 8), r(4, 3, 3), None, [1], [1], [1], 1), {}
     yield a.thnn_conv2d.default, (torch.randint(-4, 4, (1, 2, 5, 5)),
                                   torch.randint(-4, 4, (3, 2, 2, 2)), [2, 2]), {}
+
+    # --- normalization ----------------------------------------------------------
+    for dt, pt in ((torch.float32, torch.float32), (torch.float64, torch.float64),
+                   (torch.float16, torch.float32), (torch.bfloat16, torch.bfloat16)):
+        x = r(3, 4, 5, dtype=dt)
+        w, b, rm, rv = r(4, dtype=pt), r(4, dtype=pt), r(4, dtype=pt), torch.rand(4, dtype=pt) + 0.5
+        yield a._batch_norm_no_update.default, (x, w, b, rm, rv, 0.1, 1e-5), {}
+        yield a._batch_norm_with_update_functional.default, (x, w, b, rm, rv, 0.2, 1e-3), {}
+        yield a._native_batch_norm_legit_functional.default, (x, None, b, rm, rv, True, 0.1,
+                                                               1e-5), {}
+        yield a._native_batch_norm_legit_functional.default, (x, w, None, rm, rv, False, 0.1,
+                                                               1e-5), {}
+        yield a._fused_rms_norm.default, (x, [5], r(5, dtype=dt), 1e-5), {}
+        yield a._fused_rms_norm.default, (x, [4, 5], None, None), {}
+    x4 = r(2, 3, 4, 4)
+    yield a._batch_norm_with_update_functional.default, (x4, None, None, r(3), torch.rand(3),
+                                                         0.1, 1e-5), {}
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        v = r(3, 4, 5, dtype=dt)
+        yield a._weight_norm_interface.default, (v, r(3, 1, 1, dtype=dt), 0), {}
+        yield a._weight_norm_interface.default, (v, r(1, 1, 5, dtype=dt), 2), {}
+        yield a._weight_norm.default, (v, r(3, 1, 1, dtype=dt), 0), {}
+        yield a._weight_norm.default, (v, r(1, 4, 1, dtype=dt), 1), {}
+        yield a._weight_norm.default, (v, r(1, 1, 1, dtype=dt), -1), {}
+        yield a.norm_except_dim.default, (v, 2, 0), {}
+        yield a.norm_except_dim.default, (v, 3, 1), {}
+        yield a.norm_except_dim.default, (v, 2, -1), {}
+    yield a._weight_norm.default, (r(3, 4, dtype=torch.float16), r(3, 1, dtype=torch.float16), 0), {}
+    yield a._weight_norm_interface.default, (r(5, 2), r(5), 0), {}
