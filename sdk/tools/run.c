@@ -4,6 +4,7 @@
  *   alloy run MODEL [--inputs X.safetensors] [--outputs Y.safetensors]
  *             [--check Z.safetensors] [--backends a,b] [--batch N[,N...]]
  *             [--repeat N] [--stats] [--trace FILE] [--backend-opt NAME.KEY=VALUE]...
+ *             [--isolate [--isolate-timeout SECONDS]]
  *   alloy convert MODEL OUT.air [--weights W.safetensors]
  *   alloy check MODEL.pt2
  *
@@ -19,7 +20,11 @@
  * once. --repeat runs each size N times; --stats prints, per run, what
  * moved between the host and the backends (from alloy_run_stats);
  * --trace writes a Chrome trace of the whole command; --backend-opt passes
- * an option to a backend (repeatable).
+ * an option to a backend (repeatable). --isolate runs every plugin in a
+ * process of its own (isolate.c), so that one that crashes, hangs or exits
+ * is reported by name; a wait on one is bounded by --isolate-timeout
+ * (60 s). Everything else works with it but --trace, whose ranges would be
+ * spread over several processes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +39,7 @@
 #include "alloy/safetensors.h"
 #include "conformance/compare.h"
 #include "sdk/tools/commands.h"
+#include "sdk/tools/isolate.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -90,18 +96,23 @@ static alloy_host_tensor entry_tensor(const alloy_st_entry *e) {
                              .rank = e->rank, .sizes = e->shape, .data = (void *)e->data};
 }
 
-/* What runs the model: one program on one backend, or a mixture of
- * several (--backends a,b). */
+/* What runs the model: one program on one backend, a mixture of several
+ * (--backends a,b), or either with every plugin in a process of its own
+ * (--isolate). */
 typedef struct runner {
   alloy_program *prog;
   alloy_mixture *mix;
+  isolate *iso;
+  alloy_program_options iso_options; /* what iso reads for its life */
+  alloy_host_tensor *iso_weights;
   const char *used; /* the single backend's name */
 } runner;
 
 typedef struct run_opts {
   const char *model, *inputs, *outputs, *check, *backends, *batch, *decompose, *cost, *repeat,
       *trace;
-  bool stats;
+  bool stats, isolate;
+  double isolate_timeout;
   alloy_option opts[32]; /* --backend-opt, split at '=' (strings point into argv) */
   int nopts;
 } run_opts;
@@ -135,6 +146,17 @@ static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_model 
                               .backend_options = o->opts, .num_backend_options = o->nopts};
   alloy_error *e = NULL;
   if (free_moves) po.partition_launch_s = po.link_bytes_per_s = -1;
+  if (o->isolate) {
+    /* The children read the options, weights included, for the whole run. */
+    r->iso_options = po;
+    r->iso_weights = weights;
+    r->iso_options.weights = weights;
+    isolate_config c = {.list = list, .graph = g, .options = &r->iso_options,
+                        .timeout_s = o->isolate_timeout};
+    e = isolate_open(rt, &c, &r->iso);
+    r->used = r->iso ? isolate_backend(r->iso) : NULL;
+    return e;
+  }
   char names[512];
   snprintf(names, sizeof names, "%s", list ? list : "");
   int idx[16], n = 0;
@@ -167,13 +189,16 @@ static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_model 
   return last;
 }
 
-static const alloy_graph *runner_graph(const runner *r) {
-  return r->mix ? alloy_mixture_graph(r->mix) : alloy_program_graph(r->prog);
+/* Nodes of the graph that runs, after decomposition (-1: not known yet). */
+static int runner_nodes(const runner *r) {
+  if (r->iso) return isolate_num_nodes(r->iso);
+  return alloy_graph_num_nodes(r->mix ? alloy_mixture_graph(r->mix) : alloy_program_graph(r->prog));
 }
 
 static void stats_of(const runner *rn, alloy_run_stats *s) {
   s->struct_size = ALLOY_RUN_STATS_STRUCT_SIZE;
-  if (rn->prog) alloy_program_stats(rn->prog, s);
+  if (rn->iso) isolate_stats(rn->iso, s);
+  else if (rn->prog) alloy_program_stats(rn->prog, s);
   else alloy_mixture_stats(rn->mix, s);
 }
 
@@ -244,6 +269,7 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
   if (!e) e = alloy_model_bind_inputs(m, users, nuser, ins, nin);
   double t0 = now_ms();
   if (!e && rn->prog) e = alloy_program_prepare(rn->prog, ins, nin);
+  if (!e && rn->iso) e = isolate_prepare(rn->iso, ins, nin);
   double t1 = now_ms();
   *compile_ms += t1 - t0;
   if (!e && batch >= 0) printf("batch %lld\n", (long long)batch);
@@ -252,8 +278,9 @@ static int run_once(const run_opts *o, alloy_model *m, runner *rn,
     alloy_run_stats before, after;
     stats_of(rn, &before);
     double t2 = now_ms();
-    e = rn->prog ? alloy_program_run(rn->prog, ins, nin, outs, nout)
-                 : alloy_mixture_run(rn->mix, ins, nin, outs, nout);
+    e = rn->iso    ? isolate_run(rn->iso, ins, nin, outs, nout)
+        : rn->prog ? alloy_program_run(rn->prog, ins, nin, outs, nout)
+                   : alloy_mixture_run(rn->mix, ins, nin, outs, nout);
     double t3 = now_ms();
     if (e) break;
     if (repeat > 1) printf("  run %-4d %9.2f ms\n", r + 1, t3 - t2);
@@ -370,6 +397,20 @@ int cmd_run(int argc, char **argv) {
       o.stats = true;
       continue;
     }
+    if (!strcmp(a, "--isolate")) {
+      o.isolate = true;
+      continue;
+    }
+    if (!strcmp(a, "--isolate-timeout") && i + 1 < argc) {
+      char *end;
+      o.isolate_timeout = strtod(argv[++i], &end);
+      if (*end || end == argv[i] || !(o.isolate_timeout > 0) || o.isolate_timeout > 1e6) {
+        fprintf(stderr, "alloy run: --isolate-timeout takes seconds, more than 0 and at most "
+                        "1000000 (got '%s')\n", argv[i]);
+        return 2;
+      }
+      continue;
+    }
     if (!strcmp(a, "--backend-opt") && i + 1 < argc) {
       char *kv = argv[++i], *eq = strchr(kv, '=');
       if (!eq || eq == kv || !strchr(kv, '.') || strchr(kv, '.') > eq || o.nopts == 32) {
@@ -391,9 +432,21 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
                     "[--backends a,b] [--batch N,...] [--decompose core|prims] "
                     "[--cost-model default|free] [--repeat N] [--stats] [--trace FILE] "
-                    "[--backend-opt NAME.KEY=VALUE]...\n");
+                    "[--backend-opt NAME.KEY=VALUE]... [--isolate [--isolate-timeout SECONDS]]\n");
     return 2;
   }
+  if (o.isolate_timeout && !o.isolate) {
+    fprintf(stderr, "alloy run: --isolate-timeout goes with --isolate\n");
+    return 2;
+  }
+  if (o.isolate && o.trace) {
+    /* Each plugin records its ranges in its own process: one file could
+     * not hold them. */
+    fprintf(stderr, "alloy run: --trace cannot be combined with --isolate (the plugins run in "
+                    "other processes); trace without --isolate\n");
+    return 2;
+  }
+  if (!o.isolate_timeout) o.isolate_timeout = 60;
   if (o.repeat && atoi(o.repeat) < 1) {
     fprintf(stderr, "alloy run: --repeat takes a count of at least 1 (got '%s')\n", o.repeat);
     return 2;
@@ -415,7 +468,14 @@ int cmd_run(int argc, char **argv) {
   double t1 = now_ms();
   if (!e && o.inputs) e = alloy_safetensors_open(o.inputs, &in);
   if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
-  if (!e) e = tool_runtime_open(o.backends, &rt); /* only those asked for (and ref) */
+  /* Only those asked for (and ref); isolated, none here but ref. */
+  bool here_ref_only = o.isolate;
+  if (o.isolate && !isolate_wanted(o.backends)) {
+    fprintf(stderr, "alloy run: --isolate: no plugin is asked for (only the reference backend, "
+                    "which runs in this process)\n");
+    o.isolate = false;
+  }
+  if (!e) e = here_ref_only ? isolate_runtime_open(&rt) : tool_runtime_open(o.backends, &rt);
   double t2 = now_ms();
   if (o.cost && strcmp(o.cost, "free") && strcmp(o.cost, "default")) {
     fprintf(stderr, "alloy run: --cost-model takes default or free\n");
@@ -433,10 +493,12 @@ int cmd_run(int argc, char **argv) {
     status = report("run", e);
   } else {
     alloy_graph *g = alloy_model_graph(m);
+    bool several = rn.mix || (rn.iso && !rn.used);
     printf("%s: %d nodes, %d weights, %s %s", o.model, alloy_graph_num_nodes(g),
-           alloy_model_num_weights(m), rn.mix ? "backends" : "backend", rn.mix ? o.backends : rn.used);
-    if (alloy_graph_num_nodes(runner_graph(&rn)) != alloy_graph_num_nodes(g))
-      printf(" (%d nodes after decomposition)", alloy_graph_num_nodes(runner_graph(&rn)));
+           alloy_model_num_weights(m), several ? "backends" : "backend", several ? o.backends : rn.used);
+    if (runner_nodes(&rn) >= 0 && runner_nodes(&rn) != alloy_graph_num_nodes(g))
+      printf(" (%d nodes after decomposition)", runner_nodes(&rn));
+    if (rn.iso) printf(", isolated (each plugin in a process of its own)");
     printf("\n");
     printf("  import   %9.2f ms\n", t1 - t0);
     char sizes[256];
@@ -460,7 +522,9 @@ int cmd_run(int argc, char **argv) {
            (unsigned long long)cs.disk_hits, (unsigned long long)cs.misses);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    if (rn.prog)
+    if (rn.iso)
+      isolate_print_summary(rn.iso, compile_ms, stdout);
+    else if (rn.prog)
       printf("  compile  %9.2f ms (%d specialization%s)\n", compile_ms,
              alloy_program_num_specializations(rn.prog),
              alloy_program_num_specializations(rn.prog) == 1 ? "" : "s");
@@ -473,6 +537,9 @@ int cmd_run(int argc, char **argv) {
   }
   alloy_program_release(rn.prog);
   alloy_mixture_release(rn.mix);
+  alloy_error *ie = isolate_close(rn.iso);
+  if (ie) status = report("run", ie);
+  free(rn.iso_weights);
   alloy_runtime_close(rt);
   if (o.trace) {
     alloy_error *te = alloy_trace_stop(o.trace);
