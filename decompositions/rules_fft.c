@@ -117,6 +117,16 @@ static alloy_value *c2r(decomp *d, alloy_value *x, const int *dims, int count, i
   return D(d, "aten._fft_c2r.default", V(x), dims_arg(d, dims, count), I(norm), SYM(last));
 }
 
+/* A real x as complex (x + 0i), exactly: the transform of a size-1 dim is
+ * the identity, so x gains a trailing dim of 1, goes through r2c there and
+ * loses it (Core ATen has no other real-to-complex conversion). */
+static alloy_value *promote_complex(decomp *d, alloy_value *x) {
+  int r = d_rank(x);
+  alloy_value *col = D(d, "aten.unsqueeze.default", V(x), I(r));
+  int dim = r;
+  return D(d, "aten.squeeze.dim", V(r2c(d, col, &dim, 1, 0, false)), I(r));
+}
+
 /* --- the transforms ---------------------------------------------------------------------*/
 
 /* m: C2C, R2C or C2R; forward: the direction; nd: the 2-D and n-D forms. */
@@ -127,7 +137,7 @@ static void transform(decomp *d, int kind, bool forward, bool nd) {
   alloy_value *x = d_tensor(d, 0);
   bool complex_in = alloy_dtype_is_complex(d_dtype(x));
   if (!complex_in && !alloy_dtype_is_float(d_dtype(x))) x = d_to(d, x, ALLOY_F32);
-  if (kind == C2R && !complex_in) return d_decline(d, "a real input to a c2r transform would be promoted to complex");
+  if (kind == C2R && !complex_in) x = promote_complex(d, x);
   int norm = norm_mode(d, forward), n = p.count;
   x = resize(d, x, p.dims, p.sizes, n);
   if (!x) return;
