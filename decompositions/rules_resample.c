@@ -304,14 +304,18 @@ static double pixel_scale(int64_t in, int64_t out, bool align, bool has, double 
  * separable pass computes it in the dtype t (float32 or float64): output
  * o centred at s (o + 0.5) takes the K = 2 ceil(support) + 1 slots from
  * xmin = trunc(centre - support + 0.5), the window ending at
- * trunc(centre + support + 0.5) (support s, at least 1); slot weights
- * max(0, 1 - |(xmin + k - centre + 0.5) / max(s, 1)|), summed in order
- * and normalized; then the slots' products summed, the first rounded and
- * each further one fused onto the sum. Slots past the window are not
- * read (a zero weight would turn inf into NaN). */
+ * trunc(centre + support + 0.5) (support max(s, 1), twice that for
+ * bicubic); slot weights filter((xmin + k - centre + 0.5) / max(s, 1)),
+ * summed in order and normalized; then the slots' products summed, the
+ * first rounded and each further one fused onto the sum. Slots past the
+ * window are not read (a zero weight would turn inf into NaN). The filter
+ * is the triangle max(0, 1 - |x|) for bilinear, for bicubic Keys' cubic
+ * with A = -0.5 (as PIL, not the -0.75 of plain bicubic):
+ * ((A + 2)|x| - (A + 3))|x|^2 + 1 below 1, ((A|x| - 5A)|x| + 8A)|x| - 4A
+ * below 2, 0 beyond. */
 static alloy_value *aa_pass(decomp *d, alloy_value *x, int dim, int64_t in, int64_t out,
-                            double s, alloy_dtype t) {
-  double support = s >= 1 ? s : 1, inv = s >= 1 ? in_dtype(1 / s, t) : 1;
+                            double s, alloy_dtype t, bool cubic) {
+  double support = (s >= 1 ? s : 1) * (cubic ? 2 : 1), inv = s >= 1 ? in_dtype(1 / s, t) : 1;
   /* support comes from the scale: bounded before the cast (a huge scale
    * reaches every input anyway). */
   double reach = ceil(support) < (double)in ? ceil(support) : (double)in;
@@ -335,8 +339,21 @@ static alloy_value *aa_pass(decomp *d, alloy_value *x, int dim, int64_t in, int6
   alloy_value *dist = D(
       d, "aten.abs.default",
       V(nn_mulf(d, D(d, "aten.add.Tensor", V(nn_sub(d, d_to(d, pos, t), center)), F(0.5)), inv)));
-  alloy_value *w = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(dist), F(1))),
-                     V(D(d, "aten.rsub.Scalar", V(dist), F(1))), F(0));
+  alloy_value *w;
+  if (cubic) {
+    const double A = -0.5;
+    alloy_value *near = nn_mul(d, D(d, "aten.sub.Tensor", V(nn_mulf(d, dist, A + 2)), F(A + 3)),
+                               nn_mul(d, dist, dist));
+    near = D(d, "aten.add.Tensor", V(near), F(1));
+    alloy_value *far = D(d, "aten.sub.Tensor", V(nn_mulf(d, dist, A)), F(5 * A));
+    far = D(d, "aten.add.Tensor", V(nn_mul(d, far, dist)), F(8 * A));
+    far = D(d, "aten.sub.Tensor", V(nn_mul(d, far, dist)), F(4 * A));
+    w = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(dist), F(2))), V(far), F(0));
+    w = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(dist), F(1))), V(near), V(w));
+  } else {
+    w = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(dist), F(1))),
+          V(D(d, "aten.rsub.Scalar", V(dist), F(1))), F(0));
+  }
   w = D(d, "aten.where.self", V(valid), V(w), F(0));
   alloy_value *total = NULL;
   for (int64_t j = 0; j < K; j++) {
@@ -369,11 +386,11 @@ static alloy_value *aa_pass(decomp *d, alloy_value *x, int dim, int64_t in, int6
   return acc;
 }
 
-/* _upsample_bilinear2d_aa: antialiased bilinear resampling, as PyTorch's
- * separable CPU kernel: a pass along W, then one along H, each in the
- * dtype; a dim whose size stays is left as it is (not even its zero
- * weights applied). */
-static void upsample_bilinear2d_aa(decomp *d) {
+/* _upsample_bilinear2d_aa and _upsample_bicubic2d_aa: antialiased
+ * resampling, as PyTorch's separable CPU kernel: a pass along W, then one
+ * along H, each in the dtype; a dim whose size stays is left as it is
+ * (not even its zero weights applied). */
+static void upsample_aa(decomp *d, bool cubic) {
   alloy_value *x = d_tensor(d, 0);
   alloy_dim osize[2];
   double scale[2];
@@ -390,11 +407,15 @@ static void upsample_bilinear2d_aa(decomp *d) {
   for (int i = 1; i >= 0 && x; i--) {
     int64_t in = d_shape(x)[r - 2 + i].value, out = osize[i].value;
     if (in != out)
-      x = aa_pass(d, x, r - 2 + i, in, out, pixel_scale(in, out, align, has[i], scale[i], t), t);
+      x = aa_pass(d, x, r - 2 + i, in, out, pixel_scale(in, out, align, has[i], scale[i], t), t,
+                  cubic);
   }
   if (x == d_tensor(d, 0)) x = D(d, "aten.clone.default", V(x));
   d_out(d, 0, x);
 }
+
+static void upsample_bilinear2d_aa(decomp *d) { upsample_aa(d, false); }
+static void upsample_bicubic2d_aa(decomp *d) { upsample_aa(d, true); }
 
 /* Keys' cubic convolution weights (A = -0.75) of the four neighbours of a
  * point at fraction t past the second: w0 = k2(t + 1), w1 = k1(t),
@@ -469,6 +490,58 @@ static void upsample_bicubic2d(decomp *d) {
   d_out(d, 0, d_to(d, x, t));
 }
 
+/* The .vec overloads (input, output_size?, [align_corners,] scale_factors?)
+ * are the sized overload of the same op, given the sizes the shape
+ * function computed (floor(size * scale) from scale factors) and the scale
+ * factors as its scales, which then set the kernel's ratios, as PyTorch's
+ * .vec forms do. */
+typedef struct vec_form {
+  const char *vec, *sized;
+  int n;      /* spatial dims */
+  bool align; /* takes align_corners */
+} vec_form;
+
+static const vec_form vec_forms[] = {
+    {"aten.upsample_nearest1d.vec", "aten.upsample_nearest1d.default", 1, false},
+    {"aten.upsample_nearest3d.vec", "aten.upsample_nearest3d.default", 3, false},
+    {"aten._upsample_nearest_exact1d.vec", "aten._upsample_nearest_exact1d.default", 1, false},
+    {"aten._upsample_nearest_exact2d.vec", "aten._upsample_nearest_exact2d.default", 2, false},
+    {"aten._upsample_nearest_exact3d.vec", "aten._upsample_nearest_exact3d.default", 3, false},
+    {"aten.upsample_linear1d.vec", "aten.upsample_linear1d.default", 1, true},
+    {"aten.upsample_bicubic2d.vec", "aten.upsample_bicubic2d.default", 2, true},
+    {"aten.upsample_trilinear3d.vec", "aten.upsample_trilinear3d.default", 3, true},
+    {"aten._upsample_bilinear2d_aa.vec", "aten._upsample_bilinear2d_aa.default", 2, true},
+    {"aten._upsample_bicubic2d_aa.vec", "aten._upsample_bicubic2d_aa.default", 2, true},
+};
+
+static void upsample_vec(decomp *d) {
+  const char *name = alloy_op_name(alloy_node_op(d_node(d)));
+  const vec_form *f = NULL;
+  for (size_t i = 0; i < sizeof vec_forms / sizeof *vec_forms; i++)
+    if (!strcmp(vec_forms[i].vec, name)) f = &vec_forms[i];
+  if (!f) return d_decline(d, "not a .vec overload of an upsampling");
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  int i_scales = f->align ? 3 : 2, nargs = 0;
+  alloy_arg args[8];
+  args[nargs++] = V(d_tensor(d, 0));
+  args[nargs++] = d_dim_list(d, d_shape(want) + 2, f->n);
+  if (f->align) args[nargs++] = B(d_bool(d, 2));
+  const alloy_arg *sf = d_is_none(d, i_scales) ? NULL : d_arg(d, i_scales);
+  if (sf && (sf->kind != ALLOY_ARG_LIST || sf->u.list.n != f->n))
+    return d_decline(d, "scale_factors must hold %d numbers", f->n);
+  for (int i = 0; i < f->n; i++) {
+    const alloy_arg *it = sf ? &sf->u.list.items[i] : NULL;
+    if (it && it->kind != ALLOY_ARG_FLOAT && it->kind != ALLOY_ARG_INT)
+      return d_decline(d, "scale_factors must be literal numbers");
+    args[nargs++] = !it ? NONE : it->kind == ALLOY_ARG_FLOAT ? F(it->u.f) : F((double)it->u.i.value);
+  }
+  d_out(d, 0, d_op(d, f->sized, args, nargs));
+}
+
+static void upsample_nearest3d(decomp *d) { upsample_nearest(d, 3, false); }
+static void upsample_nearest_exact2d(decomp *d) { upsample_nearest(d, 2, true); }
+static void upsample_nearest_exact3d(decomp *d) { upsample_nearest(d, 3, true); }
+
 const decomp_rule decomp_rules_resample[] = {
     {"aten.pad.default", pad, DECOMP_TO_CORE},
     {"aten.replication_pad1d.default", replication_pad1d, DECOMP_TO_CORE},
@@ -483,5 +556,19 @@ const decomp_rule decomp_rules_resample[] = {
     {"aten.upsample_bicubic2d.default", upsample_bicubic2d, DECOMP_TO_CORE},
     {"aten._upsample_bilinear2d_aa.default", upsample_bilinear2d_aa, DECOMP_TO_CORE},
     {"aten.upsample_trilinear3d.default", upsample_trilinear3d, DECOMP_TO_CORE},
+    {"aten.upsample_nearest3d.default", upsample_nearest3d, DECOMP_TO_CORE},
+    {"aten._upsample_nearest_exact2d.default", upsample_nearest_exact2d, DECOMP_TO_CORE},
+    {"aten._upsample_nearest_exact3d.default", upsample_nearest_exact3d, DECOMP_TO_CORE},
+    {"aten._upsample_bicubic2d_aa.default", upsample_bicubic2d_aa, DECOMP_TO_CORE},
+    {"aten.upsample_nearest1d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten.upsample_nearest3d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten._upsample_nearest_exact1d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten._upsample_nearest_exact2d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten._upsample_nearest_exact3d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten.upsample_linear1d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten.upsample_bicubic2d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten.upsample_trilinear3d.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten._upsample_bilinear2d_aa.vec", upsample_vec, DECOMP_TO_CORE},
+    {"aten._upsample_bicubic2d_aa.vec", upsample_vec, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

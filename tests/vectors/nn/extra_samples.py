@@ -78,3 +78,33 @@ def samples(torch):
         yield a.norm_except_dim.default, (v, 2, -1), {}
     yield a._weight_norm.default, (r(3, 4, dtype=torch.float16), r(3, 1, dtype=torch.float16), 0), {}
     yield a._weight_norm_interface.default, (r(5, 2), r(5), 0), {}
+
+    # --- upsampling -------------------------------------------------------------
+    for dt in (torch.float32, torch.float64):
+        x1, x2, x3 = r(2, 3, 7, dtype=dt), r(1, 2, 5, 6, dtype=dt), r(1, 2, 3, 4, 5, dtype=dt)
+        yield a.upsample_nearest1d.vec, (x1, None, [1.7]), {}
+        yield a.upsample_nearest1d.vec, (x1, [12], None), {}
+        yield a.upsample_nearest3d.default, (x3, [5, 3, 8]), {}
+        yield a.upsample_nearest3d.default, (x3, [6, 6, 6], 2.0, 1.5, 1.3), {}
+        yield a.upsample_nearest3d.vec, (x3, None, [1.5, 0.7, 2.0]), {}
+        yield a._upsample_nearest_exact1d.vec, (x1, None, [2.3]), {}
+        yield a._upsample_nearest_exact2d.default, (x2, [7, 4]), {}
+        yield a._upsample_nearest_exact2d.vec, (x2, None, [1.3, 0.5]), {}
+        yield a._upsample_nearest_exact3d.default, (x3, [2, 7, 9], None, 1.8, None), {}
+        yield a._upsample_nearest_exact3d.vec, (x3, [4, 4, 4], None), {}
+        yield a.upsample_linear1d.vec, (x1, None, False, [1.6]), {}
+        yield a.upsample_linear1d.vec, (x1, [4], True, None), {}
+        yield a.upsample_bicubic2d.vec, (x2, None, False, [1.5, 0.8]), {}
+        yield a.upsample_bicubic2d.vec, (x2, [9, 3], True, None), {}
+        yield a.upsample_trilinear3d.vec, (x3, None, False, [1.5, 2.0, 0.6]), {}
+        yield a.upsample_trilinear3d.vec, (x3, [5, 2, 7], True, None), {}
+        yield a._upsample_bicubic2d_aa.default, (r(1, 2, 12, 10, dtype=dt), [5, 4], False), {}
+        yield a._upsample_bicubic2d_aa.default, (x2, [9, 13], True), {}
+        yield a._upsample_bicubic2d_aa.default, (r(2, 1, 20, 8, dtype=dt), [3, 8], False, 0.15, None), {}
+        yield a._upsample_bicubic2d_aa.vec, (r(1, 3, 16, 11, dtype=dt), None, False, [0.4, 0.6]), {}
+        yield a._upsample_bilinear2d_aa.vec, (r(1, 3, 16, 11, dtype=dt), None, True, [0.3, 1.4]), {}
+    u8 = torch.randint(0, 255, (1, 2, 5, 6), dtype=torch.uint8)
+    yield a._upsample_nearest_exact2d.vec, (u8, [8, 3], None), {}
+    yield a.upsample_nearest3d.vec, (u8.unsqueeze(2), None, [2.0, 1.5, 0.5]), {}
+    yield a.upsample_bicubic2d.vec, (r(1, 2, 5, 6, dtype=torch.bfloat16), [7, 9], False, None), {}
+    yield a.upsample_trilinear3d.vec, (r(1, 1, 3, 4, 5, dtype=torch.float16), [4, 5, 6], False, None), {}
