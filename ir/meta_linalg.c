@@ -13,8 +13,10 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ir/linalg_forms.h"
 #include "ir/meta.h"
 
 /* --- helpers ------------------------------------------------------------*/
@@ -759,6 +761,37 @@ static alloy_error *meta_renorm(alloy_meta *m) {
   return meta_out_like(m, 0, x, x->dtype);
 }
 
+/* --- forms of other ops (ir/linalg_forms.h) -----------------------------*/
+
+#define FORM_ROW(op, as, outs, ...) \
+  {{op, as, 0, (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), {__VA_ARGS__}, false}, outs},
+
+static const linalg_form forms[] = {ALLOY_LINALG_FORMS(FORM_ROW)};
+
+const linalg_form *linalg_form_find(const char *op) {
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+    if (!strcmp(forms[i].alias.op, op)) return &forms[i];
+  return NULL;
+}
+
+/* The target's shape function on the mapped arguments; the form's results
+ * are the target's the mask names. */
+static alloy_error *meta_linalg_form(alloy_meta *m) {
+  const linalg_form *f = linalg_form_find(m->op->name);
+  if (!f) return alloy_error_new(ALLOY_ERR_INTERNAL, "%s: not in the linalg forms", m->op->name);
+  alloy_arg args[ALIAS_MAX_ARGS];
+  for (int j = 0; j < f->alias.nargs; j++) args[j] = meta_alias_arg(&f->alias, j, m->args);
+  alloy_meta fm;
+  alloy_error *e = meta_run_op(m, f->alias.as, args, f->alias.nargs, &fm);
+  for (int o = 0, k = 0; o < fm.nout && !e; o++)
+    if (f->outs >> o & 1) {
+      if (k >= m->nout) e = alloy_error_new(ALLOY_ERR_INTERNAL, "%s: too many results", m->op->name);
+      else m->outs[k++] = fm.outs[o];
+    }
+  free(fm.outs);
+  return e;
+}
+
 /* --- registration -------------------------------------------------------*/
 
 const alloy_meta_entry alloy_meta_linalg[] = {
@@ -807,5 +840,8 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.linalg_cross.default", meta_cross, 0},
     {"aten.linalg_vector_norm.default", meta_vector_norm, 0},
     {"aten.renorm.default", meta_renorm, 0},
+#define FORM_META(op, ...) {op, meta_linalg_form, 0},
+    ALLOY_LINALG_FORMS(FORM_META)
+#undef FORM_META
     {NULL, NULL, 0},
 };

@@ -256,6 +256,34 @@ static int det_run(const alloy_kernel_call *c, bool slog) {
 static int k_det(const alloy_kernel_call *c) { return det_run(c, false); }
 static int k_slogdet(const alloy_kernel_call *c) { return det_run(c, true); }
 
+/* With check_errors, a nonzero LAPACK info fails the run with the message
+ * PyTorch's _linalg_check_errors gives (batched: the index of the failing
+ * matrix is named). */
+enum { INFO_INV, INFO_SOLVE, INFO_CHOLESKY, INFO_LU };
+
+static int check_info(const alloy_kernel_call *c, int kind, int info, int64_t batch, bool batched) {
+  bool check = false;
+  ref_bool(c, "check_errors", &check);
+  if (!check || info == 0) return 0;
+  char where[48] = "";
+  if (batched) snprintf(where, sizeof where, ": (Batch element %lld)", (long long)batch);
+  switch (kind) {
+    case INFO_INV:
+      return ref_fail(c, "torch.linalg.inv_ex%s: The diagonal element %d is zero, the inversion could not be "
+                         "completed because the input matrix is singular.", where, info);
+    case INFO_SOLVE:
+      return ref_fail(c, "torch.linalg.solve_ex%s: The solver failed because the input matrix is singular.", where);
+    case INFO_CHOLESKY:
+      return ref_fail(c, "torch.linalg.cholesky_ex%s: The factorization could not be completed because the input "
+                         "is not positive-definite (the leading minor of order %d is not positive-definite).",
+                      where, info);
+    default:
+      return ref_fail(c, "torch.linalg.lu_factor_ex%s: U[%d,%d] is zero and using it on lu_solve would result in a "
+                         "division by zero. If you still want to perform the factorization, consider calling "
+                         "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)", where, info, info);
+  }
+}
+
 /* linalg_lu_factor_ex (LU, pivots, info) and linalg_lu (P, L, U). */
 static int lu_run(const alloy_kernel_call *c, bool unpack) {
   const alloy_kernel_tensor *a = ref_tensor(c, "A");
@@ -274,6 +302,11 @@ static int lu_run(const alloy_kernel_call *c, bool unpack) {
       ref_vec_store_i(&c->outputs[1], bidx, br, s.piv, k);
       int32_t inf = info;
       ref_store_i(c->outputs[2].data, c->outputs[2].dtype, ref_scalar_at(&c->outputs[2], bidx, br), inf);
+      int rc = check_info(c, INFO_LU, info, b, br > 0);
+      if (rc) {
+        ref_la_free(&s);
+        return rc;
+      }
       continue;
     }
     double *P = s.m[1], *L = s.m[2], *U = s.m[3];
@@ -396,6 +429,11 @@ static int k_solve_ex(const alloy_kernel_call *c) {
     ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
     ref_vec_store_i(&c->outputs[2], bidx, br, s.piv, n);
     ref_store_i(c->outputs[3].data, c->outputs[3].dtype, ref_scalar_at(&c->outputs[3], bidx, br), info);
+    int rc = check_info(c, INFO_SOLVE, info, b, a->rank > 2);
+    if (rc) {
+      ref_la_free(&s);
+      return rc;
+    }
   }
   ref_la_free(&s);
   return 0;
@@ -415,6 +453,11 @@ static int k_inv_ex(const alloy_kernel_call *c) {
     lu_solve_in(s.m[0], s.piv, n, false, s.m[1], n, s.m[2]);
     ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
     ref_store_i(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), info);
+    int rc = check_info(c, INFO_INV, info, b, br > 0);
+    if (rc) {
+      ref_la_free(&s);
+      return rc;
+    }
   }
   ref_la_free(&s);
   return 0;
@@ -487,7 +530,8 @@ static int cholesky_run(const alloy_kernel_call *c, bool ex) {
     if (upper) transpose(s.m[1], n, n, s.m[2]);
     ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), upper ? s.m[2] : s.m[1], n);
     if (ex) ref_store_i(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), info);
-    else if (info) rc = ref_fail(c, "cholesky: the leading minor of order %d is not positive-definite", info);
+    if (ex && !rc) rc = check_info(c, INFO_CHOLESKY, info, b, br > 0);
+    else if (!ex && info && !rc) rc = ref_fail(c, "cholesky: the leading minor of order %d is not positive-definite", info);
   }
   ref_la_free(&s);
   return rc;
