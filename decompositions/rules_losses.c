@@ -352,6 +352,187 @@ static void multilabel_margin_loss_forward(decomp *d) {
   d_out(d, 1, nn_view(d, d_to(d, is_target, d_dtype(x)), d_shape(want_t), d_rank(want_t)));
 }
 
+/* multilabel_margin_loss: the loss of multilabel_margin_loss_forward */
+static void multilabel_margin_loss(decomp *d) {
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.multilabel_margin_loss_forward.default", o, 2, V(d_tensor(d, 0)),
+         V(d_tensor(d, 1)), I(d_int(d, 2))) < 2)
+    return;
+  d_out(d, 0, o[0]);
+}
+
+/* --- the other losses of torch.nn.functional (ATen's Loss.cpp) ----------------------*/
+
+/* x clamped below at 0 */
+static alloy_value *relu_of(decomp *d, alloy_value *x) {
+  return D(d, "aten.clamp_min.default", V(x), I(0));
+}
+
+/* l1_loss = reduce(|x - y|) */
+static void l1_loss(decomp *d) {
+  alloy_value *z = D(d, "aten.abs.default", V(nn_sub(d, d_tensor(d, 0), d_tensor(d, 1))));
+  d_out(d, 0, reduce_loss(d, z, d_int(d, 2)));
+}
+
+/* margin_ranking_loss = reduce(max(0, -y (x1 - x2) + margin)) */
+static void margin_ranking_loss(decomp *d) {
+  alloy_value *z = nn_mul(d, nn_neg(d, d_tensor(d, 2)), nn_sub(d, d_tensor(d, 0), d_tensor(d, 1)));
+  z = relu_of(d, D(d, "aten.add.Tensor", V(z), F(d_float(d, 3))));
+  d_out(d, 0, reduce_loss(d, z, d_int(d, 4)));
+}
+
+/* hinge_embedding_loss = reduce(where(y != 1, max(0, margin - x), 0)
+ *                               + where(y != -1, x, 0)) */
+static void hinge_embedding_loss(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *y = d_tensor(d, 1);
+  alloy_value *zeros = D(d, "aten.zeros_like.default", V(x));
+  alloy_value *clamped = relu_of(d, D(d, "aten.rsub.Scalar", V(x), F(d_float(d, 2))));
+  alloy_value *a = D(d, "aten.where.self", V(D(d, "aten.ne.Scalar", V(y), I(1))), V(clamped),
+                     V(zeros));
+  alloy_value *b = D(d, "aten.where.self", V(D(d, "aten.ne.Scalar", V(y), I(-1))), V(x), V(zeros));
+  d_out(d, 0, reduce_loss(d, nn_add(d, a, b), d_int(d, 3)));
+}
+
+/* cosine_embedding_loss: cos = <x1, x2> / sqrt((|x1|^2 + 1e-12)(|x2|^2 +
+ * 1e-12)) along the last dim; 1 - cos where y is 1, max(0, cos - margin)
+ * where y is -1, else 0. */
+static void cosine_embedding_loss(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1), *y = d_tensor(d, 2);
+  int dim = d_rank(y);
+  alloy_value *prod = sum_dim(d, nn_mul(d, a, b), dim, false);
+  alloy_value *m1 = D(d, "aten.add.Tensor", V(sum_dim(d, nn_mul(d, a, a), dim, false)), F(1e-12));
+  alloy_value *m2 = D(d, "aten.add.Tensor", V(sum_dim(d, nn_mul(d, b, b), dim, false)), F(1e-12));
+  alloy_value *cos = D(d, "aten.div.Tensor", V(prod),
+                       V(D(d, "aten.sqrt.default", V(nn_mul(d, m1, m2)))));
+  alloy_value *zeros = D(d, "aten.zeros_like.default", V(cos));
+  alloy_value *pos = D(d, "aten.rsub.Scalar", V(cos), I(1));
+  alloy_value *neg = relu_of(d, D(d, "aten.sub.Tensor", V(cos), F(d_float(d, 3))));
+  pos = D(d, "aten.where.self", V(D(d, "aten.eq.Scalar", V(y), I(1))), V(pos), V(zeros));
+  neg = D(d, "aten.where.self", V(D(d, "aten.eq.Scalar", V(y), I(-1))), V(neg), V(zeros));
+  d_out(d, 0, reduce_loss(d, nn_add(d, pos, neg), d_int(d, 4)));
+}
+
+/* kl_div = reduce(exp(y) (y - x)) with log_target, else
+ * reduce(xlogy(y, y) - y x) */
+static void kl_div(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *y = d_tensor(d, 1), *z;
+  if (d_bool(d, 3))
+    z = nn_mul(d, D(d, "aten.exp.default", V(y)), nn_sub(d, y, x));
+  else
+    z = nn_sub(d, D(d, "aten.xlogy.Tensor", V(y), V(y)), nn_mul(d, y, x));
+  d_out(d, 0, reduce_loss(d, z, d_int(d, 2)));
+}
+
+/* poisson_nll_loss = reduce(exp(x) - y x) with log_input, else
+ * reduce(x - y log(x + eps)); full adds Stirling's term
+ * y log(y) - y + log(2 pi y) / 2 where y > 1. */
+static void poisson_nll_loss(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *y = d_tensor(d, 1), *z;
+  if (d_bool(d, 2)) {
+    z = nn_sub(d, D(d, "aten.exp.default", V(x)), nn_mul(d, y, x));
+  } else {
+    alloy_value *lg = D(d, "aten.log.default", V(D(d, "aten.add.Tensor", V(x), F(d_float(d, 4)))));
+    z = nn_sub(d, x, nn_mul(d, y, lg));
+  }
+  if (d_bool(d, 3)) {
+    alloy_value *st = nn_sub(d, nn_mul(d, y, D(d, "aten.log.default", V(y))), y);
+    alloy_value *lg = D(d, "aten.log.default", V(nn_mulf(d, y, 2 * M_PI)));
+    st = nn_add(d, st, nn_mulf(d, lg, 0.5));
+    st = D(d, "aten.masked_fill.Scalar", V(st), V(D(d, "aten.le.Scalar", V(y), I(1))), I(0));
+    z = nn_add(d, z, st);
+  }
+  d_out(d, 0, reduce_loss(d, z, d_int(d, 5)));
+}
+
+/* pairwise_distance(x1, x2, p, eps, keepdim) = |x1 - x2 + eps|_p over the
+ * last dim of the broadcast operands */
+static alloy_value *pairwise_distance_of(decomp *d, alloy_value *a, alloy_value *b, double p,
+                                         double eps, bool keepdim) {
+  if (!a || !b) return NULL;
+  int r = d_rank(a) > d_rank(b) ? d_rank(a) : d_rank(b);
+  alloy_value *diff = D(d, "aten.add.Tensor", V(nn_sub(d, a, b)), F(eps));
+  return D(d, "aten.linalg_vector_norm.default", V(diff), F(p), LIST(I(r - 1)), B(keepdim));
+}
+
+static void pairwise_distance(decomp *d) {
+  d_out(d, 0, pairwise_distance_of(d, d_tensor(d, 0), d_tensor(d, 1), d_float(d, 2),
+                                   d_float(d, 3), d_bool(d, 4)));
+}
+
+/* triplet_margin_loss = reduce(max(0, margin + d(a, p) - d(a, n))), d the
+ * pairwise distance; with swap d(a, n) is min(d(a, n), d(p, n)) */
+static void triplet_margin_loss(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *pos = d_tensor(d, 1), *neg = d_tensor(d, 2);
+  double p = d_float(d, 4), eps = d_float(d, 5);
+  alloy_value *dp = pairwise_distance_of(d, a, pos, p, eps, false);
+  alloy_value *dn = pairwise_distance_of(d, a, neg, p, eps, false);
+  if (d_bool(d, 6))
+    dn = D(d, "aten.minimum.default", V(dn), V(pairwise_distance_of(d, pos, neg, p, eps, false)));
+  alloy_value *z = nn_sub(d, D(d, "aten.add.Tensor", V(dp), F(d_float(d, 3))), dn);
+  d_out(d, 0, reduce_loss(d, relu_of(d, z), d_int(d, 7)));
+}
+
+/* cosine_similarity(x1, x2, dim, eps) = sum(x1 / max(|x1|, eps) *
+ * x2 / max(|x2|, eps)) along dim, the operands broadcast first and made
+ * floating (each divided by its own clamped norm first, as PyTorch's
+ * stable form). */
+static void cosine_similarity(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  alloy_dtype t = d_dtype(want);
+  double eps = d_float(d, 3);
+  a = d_to(d, a, alloy_dtype_is_float(d_dtype(a)) ? d_dtype(a) : t);
+  b = d_to(d, b, alloy_dtype_is_float(d_dtype(b)) ? d_dtype(b) : t);
+  if (!a || !b) return;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int ra = d_rank(a), rb = d_rank(b), r = ra > rb ? ra : rb;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - ra), ib = i - (r - rb);
+    alloy_dim x = ia >= 0 ? d_shape(a)[ia] : alloy_dim_const(1);
+    alloy_dim y = ib >= 0 ? d_shape(b)[ib] : alloy_dim_const(1);
+    shape[i] = alloy_dim_is_const(x) && x.value == 1 ? y : x;
+  }
+  a = D(d, "aten.expand.default", V(a), d_dim_list(d, shape, r));
+  b = D(d, "aten.expand.default", V(b), d_dim_list(d, shape, r));
+  int dim = d_wrap_dim(d, d_int(d, 2), r);
+  if (d_failed(d)) return;
+  alloy_value *na = D(d, "aten.linalg_vector_norm.default", V(a), F(2), LIST(I(dim)), B(true));
+  alloy_value *nb = D(d, "aten.linalg_vector_norm.default", V(b), F(2), LIST(I(dim)), B(true));
+  na = D(d, "aten.clamp_min.default", V(na), F(eps));
+  nb = D(d, "aten.clamp_min.default", V(nb), F(eps));
+  alloy_value *q = nn_mul(d, D(d, "aten.div.Tensor", V(a), V(na)),
+                          D(d, "aten.div.Tensor", V(b), V(nb)));
+  d_out(d, 0, D(d, "aten.sum.dim_IntList", V(q), LIST(I(dim))));
+}
+
+/* pdist and cdist are _pdist_forward and _cdist_forward, whose kernels
+ * pick PyTorch's algorithms (cdist's matrix-product form for p = 2 and
+ * large inputs) */
+static void pdist(decomp *d) {
+  d_out(d, 0, D(d, "aten._pdist_forward.default", V(d_tensor(d, 0)), F(d_float(d, 1))));
+}
+
+static void cdist(decomp *d) {
+  d_out(d, 0, D(d, "aten._cdist_forward.default", V(d_tensor(d, 0)), V(d_tensor(d, 1)),
+                F(d_float(d, 2)), *d_arg(d, 3)));
+}
+
+/* _euclidean_dist(x1, x2): the distances as one matrix product,
+ * [-2 x1, |x1|^2, 1] [x2, 1, |x2|^2]^T, clamped at 0 and square-rooted. */
+static void euclidean_dist(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1);
+  alloy_value *na = D(d, "aten.sum.dim_IntList", V(D(d, "aten.pow.Tensor_Scalar", V(a), I(2))),
+                      LIST(I(-1)), B(true));
+  alloy_value *nb = D(d, "aten.sum.dim_IntList", V(D(d, "aten.pow.Tensor_Scalar", V(b), I(2))),
+                      LIST(I(-1)), B(true));
+  alloy_value *pa[3] = {nn_mulf(d, a, -2), na, D(d, "aten.ones_like.default", V(na))};
+  alloy_value *pb[3] = {b, D(d, "aten.ones_like.default", V(nb)), nb};
+  alloy_value *ca = D(d, "aten.cat.default", d_value_list(d, pa, 3), I(-1));
+  alloy_value *cb = D(d, "aten.cat.default", d_value_list(d, pb, 3), I(-1));
+  alloy_value *r = nn_matmul(d, ca, nn_mT(d, cb));
+  d_out(d, 0, D(d, "aten.sqrt.default", V(D(d, "aten.clamp_min.default", V(r), I(0)))));
+}
+
 const decomp_rule decomp_rules_losses[] = {
     {"aten.mse_loss.default", mse_loss, DECOMP_TO_CORE},
     {"aten.smooth_l1_loss.default", smooth_l1_loss, DECOMP_TO_CORE},
@@ -363,6 +544,21 @@ const decomp_rule decomp_rules_losses[] = {
     {"aten.nll_loss_forward.default", nll_loss_forward, DECOMP_TO_CORE},
     {"aten.nll_loss2d_forward.default", nll_loss_forward, DECOMP_TO_CORE},
     {"aten.nll_loss.default", nll_loss, DECOMP_TO_CORE},
+    {"aten.nll_loss_nd.default", nll_loss, DECOMP_TO_CORE},
+    {"aten.nll_loss2d.default", nll_loss, DECOMP_TO_CORE},
+    {"aten.multilabel_margin_loss.default", multilabel_margin_loss, DECOMP_TO_CORE},
+    {"aten.l1_loss.default", l1_loss, DECOMP_TO_CORE},
+    {"aten.margin_ranking_loss.default", margin_ranking_loss, DECOMP_TO_CORE},
+    {"aten.hinge_embedding_loss.default", hinge_embedding_loss, DECOMP_TO_CORE},
+    {"aten.cosine_embedding_loss.default", cosine_embedding_loss, DECOMP_TO_CORE},
+    {"aten.kl_div.default", kl_div, DECOMP_TO_CORE},
+    {"aten.poisson_nll_loss.default", poisson_nll_loss, DECOMP_TO_CORE},
+    {"aten.triplet_margin_loss.default", triplet_margin_loss, DECOMP_TO_CORE},
+    {"aten.pairwise_distance.default", pairwise_distance, DECOMP_TO_CORE},
+    {"aten.cosine_similarity.default", cosine_similarity, DECOMP_TO_CORE},
+    {"aten.pdist.default", pdist, DECOMP_TO_CORE},
+    {"aten.cdist.default", cdist, DECOMP_TO_CORE},
+    {"aten._euclidean_dist.default", euclidean_dist, DECOMP_TO_CORE},
     {"aten.cross_entropy_loss.default", cross_entropy_loss, DECOMP_TO_CORE},
     {"aten.multi_margin_loss.default", multi_margin_loss, DECOMP_TO_CORE},
     {"aten.multilabel_margin_loss_forward.default", multilabel_margin_loss_forward, DECOMP_TO_CORE},

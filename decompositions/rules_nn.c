@@ -842,11 +842,21 @@ static void linalg_cross(decomp *d) {
  * _embedding_bag_forward_only the same kernel without the backward's
  * bookkeeping (the same outputs on the CPU). */
 static void embedding_bag(decomp *d) {
-  alloy_value *o[4] = {0}, *psw = d_tensor(d, 6);
+  alloy_value *o[4] = {0}, *psw = d_tensor(d, 6), *w = d_tensor(d, 0);
   bool has_padding_idx = alloy_schema_num_args(alloy_op_schema(alloy_node_op(d_node(d)))) > 8;
-  if (DN(d, "aten._embedding_bag.default", o, 4, V(d_tensor(d, 0)), V(d_tensor(d, 1)),
-         V(d_tensor(d, 2)), B(d_bool(d, 3)), I(d_int(d, 4)), B(d_bool(d, 5)), psw ? V(psw) : NONE,
-         B(d_bool(d, 7)), I(has_padding_idx ? d_int(d, 8) : -1)) < 4)
+  /* .padding_idx: None is none (-1 to the kernel); a negative index counts
+   * from the end of the weight's rows, as embedding_bag wraps it */
+  int64_t padding_idx = -1;
+  if (has_padding_idx && !d_is_none(d, 8)) {
+    padding_idx = d_int(d, 8);
+    alloy_dim rows = w ? d_shape(w)[0] : alloy_dim_const(0);
+    if (padding_idx < 0 && !alloy_dim_is_const(rows))
+      return d_decline(d, "a negative padding_idx of a symbolic number of embeddings");
+    if (padding_idx < 0) padding_idx += rows.value;
+  }
+  if (DN(d, "aten._embedding_bag.default", o, 4, V(w), V(d_tensor(d, 1)), V(d_tensor(d, 2)),
+         B(d_bool(d, 3)), I(d_int(d, 4)), B(d_bool(d, 5)), psw ? V(psw) : NONE, B(d_bool(d, 7)),
+         I(padding_idx)) < 4)
     return;
   for (int k = 0; k < 4; k++) d_out(d, k, o[k]);
 }
@@ -883,6 +893,7 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.dropout.default", dropout, DECOMP_TO_CORE},
     {"aten.linalg_cross.default", linalg_cross, DECOMP_TO_CORE},
     {"aten.embedding_bag.default", embedding_bag, DECOMP_TO_CORE},
+    {"aten.embedding_bag.padding_idx", embedding_bag, DECOMP_TO_CORE},
     {"aten._embedding_bag_forward_only.default", embedding_bag, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

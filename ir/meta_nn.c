@@ -900,7 +900,8 @@ static alloy_error *meta_multilabel_margin_loss(alloy_meta *m) {
                       alloy_dtype_name(x->dtype));
   bool keep = r == 0 && y->rank == 2;
   e = meta_out_tensor(m, 0, x->dtype, x->shape, keep ? 1 : 0);
-  return e ? e : meta_out_like(m, 1, y, x->dtype);
+  /* param 1: multilabel_margin_loss, the loss alone */
+  return e || m->param == 1 ? e : meta_out_like(m, 1, y, x->dtype);
 }
 
 /* nll_loss_forward(self, target, weight, reduction, ignore_index) and
@@ -1255,6 +1256,8 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten.binary_cross_entropy_with_logits.default", meta_bce, 4},
     {"aten.multi_margin_loss.default", meta_multi_margin_loss, 0},
     {"aten.multilabel_margin_loss_forward.default", meta_multilabel_margin_loss, 0},
+    {"aten.multilabel_margin_loss.default", meta_multilabel_margin_loss, 1},
+    {"aten.cdist.default", meta_cdist, 0},
     {"aten.nll_loss_forward.default", meta_nll_loss, 1},
     {"aten.nll_loss2d_forward.default", meta_nll_loss, 2},
 

@@ -4,9 +4,13 @@
  * rules_nn*.c): the normalizations group_norm, batch_norm, instance_norm
  * and rms_norm, whose result has the input's type, with _fused_rms_norm,
  * norm_except_dim and the weight norms; pad, which widens the
- * trailing dims; the losses cross_entropy_loss and nll_loss; and
- * embedding_bag, typed as the _embedding_bag it becomes.
+ * trailing dims; the losses (cross_entropy_loss, nll_loss and its nd/2d
+ * forms, the elementwise losses, cosine embedding, triplet margin) and the
+ * distances (pairwise_distance, cosine_similarity, pdist, _euclidean_dist);
+ * and embedding_bag, typed as the _embedding_bag it becomes.
  */
+#include <string.h>
+
 #include "ir/meta.h"
 
 /* The result has the type of the input. */
@@ -40,6 +44,10 @@ static alloy_error *meta_pad(alloy_meta *m) {
  * reduction none keeps every other dim, mean and sum give a scalar. */
 static alloy_error *meta_class_loss(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0);
+  if (m->param == 4 && x->rank != 4)
+    return meta_error(m, "only batches of spatial inputs supported (4D tensors), but got input "
+                      "of size: %s", meta_shape_text(x->shape, x->rank, (char[256]){0}, 256));
+  if (x->rank < 1) return meta_error(m, "Expected 1 or more dimensions (got 0)");
   int64_t reduction;
   alloy_error *e = meta_int(m, 3, &reduction);
   if (e) return e;
@@ -49,6 +57,164 @@ static alloy_error *meta_class_loss(alloy_meta *m) {
   for (int i = 0; i < x->rank; i++)
     if (i != (x->rank == 1 ? 0 : 1)) shape[r++] = x->shape[i];
   return meta_out_tensor(m, 0, x->dtype, shape, r);
+}
+
+/* --- the losses of torch.nn.functional and the distances -------------------*/
+
+/* A loss's result: the elementwise shape for reduction none, else a
+ * scalar. */
+static alloy_error *loss_out(alloy_meta *m, int i_reduction, alloy_dtype t, const alloy_dim *shape,
+                             int rank) {
+  int64_t r;
+  alloy_error *e = meta_int(m, i_reduction, &r);
+  if (e) return e;
+  if (r < 0 || r > 2)
+    return meta_error(m, "argument '%s': %lld is not a valid reduction (0 none, 1 mean, 2 sum)",
+                      meta_arg_name(m, i_reduction), (long long)r);
+  return r == 0 ? meta_out_tensor(m, 0, t, shape, rank) : meta_out_tensor(m, 0, t, NULL, 0);
+}
+
+/* The dtype and broadcast shape of tensor arguments 0..n-1; a loss that
+ * adds a float to them (float_math) makes an integer result float32. */
+static alloy_error *loss_operands(alloy_meta *m, int n, bool float_math, alloy_dtype *t,
+                                  alloy_dim *shape, int *rank) {
+  alloy_promo_operand ops[3];
+  const alloy_value *x = meta_tensor(m, 0);
+  memcpy(shape, x->shape, sizeof *shape * (size_t)x->rank);
+  *rank = x->rank;
+  for (int i = 0; i < n; i++) {
+    ops[i] = meta_promo_operand(m, i);
+    const alloy_value *v = meta_tensor(m, i);
+    alloy_dim b[ALLOY_MAX_RANK];
+    int rb;
+    alloy_error *e = meta_broadcast(m, shape, *rank, v->shape, v->rank, b, &rb);
+    if (e) return e;
+    memcpy(shape, b, sizeof *b * (size_t)rb);
+    *rank = rb;
+  }
+  *t = alloy_result_type(ops, n);
+  if (alloy_dtype_is_complex(*t))
+    return meta_error(m, "the losses take real tensors, got %s", alloy_dtype_name(*t));
+  if (float_math && !alloy_dtype_is_float(*t)) *t = ALLOY_F32;
+  return NULL;
+}
+
+/* The elementwise losses: l1_loss(self, target, reduction), kl_div(self,
+ * target, reduction), poisson_nll_loss(input, target, log_input, full,
+ * eps, reduction), margin_ranking_loss(input1, input2, target, margin,
+ * reduction), hinge_embedding_loss(self, target, margin, reduction): the
+ * operands broadcast. param: tensor count * 16 + position of reduction
+ * (+ 256: float arithmetic). */
+static alloy_error *meta_elementwise_loss(alloy_meta *m) {
+  alloy_dtype t;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = loss_operands(m, (m->param / 16) & 15, m->param & 256, &t, shape, &rank);
+  return e ? e : loss_out(m, m->param & 15, t, shape, rank);
+}
+
+/* cosine_embedding_loss(input1, input2, target, margin, reduction): 2-D
+ * inputs with a 1-D target, or 1-D inputs with a 0-D one; the loss of
+ * each row. */
+static alloy_error *meta_cosine_embedding_loss(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1), *y = meta_tensor(m, 2);
+  if (y->rank > 1)
+    return meta_error(m, "0D or 1D target tensor expected, multi-target not supported");
+  if (a->rank != y->rank + 1 || b->rank != y->rank + 1)
+    return meta_error(m, "%dD target tensor expects %dD input tensors, but found inputs with "
+                      "%d and %d dims", y->rank, y->rank + 1, a->rank, b->rank);
+  alloy_dtype t;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = loss_operands(m, 2, true, &t, shape, &rank);
+  return e ? e : loss_out(m, 4, t, shape, rank - 1);
+}
+
+/* pairwise_distance(x1, x2, p, eps, keepdim): the p-norm of x1 - x2 + eps
+ * over the last dim of the broadcast operands. */
+static alloy_error *meta_pairwise_distance(alloy_meta *m) {
+  alloy_dtype t;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = loss_operands(m, 2, true, &t, shape, &rank);
+  if (e) return e;
+  if (rank == 0) return meta_error(m, "pairwise_distance needs at least one dim");
+  if (meta_bool(m, 4)) {
+    shape[rank - 1] = alloy_dim_const(1);
+    return meta_out_tensor(m, 0, t, shape, rank);
+  }
+  return meta_out_tensor(m, 0, t, shape, rank - 1);
+}
+
+/* triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+ * reduction): the pairwise distances' shape, of operands of one rank. */
+static alloy_error *meta_triplet_margin_loss(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *p = meta_tensor(m, 1), *n = meta_tensor(m, 2);
+  if (a->rank != p->rank || p->rank != n->rank)
+    return meta_error(m, "The anchor, positive, and negative tensors are expected to have the "
+                      "same number of dimensions, but got: anchor %dD, positive %dD, and "
+                      "negative %dD inputs", a->rank, p->rank, n->rank);
+  alloy_dtype t;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = loss_operands(m, 3, true, &t, shape, &rank);
+  if (e) return e;
+  if (rank == 0) return meta_error(m, "triplet_margin_loss needs at least one dim");
+  return loss_out(m, 7, t, shape, rank - 1);
+}
+
+/* cosine_similarity(x1, x2, dim, eps): the broadcast operands reduced
+ * over dim, in their common dtype, which must be floating. */
+static alloy_error *meta_cosine_similarity(alloy_meta *m) {
+  alloy_dtype t;
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank, d;
+  alloy_error *e = loss_operands(m, 2, false, &t, shape, &rank);
+  if (e) return e;
+  if (!alloy_dtype_is_float(t))
+    return meta_error(m, "expected common dtype to be floating point, yet common dtype is %s",
+                      alloy_dtype_name(t));
+  int64_t dim;
+  if ((e = meta_int(m, 2, &dim)) || (e = meta_wrap_dim(m, 2, dim, rank, &d))) return e;
+  if (rank > 0) {
+    memmove(shape + d, shape + d + 1, sizeof *shape * (size_t)(rank - d - 1));
+    rank--;
+  }
+  return meta_out_tensor(m, 0, t, shape, rank);
+}
+
+/* pdist(self, p): _pdist_forward's checks and result. */
+static alloy_error *meta_pdist_checked(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x->rank != 2)
+    return meta_error(m, "pdist only supports 2D tensors, got: %dD", x->rank);
+  if (!alloy_dtype_is_float(x->dtype)) return meta_error(m, "pdist only supports floating-point dtypes");
+  if (meta_float(m, 1) < 0) return meta_error(m, "pdist only supports non-negative p values");
+  alloy_dim n = x->shape[0], one = alloy_dim_const(1);
+  alloy_dim pairs = alloy_dim_floordiv(m->st, alloy_dim_mul(m->st, n, alloy_dim_sub(m->st, n, one)),
+                                       alloy_dim_const(2));
+  alloy_error *e = meta_sym_check(m);
+  return e ? e : meta_out_tensor(m, 0, x->dtype, &pairs, 1);
+}
+
+/* _euclidean_dist(x1, x2): [*, r1, m] and [*, r2, m] to [*, r1, r2]. */
+static alloy_error *meta_euclidean_dist(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  if (a->rank < 2 || b->rank < 2)
+    return meta_error(m, "_euclidean_dist takes matrices (or batches of them), got %dD and %dD",
+                      a->rank, b->rank);
+  if (!alloy_dtype_is_float(a->dtype) || a->dtype != b->dtype)
+    return meta_error(m, "_euclidean_dist takes two floating-point tensors of one dtype, got %s "
+                      "and %s", alloy_dtype_name(a->dtype), alloy_dtype_name(b->dtype));
+  if (alloy_dim_eq(m->st, a->shape[a->rank - 1], b->shape[b->rank - 1]) == ALLOY_FALSE)
+    return meta_error(m, "x1 and x2 must have the same number of columns");
+  alloy_dim out[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = meta_broadcast(m, a->shape, a->rank - 2, b->shape, b->rank - 2, out, &rank);
+  if (e) return e;
+  out[rank] = a->shape[a->rank - 2];
+  out[rank + 1] = b->shape[b->rank - 2];
+  return meta_out_tensor(m, 0, a->dtype, out, rank + 2);
 }
 
 /* embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
@@ -71,7 +237,19 @@ static alloy_error *meta_embedding_bag(alloy_meta *m) {
   if (meta_bool(m, 7)) bags = alloy_dim_sub(m->st, bags, alloy_dim_const(1));
   alloy_dim two[2] = {bags, w->shape[1]}, one[1];
   if ((e = meta_out_tensor(m, 0, w->dtype, two, 2))) return e;
-  bool fast = w->dtype == ALLOY_F32 || w->dtype == ALLOY_F16 || w->dtype == ALLOY_BF16;
+  /* .padding_idx: a padding index (wrapped) takes the CPU kernel off its
+   * fast path */
+  bool padded = m->nargs > 8 && !meta_is_none(m, 8);
+  if (padded) {
+    int64_t pi;
+    if ((e = meta_int(m, 8, &pi))) return e;
+    alloy_dim nw = w->shape[0];
+    if (alloy_dim_is_const(nw) && (pi < -nw.value || pi >= nw.value))
+      return meta_error(m, "padding_idx must be within the number of embeddings, -%lld through "
+                        "%lld, but got %lld", (long long)nw.value, (long long)nw.value - 1,
+                        (long long)pi);
+  }
+  bool fast = !padded && (w->dtype == ALLOY_F32 || w->dtype == ALLOY_F16 || w->dtype == ALLOY_BF16);
   one[0] = mode != 0 || !fast ? ix->shape[0] : alloy_dim_const(0);
   if ((e = meta_out_tensor(m, 1, off->dtype, one, 1))) return e;
   one[0] = bags;
@@ -172,5 +350,19 @@ const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.cross_entropy_loss.default", meta_class_loss, 0},
     {"aten.nll_loss.default", meta_class_loss, 0},
     {"aten.embedding_bag.default", meta_embedding_bag, 0},
+    {"aten.embedding_bag.padding_idx", meta_embedding_bag, 0},
+    {"aten.nll_loss_nd.default", meta_class_loss, 0},
+    {"aten.nll_loss2d.default", meta_class_loss, 4},
+    {"aten.l1_loss.default", meta_elementwise_loss, 2 * 16 + 2},
+    {"aten.kl_div.default", meta_elementwise_loss, 2 * 16 + 2 + 256},
+    {"aten.poisson_nll_loss.default", meta_elementwise_loss, 2 * 16 + 5 + 256},
+    {"aten.margin_ranking_loss.default", meta_elementwise_loss, 3 * 16 + 4 + 256},
+    {"aten.hinge_embedding_loss.default", meta_elementwise_loss, 2 * 16 + 3 + 256},
+    {"aten.cosine_embedding_loss.default", meta_cosine_embedding_loss, 0},
+    {"aten.triplet_margin_loss.default", meta_triplet_margin_loss, 0},
+    {"aten.pairwise_distance.default", meta_pairwise_distance, 0},
+    {"aten.cosine_similarity.default", meta_cosine_similarity, 0},
+    {"aten.pdist.default", meta_pdist_checked, 0},
+    {"aten._euclidean_dist.default", meta_euclidean_dist, 0},
     {NULL, NULL, 0},
 };

@@ -108,3 +108,36 @@ def samples(torch):
     yield a.upsample_nearest3d.vec, (u8.unsqueeze(2), None, [2.0, 1.5, 0.5]), {}
     yield a.upsample_bicubic2d.vec, (r(1, 2, 5, 6, dtype=torch.bfloat16), [7, 9], False, None), {}
     yield a.upsample_trilinear3d.vec, (r(1, 1, 3, 4, 5, dtype=torch.float16), [4, 5, 6], False, None), {}
+
+    # --- losses and distances -----------------------------------------------------
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        x, y = r(4, 5, dtype=dt), r(4, 5, dtype=dt)
+        yield a.l1_loss.default, (x, y, 0), {}
+        yield a.kl_div.default, (x, y.abs(), 1), {"log_target": False}
+        yield a.kl_div.default, (x, y, 2), {"log_target": True}
+        yield a.poisson_nll_loss.default, (x, (y.abs() * 3).round(), True, True, 1e-8, 1), {}
+        yield a.poisson_nll_loss.default, (x.abs(), y.abs() * 3, False, True, 1e-8, 0), {}
+        yield a.margin_ranking_loss.default, (x[0], y[0], torch.tensor([1., -1, 1, -1, 1], dtype=dt), 0.3, 2), {}
+        yield a.hinge_embedding_loss.default, (x, torch.randint(0, 2, (4, 5)).to(dt) * 2 - 1, 0.7, 0), {}
+        yield a.cosine_embedding_loss.default, (x, y, torch.tensor([1., -1, 1, -1], dtype=dt), 0.2, 1), {}
+        yield a.triplet_margin_loss.default, (x, y, r(4, 5, dtype=dt), 1.0, 2.0, 1e-6, True, 0), {}
+        yield a.pairwise_distance.default, (x, y[0], 3.0, 1e-6, True), {}
+        yield a.cosine_similarity.default, (x, y[:1], 0, 1e-8), {}
+    for dt in (torch.float32, torch.float64):
+        yield a._euclidean_dist.default, (r(5, 3, dtype=dt), r(4, 3, dtype=dt)), {}
+        yield a._euclidean_dist.default, (r(2, 5, 3, dtype=dt), r(1, 4, 3, dtype=dt)), {}
+        yield a.cdist.default, (r(30, 4, dtype=dt), r(27, 4, dtype=dt), 2.0, None), {}
+        yield a.cdist.default, (r(2, 6, 4, dtype=dt), r(5, 4, dtype=dt), 1.0, 2), {}
+        yield a.cdist.default, (r(6, 4, dtype=dt), r(5, 4, dtype=dt), 2.0, 1), {}
+        yield a.pdist.default, (r(7, 3, dtype=dt), 1.5), {}
+        lg = torch.log_softmax(r(2, 4, 3, 5, dtype=dt), 1)
+        yield a.nll_loss2d.default, (lg, torch.randint(0, 4, (2, 3, 5)), r(4, dtype=dt).abs(), 1, -100), {}
+        yield a.nll_loss_nd.default, (torch.log_softmax(r(2, 4, 3, dtype=dt), 1),
+                                      torch.tensor([[0, 1, -100], [3, 2, 1]]), None, 0, -100), {}
+    w = r(10, 3)
+    ix = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    off = torch.tensor([0, 3, 5])
+    yield a.embedding_bag.padding_idx, (w, ix, off, False, 0, False, None, False, -1), {}
+    yield a.embedding_bag.padding_idx, (w, ix, off, False, 1, False, None, True, 4), {}
+    yield a.embedding_bag.padding_idx, (w, ix, off, False, 2, False, None, False, None), {}
+    yield a.multilabel_margin_loss.default, (r(3, 4), torch.tensor([[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]]), 1), {}
