@@ -13,7 +13,9 @@
  * The selection and masking ops (tril, index_fill, eye, diag_embed, ...)
  * compare iota vectors (arange) to build a boolean mask and pick with
  * where, as PyTorch's references do; index_add and index_copy are an
- * index_put at one dim. einsum is in rules_einsum.c.
+ * index_put at one dim; the Scalar overloads of isin, bucketize and
+ * searchsorted make their number a 0-dim tensor of the promoted dtype.
+ * einsum is in rules_einsum.c, the composite views in rules_views.c.
  */
 #include <math.h>
 #include <stdint.h>
@@ -1109,6 +1111,81 @@ static void put(decomp *d) {
   d_out(d, 0, view(d, y, d_shape(x), d_rank(x)));
 }
 
+/* --- the Scalar overloads of searching ------------------------------------------------
+ * The number is a wrapped number in PyTorch: it and the tensor promote to
+ * a common dtype (as torch.result_type with a Python scalar), in which the
+ * number becomes a 0-dim tensor and the comparisons are made. */
+
+static alloy_dtype with_number(decomp *d, int i, alloy_value *t) {
+  const alloy_arg *a = d_arg(d, i);
+  alloy_dtype nt = a->kind == ALLOY_ARG_FLOAT ? ALLOY_F64 : a->kind == ALLOY_ARG_BOOL ? ALLOY_BOOL : ALLOY_I64;
+  alloy_promo_operand ops[2] = {{d_rank(t) ? ALLOY_PROMO_TENSOR : ALLOY_PROMO_ZERO_DIM, d_dtype(t)},
+                                {ALLOY_PROMO_SCALAR, nt}};
+  return alloy_result_type(ops, 2);
+}
+
+/* isin.Scalar_Tensor(element, test_elements, ...) and .Tensor_Scalar(
+ * elements, test_element, ...): isin with the number as a 0-dim tensor. */
+static void isin_scalar(decomp *d, int num) {
+  alloy_value *t = d_tensor(d, 1 - num);
+  if (!t) return;
+  alloy_value *v = scalar_of(d, same_arg(d, num), with_number(d, num, t));
+  alloy_value *e = num ? t : v, *test = num ? v : t;
+  d_out(d, 0, D(d, "aten.isin.Tensor_Tensor", V(e), V(test), same_arg(d, 2), same_arg(d, 3)));
+}
+static void isin_scalar_tensor(decomp *d) { isin_scalar(d, 0); }
+static void isin_tensor_scalar(decomp *d) { isin_scalar(d, 1); }
+
+/* bucketize.Scalar(self, boundaries, out_int32, right) and
+ * searchsorted.Scalar(sorted_sequence, self, out_int32, right, side,
+ * sorter): both in the common dtype, then the Tensor overload. */
+static void bucketize_scalar(decomp *d) {
+  alloy_value *b = d_tensor(d, 1);
+  if (!b) return;
+  alloy_dtype t = with_number(d, 0, b);
+  d_out(d, 0, D(d, "aten.bucketize.Tensor", V(scalar_of(d, same_arg(d, 0), t)), V(cast(d, b, t)),
+                same_arg(d, 2), same_arg(d, 3)));
+}
+
+static void searchsorted_scalar(decomp *d) {
+  alloy_value *b = d_tensor(d, 0);
+  if (!b) return;
+  alloy_dtype t = with_number(d, 1, b);
+  d_out(d, 0, D(d, "aten.searchsorted.Tensor", V(cast(d, b, t)), V(scalar_of(d, same_arg(d, 1), t)),
+                same_arg(d, 2), same_arg(d, 3), same_arg(d, 4), same_arg(d, 5)));
+}
+
+/* take_along_dim(indices, dim): without dim, the flattened self gathered
+ * at the flattened indices; with, both expanded to the result's shape
+ * (self keeping its size at dim, indices theirs), then gather. */
+static void take_along_dim(decomp *d) {
+  alloy_value *x = self_of(d), *idx = d_tensor(d, 1);
+  if (!x || !idx) return;
+  if (d_is_none(d, 2)) {
+    alloy_value *flat = view(d, x, (alloy_dim[]){C(-1)}, 1);
+    alloy_value *at = view(d, idx, (alloy_dim[]){C(-1)}, 1);
+    return d_out(d, 0, D(d, "aten.gather.default", V(flat), I(0), V(at)));
+  }
+  int r = d_rank(x), dim = d_wrap_dim(d, d_int(d, 2), r);
+  if (d_failed(d)) return;
+  const alloy_value *o = out_type(d, 0);
+  alloy_dim xs[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) xs[k] = k == dim ? d_shape(x)[k] : d_shape(o)[k];
+  alloy_value *xb = D(d, "aten.expand.default", V(x), d_dim_list(d, xs, r));
+  alloy_value *ib = D(d, "aten.expand.default", V(idx), d_dim_list(d, d_shape(o), r));
+  d_out(d, 0, D(d, "aten.gather.default", V(xb), I(dim), V(ib)));
+}
+
+/* scatter.value_reduce(dim, index, value, reduce): scatter.reduce of a
+ * tensor of index's shape holding value in self's dtype. */
+static void scatter_value_reduce(decomp *d) {
+  alloy_value *x = self_of(d), *idx = d_tensor(d, 2);
+  if (!x || !idx) return;
+  alloy_value *src = D(d, "aten.full.default", d_dim_list(d, d_shape(idx), d_rank(idx)), same_arg(d, 3),
+                       DT(d_dtype(x)));
+  d_out(d, 0, D(d, "aten.scatter.reduce", V(x), same_arg(d, 1), V(idx), V(src), same_arg(d, 4)));
+}
+
 const decomp_rule decomp_rules_shape[] = {
     /* views and reshapes */
     {"aten.reshape.default", reshape, DECOMP_TO_CORE},
@@ -1194,6 +1271,12 @@ const decomp_rule decomp_rules_shape[] = {
     {"aten._unsafe_masked_index_put_accumulate.default", unsafe_masked_index_put_accumulate,
      DECOMP_TO_CORE},
     {"aten.isin.Tensor_Tensor", isin, DECOMP_TO_CORE},
+    {"aten.isin.Scalar_Tensor", isin_scalar_tensor, DECOMP_TO_CORE},
+    {"aten.isin.Tensor_Scalar", isin_tensor_scalar, DECOMP_TO_CORE},
+    {"aten.bucketize.Scalar", bucketize_scalar, DECOMP_TO_CORE},
+    {"aten.searchsorted.Scalar", searchsorted_scalar, DECOMP_TO_CORE},
+    {"aten.take_along_dim.default", take_along_dim, DECOMP_TO_CORE},
+    {"aten.scatter.value_reduce", scatter_value_reduce, DECOMP_TO_CORE},
     {"aten.diag_embed.default", diag_embed, DECOMP_TO_CORE},
     {"aten.tril_indices.default", tril_indices, DECOMP_TO_CORE},
     {"aten.triu_indices.default", triu_indices, DECOMP_TO_CORE},

@@ -345,6 +345,123 @@ static void pad_sequence(decomp *d) {
   d_out(d, 0, D(d, "aten.stack.default", d_value_list(d, items, n), I(batch_first ? 0 : 1)));
 }
 
+/* --- factories ------------------------------------------------------------------*/
+
+/* The dtype range computes in (at::acc_type on CPU): float for float16 and
+ * bfloat16, double for float32 and float64, int64 for integers. */
+static alloy_dtype range_acc(alloy_dtype t) {
+  if (t == ALLOY_F16 || t == ALLOY_BF16) return ALLOY_F32;
+  return alloy_dtype_is_float(t) ? ALLOY_F64 : ALLOY_I64;
+}
+
+/* A Scalar argument as range's kernel reads it in acc: an integer acc
+ * truncates a float. */
+static alloy_arg acc_arg(decomp *d, int i, alloy_dtype acc) {
+  const alloy_arg *a = d_arg(d, i);
+  if (acc != ALLOY_I64 || a->kind != ALLOY_ARG_FLOAT) return *a;
+  return I((int64_t)a->u.f);
+}
+
+/* range(start, end, step): start + step * i in the computation dtype,
+ * converted to the result's; the count is the node's output size. */
+static void range(decomp *d) {
+  bool has_step = alloy_op_schema(alloy_node_op(d_node(d)))->nargs > 6;
+  const alloy_value *o = out_type(d, 0);
+  alloy_dim n = d_shape(o)[0];
+  if (!alloy_dim_is_const(n)) return d_decline(d, "bounds known only at run time");
+  alloy_dtype t = d_dtype(o), acc = range_acc(t);
+  alloy_value *i = D(d, "aten.arange.start_step", I(0), SYM(n), I(1), DT(acc));
+  alloy_value *steps = D(d, "aten.mul.Tensor", V(i), has_step ? acc_arg(d, 2, acc) : I(1));
+  alloy_value *at = D(d, "aten.add.Tensor", V(steps), acc_arg(d, 0, acc));
+  d_out(d, 0, d_to(d, at, t));
+}
+
+/* tensor / as_tensor of a number: scalar_tensor in the result's dtype. */
+static void tensor_of(decomp *d) {
+  d_out(d, 0, D(d, "aten.scalar_tensor.default", *d_arg(d, 0), DT(d_dtype(out_type(d, 0)))));
+}
+
+/* as_tensor(data, dtype): data, converted when dtype differs. */
+static void as_tensor(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  alloy_dtype t = d_dtype(out_type(d, 0));
+  if (x) d_out(d, 0, d_dtype(x) == t ? D(d, "aten.alias.default", V(x)) : d_to(d, x, t));
+}
+
+/* fill.Tensor(self, value): value in self's dtype, expanded to self. */
+static void fill_tensor(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *v = d_tensor(d, 1);
+  if (!x || !v) return;
+  v = d_to(d, v, d_dtype(x));
+  d_out(d, 0, D(d, "aten.expand.default", V(v), d_dim_list(d, d_shape(x), d_rank(x))));
+}
+
+/* empty_permuted(size, layout, dtype, ...): zeros of size (values of an
+ * empty tensor are any). */
+static void empty_permuted(decomp *d) {
+  d_out(d, 0, D(d, "aten.zeros.default", *d_arg(d, 0), *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4),
+                *d_arg(d, 5)));
+}
+
+/* _dim_arange(like, dim) = arange(like.size(dim)). */
+static void dim_arange(decomp *d) {
+  alloy_dim n = d_shape(out_type(d, 0))[0];
+  d_out(d, 0, D(d, "aten.arange.start_step", I(0), SYM(n), I(1), DT(ALLOY_I64)));
+}
+
+/* _shape_as_tensor(self): each size as a 0-dim int64, stacked. */
+static void shape_as_tensor(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  int r = d_rank(x);
+  if (r == 0) return d_out(d, 0, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_I64)));
+  alloy_value *sizes[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) sizes[k] = D(d, "aten.scalar_tensor.default", SYM(d_shape(x)[k]), DT(ALLOY_I64));
+  d_out(d, 0, D(d, "aten.stack.default", d_value_list(d, sizes, r)));
+}
+
+/* --- conversions --------------------------------------------------------------------
+ * to() in its TorchScript forms and autocast's casts: a copy when the
+ * dtype changes or a copy is asked for, else self; the dtype is the node's
+ * output type (the shape functions read the arguments). */
+
+static void to_like_out(decomp *d, int copy_at) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  alloy_dtype t = d_dtype(out_type(d, 0));
+  bool copy = copy_at >= 0 && d_bool(d, copy_at);
+  if (d_failed(d)) return;
+  if (!copy && t == d_dtype(x)) return d_out(d, 0, D(d, "aten.alias.default", V(x)));
+  d_out(d, 0, D(d, "aten._to_copy.default", V(x), DT(t)));
+}
+static void to_other(decomp *d) { to_like_out(d, 3); }
+static void to_prim_dtype(decomp *d) { to_like_out(d, 3); }
+static void to_prim_device(decomp *d) { to_like_out(d, 4); }
+static void to_prim_other(decomp *d) { to_like_out(d, 2); }
+static void autocast(decomp *d) { to_like_out(d, -1); }
+
+/* _to_cpu(tensors): each as it is. */
+static void to_cpu(decomp *d) {
+  int n = d_tensor_count(d, 0);
+  if (n > MAX_ALIAS_OUTS) return d_decline(d, "%d tensors are more than a rule can give", n);
+  for (int k = 0; k < n; k++) d_out(d, k, D(d, "aten.alias.default", V(d_tensor_at(d, 0, k))));
+}
+
+/* --- a tensor's one element as a number ---------------------------------------------
+ * _local_scalar_dense of the tensor converted to the number's kind: int64
+ * (a float truncates), float64, or bool (nonzero). */
+
+static void as_number(decomp *d, alloy_dtype t) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  x = t == ALLOY_BOOL ? D(d, "aten.ne.Scalar", V(x), I(0)) : d_to(d, x, t);
+  d_out(d, 0, D(d, "aten._local_scalar_dense.default", V(x)));
+}
+static void as_int(decomp *d) { as_number(d, ALLOY_I64); }
+static void as_float(decomp *d) { as_number(d, ALLOY_F64); }
+static void as_bool(decomp *d) { as_number(d, ALLOY_BOOL); }
+static void as_scalar(decomp *d) { d_out(d, 0, D(d, "aten._local_scalar_dense.default", V(d_tensor(d, 0)))); }
+
 const decomp_rule decomp_rules_views[] = {
 #define RULE_ROW(op, ...) {op, alias, DECOMP_TO_CORE},
     ALLOY_META_ALIASES(RULE_ROW)
@@ -384,6 +501,36 @@ const decomp_rule decomp_rules_views[] = {
     {"aten.flipud.default", flipud, DECOMP_TO_CORE},
     {"aten.tile.default", tile, DECOMP_TO_CORE},
     {"aten.broadcast_tensors.default", broadcast_tensors, DECOMP_TO_CORE},
+    /* factories */
+    {"aten.range.default", range, DECOMP_TO_CORE},
+    {"aten.range.step", range, DECOMP_TO_CORE},
+    {"aten.tensor.float", tensor_of, DECOMP_TO_CORE},
+    {"aten.tensor.int", tensor_of, DECOMP_TO_CORE},
+    {"aten.tensor.bool", tensor_of, DECOMP_TO_CORE},
+    {"aten.as_tensor.float", tensor_of, DECOMP_TO_CORE},
+    {"aten.as_tensor.int", tensor_of, DECOMP_TO_CORE},
+    {"aten.as_tensor.bool", tensor_of, DECOMP_TO_CORE},
+    {"aten.as_tensor.default", as_tensor, DECOMP_TO_CORE},
+    {"aten.fill.Tensor", fill_tensor, DECOMP_TO_CORE},
+    {"aten.empty_permuted.default", empty_permuted, DECOMP_TO_CORE},
+    {"aten._dim_arange.default", dim_arange, DECOMP_TO_CORE},
+    {"aten._shape_as_tensor.default", shape_as_tensor, DECOMP_TO_CORE},
+    /* conversions */
+    {"aten.to.other", to_other, DECOMP_TO_CORE},
+    {"aten.to.prim_dtype", to_prim_dtype, DECOMP_TO_CORE},
+    {"aten.to.prim_Device", to_prim_device, DECOMP_TO_CORE},
+    {"aten.to.prim_other", to_prim_other, DECOMP_TO_CORE},
+    {"aten._autocast_to_reduced_precision.default", autocast, DECOMP_TO_CORE},
+    {"aten._autocast_to_full_precision.default", autocast, DECOMP_TO_CORE},
+    {"aten._to_cpu.default", to_cpu, DECOMP_TO_CORE},
+    /* a tensor's one element as a number */
+    {"aten.Int.Tensor", as_int, DECOMP_TO_CORE},
+    {"aten.Float.Tensor", as_float, DECOMP_TO_CORE},
+    {"aten.Bool.Tensor", as_bool, DECOMP_TO_CORE},
+    {"aten.is_nonzero.default", as_bool, DECOMP_TO_CORE},
+    {"aten.IntImplicit.default", as_int, DECOMP_TO_CORE},
+    {"aten.FloatImplicit.default", as_float, DECOMP_TO_CORE},
+    {"aten.ScalarImplicit.default", as_scalar, DECOMP_TO_CORE},
     /* joins */
     {"aten.column_stack.default", column_stack, DECOMP_TO_CORE},
     {"aten.dstack.default", dstack, DECOMP_TO_CORE},

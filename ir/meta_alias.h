@@ -97,7 +97,10 @@ typedef struct meta_alias {
   X("aten.new_empty.default", "aten.new_zeros.default", 0, false, 0, 1, 2, 3, 4, 5) \
   X("aten.empty_like.default", "aten.zeros_like.default", 0, false, 0, 1, 2, 3, 4, 5) \
   X("aten._efficientzerotensor.default", "aten.zeros.default", 0, false, 0, 1, 2, 3, 4) \
+  X("aten.new_empty_strided.default", "aten.new_zeros.default", 0, false, 0, 1, 3, 4, 5, 6) \
   /* dtype conversions */ \
+  X("aten.cpu.default", "aten.alias.default", 0, false, 0) \
+  X("aten.data.default", "aten.alias.default", 0, false, 0) \
   X("aten._cast_Byte.default", "aten._to_copy.default", 0, false, 0, ALIAS_DTYPE(ALLOY_U8)) \
   X("aten._cast_Char.default", "aten._to_copy.default", 0, false, 0, ALIAS_DTYPE(ALLOY_I8)) \
   X("aten._cast_Short.default", "aten._to_copy.default", 0, false, 0, ALIAS_DTYPE(ALLOY_I16)) \
@@ -116,7 +119,6 @@ typedef struct meta_alias {
   X("aten._index_put_impl.default", "aten.index_put.default", 0, false, 0, 1, 2, 3) \
   /* metadata and scalars */ \
   X("aten.item.default", "aten._local_scalar_dense.default", 0, false, 0) \
-  X("aten.ScalarImplicit.default", "aten._local_scalar_dense.default", 0, false, 0) \
   X("aten.numel.default", "aten.sym_numel.default", 0, false, 0) \
   X("aten.size.int", "aten.sym_size.int", 0, false, 0, 1) \
   X("aten.stride.int", "aten.sym_stride.int", 0, false, 0, 1) \

@@ -3,7 +3,9 @@
  * tensors made from a size (full, zeros, ones, empty, rand, randn), from
  * another tensor (*_like, new_*), from a range (arange, linspace, logspace),
  * eye, scalar_tensor, randperm, and dropout (random like rand: the input's
- * type, plus native_dropout's bool mask).
+ * type, plus native_dropout's bool mask); and the composites of them:
+ * range (an inclusive arange), tensor / as_tensor of a number, fill with a
+ * 0-dim tensor, empty_permuted, _dim_arange and _shape_as_tensor.
  *
  * Dtypes follow PyTorch: an explicit dtype wins; otherwise float32 (the
  * default dtype), except that *_like and new_* keep their input's dtype,
@@ -294,6 +296,111 @@ static alloy_error *meta_linspace(alloy_meta *m) {
   return meta_out_tensor(m, 0, t, &steps, 1);
 }
 
+/* --- composites of the factories --------------------------------------------------*/
+
+/* The type range computes in (at::acc_type on CPU): float for float16 and
+ * bfloat16, double for float32 and float64, int64 for integers. */
+static alloy_dtype range_acc(alloy_dtype t) {
+  if (t == ALLOY_F16 || t == ALLOY_BF16) return ALLOY_F32;
+  return alloy_dtype_is_float(t) ? ALLOY_F64 : ALLOY_I64;
+}
+
+/* range(start, end) (param 0) and range.step(start, end, step) (param 1):
+ * start + step * i for i <= (end - start) / step, in dtype (float32 by
+ * default); the bounds are read in range's computation type (ints
+ * truncate them), where the count is computed as PyTorch's kernel does. */
+static alloy_error *meta_range(alloy_meta *m) {
+  alloy_dtype t = dtype_arg(m, ALLOY_F32);
+  if (t == ALLOY_BOOL)
+    return meta_error(m, "\"range_cpu\" not implemented for 'bool': argument 'dtype' must not be bool");
+  double v[3] = {0, 0, 1};
+  for (int k = 0; k < 2 + m->param; k++) {
+    const alloy_arg *a = &m->args[k];
+    bool literal = a->kind == ALLOY_ARG_FLOAT || a->kind == ALLOY_ARG_BOOL ||
+                   (a->kind == ALLOY_ARG_INT && alloy_dim_is_const(a->u.i));
+    if (!literal) {
+      alloy_dim u = meta_unbacked(m);
+      return meta_out_tensor(m, 0, t, &u, 1);
+    }
+    v[k] = meta_float(m, k);
+  }
+  alloy_dtype acc = range_acc(t);
+  if (acc == ALLOY_I64)
+    for (int k = 0; k < 3; k++) v[k] = trunc(v[k]);
+  if (acc == ALLOY_F32)
+    for (int k = 0; k < 3; k++) v[k] = (float)v[k];
+  double start = v[0], end = v[1], step = v[2];
+  if (!(step > 0 || step < 0)) return meta_error(m, "step must be nonzero");
+  if (!isfinite(start) || !isfinite(end)) return meta_error(m, "unsupported range: %g -> %g", start, end);
+  if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
+    return meta_error(m, "upper bound and larger bound inconsistent with step sign");
+  double len = acc == ALLOY_F32 ? (double)((float)((float)(end - start) / (float)step) + 1.0f)
+               : acc == ALLOY_I64 ? (double)(((int64_t)end - (int64_t)start) / (int64_t)step + 1)
+                                  : (end - start) / step + 1;
+  if (!(len >= 0 && len <= 9.2e18))
+    return meta_error(m, "invalid size, possible overflow? (start %g, end %g, step %g)", start, end, step);
+  alloy_dim n = alloy_dim_const((int64_t)len);
+  return meta_out_tensor(m, 0, t, &n, 1);
+}
+
+/* tensor.float / .int / .bool and as_tensor of a number (t, dtype, ...):
+ * a 0-dim tensor of dtype, else of the number's kind (float32, int64,
+ * bool). param: that default dtype. */
+static alloy_error *meta_tensor_of(alloy_meta *m) {
+  return meta_out_tensor(m, 0, dtype_arg(m, (alloy_dtype)m->param), NULL, 0);
+}
+
+/* as_tensor(data, dtype, device): data, converted to dtype. */
+static alloy_error *meta_as_tensor(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  return meta_out_like(m, 0, x, dtype_arg(m, x->dtype));
+}
+
+/* fill.Tensor(self, value): self's type, every element value (0-dim). */
+static alloy_error *meta_fill_tensor(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *v = meta_tensor(m, 1);
+  if (v->rank != 0)
+    return meta_error(m, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
+                      v->rank);
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* empty_permuted(size, physical_layout, *, dtype, ...): empty's, with a
+ * layout of as many dims as size. */
+static alloy_error *meta_empty_permuted(alloy_meta *m) {
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int64_t perm[ALLOY_MAX_RANK + 1];
+  int rank, np;
+  alloy_error *e = meta_dims(m, 0, shape, ALLOY_MAX_RANK, &rank);
+  if (!e) e = meta_ints(m, 1, perm, ALLOY_MAX_RANK + 1, &np);
+  if (!e) e = check_size(m, 0, shape, rank);
+  if (e) return e;
+  if (np != rank)
+    return meta_error(m,
+                      "Number of dimensions in size does not match the length of the "
+                      "physical_layout; i.e. len(size) = %d is not equal to len(physical_layout) = %d",
+                      rank, np);
+  return meta_out_tensor(m, 0, dtype_arg(m, ALLOY_F32), shape, rank);
+}
+
+/* _dim_arange(like, dim): arange(like.size(dim)), int64. */
+static alloy_error *meta_dim_arange(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  int64_t dim;
+  int d;
+  alloy_error *e = meta_int(m, 1, &dim);
+  if (!e) e = meta_wrap_dim(m, 1, dim, x->rank, &d);
+  if (e) return e;
+  alloy_dim n = x->rank ? x->shape[d] : alloy_dim_const(1);
+  return meta_out_tensor(m, 0, ALLOY_I64, &n, 1);
+}
+
+/* _shape_as_tensor(self): self's sizes as an int64 vector. */
+static alloy_error *meta_shape_as_tensor(alloy_meta *m) {
+  alloy_dim n = alloy_dim_const(meta_tensor(m, 0)->rank);
+  return meta_out_tensor(m, 0, ALLOY_I64, &n, 1);
+}
+
 const alloy_meta_entry alloy_meta_factory[] = {
     {"aten.zeros.default", meta_sized, -1},
     {"aten.ones.default", meta_sized, -1},
@@ -324,5 +431,18 @@ const alloy_meta_entry alloy_meta_factory[] = {
     {"aten.logspace.Tensor_Tensor", meta_linspace, 0},
     {"aten.native_dropout.default", meta_native_dropout, 0},
     {"aten.dropout.default", meta_dropout, 0},
+    {"aten.range.default", meta_range, 0},
+    {"aten.range.step", meta_range, 1},
+    {"aten.tensor.float", meta_tensor_of, ALLOY_F32},
+    {"aten.tensor.int", meta_tensor_of, ALLOY_I64},
+    {"aten.tensor.bool", meta_tensor_of, ALLOY_BOOL},
+    {"aten.as_tensor.float", meta_tensor_of, ALLOY_F32},
+    {"aten.as_tensor.int", meta_tensor_of, ALLOY_I64},
+    {"aten.as_tensor.bool", meta_tensor_of, ALLOY_BOOL},
+    {"aten.as_tensor.default", meta_as_tensor, 0},
+    {"aten.fill.Tensor", meta_fill_tensor, 0},
+    {"aten.empty_permuted.default", meta_empty_permuted, 0},
+    {"aten._dim_arange.default", meta_dim_arange, 0},
+    {"aten._shape_as_tensor.default", meta_shape_as_tensor, 0},
     {NULL, NULL, 0},
 };

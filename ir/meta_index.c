@@ -16,6 +16,7 @@
 
 #include "ir/checked.h"
 #include "ir/meta.h"
+#include "ir/meta_alias.h"
 
 /* Copies n dims; a 0-dim tensor's shape may be NULL. */
 static void copy_dims(alloy_dim *dst, const alloy_dim *src, int n) {
@@ -682,6 +683,85 @@ static alloy_error *meta_isin(alloy_meta *m) {
   return meta_out_like(m, 0, meta_tensor(m, 0), ALLOY_BOOL);
 }
 
+/* --- the Scalar overloads of searching -----------------------------------------------
+ * A number given for a tensor argument is a wrapped number: a 0-dim tensor
+ * of the number's kind that promotes like a Python scalar. These ops
+ * compare in the dtype it and the tensor promote to. */
+
+/* The dtype a number argument i and tensor t promote to. */
+static alloy_dtype with_number(const alloy_meta *m, int i, const alloy_value *t) {
+  alloy_promo_operand ops[2] = {{t->rank ? ALLOY_PROMO_TENSOR : ALLOY_PROMO_ZERO_DIM, t->dtype},
+                                meta_promo_operand(m, i)};
+  return alloy_result_type(ops, 2);
+}
+
+/* A 0-dim tensor of dtype t standing for a number argument. */
+static alloy_value number_value(alloy_dtype t) {
+  alloy_value v = {.kind = ALLOY_VALUE_TENSOR, .dtype = t, .rank = 0};
+  return v;
+}
+
+/* isin.Scalar_Tensor(element, test_elements, ...) and isin.Tensor_Scalar
+ * (param 1)(elements, test_element, ...): isin with the number as a 0-dim
+ * tensor. */
+static alloy_error *meta_isin_scalar(alloy_meta *m) {
+  int num = m->param ? 1 : 0;
+  alloy_value v = number_value(meta_promo_operand(m, num).dtype);
+  alloy_arg args[4] = {m->args[0], m->args[1], m->args[2], m->args[3]};
+  args[num] = alloy_arg_value(&v);
+  return meta_as_op(m, "aten.isin.Tensor_Tensor", args, 4, 0);
+}
+
+/* bucketize.Scalar(self, boundaries, *, out_int32, right) and
+ * searchsorted.Scalar(sorted_sequence, self, ...) (param 1): a 0-dim
+ * result; the sequence must be 1-dim. */
+static alloy_error *meta_search_scalar(alloy_meta *m) {
+  int num = m->param ? 1 : 0, ten = 1 - num;
+  const alloy_value *seq = meta_tensor(m, ten);
+  if (m->param && seq->rank != 1)
+    return meta_error(m,
+                      "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                      "dimension is 1, but we got boundaries tensor dim(%d) and input value's dim(0) "
+                      "numel(1)",
+                      seq->rank);
+  alloy_value v = number_value(with_number(m, num, seq));
+  alloy_arg args[6];
+  for (int k = 0; k < m->nargs && k < 6; k++) args[k] = m->args[k];
+  args[num] = alloy_arg_value(&v);
+  return meta_as_op(m, m->param ? "aten.searchsorted.Tensor" : "aten.bucketize.Tensor", args,
+                    m->nargs, 0);
+}
+
+/* take_along_dim(self, indices, dim): with dim, self and indices (int64,
+ * as many dims) broadcast to each other outside dim, then gather; without,
+ * the flattened self at the flattened indices. */
+static alloy_error *meta_take_along_dim(alloy_meta *m) {
+  const alloy_value *self = meta_tensor(m, 0), *idx = meta_tensor(m, 1);
+  if (meta_is_none(m, 2)) {
+    if (idx->dtype != ALLOY_I64)
+      return meta_error(m, "gather(): Expected dtype int64 for index (argument 'indices'), got %s",
+                        alloy_dtype_name(idx->dtype));
+    alloy_dim n = meta_numel(m, idx->shape, idx->rank);
+    return meta_out_tensor(m, 0, self->dtype, &n, 1);
+  }
+  if (self->rank != idx->rank)
+    return meta_error(m,
+                      "torch.take_along_dim(): input and indices should have the same number of "
+                      "dimensions, but got %d dimensions for input, and %d dimensions for indices",
+                      self->rank, idx->rank);
+  if (idx->dtype != ALLOY_I64)
+    return meta_error(m, "torch.take_along_dim(): dtype of indices should be Long but got %s",
+                      alloy_dtype_name(idx->dtype));
+  int dim;
+  alloy_error *e = arg_dim(m, 2, self->rank, &dim);
+  if (e) return e;
+  alloy_dim a[ALLOY_MAX_RANK], out[ALLOY_MAX_RANK];
+  int r;
+  for (int k = 0; k < self->rank; k++) a[k] = k == dim ? idx->shape[k] : self->shape[k];
+  if ((e = meta_broadcast(m, a, self->rank, idx->shape, idx->rank, out, &r))) return e;
+  return meta_out_tensor(m, 0, self->dtype, out, r);
+}
+
 /* PyTorch's ScalarType numbers, for defaults such as `dtype=4`. */
 static bool scalar_type_number(int64_t n, alloy_dtype *out) {
   static const struct {
@@ -795,6 +875,12 @@ const alloy_meta_entry alloy_meta_index[] = {
     {"aten.searchsorted.Tensor", meta_searchsorted, 0},
     {"aten.bucketize.Tensor", meta_bucketize, 0},
     {"aten.isin.Tensor_Tensor", meta_isin, 0},
+    {"aten.isin.Scalar_Tensor", meta_isin_scalar, 0},
+    {"aten.isin.Tensor_Scalar", meta_isin_scalar, 1},
+    {"aten.bucketize.Scalar", meta_search_scalar, 0},
+    {"aten.searchsorted.Scalar", meta_search_scalar, 1},
+    {"aten.take_along_dim.default", meta_take_along_dim, 0},
+    {"aten.scatter.value_reduce", meta_scatter, SCATTER_REDUCE_OLD},
     {"aten.tril_indices.default", meta_tri_indices, 0},
     {"aten.triu_indices.default", meta_tri_indices, 1},
     {NULL, NULL, 0},

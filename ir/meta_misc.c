@@ -4,9 +4,14 @@
  * (their SymInt results carry the symbolic size, stride or element count
  * itself), _local_scalar_dense (a value known only at run time: an int is a
  * fresh unbacked symbol), and the checks _assert_tensor_metadata and
- * _linalg_check_errors, which produce nothing; and Python's scalar
+ * _linalg_check_errors, which produce nothing; Python's scalar
  * operators on SymInts that torch.export records (_operator.mul,
- * torch.sym_max, ...), whose SymInt results are symbolic too.
+ * torch.sym_max, ...), whose SymInt results are symbolic too; the other
+ * reads of a tensor's metadata (dim, element_size, is_complex,
+ * is_same_size, ...) and of its one element as a number (Int, Float,
+ * Bool, the *Implicit conversions, is_nonzero); and the dtype conversions
+ * to() takes in TorchScript's forms (to.other, to.prim_*), _autocast_to_*
+ * and _to_cpu.
  *
  * Alloy does not model storage offsets, and a tensor without recorded
  * strides is taken to be contiguous, as graph values are by default.
@@ -300,6 +305,125 @@ static alloy_error *meta_sym_float(alloy_meta *m) {
   return meta_out_scalar(m, 0, ALLOY_VALUE_FLOAT, alloy_dim_const(0));
 }
 
+/* --- more metadata ------------------------------------------------------------------*/
+
+enum { IS_COMPLEX, IS_FLOATING_POINT, IS_SIGNED, IS_FALSE, IS_SAME_SIZE };
+
+/* is_complex, is_floating_point, is_signed; is_conj, is_neg and
+ * is_inference (false here: Alloy's tensors carry no conjugate or negative
+ * bit, and graphs are not run in inference mode's sense); is_same_size:
+ * a bool known when the graph is built, computed by the kernel. */
+static alloy_error *meta_is(alloy_meta *m) {
+  return meta_out_scalar(m, 0, ALLOY_VALUE_BOOL, alloy_dim_const(0));
+}
+
+/* dim (param 0) and element_size (param 1): ints known now. */
+static alloy_error *meta_dim_of(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  int64_t v = m->param ? (int64_t)alloy_dtype_size(a->dtype) : a->rank;
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, alloy_dim_const(v));
+}
+
+/* --- a tensor's one element as a number --------------------------------------------*/
+
+enum { AS_INT, AS_FLOAT, AS_BOOL, AS_INT_IMPLICIT, AS_FLOAT_IMPLICIT, AS_SCALAR_IMPLICIT };
+
+/* Int.Tensor, Float.Tensor, Bool.Tensor and is_nonzero read a tensor of
+ * one element; IntImplicit, FloatImplicit and ScalarImplicit a 0-dim one
+ * (IntImplicit of an integer dtype). Ints are unbacked symbols. */
+static alloy_error *meta_as_number(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  if (m->param >= AS_INT_IMPLICIT) {
+    if (a->rank != 0) return meta_error(m, "Cannot input a tensor of dimension other than 0 as a scalar argument");
+    if (m->param == AS_INT_IMPLICIT && !alloy_dtype_is_integer(a->dtype))
+      return meta_error(m, "Cannot input a tensor of type %s as an integral argument",
+                        alloy_dtype_name(a->dtype));
+  } else {
+    alloy_dim numel = meta_numel(m, a->shape, a->rank);
+    if (alloy_dim_eq(m->st, numel, alloy_dim_const(1)) == ALLOY_FALSE)
+      return m->param == AS_BOOL
+                 ? meta_error(m, "Boolean value of Tensor with more than one value is ambiguous")
+                 : meta_error(m, "a Tensor with more than one element cannot be converted to Scalar");
+  }
+  if (alloy_dtype_is_complex(a->dtype))
+    return meta_error(m, "a torch.%s scalar (complex) cannot be represented", alloy_dtype_name(a->dtype));
+  switch (m->param) {
+    case AS_INT:
+    case AS_INT_IMPLICIT: return meta_out_scalar(m, 0, ALLOY_VALUE_INT, meta_unbacked(m));
+    case AS_FLOAT:
+    case AS_FLOAT_IMPLICIT: return meta_out_scalar(m, 0, ALLOY_VALUE_FLOAT, alloy_dim_const(0));
+    case AS_BOOL: return meta_out_scalar(m, 0, ALLOY_VALUE_BOOL, alloy_dim_const(0));
+    default: return meta_local_scalar_dense(m);
+  }
+}
+
+/* --- conversions ---------------------------------------------------------------------*/
+
+/* PyTorch's ScalarType numbering, which to.prim_dtype's int dtype uses. */
+static const struct {
+  int code;
+  alloy_dtype t;
+} scalar_types[] = {
+    {0, ALLOY_U8},  {1, ALLOY_I8},  {2, ALLOY_I16}, {3, ALLOY_I32},   {4, ALLOY_I64},    {5, ALLOY_F16},
+    {6, ALLOY_F32}, {7, ALLOY_F64}, {9, ALLOY_C64}, {10, ALLOY_C128}, {11, ALLOY_BOOL}, {15, ALLOY_BF16},
+};
+
+static alloy_error *meta_scalar_type_code(alloy_meta *m, int i, alloy_dtype dflt, alloy_dtype *out) {
+  *out = dflt;
+  if (meta_is_none(m, i)) return NULL;
+  if (m->args[i].kind == ALLOY_ARG_DTYPE) return *out = m->args[i].u.dtype, NULL;
+  int64_t code;
+  alloy_error *e = meta_int(m, i, &code);
+  if (e) return e;
+  for (size_t k = 0; k < sizeof scalar_types / sizeof scalar_types[0]; k++)
+    if (scalar_types[k].code == code) return *out = scalar_types[k].t, NULL;
+  return meta_error(m, "argument '%s': %lld is not a ScalarType Alloy has", meta_arg_name(m, i),
+                    (long long)code);
+}
+
+enum { TO_OTHER, TO_PRIM_DTYPE, TO_PRIM_DEVICE, TO_PRIM_OTHER };
+
+/* to.other(other): other's dtype; to.prim_dtype(dtype) and
+ * to.prim_Device(device, dtype): the ScalarType numbered dtype (None:
+ * self's); to.prim_other: self's. */
+static alloy_error *meta_to_prim(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  alloy_dtype t = x->dtype;
+  alloy_error *e = NULL;
+  if (m->param == TO_OTHER) t = meta_tensor(m, 1)->dtype;
+  if (m->param == TO_PRIM_DTYPE) e = meta_scalar_type_code(m, 1, x->dtype, &t);
+  if (m->param == TO_PRIM_DEVICE) e = meta_scalar_type_code(m, 2, x->dtype, &t);
+  return e ? e : meta_out_like(m, 0, x, t);
+}
+
+/* _autocast_to_reduced_precision(cuda_enabled, cpu_enabled, cuda_dtype,
+ * cpu_dtype): a float32 tensor becomes cpu_dtype when the CPU's autocast
+ * is on (graph values live on the CPU's side of that choice); param 1:
+ * _autocast_to_full_precision(cuda_enabled, cpu_enabled): float16 and
+ * bfloat16 become float32. Anything else stays. */
+static alloy_dtype meta_autocast_dtype(alloy_dtype t, bool full, bool cpu_enabled, alloy_dtype cpu_dtype) {
+  if (!cpu_enabled) return t;
+  if (full) return t == ALLOY_F16 || t == ALLOY_BF16 ? ALLOY_F32 : t;
+  return t == ALLOY_F32 ? cpu_dtype : t;
+}
+
+static alloy_error *meta_autocast(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  alloy_dtype cpu_dtype = m->param ? x->dtype : meta_dtype_or(m, 4, x->dtype);
+  return meta_out_like(m, 0, x, meta_autocast_dtype(x->dtype, m->param, meta_bool(m, 2), cpu_dtype));
+}
+
+/* _to_cpu(tensors): each as it is. */
+static alloy_error *meta_to_cpu(alloy_meta *m) {
+  int n = meta_tensor_count(m, 0);
+  alloy_error *e = meta_set_num_outputs(m, n);
+  for (int k = 0; k < n && !e; k++) {
+    const alloy_value *t = meta_tensor_at(m, 0, k);
+    e = t ? meta_out_like(m, k, t, t->dtype) : meta_error(m, "argument 'tensors': item %d is None", k);
+  }
+  return e;
+}
+
 const alloy_meta_entry alloy_meta_misc[] = {
     {"aten.sym_size.int", meta_sym_dim, 0},
     {"aten.sym_stride.int", meta_sym_dim, 1},
@@ -309,6 +433,29 @@ const alloy_meta_entry alloy_meta_misc[] = {
     {"aten._local_scalar_dense.default", meta_local_scalar_dense, 0},
     {"aten._linalg_check_errors.default", meta_linalg_check_errors, 0},
     {"aten._assert_tensor_metadata.default", meta_assert_tensor_metadata, 0},
+    {"aten.is_complex.default", meta_is, IS_COMPLEX},
+    {"aten.is_floating_point.default", meta_is, IS_FLOATING_POINT},
+    {"aten.is_signed.default", meta_is, IS_SIGNED},
+    {"aten.is_conj.default", meta_is, IS_FALSE},
+    {"aten.is_neg.default", meta_is, IS_FALSE},
+    {"aten.is_inference.default", meta_is, IS_FALSE},
+    {"aten.is_same_size.default", meta_is, IS_SAME_SIZE},
+    {"aten.dim.default", meta_dim_of, 0},
+    {"aten.element_size.default", meta_dim_of, 1},
+    {"aten.Int.Tensor", meta_as_number, AS_INT},
+    {"aten.Float.Tensor", meta_as_number, AS_FLOAT},
+    {"aten.Bool.Tensor", meta_as_number, AS_BOOL},
+    {"aten.is_nonzero.default", meta_as_number, AS_BOOL},
+    {"aten.IntImplicit.default", meta_as_number, AS_INT_IMPLICIT},
+    {"aten.FloatImplicit.default", meta_as_number, AS_FLOAT_IMPLICIT},
+    {"aten.ScalarImplicit.default", meta_as_number, AS_SCALAR_IMPLICIT},
+    {"aten.to.other", meta_to_prim, TO_OTHER},
+    {"aten.to.prim_dtype", meta_to_prim, TO_PRIM_DTYPE},
+    {"aten.to.prim_Device", meta_to_prim, TO_PRIM_DEVICE},
+    {"aten.to.prim_other", meta_to_prim, TO_PRIM_OTHER},
+    {"aten._autocast_to_reduced_precision.default", meta_autocast, 0},
+    {"aten._autocast_to_full_precision.default", meta_autocast, 1},
+    {"aten._to_cpu.default", meta_to_cpu, 0},
     /* Python's scalar operators */
     {"_operator.add.default", meta_sym_binary, SYM_ADD},
     {"_operator.sub.default", meta_sym_binary, SYM_SUB},

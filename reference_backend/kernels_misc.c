@@ -1,6 +1,7 @@
 /*
  * reference_backend/kernels_misc.c: the ops that read a tensor's metadata
- * or one element (sym_size and friends, _local_scalar_dense) and the
+ * or one element (sym_size and friends, dim, element_size, is_complex,
+ * is_same_size, ..., _local_scalar_dense) and the
  * assertion ops that only check their input (_assert_tensor_metadata,
  * _linalg_check_errors). Metadata outputs are zero-dim tensors of the
  * scalar's dtype (int64, float64 or bool), as scalar outputs are on the
@@ -58,6 +59,45 @@ static int k_local_scalar_dense(const alloy_kernel_call *c) {
   return 0;
 }
 
+/* dim and element_size. */
+static int k_dim(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "self");
+  return t ? write_int(c, t->rank) : 1;
+}
+
+static int k_element_size(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "self");
+  return t ? write_int(c, (int64_t)alloy_dtype_size(t->dtype)) : 1;
+}
+
+/* The dtype predicates; is_conj, is_neg and is_inference are false (no
+ * conjugate or negative bits here). */
+static int k_is_complex(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "self");
+  return t ? write_int(c, alloy_dtype_is_complex(t->dtype)) : 1;
+}
+
+static int k_is_floating_point(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "self");
+  return t ? write_int(c, alloy_dtype_is_float(t->dtype)) : 1;
+}
+
+/* Signed: every dtype but bool and uint8. */
+static int k_is_signed(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "self");
+  return t ? write_int(c, t->dtype != ALLOY_BOOL && t->dtype != ALLOY_U8) : 1;
+}
+
+static int k_false(const alloy_kernel_call *c) { return write_int(c, 0); }
+
+static int k_is_same_size(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *a = ref_tensor(c, "self"), *b = ref_tensor(c, "other");
+  if (!a || !b) return 1;
+  bool same = a->rank == b->rank;
+  for (int d = 0; same && d < a->rank; d++) same = a->sizes[d] == b->sizes[d];
+  return write_int(c, same);
+}
+
 /* LAPACK's info: nonzero means the factorization failed. */
 static int k_linalg_check_errors(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *info = ref_tensor(c, "info");
@@ -91,5 +131,14 @@ const alloy_kernel ref_kernels_misc[] = {
     REF_KERNEL("aten._local_scalar_dense.default", k_local_scalar_dense),
     REF_KERNEL("aten._linalg_check_errors.default", k_linalg_check_errors),
     REF_KERNEL("aten._assert_tensor_metadata.default", k_assert_tensor_metadata),
+    REF_KERNEL("aten.dim.default", k_dim),
+    REF_KERNEL("aten.element_size.default", k_element_size),
+    REF_KERNEL("aten.is_complex.default", k_is_complex),
+    REF_KERNEL("aten.is_floating_point.default", k_is_floating_point),
+    REF_KERNEL("aten.is_signed.default", k_is_signed),
+    REF_KERNEL("aten.is_conj.default", k_false),
+    REF_KERNEL("aten.is_neg.default", k_false),
+    REF_KERNEL("aten.is_inference.default", k_false),
+    REF_KERNEL("aten.is_same_size.default", k_is_same_size),
     {NULL, NULL, NULL, NULL},
 };

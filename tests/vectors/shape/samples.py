@@ -223,3 +223,91 @@ def samples(torch):
     yield aten._is_all_true.default, (torch.ones(3, dtype=torch.bool),), {}
     yield aten._is_any_true.default, (torch.rand(3, 4) > 0.9,), {}
     yield aten._is_any_true.default, (torch.zeros(0, dtype=torch.bool),), {}
+    # factories
+    yield aten.range.default, (1, 4), {}
+    yield aten.range.step, (1, 2, 0.3), {}
+    yield aten.range.step, (1, 10, 3), {"dtype": torch.int64}
+    yield aten.range.step, (5, 1, -1.5), {}
+    yield aten.range.step, (0.5, 3.7, 0.25), {"dtype": torch.float16}
+    yield aten.range.step, (-2.7, 3.2, 1.9), {"dtype": torch.int32}
+    yield aten.range.step, (0.1, 1.0, 0.1), {"dtype": torch.float64}
+    yield aten.tensor.float, (2.5,), {}
+    yield aten.tensor.float, (2.5,), {"dtype": torch.int64}
+    yield aten.tensor.int, (3,), {}
+    yield aten.tensor.int, (3,), {"dtype": torch.float16}
+    yield aten.tensor.bool, (True,), {}
+    yield aten.as_tensor.float, (-1.5,), {}
+    yield aten.as_tensor.int, (7,), {"dtype": torch.float64}
+    yield aten.as_tensor.bool, (False,), {}
+    yield aten.as_tensor.default, (i(0, 9, 3),), {"dtype": torch.float32}
+    yield aten.as_tensor.default, (r(3),), {}
+    yield aten.fill.Tensor, (r(2, 3), torch.tensor(3)), {}
+    yield aten.fill.Tensor, (i(0, 9, 4), torch.tensor(2.7)), {}
+    yield aten.fill.Tensor, (h(2), torch.tensor(1.1, dtype=torch.float64)), {}
+    for shape in ([0], [0, 3], [2, 0, 1], [0, 0], [1, 0], [0, 2, 2]):
+        yield aten.empty_permuted.default, (shape, list(range(len(shape)))[::-1]), {}
+        yield aten.new_empty_strided.default, (r(2), shape, [1] * len(shape)), {}
+    yield aten._dim_arange.default, (r(2, 5), 1), {}
+    yield aten._dim_arange.default, (r(3), -1), {}
+    yield aten._shape_as_tensor.default, (r(2, 5, 1),), {}
+    yield aten._shape_as_tensor.default, (torch.tensor(1.0),), {}
+    # conversions
+    yield aten.to.other, (r(3), i(0, 9, 2)), {}
+    yield aten.to.other, (r(3), r(2)), {"copy": True}
+    yield aten.to.prim_dtype, (r(3), 4), {}
+    yield aten.to.prim_dtype, (r(3), None), {}
+    yield aten.to.prim_dtype, (i(0, 9, 3), 5), {}
+    yield aten.to.prim_Device, (r(3), "cpu", 7), {}
+    yield aten.to.prim_other, (r(3),), {}
+    yield aten._autocast_to_reduced_precision.default, (r(3), False, True, torch.float16, torch.bfloat16), {}
+    yield aten._autocast_to_reduced_precision.default, (d(3), False, True, torch.float16, torch.float16), {}
+    yield aten._autocast_to_reduced_precision.default, (r(3), True, False, torch.float16, torch.float16), {}
+    yield aten._autocast_to_full_precision.default, (h(3), False, True), {}
+    yield aten._autocast_to_full_precision.default, (h(3), True, False), {}
+    yield aten._to_cpu.default, ([r(2), i(0, 9, 3)],), {}
+    yield aten.cpu.default, (r(2),), {}
+    yield aten.data.default, (r(2),), {}
+    # metadata and numbers
+    yield aten.dim.default, (r(2, 3),), {}
+    yield aten.element_size.default, (h(2),), {}
+    yield aten.is_complex.default, (r(2),), {}
+    yield aten.is_floating_point.default, (r(2),), {}
+    yield aten.is_floating_point.default, (i(0, 3, 2),), {}
+    yield aten.is_signed.default, (torch.tensor([1], dtype=torch.uint8),), {}
+    yield aten.is_signed.default, (i(0, 3, 2),), {}
+    yield aten.is_conj.default, (r(2),), {}
+    yield aten.is_neg.default, (r(2),), {}
+    yield aten.is_inference.default, (r(2),), {}
+    yield aten.is_same_size.default, (r(2, 3), r(2, 3)), {}
+    yield aten.is_same_size.default, (r(2, 3), r(3, 2)), {}
+    yield aten.Int.Tensor, (torch.tensor(2.7),), {}
+    yield aten.Int.Tensor, (torch.tensor([-2.7]),), {}
+    yield aten.Int.Tensor, (torch.tensor(True),), {}
+    yield aten.Float.Tensor, (torch.tensor(2),), {}
+    yield aten.Bool.Tensor, (torch.tensor(0.5),), {}
+    yield aten.Bool.Tensor, (torch.tensor([0]),), {}
+    yield aten.is_nonzero.default, (torch.tensor([0.0]),), {}
+    yield aten.is_nonzero.default, (torch.tensor(float("nan")),), {}
+    yield aten.IntImplicit.default, (torch.tensor(2),), {}
+    yield aten.FloatImplicit.default, (torch.tensor(2),), {}
+    yield aten.FloatImplicit.default, (torch.tensor(2.5, dtype=torch.float16),), {}
+    yield aten.ScalarImplicit.default, (torch.tensor(1.25),), {}
+    yield aten.ScalarImplicit.default, (torch.tensor(3),), {}
+    # searching, isin, gathering
+    yield aten.isin.Scalar_Tensor, (2, torch.tensor([1, 2])), {}
+    yield aten.isin.Scalar_Tensor, (2.5, torch.tensor([1.5, 2.5])), {"invert": True}
+    yield aten.isin.Tensor_Scalar, (torch.tensor([1, 2, 3]), 2.0), {}
+    yield aten.isin.Tensor_Scalar, (r(3, 2), 0.5), {"invert": True}
+    yield aten.bucketize.Scalar, (2, torch.tensor([1, 2, 3])), {}
+    yield aten.bucketize.Scalar, (2.5, torch.tensor([1, 2, 3])), {"out_int32": True, "right": True}
+    yield aten.bucketize.Scalar, (0.1, torch.tensor([0.05, 0.1, 0.2])), {"right": True}
+    yield aten.searchsorted.Scalar, (torch.tensor([1.0, 2, 3]), 2), {}
+    yield aten.searchsorted.Scalar, (torch.tensor([1, 2, 3]), 2.5), {"side": "right"}
+    yield aten.searchsorted.Scalar, (torch.tensor([3.0, 1, 2]), 1.5), {"sorter": torch.tensor([1, 2, 0])}
+    yield aten.take_along_dim.default, (r(3, 4), torch.tensor([[0], [1], [2]]), 1), {}
+    yield aten.take_along_dim.default, (r(3, 4), torch.tensor([0, 5])), {}
+    yield aten.take_along_dim.default, (r(3, 1, 2), torch.tensor([[[0, 1]], [[1, 0]]]), 2), {}
+    yield aten.take_along_dim.default, (r(3, 4), torch.tensor([[2, 0, 1]]).t(), 0), {}
+    yield aten.scatter.value_reduce, (torch.ones(3, 3), 0, torch.tensor([[0, 1], [2, 0]]), 2.0), {"reduce": "multiply"}
+    yield aten.scatter.value_reduce, (torch.ones(3, 3, dtype=torch.long), 0, torch.tensor([[0, 1], [2, 0]]), 2.5), {"reduce": "add"}
+    yield aten.scatter.value_reduce, (r(2, 4), 1, torch.tensor([[3], [0]]), -1.5), {"reduce": "add"}
