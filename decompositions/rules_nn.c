@@ -1,7 +1,9 @@
 /*
  * decompositions/rules_nn.c: the neural-network composites, from ATen to
  * Core ATen: matrix products (linear, matmul, dot, mv, addmv, addr,
- * baddbmm, addbmm, _trilinear), attention, the normalizations (layer,
+ * baddbmm, addbmm, _trilinear, bilinear, _addmm_activation), attention
+ * (and its math and CPU flash variants), prelu, embedding_renorm, the
+ * normalizations (layer,
  * batch in all its modes, group, instance, RMS, weight), conv2d, dropout,
  * linalg_cross and embedding_bag. The rest of the family: convolutions in
  * rules_conv.c, pooling in rules_pooling.c, losses and distances in
@@ -455,53 +457,195 @@ static alloy_value *safe_softmax(decomp *d, alloy_value *x) {
 /* softmax(q k^T * scale + mask) v, the scale split as sqrt(scale) on each
  * of q and k as PyTorch's math reference does. That reference keeps
  * float16 and bfloat16 q, k and v in float32 throughout and converts the
- * result once. */
-static void scaled_dot_product_attention(decomp *d) {
-  alloy_value *q = d_tensor(d, 0), *k = d_tensor(d, 1), *v = d_tensor(d, 2);
-  alloy_value *mask = d_tensor(d, 3);
-  if (d_float(d, 4) != 0) return d_decline(d, "dropout_p > 0 is random");
-  bool causal = d_bool(d, 5), gqa = d_bool(d, 7);
+ * result once. The attention weights (after the softmax, in opmath) go to
+ * *weights when it is not NULL, the scores before the softmax to *scores;
+ * a dropout mask (the math reference's testing path) zeroes the weights
+ * it leaves out and scales v by 1 / (1 - dropout_p). */
+typedef struct sdpa_args {
+  alloy_value *q, *k, *v, *mask, *dropout_mask;
+  double dropout_p;
+  bool causal, gqa, has_scale;
+  double scale;
+  bool bool_mask_adds; /* a bool attn_mask is added as 0/1 (the math op's add_) */
+  bool flash;          /* the CPU flash kernel's roundings for float16/bfloat16 */
+} sdpa_args;
+
+static alloy_value *sdpa_of(decomp *d, const sdpa_args *a, alloy_value **weights,
+                            alloy_value **scores) {
+  alloy_value *q = a->q, *k = a->k, *v = a->v, *mask = a->mask;
+  if (!q || !k || !v) return NULL;
+  if (a->dropout_p != 0 && !a->dropout_mask) {
+    d_decline(d, "dropout_p > 0 is random");
+    return NULL;
+  }
   alloy_dtype out = d_dtype(q), t = d_opmath(out);
   q = d_to(d, q, t);
   k = d_to(d, k, d_opmath(d_dtype(k)));
   v = d_to(d, v, d_opmath(d_dtype(v)));
   int rq = d_rank(q), rk = d_rank(k);
-  if (rq < 2 || rk < 2) return d_decline(d, "query and key must be at least 2-D");
-  if (causal && mask) {
-    d_fail(d, "is_causal with an explicit attn_mask");
-    return;
+  if (rq < 2 || rk < 2) {
+    d_decline(d, "query and key must be at least 2-D");
+    return NULL;
   }
+  if (a->causal && mask) return d_fail(d, "is_causal with an explicit attn_mask");
   const alloy_dim *sq = d_shape(q), *sk = d_shape(k);
   double scale;
-  if (!d_is_none(d, 6)) {
-    scale = d_float(d, 6);
+  if (a->has_scale) {
+    scale = a->scale;
   } else {
-    if (!alloy_dim_is_const(sq[rq - 1])) return d_decline(d, "symbolic head size");
+    if (!alloy_dim_is_const(sq[rq - 1])) {
+      d_decline(d, "symbolic head size");
+      return NULL;
+    }
     scale = 1.0 / sqrt((double)sq[rq - 1].value);
   }
   double sf = sqrt(fabs(scale));
-  if (gqa && rq >= 3 && rk >= 3) {
+  if (a->gqa && rq >= 3 && rk >= 3) {
     alloy_dim hq = sq[rq - 3], hk = sk[rk - 3], hv = d_shape(v)[d_rank(v) - 3];
     if (!alloy_dim_is_const(hq) || !alloy_dim_is_const(hk) || !alloy_dim_is_const(hv)) {
-      if (!alloy_dim_same(hq, hk) || !alloy_dim_same(hq, hv))
-        return d_decline(d, "symbolic head counts for grouped-query attention");
+      if (!alloy_dim_same(hq, hk) || !alloy_dim_same(hq, hv)) {
+        d_decline(d, "symbolic head counts for grouped-query attention");
+        return NULL;
+      }
     } else {
       if (hk.value && hq.value != hk.value) k = repeat_heads(d, k, hq.value / hk.value);
       if (hv.value && hq.value != hv.value) v = repeat_heads(d, v, hq.value / hv.value);
     }
   }
-  if (causal) {
+  if (a->causal) {
     alloy_dim l = sq[rq - 2], s = sk[rk - 2];
     alloy_value *rows = D(d, "aten.arange.start_step", I(0), SYM(l), I(1), DT(ALLOY_I64));
     alloy_value *cols = D(d, "aten.arange.start_step", I(0), SYM(s), I(1), DT(ALLOY_I64));
     mask = D(d, "aten.ge.Tensor", V(nn_unsqueeze(d, rows, 1)), V(nn_unsqueeze(d, cols, 0)));
+    mask = additive_mask(d, mask, t);
   }
-  if (mask && d_dtype(mask) == ALLOY_BOOL) mask = additive_mask(d, mask, t);
+  if (mask && d_dtype(mask) == ALLOY_BOOL)
+    mask = a->bool_mask_adds ? d_to(d, mask, t) : additive_mask(d, mask, t);
   alloy_value *qs = D(d, "aten.mul.Tensor", V(q), F(scale < 0 ? -sf : sf));
   alloy_value *kt = D(d, "aten.mul.Tensor", V(nn_mT(d, k)), F(sf));
   alloy_value *attn = matmul_of(d, qs, kt);
   if (mask) attn = d_to(d, D(d, "aten.add.Tensor", V(attn), V(mask)), t);
-  d_out(d, 0, d_to(d, matmul_of(d, safe_softmax(d, attn), v), out));
+  if (scores) *scores = attn;
+  if (a->flash && t != out && alloy_dim_is_const(sk[rk - 2]) && sk[rk - 2].value <= 512) {
+    /* One block of keys (the kernel splits them by 512): the unnormalized
+     * probabilities exp(s - max) rounded to the dtype for the product with
+     * v, their sum kept in float32, the product divided by it. */
+    alloy_value *mx = D(d, "aten.amax.default", V(attn), LIST(I(-1)), B(true));
+    alloy_value *e = D(d, "aten.exp.default", V(nn_sub(d, attn, mx)));
+    alloy_value *sum = D(d, "aten.sum.dim_IntList", V(e), LIST(I(-1)), B(true));
+    alloy_value *pv = matmul_of(d, d_to(d, d_to(d, e, out), t), v);
+    return d_to(d, D(d, "aten.div.Tensor", V(pv), V(sum)), out);
+  }
+  alloy_value *w = safe_softmax(d, attn);
+  if (a->dropout_mask) {
+    w = D(d, "aten.masked_fill.Scalar", V(w),
+          V(D(d, "aten.logical_not.default", V(a->dropout_mask))), F(0));
+    v = nn_mulf(d, v, 1.0 / (1.0 - a->dropout_p));
+  }
+  if (weights) *weights = w;
+  return d_to(d, matmul_of(d, w, v), out);
+}
+
+static void scaled_dot_product_attention(decomp *d) {
+  sdpa_args a = {d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3), NULL,
+                 d_float(d, 4), d_bool(d, 5), d_bool(d, 7), !d_is_none(d, 6), 0, false, false};
+  if (a.has_scale) a.scale = d_float(d, 6);
+  alloy_value *y = sdpa_of(d, &a, NULL, NULL);
+  if (y) d_out(d, 0, y);
+}
+
+/* _scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p,
+ * is_causal, dropout_mask, scale, enable_gqa) -> (output, attention
+ * weights), both in the query's dtype. Called directly it adds a bool
+ * attn_mask as numbers (scaled_dot_product_attention turns it into -inf
+ * first). */
+static void sdpa_math(decomp *d) {
+  sdpa_args a = {d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 3), d_tensor(d, 6),
+                 d_float(d, 4), d_bool(d, 5), d_bool(d, 8), !d_is_none(d, 7), 0, true, false};
+  if (a.has_scale) a.scale = d_float(d, 7);
+  alloy_value *w = NULL, *y = sdpa_of(d, &a, &w, NULL);
+  if (!y) return;
+  d_out(d, 0, y);
+  d_out(d, 1, d_to(d, w, d_dtype(a.q)));
+}
+
+/* _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p,
+ * is_causal, attn_mask, scale) -> (output, logsumexp): [B, H, L, E]
+ * operands; the log-sum-exp of each query's scores over the keys, in
+ * opmath. */
+static void sdpa_flash_cpu(decomp *d) {
+  sdpa_args a = {d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 2), d_tensor(d, 5), NULL,
+                 d_float(d, 3), d_bool(d, 4), false, !d_is_none(d, 6), 0, false, true};
+  if (a.has_scale) a.scale = d_float(d, 6);
+  alloy_value *scores = NULL, *y = sdpa_of(d, &a, NULL, &scores);
+  if (!y) return;
+  d_out(d, 0, y);
+  d_out(d, 1, D(d, "aten.logsumexp.default", V(scores), LIST(I(-1)), B(false)));
+}
+
+/* _addmm_activation(self, mat1, mat2, beta, alpha, use_gelu): addmm, then
+ * relu or gelu, as the CPU kernel applies them to its result (the exact
+ * gelu there; CUDA's fused epilogue takes the tanh approximation). */
+static void addmm_activation(decomp *d) {
+  alloy_value *y = D(d, "aten.addmm.default", V(d_tensor(d, 0)), V(d_tensor(d, 1)),
+                     V(d_tensor(d, 2)), *d_arg(d, 3), *d_arg(d, 4));
+  d_out(d, 0, d_bool(d, 5) ? D(d, "aten.gelu.default", V(y))
+                           : D(d, "aten.relu.default", V(y)));
+}
+
+/* bilinear(x1, x2, W, b) = x1 W x2 + b per output feature: the inputs
+ * flattened to rows, _trilinear(x1, W, x2) as ATen's bilinear calls it,
+ * viewed back, plus the bias. */
+static void bilinear(decomp *d) {
+  alloy_value *a = d_tensor(d, 0), *b = d_tensor(d, 1), *w = d_tensor(d, 2), *bias = d_tensor(d, 3);
+  if (!a || !b || !w) return;
+  int r = d_rank(a);
+  alloy_dim fa[2] = {nn_prod(d, d_shape(a), r - 1), d_shape(a)[r - 1]};
+  alloy_dim fb[2] = {nn_prod(d, d_shape(b), r - 1), d_shape(b)[r - 1]};
+  alloy_value *y = D(d, "aten._trilinear.default", V(nn_reshape(d, a, fa, 2)), V(w),
+                     V(nn_reshape(d, b, fb, 2)), LIST(I(1), I(3)), LIST(I(0)), LIST(I(1), I(2)),
+                     LIST(I(2), I(3)));
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  y = nn_reshape(d, y, d_shape(want), d_rank(want));
+  d_out(d, 0, bias ? nn_add(d, y, bias) : y);
+}
+
+/* prelu(self, weight): _prelu_kernel with the weight along dim 1 */
+static void prelu(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 1);
+  if (!x || !w) return;
+  int r = d_rank(x);
+  if (r != d_rank(w)) {
+    alloy_dim shape[ALLOY_MAX_RANK];
+    for (int i = 0; i < r; i++) shape[i] = alloy_dim_const(1);
+    if (r > 1) shape[1] = nn_prod(d, d_shape(w), d_rank(w));
+    w = nn_reshape(d, w, shape, r);
+  }
+  d_out(d, 0, D(d, "aten._prelu_kernel.default", V(x), V(w)));
+}
+
+/* embedding_renorm(self, indices, max_norm, norm_type): each row named by
+ * an index whose norm passes max_norm scaled by max_norm / (norm + 1e-7),
+ * the scale in float64 and rounded to the dtype, as the CPU kernel's
+ * row *= scale. */
+static void embedding_renorm(decomp *d) {
+  alloy_value *w = d_tensor(d, 0), *ix = d_tensor(d, 1);
+  double max_norm = d_float(d, 2), p = d_float(d, 3);
+  if (!w || !ix) return;
+  alloy_dtype t = d_dtype(w);
+  alloy_value *norm = D(d, "aten.linalg_vector_norm.default", V(w), F(p), LIST(I(1)), B(true));
+  alloy_value *norm64 = d_to(d, norm, ALLOY_F64);
+  alloy_value *scale = D(d, "aten.reciprocal.default",
+                         V(D(d, "aten.add.Tensor", V(norm64), F(1e-7))));
+  scale = d_to(d, nn_mulf(d, scale, max_norm), t);
+  alloy_dim rows = d_shape(w)[0], col = alloy_dim_const(1), shape[2] = {rows, col};
+  alloy_value *named = D(d, "aten.full.default", d_dim_list(d, shape, 2), B(false), DT(ALLOY_BOOL));
+  alloy_value *flat = nn_reshape(d, ix, (alloy_dim[1]){nn_prod(d, d_shape(ix), d_rank(ix))}, 1);
+  alloy_value *yes = D(d, "aten.full.default", LIST(I(1)), B(true), DT(ALLOY_BOOL));
+  named = D(d, "aten.index_put.default", V(named), d_value_list(d, &flat, 1), V(yes), B(false));
+  alloy_value *big = D(d, "aten.gt.Scalar", V(norm), F(max_norm));
+  alloy_value *hit = D(d, "aten.logical_and.default", V(named), V(big));
+  d_out(d, 0, D(d, "aten.where.self", V(hit), V(nn_mul(d, w, scale)), V(w)));
 }
 
 /* --- normalization ----------------------------------------------------------------------*/
@@ -844,10 +988,14 @@ static void linalg_cross(decomp *d) {
 static void embedding_bag(decomp *d) {
   alloy_value *o[4] = {0}, *psw = d_tensor(d, 6), *w = d_tensor(d, 0);
   bool has_padding_idx = alloy_schema_num_args(alloy_op_schema(alloy_node_op(d_node(d)))) > 8;
-  /* .padding_idx: None is none (-1 to the kernel); a negative index counts
-   * from the end of the weight's rows, as embedding_bag wraps it */
+  /* embedding_bag.padding_idx: None is none (-1 to the kernel); a negative
+   * index counts from the end of the weight's rows, as embedding_bag wraps
+   * it. _embedding_bag_forward_only's is the kernel's own (-1: none). */
+  bool wraps = !strcmp(alloy_op_name(alloy_node_op(d_node(d))), "aten.embedding_bag.padding_idx");
   int64_t padding_idx = -1;
-  if (has_padding_idx && !d_is_none(d, 8)) {
+  if (has_padding_idx && !wraps) {
+    padding_idx = d_int(d, 8);
+  } else if (has_padding_idx && !d_is_none(d, 8)) {
     padding_idx = d_int(d, 8);
     alloy_dim rows = w ? d_shape(w)[0] : alloy_dim_const(0);
     if (padding_idx < 0 && !alloy_dim_is_const(rows))
@@ -872,7 +1020,13 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.baddbmm.default", baddbmm, DECOMP_TO_CORE},
     {"aten.addbmm.default", addbmm, DECOMP_TO_CORE},
     {"aten._trilinear.default", trilinear, DECOMP_TO_CORE},
+    {"aten._addmm_activation.default", addmm_activation, DECOMP_TO_CORE},
+    {"aten.bilinear.default", bilinear, DECOMP_TO_CORE},
+    {"aten.prelu.default", prelu, DECOMP_TO_CORE},
+    {"aten.embedding_renorm.default", embedding_renorm, DECOMP_TO_CORE},
     {"aten.scaled_dot_product_attention.default", scaled_dot_product_attention, DECOMP_TO_CORE},
+    {"aten._scaled_dot_product_attention_math.default", sdpa_math, DECOMP_TO_CORE},
+    {"aten._scaled_dot_product_flash_attention_for_cpu.default", sdpa_flash_cpu, DECOMP_TO_CORE},
     {"aten.layer_norm.default", layer_norm, DECOMP_TO_CORE},
     {"aten.native_batch_norm.default", native_batch_norm, DECOMP_TO_CORE},
     {"aten.batch_norm.default", batch_norm, DECOMP_TO_CORE},

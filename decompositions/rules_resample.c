@@ -3,7 +3,8 @@
  * values around a grid, from ATen to Core ATen: padding (pad's modes,
  * replication_pad1d), the channel rearrangements (pixel_shuffle,
  * pixel_unshuffle, channel_shuffle) and upsampling (nearest,
- * nearest-exact, linear, bilinear, bicubic, trilinear, antialiased).
+ * nearest-exact, linear, bilinear, bicubic, trilinear, antialiased), the
+ * grids (grid_sampler, affine_grid_generator).
  *
  * The math follows PyTorch's decompositions (torch/_decomp) and, for the
  * C++ composites (pad), ATen's native code; where the native CPU kernel
@@ -41,20 +42,19 @@ static alloy_value *pad_circular(decomp *d, alloy_value *x, const alloy_dim *pad
   return x;
 }
 
-/* pad(self, pad, mode, value): the padding op of each mode. */
-static void pad(decomp *d) {
+/* The padding op of each mode (the value at argument i_value). */
+static void pad_by_mode(decomp *d, const char *mode, int i_value) {
   alloy_value *x = d_tensor(d, 0);
   alloy_dim p[2 * ALLOY_MAX_RANK];
   int n = d_dims(d, 1, p, 2 * ALLOY_MAX_RANK);
-  const char *mode = d_str(d, 2);
   if (d_failed(d)) return;
   if (!mode || !strcmp(mode, "constant")) {
     d_out(d, 0,
           D(d, "aten.constant_pad_nd.default", V(x), d_dim_list(d, p, n),
-            d_is_none(d, 3) ? I(0) : F(d_float(d, 3))));
+            d_is_none(d, i_value) ? I(0) : F(d_float(d, i_value))));
     return;
   }
-  if (!d_is_none(d, 3)) {
+  if (!d_is_none(d, i_value)) {
     d_fail(d, "padding mode \"%s\" does not take a value", mode);
     return;
   }
@@ -75,6 +75,30 @@ static void pad(decomp *d) {
     d_out(d, 0, pad_circular(d, x, p, n));
   else
     d_fail(d, "unknown padding mode \"%s\"", mode);
+}
+
+/* pad(self, pad, mode, value) */
+static void pad(decomp *d) { pad_by_mode(d, d_str(d, 2), 3); }
+
+/* _pad_enum(self, pad, mode, value): mode as at::padding_mode numbers it */
+static void pad_enum(decomp *d) {
+  static const char *const modes[] = {"reflect", "replicate", "circular", "constant"};
+  int64_t mode = d_int(d, 2);
+  if (d_failed(d)) return;
+  if (mode < 0 || mode > 3) {
+    d_fail(d, "Unrecognised padding mode %lld", (long long)mode);
+    return;
+  }
+  pad_by_mode(d, modes[mode], 3);
+}
+
+/* _pad_circular(self, pad) */
+static void pad_circular_op(decomp *d) {
+  alloy_dim p[2 * ALLOY_MAX_RANK];
+  int n = d_dims(d, 1, p, 2 * ALLOY_MAX_RANK);
+  if (d_failed(d)) return;
+  alloy_value *y = pad_circular(d, d_tensor(d, 0), p, n);
+  if (y) d_out(d, 0, y == d_tensor(d, 0) ? D(d, "aten.clone.default", V(y)) : y);
 }
 
 /* replication_pad1d(x, [l, r]) = replication_pad2d of x seen as one row */
@@ -542,8 +566,70 @@ static void upsample_nearest3d(decomp *d) { upsample_nearest(d, 3, false); }
 static void upsample_nearest_exact2d(decomp *d) { upsample_nearest(d, 2, true); }
 static void upsample_nearest_exact3d(decomp *d) { upsample_nearest(d, 3, true); }
 
+/* --- grids ---------------------------------------------------------------------------*/
+
+/* grid_sampler picks grid_sampler_2d or _3d by the input's rank;
+ * _grid_sampler_2d_cpu_fallback is grid_sampler_2d's scalar code. */
+static void grid_sampler(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  const char *op = d_rank(x) == 5 ? "aten.grid_sampler_3d.default" : "aten.grid_sampler_2d.default";
+  d_out(d, 0, D(d, op, V(x), V(d_tensor(d, 1)), *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4)));
+}
+
+/* The n coordinates of a grid dim, linspace(-1, 1, n), times (n - 1) / n
+ * (the two steps rounded) unless align_corners; 0 for n <= 1. */
+static alloy_value *grid_coords(decomp *d, int64_t n, bool align, alloy_dtype t) {
+  if (n <= 1) return D(d, "aten.full.default", LIST(I(n)), I(0), DT(t));
+  alloy_value *r = D(d, "aten.linspace.default", F(-1), F(1), I(n), DT(t));
+  if (!align) r = D(d, "aten.div.Tensor", V(nn_mulf(d, r, (double)(n - 1))), F((double)n));
+  return r;
+}
+
+/* affine_grid_generator(theta, size, align_corners): the base grid [N,
+ * (D,) H, W, k + 1] of the coordinates (x along W, y along H, z along D)
+ * and 1, times theta^T by bmm, viewed as [N, (D,) H, W, k]. */
+static void affine_grid_generator(decomp *d) {
+  alloy_value *theta = d_tensor(d, 0);
+  int64_t size[5];
+  int n = d_ints(d, 1, size, 5);
+  bool align = d_bool(d, 2);
+  if (d_failed(d) || (n != 4 && n != 5)) return d_decline(d, "size needs 4 or 5 values");
+  alloy_dtype t = d_dtype(theta);
+  int k = n - 2;
+  alloy_dim grid[5], flat[3], out[5];
+  grid[0] = alloy_dim_const(size[0]);
+  for (int i = 0; i < k; i++) grid[1 + i] = alloy_dim_const(size[2 + i]);
+  alloy_value *cols[4];
+  /* coordinate c runs along spatial dim k - 1 - c of the grid */
+  for (int c = 0; c < k; c++) {
+    int along = k - c; /* its position in [N, (D,) H, W] */
+    alloy_dim shape[4];
+    for (int i = 0; i <= k; i++) shape[i] = alloy_dim_const(1);
+    shape[along] = grid[along];
+    alloy_value *v = nn_view(d, grid_coords(d, size[2 + along - 1], align, t), shape, k + 1);
+    cols[c] = D(d, "aten.expand.default", V(v), d_dim_list(d, grid, k + 1));
+  }
+  cols[k] = D(d, "aten.full.default", d_dim_list(d, grid, k + 1), I(1), DT(t));
+  alloy_value *base = D(d, "aten.stack.default", d_value_list(d, cols, k + 1), I(-1));
+  flat[0] = grid[0];
+  flat[1] = nn_prod(d, grid + 1, k);
+  flat[2] = alloy_dim_const(k + 1);
+  alloy_value *g = D(d, "aten.bmm.default", V(nn_view(d, base, flat, 3)),
+                     V(D(d, "aten.transpose.int", V(theta), I(1), I(2))));
+  memcpy(out, grid, sizeof *out * (size_t)(k + 1));
+  out[k + 1] = alloy_dim_const(k);
+  d_out(d, 0, nn_view(d, g, out, k + 2));
+}
+
 const decomp_rule decomp_rules_resample[] = {
     {"aten.pad.default", pad, DECOMP_TO_CORE},
+    {"aten.grid_sampler.default", grid_sampler, DECOMP_TO_CORE},
+    {"aten._grid_sampler_2d_cpu_fallback.default", grid_sampler, DECOMP_TO_CORE},
+    {"aten.affine_grid_generator.default", affine_grid_generator, DECOMP_TO_CORE},
+    {"aten._pad_enum.default", pad_enum, DECOMP_TO_CORE},
+    {"aten._pad_circular.default", pad_circular_op, DECOMP_TO_CORE},
+    {"aten.native_channel_shuffle.default", channel_shuffle, DECOMP_TO_CORE},
     {"aten.replication_pad1d.default", replication_pad1d, DECOMP_TO_CORE},
     {"aten.pixel_shuffle.default", pixel_shuffle, DECOMP_TO_CORE},
     {"aten.pixel_unshuffle.default", pixel_unshuffle, DECOMP_TO_CORE},

@@ -1064,6 +1064,40 @@ static alloy_error *meta_grid_sampler(alloy_meta *m) {
   return meta_out_tensor(m, 0, in->dtype, out, n + 2);
 }
 
+/* grid_sampler and _grid_sampler_2d_cpu_fallback: grid_sampler_2d's or
+ * _3d's shape by the input's rank (the fallback: 2-d only). */
+static alloy_error *meta_grid_sampler_any(alloy_meta *m) {
+  const alloy_value *in = meta_tensor(m, 0);
+  alloy_meta at = *m;
+  at.param = m->param ? m->param : in->rank == 5 ? 3 : 2;
+  alloy_error *e = meta_grid_sampler(&at);
+  m->outs = at.outs;
+  m->nout = at.nout;
+  m->cap_out = at.cap_out;
+  return e;
+}
+
+/* affine_grid_generator(theta, size, align_corners): size [N, C, H, W]
+ * with theta [N, 2, 3] gives [N, H, W, 2]; [N, C, D, H, W] with theta
+ * [N, 3, 4] gives [N, D, H, W, 3]. */
+static alloy_error *meta_affine_grid(alloy_meta *m) {
+  const alloy_value *theta = meta_tensor(m, 0);
+  alloy_dim size[ALLOY_MAX_RANK], out[5];
+  int n;
+  alloy_error *e = meta_dims(m, 1, size, ALLOY_MAX_RANK, &n);
+  if (e) return e;
+  if (n != 4 && n != 5)
+    return meta_error(m, "AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.");
+  if ((e = want_float(m, 0, theta))) return e;
+  int k = n - 2;
+  alloy_dim want[3] = {size[0], C(k), C(k + 1)};
+  if ((e = want_shape(m, 0, theta, want, 3))) return e;
+  out[0] = size[0];
+  memcpy(out + 1, size + 2, sizeof *out * (size_t)k);
+  out[k + 1] = C(k);
+  return meta_out_tensor(m, 0, theta->dtype, out, k + 2);
+}
+
 /* --- distances ----------------------------------------------------------*/
 
 /* _cdist_forward(x1, x2, p, compute_mode): [*batch, r1, r2] */
@@ -1289,6 +1323,9 @@ const alloy_meta_entry alloy_meta_nn[] = {
      2 | UP_VEC | 3 * UP_SCALES_AT | UP_U8 | UP_NO_HALF},
     {"aten.grid_sampler_2d.default", meta_grid_sampler, 2},
     {"aten.grid_sampler_3d.default", meta_grid_sampler, 3},
+    {"aten.grid_sampler.default", meta_grid_sampler_any, 0},
+    {"aten._grid_sampler_2d_cpu_fallback.default", meta_grid_sampler_any, 2},
+    {"aten.affine_grid_generator.default", meta_affine_grid, 0},
 
     {"aten._cdist_forward.default", meta_cdist, 0},
     {"aten._pdist_forward.default", meta_pdist, 0},

@@ -7,7 +7,9 @@
  * trailing dims; the losses (cross_entropy_loss, nll_loss and its nd/2d
  * forms, the elementwise losses, cosine embedding, triplet margin) and the
  * distances (pairwise_distance, cosine_similarity, pdist, _euclidean_dist);
- * and embedding_bag, typed as the _embedding_bag it becomes.
+ * embedding_bag, typed as the _embedding_bag it becomes, and
+ * embedding_renorm; prelu, bilinear, _addmm_activation, and
+ * the attention variants of the math reference and the CPU flash kernel.
  */
 #include <string.h>
 
@@ -337,6 +339,110 @@ static alloy_error *meta_weight_norm(alloy_meta *m) {
   return interface ? meta_out_like(m, 1, g, alloy_opmath_dtype(g->dtype)) : NULL;
 }
 
+/* prelu(self, weight): _prelu_kernel of the weight laid along dim 1; one
+ * dtype, a weight of one element or of the channel count. */
+static alloy_error *meta_prelu_checked(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *w = meta_tensor(m, 1);
+  if (x->dtype != w->dtype)
+    return meta_error(m, "prelu: Type promoting not supported. Got %s and %s",
+                      alloy_dtype_name(x->dtype), alloy_dtype_name(w->dtype));
+  if (w->rank > 1)
+    return meta_error(m, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = %d",
+                      w->rank);
+  alloy_dim nw = meta_numel(m, w->shape, w->rank);
+  if (!(alloy_dim_is_const(nw) && nw.value == 1)) {
+    if (x->rank == 0) return meta_error(m, "Not allow zero-dim input tensor.");
+    alloy_dim ch = x->rank > 1 ? x->shape[1] : alloy_dim_const(1);
+    if (alloy_dim_eq(m->st, ch, nw) == ALLOY_FALSE)
+      return meta_error(m, "Mismatch of parameter numbers and input channel size.");
+  }
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* bilinear(input1, input2, weight [O, I1, I2], bias): input1's leading
+ * dims and O. */
+static alloy_error *meta_bilinear(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1), *w = meta_tensor(m, 2);
+  if (a->rank < 1 || a->rank != b->rank || w->rank != 3)
+    return meta_error(m, "bilinear(): expected input1 and input2 of one rank and a 3-D weight, "
+                      "got %d, %d and %d dims", a->rank, b->rank, w->rank);
+  if (a->dtype != b->dtype || a->dtype != w->dtype)
+    return meta_error(m, "bilinear(): expected input1, input2 and weight of one dtype");
+  for (int i = 0; i < a->rank - 1; i++)
+    if (alloy_dim_eq(m->st, a->shape[i], b->shape[i]) == ALLOY_FALSE)
+      return meta_error(m, "bilinear(): input batch dimensions do not match");
+  if (alloy_dim_eq(m->st, a->shape[a->rank - 1], w->shape[1]) == ALLOY_FALSE ||
+      alloy_dim_eq(m->st, b->shape[b->rank - 1], w->shape[2]) == ALLOY_FALSE)
+    return meta_error(m, "bilinear(): input sizes do not match the weight's");
+  alloy_dim out[ALLOY_MAX_RANK];
+  memcpy(out, a->shape, sizeof *out * (size_t)a->rank);
+  out[a->rank - 1] = w->shape[0];
+  return meta_out_tensor(m, 0, a->dtype, out, a->rank);
+}
+
+/* _addmm_activation(self, mat1, mat2, beta, alpha, use_gelu): addmm's
+ * [n, m] in self's dtype. */
+static alloy_error *meta_addmm_activation(alloy_meta *m) {
+  const alloy_value *s = meta_tensor(m, 0), *a = meta_tensor(m, 1), *b = meta_tensor(m, 2);
+  if (a->rank != 2 || b->rank != 2)
+    return meta_error(m, "mat1 and mat2 must be matrices, got %dD and %dD", a->rank, b->rank);
+  if (alloy_dim_eq(m->st, a->shape[1], b->shape[0]) == ALLOY_FALSE)
+    return meta_error(m, "mat1 and mat2 shapes cannot be multiplied");
+  if (a->dtype != b->dtype || a->dtype != s->dtype)
+    return meta_error(m, "expected self, mat1 and mat2 of one dtype, got %s, %s and %s",
+                      alloy_dtype_name(s->dtype), alloy_dtype_name(a->dtype),
+                      alloy_dtype_name(b->dtype));
+  alloy_dim out[2] = {a->shape[0], b->shape[1]}, bs[ALLOY_MAX_RANK];
+  int rb;
+  alloy_error *e = meta_broadcast(m, s->shape, s->rank, out, 2, bs, &rb);
+  if (e) return e;
+  if (rb != 2) return meta_error(m, "self must broadcast to [n, m]");
+  return meta_out_tensor(m, 0, s->dtype, out, 2);
+}
+
+/* embedding_renorm(self, indices, max_norm, norm_type): self's type. */
+static alloy_error *meta_embedding_renorm(alloy_meta *m) {
+  const alloy_value *w = meta_tensor(m, 0), *ix = meta_tensor(m, 1);
+  if (w->rank != 2) return meta_error(m, "argument 'self': expected a 2-D weight, got %dD", w->rank);
+  if (ix->dtype != ALLOY_I64 && ix->dtype != ALLOY_I32)
+    return meta_error(m, "argument 'indices': expected Long or Int indices, got %s",
+                      alloy_dtype_name(ix->dtype));
+  return meta_out_like(m, 0, w, w->dtype);
+}
+
+/* _scaled_dot_product_attention_math (param 0) -> (output [*, L, Ev],
+ * weights [*, L, S]) and _scaled_dot_product_flash_attention_for_cpu
+ * (param 1; [B, H, *] operands) -> (output, logsumexp [B, H, L] in
+ * opmath), the batch dims broadcast. */
+static alloy_error *meta_sdpa_variant(alloy_meta *m) {
+  const alloy_value *q = meta_tensor(m, 0), *k = meta_tensor(m, 1), *v = meta_tensor(m, 2);
+  bool flash = m->param == 1;
+  int lo = flash ? 4 : 2;
+  if (q->rank < lo || k->rank < lo || v->rank < lo || (flash && (q->rank != 4 || k->rank != 4 ||
+                                                                   v->rank != 4)))
+    return meta_error(m, "query, key and value must be %s tensors, got %dD, %dD and %dD",
+                      flash ? "4-D" : "at least 2-D", q->rank, k->rank, v->rank);
+  if (!alloy_dtype_is_float(q->dtype) || q->dtype != k->dtype || q->dtype != v->dtype)
+    return meta_error(m, "query, key and value must be floating-point tensors of one dtype");
+  if (alloy_dim_eq(m->st, q->shape[q->rank - 1], k->shape[k->rank - 1]) == ALLOY_FALSE ||
+      alloy_dim_eq(m->st, k->shape[k->rank - 2], v->shape[v->rank - 2]) == ALLOY_FALSE)
+    return meta_error(m, "query and key must have the same embedding size, key and value the "
+                      "same sequence length");
+  alloy_dim out[ALLOY_MAX_RANK];
+  int rank;
+  alloy_error *e = meta_broadcast(m, q->shape, q->rank - 2, k->shape, k->rank - 2, out, &rank);
+  if (!flash && !e && !meta_bool(m, 8))
+    e = meta_broadcast(m, out, rank, v->shape, v->rank - 2, out, &rank);
+  if (e) return e;
+  if (!flash && meta_bool(m, 8)) memcpy(out, q->shape, sizeof *out * (size_t)(q->rank - 2));
+  out[rank] = q->shape[q->rank - 2];
+  out[rank + 1] = v->shape[v->rank - 1];
+  if ((e = meta_out_tensor(m, 0, q->dtype, out, rank + 2))) return e;
+  if (flash) return meta_out_tensor(m, 1, alloy_opmath_dtype(q->dtype), out, rank + 1);
+  out[rank + 1] = k->shape[k->rank - 2];
+  return meta_out_tensor(m, 1, q->dtype, out, rank + 2);
+}
+
 const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.group_norm.default", meta_like_input, 0},
     {"aten.batch_norm.default", meta_like_input, 0},
@@ -347,6 +453,15 @@ const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten._weight_norm.default", meta_weight_norm, 0},
     {"aten._weight_norm_interface.default", meta_weight_norm, 1},
     {"aten.pad.default", meta_pad, 0},
+    {"aten._pad_circular.default", meta_pad, 0},
+    {"aten._pad_enum.default", meta_pad, 0},
+    {"aten.native_channel_shuffle.default", meta_like_input, 0},
+    {"aten.prelu.default", meta_prelu_checked, 0},
+    {"aten.bilinear.default", meta_bilinear, 0},
+    {"aten._addmm_activation.default", meta_addmm_activation, 0},
+    {"aten.embedding_renorm.default", meta_embedding_renorm, 0},
+    {"aten._scaled_dot_product_attention_math.default", meta_sdpa_variant, 0},
+    {"aten._scaled_dot_product_flash_attention_for_cpu.default", meta_sdpa_variant, 1},
     {"aten.cross_entropy_loss.default", meta_class_loss, 0},
     {"aten.nll_loss.default", meta_class_loss, 0},
     {"aten.embedding_bag.default", meta_embedding_bag, 0},

@@ -141,3 +141,47 @@ def samples(torch):
     yield a.embedding_bag.padding_idx, (w, ix, off, False, 1, False, None, True, 4), {}
     yield a.embedding_bag.padding_idx, (w, ix, off, False, 2, False, None, False, None), {}
     yield a.multilabel_margin_loss.default, (r(3, 4), torch.tensor([[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]]), 1), {}
+
+    # --- padding, grids, linear and attention variants ------------------------------
+    for dt in (torch.float32, torch.float64):
+        x = r(1, 2, 5, 4, dtype=dt)
+        yield a._pad_circular.default, (x, [2, 1, 1, 3]), {}
+        yield a._pad_enum.default, (x, [2, 1], 1, None), {}
+        yield a._pad_enum.default, (x, [1, 2, 0, 3], 2, None), {}
+        yield a._pad_enum.default, (x, [1, 2, 2, 0], 0, 1.5), {}
+        yield a._pad_enum.default, (x, [1, 1], 3, None), {}
+        yield a.native_channel_shuffle.default, (r(2, 6, 3, dtype=dt), 3), {}
+        yield a.prelu.default, (r(2, 3, 4, dtype=dt), r(3, dtype=dt)), {}
+        yield a.prelu.default, (r(5, dtype=dt), r(1, dtype=dt)), {}
+        yield a.bilinear.default, (r(2, 4, 3, dtype=dt), r(2, 4, 5, dtype=dt), r(6, 3, 5, dtype=dt),
+                                   r(6, dtype=dt)), {}
+        yield a._addmm_activation.default, (r(5, dtype=dt), r(3, 4, dtype=dt), r(4, 5, dtype=dt)), {}
+        yield a._addmm_activation.default, (r(3, 5, dtype=dt), r(3, 4, dtype=dt), r(4, 5, dtype=dt)), {"beta": 0.5, "alpha": 2.0, "use_gelu": True}
+        yield a.embedding_renorm.default, (r(6, 3, dtype=dt) * 2, torch.tensor([0, 2, 2, 5]), 1.0, 2.0), {}
+        yield a.embedding_renorm.default, (r(6, 3, dtype=dt) * 2, torch.tensor([[1, 4]]), 0.8, 1.0), {}
+        yield a.affine_grid_generator.default, (r(2, 2, 3, dtype=dt), [2, 3, 4, 5], False), {}
+        yield a.affine_grid_generator.default, (r(1, 2, 3, dtype=dt), [1, 1, 1, 6], True), {}
+        yield a.affine_grid_generator.default, (r(2, 3, 4, dtype=dt), [2, 1, 3, 4, 5], True), {}
+        yield a.grid_sampler.default, (r(1, 2, 4, 5, dtype=dt), torch.rand(1, 3, 3, 2, dtype=dt) * 2.4 - 1.2,
+                                       0, 0, False), {}
+        yield a.grid_sampler.default, (r(1, 2, 3, 4, 5, dtype=dt), torch.rand(1, 2, 3, 3, 3, dtype=dt) * 2 - 1,
+                                       1, 1, True), {}
+        yield a._grid_sampler_2d_cpu_fallback.default, (r(2, 2, 4, 5, dtype=dt),
+                                                        torch.rand(2, 3, 3, 2, dtype=dt) * 2.4 - 1.2, 2, 2,
+                                                        True), {}
+        q, k, v = r(2, 3, 4, 8, dtype=dt), r(2, 3, 5, 8, dtype=dt), r(2, 3, 5, 6, dtype=dt)
+        yield a._scaled_dot_product_attention_math.default, (q, k, v), {}
+        yield a._scaled_dot_product_attention_math.default, (q, k, v, torch.rand(4, 5) > 0.3), {"scale": 0.5}
+        yield a._scaled_dot_product_attention_math.default, (q, k, v, None, 0.0, True), {}
+        yield a._scaled_dot_product_attention_math.default, (q, k, v, r(2, 3, 4, 5, dtype=dt), 0.25, False,
+                                                             torch.rand(2, 3, 4, 5) > 0.25), {}
+        yield a._scaled_dot_product_attention_math.default, (q, r(2, 1, 5, 8, dtype=dt), r(2, 1, 5, 6, dtype=dt)), {"enable_gqa": True}
+        v8 = r(2, 3, 5, 8, dtype=dt)
+        yield a._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v8), {}
+        yield a._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v8, 0.0, True), {"scale": 0.3}
+        yield a._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v8), {"attn_mask": r(2, 3, 4, 5, dtype=dt)}
+    for dt in (torch.float16, torch.bfloat16):
+        q, k, v = r(1, 2, 4, 8, dtype=dt), r(1, 2, 6, 8, dtype=dt), r(1, 2, 6, 8, dtype=dt)
+        yield a._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v), {}
+        yield a._scaled_dot_product_attention_math.default, (q, k, v), {}
+        yield a._addmm_activation.default, (r(5, dtype=dt), r(3, 4, dtype=dt), r(4, 5, dtype=dt)), {"use_gelu": True}
