@@ -42,7 +42,7 @@ def hf(cls_name, config_name, **cfg):
         import transformers
         config = getattr(transformers, config_name)(**cfg)
         config.use_cache = False  # the outputs stay tensors, without a cache object
-        config._attn_implementation = "sdpa" if cls_name not in ("T5Model", "WhisperModel") else "eager"
+        config._attn_implementation = "sdpa" if cls_name not in ("T5Model", "WhisperModel", "GPTNeoModel") else "eager"
         return getattr(transformers, cls_name)(config)
     return make
 
@@ -68,6 +68,14 @@ ZOO = {
     "lraspp_mobilenet_v3_large": (tv_seg("lraspp_mobilenet_v3_large", num_classes=4), image(size=96), None),
     "fcn_resnet50": (tv_seg("fcn_resnet50", num_classes=4, aux_loss=False), image(size=64), None),
     "vit_tiny": (vit_tiny, image(size=32), None),
+    "convnext_tiny": (tv("convnext_tiny"), image(), None),
+    "swin_t": (tv("swin_t"), image(), None),
+    "regnet_y_400mf": (tv("regnet_y_400mf"), image(), None),
+    "mnasnet0_5": (tv("mnasnet0_5"), image(), None),
+    "deeplabv3_mobilenet_v3_large": (tv_seg("deeplabv3_mobilenet_v3_large", num_classes=4, aux_loss=False),
+                                     image(size=64), None),
+    "r3d_18": (lambda: __import__("torchvision").models.video.r3d_18(weights=None),
+               lambda: (torch.randn(1, 3, 4, 32, 32),), None),
     "distilbert_tiny": (hf("DistilBertModel", "DistilBertConfig", vocab_size=1000, dim=64, n_layers=2,
                            n_heads=2, hidden_dim=128, max_position_embeddings=64), tokens(), None),
     "roberta_tiny": (hf("RobertaModel", "RobertaConfig", vocab_size=1000, hidden_size=64, num_hidden_layers=2,
@@ -75,6 +83,24 @@ ZOO = {
     "qwen2_tiny": (hf("Qwen2Model", "Qwen2Config", vocab_size=1000, hidden_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
                       max_position_embeddings=64), tokens(), None),
+    "bart_tiny": (hf("BartModel", "BartConfig", vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2,
+                     encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=128,
+                     decoder_ffn_dim=128, max_position_embeddings=64), tokens(), None),
+    "albert_tiny": (hf("AlbertModel", "AlbertConfig", vocab_size=1000, embedding_size=32, hidden_size=64,
+                       num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                       max_position_embeddings=64), tokens(), None),
+    "gpt_neo_tiny": (hf("GPTNeoModel", "GPTNeoConfig", vocab_size=1000, hidden_size=64, num_layers=2,
+                        num_heads=2, attention_types=[[["global", "local"], 1]], window_size=8,
+                        max_position_embeddings=64), tokens(), None),
+    "phi_tiny": (hf("PhiModel", "PhiConfig", vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+                    num_attention_heads=4, intermediate_size=128, max_position_embeddings=64), tokens(), None),
+    "clip_vision_tiny": (hf("CLIPVisionModel", "CLIPVisionConfig", hidden_size=64, intermediate_size=128,
+                            num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=8),
+                         image(size=32), None),
+    "hubert_tiny": (hf("HubertModel", "HubertConfig", vocab_size=32, hidden_size=64, num_hidden_layers=2,
+                       num_attention_heads=2, intermediate_size=128, conv_dim=(32, 32, 32),
+                       conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                       num_conv_pos_embedding_groups=4), lambda: (torch.randn(1, 1600),), None),
     "t5_tiny": (hf("T5Model", "T5Config", vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
                    num_heads=4, decoder_start_token_id=0),
                 lambda: (torch.randint(0, 1000, (2, 12)),),
