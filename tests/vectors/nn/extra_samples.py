@@ -185,3 +185,43 @@ def samples(torch):
         yield a._scaled_dot_product_flash_attention_for_cpu.default, (q, k, v), {}
         yield a._scaled_dot_product_attention_math.default, (q, k, v), {}
         yield a._addmm_activation.default, (r(5, dtype=dt), r(3, 4, dtype=dt), r(4, 5, dtype=dt)), {"use_gelu": True}
+
+    # --- recurrent layers and cells -------------------------------------------------
+    def params(gates, layers, dirs, I, H, P=None, bias=True, dt=torch.float32):
+        ps = []
+        for l in range(layers):
+            for _ in range(dirs):
+                inp = I if l == 0 else (P or H) * dirs
+                ps += [r(gates * H, inp, dtype=dt) * 0.4, r(gates * H, P or H, dtype=dt) * 0.4]
+                if bias:
+                    ps += [r(gates * H, dtype=dt) * 0.2, r(gates * H, dtype=dt) * 0.2]
+                if P:
+                    ps.append(r(P, H, dtype=dt) * 0.4)
+        return ps
+    for dt in (torch.float32, torch.float64):
+        x = r(5, 2, 3, dtype=dt)
+        h = r(2, 4, dtype=dt)
+        yield a.rnn_tanh_cell.default, (x[0], h, r(4, 3, dtype=dt), r(4, 4, dtype=dt), r(4, dtype=dt), r(4, dtype=dt)), {}
+        yield a.rnn_relu_cell.default, (x[0], h, r(4, 3, dtype=dt), r(4, 4, dtype=dt)), {}
+        yield a.gru_cell.default, (x[0], h, r(12, 3, dtype=dt), r(12, 4, dtype=dt), r(12, dtype=dt), r(12, dtype=dt)), {}
+        yield a.lstm_cell.default, (x[0], [h, r(2, 4, dtype=dt)], r(16, 3, dtype=dt), r(16, 4, dtype=dt),
+                                    r(16, dtype=dt), r(16, dtype=dt)), {}
+        yield a.rnn_tanh.input, (x, r(1, 2, 4, dtype=dt), params(1, 1, 1, 3, 4, dt=dt), True, 1, 0.0, False,
+                                 False, False), {}
+        yield a.rnn_relu.input, (x.transpose(0, 1), r(4, 2, 4, dtype=dt), params(1, 2, 2, 3, 4, dt=dt), True, 2,
+                                 0.0, False, True, True), {}
+        yield a.gru.input, (x, r(2, 2, 4, dtype=dt), params(3, 2, 1, 3, 4, dt=dt), True, 2, 0.0, False,
+                            False, False), {}
+        yield a.gru.input, (x, r(2, 2, 4, dtype=dt), params(3, 1, 2, 3, 4, bias=False, dt=dt), False, 1, 0.3,
+                            False, True, False), {}
+        yield a.lstm.input, (x, [r(1, 2, 4, dtype=dt), r(1, 2, 4, dtype=dt)], params(4, 1, 1, 3, 4, dt=dt), True,
+                             1, 0.0, False, False, False), {}
+        yield a.lstm.input, (x.transpose(0, 1), [r(4, 2, 4, dtype=dt), r(4, 2, 4, dtype=dt)],
+                             params(4, 2, 2, 3, 4, dt=dt), True, 2, 0.0, False, True, True), {}
+        yield a.lstm.input, (x, [r(2, 2, 2, dtype=dt), r(2, 2, 4, dtype=dt)], params(4, 2, 1, 3, 4, P=2, dt=dt),
+                             True, 2, 0.0, False, False, False), {}
+    x = r(4, 2, 3, dtype=torch.bfloat16)
+    yield a.gru.input, (x, r(1, 2, 4, dtype=torch.bfloat16), params(3, 1, 1, 3, 4, dt=torch.bfloat16), True, 1,
+                        0.0, False, False, False), {}
+    yield a.lstm.input, (x, [r(1, 2, 4, dtype=torch.bfloat16), r(1, 2, 4, dtype=torch.bfloat16)],
+                         params(4, 1, 1, 3, 4, dt=torch.bfloat16), True, 1, 0.0, False, False, False), {}
