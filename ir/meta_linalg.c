@@ -761,6 +761,341 @@ static alloy_error *meta_renorm(alloy_meta *m) {
   return meta_out_like(m, 0, x, x->dtype);
 }
 
+/* --- composites ----------------------------------------------------------
+ * Ops ATen builds from the factorizations (BatchLinearAlgebra.cpp,
+ * LinearAlgebra.cpp); their rules are in decompositions/rules_linalg.c. */
+
+/* logdet(self): one value per matrix, self's dtype. */
+static alloy_error *meta_logdet(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_error *e = want_matrix(m, 0, a, true);
+  if (!e) e = want_float(m, 0, a, false);
+  return e ? e : meta_out_tensor(m, 0, a->dtype, a->shape, a->rank - 2);
+}
+
+/* svd(self, some, compute_uv) -> (U, S, V): linalg_svd's with V = Vh^H;
+ * without compute_uv, U (*, m, m) and V (*, n, n) hold zeros. */
+static alloy_error *meta_svd_classic(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_error *e = want_matrix(m, 0, a, false);
+  if (e) return e;
+  bool uv = meta_bool(m, 2);
+  alloy_arg args[3] = {m->args[0], alloy_arg_bool(!meta_bool(m, 1)), alloy_arg_bool(uv)};
+  alloy_meta fm;
+  if ((e = meta_run_op(m, "aten._linalg_svd.default", args, 3, &fm))) {
+    free(fm.outs);
+    return e;
+  }
+  m->outs[1] = fm.outs[1];
+  free(fm.outs);
+  alloy_dim rows = a->shape[a->rank - 2], cols = a->shape[a->rank - 1], s[ALLOY_MAX_RANK];
+  alloy_dim k = alloy_dim_min(m->st, rows, cols);
+  bool full = !meta_bool(m, 1);
+  alloy_dim u[2] = {rows, uv && !full ? k : rows}, v[2] = {cols, uv && !full ? k : cols};
+  int r = with_tail(a->shape, a->rank, 2, u, 2, s);
+  if ((e = meta_out_tensor(m, 0, a->dtype, s, r))) return e;
+  r = with_tail(a->shape, a->rank, 2, v, 2, s);
+  return meta_out_tensor(m, 2, a->dtype, s, r);
+}
+
+/* qr(self, some): linalg_qr's with mode "reduced" or "complete". */
+static alloy_error *meta_qr_classic(alloy_meta *m) {
+  alloy_arg args[2] = {m->args[0], alloy_arg_str(meta_bool(m, 1) ? "reduced" : "complete")};
+  return meta_as_op(m, "aten.linalg_qr.default", args, 2, 0);
+}
+
+/* The pseudo-inverses with float tolerances (linalg_pinv, .atol_rtol_float,
+ * .rcond_tensor, pinverse): (*, n, m), as .atol_rtol_tensor's. The
+ * hermitian flag is the argument named so, if any. */
+static alloy_error *meta_pinv_form(alloy_meta *m) {
+  int h = alloy_schema_find_arg(m->op->schema, "hermitian");
+  alloy_arg args[4] = {m->args[0], alloy_arg_none(), alloy_arg_none(),
+                       h >= 0 ? m->args[h] : alloy_arg_bool(false)};
+  return meta_as_op(m, "aten.linalg_pinv.atol_rtol_tensor", args, 4, 0);
+}
+
+/* linalg_matrix_power(self, n), matrix_power: square; a negative power
+ * inverts, which takes float32 or float64 matrices only. */
+static alloy_error *meta_matrix_power(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  int64_t n;
+  alloy_error *e = want_matrix(m, 0, a, true);
+  if (!e) e = meta_int(m, 1, &n);
+  if (!e && n < 0) e = want_float(m, 0, a, false);
+  return e ? e : meta_out_like(m, 0, a, a->dtype);
+}
+
+/* The dims of a matrix norm: two, wrapped, different. */
+static alloy_error *matrix_norm_dims(alloy_meta *m, const alloy_value *a, int i, int *d) {
+  int64_t raw[ALLOY_MAX_RANK];
+  int n;
+  alloy_error *e = meta_ints(m, i, raw, ALLOY_MAX_RANK, &n);
+  if (e) return e;
+  if (n != 2) return meta_error(m, "linalg.matrix_norm: dim must be a 2-tuple. Got %d dims", n);
+  for (int k = 0; k < 2 && !e; k++) e = meta_wrap_dim(m, i, raw[k], a->rank, &d[k]);
+  if (!e && d[0] == d[1]) e = meta_error(m, "linalg.matrix_norm: dims must be different. Got (%d, %d)", d[0], d[1]);
+  return e;
+}
+
+/* The result of a reduction of a over dims d[0], d[1] (kept as 1s when
+ * keepdim), of the real dtype of `dtype` or a's. */
+static alloy_error *matrix_reduction_out(alloy_meta *m, const alloy_value *a, const int *d, bool keep,
+                                         alloy_dtype t) {
+  alloy_dim out[ALLOY_MAX_RANK];
+  int r = 0;
+  for (int k = 0; k < a->rank; k++)
+    if (k != d[0] && k != d[1]) out[r++] = a->shape[k];
+    else if (keep) out[r++] = C(1);
+  return meta_out_tensor(m, 0, real_dtype(t), out, r);
+}
+
+/* linalg_matrix_norm(self, ord, dim, keepdim, dtype) (param 0: ord a
+ * number, 1: a string): ord in {1, -1, 2, -2, inf, -inf} or {"fro",
+ * "nuc"}; the SVD-based orders (2, -2, "nuc") take float32/float64 only. */
+static alloy_error *meta_matrix_norm(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  bool svd_based;
+  if (m->param) {
+    const char *ord = meta_str(m, 1);
+    if (!ord || (strcmp(ord, "fro") && strcmp(ord, "nuc")))
+      return meta_error(m, "linalg.matrix_norm: Order %s not supported.", ord ? ord : "None");
+    svd_based = !strcmp(ord, "nuc");
+  } else {
+    double ord = fabs(meta_float(m, 1));
+    if (ord != 1 && ord != 2 && !isinf(ord))
+      return meta_error(m, "linalg.matrix_norm: Order %g not supported.", meta_float(m, 1));
+    svd_based = ord == 2;
+  }
+  int d[2];
+  alloy_error *e = want_matrix(m, 0, a, false);
+  if (!e) e = want_float(m, 0, a, !svd_based);
+  if (!e) e = matrix_norm_dims(m, a, 2, d);
+  if (e) return e;
+  alloy_dtype t = meta_dtype_or(m, 4, a->dtype);
+  if (!meta_is_none(m, 4) && real_dtype(t) != real_dtype(a->dtype) && alloy_dtype_is_complex(t) != alloy_dtype_is_complex(a->dtype))
+    return meta_error(m, "linalg.matrix_norm: dtype should be %s for %s inputs, but got %s",
+                      alloy_dtype_is_complex(a->dtype) ? "complex" : "real", alloy_dtype_name(a->dtype),
+                      alloy_dtype_name(t));
+  return matrix_reduction_out(m, a, d, meta_bool(m, 3), t);
+}
+
+/* linalg_norm(self, ord, dim, keepdim, dtype) (param 0) and .ord_str (1):
+ * a matrix norm for two dims (or none given with an ord, on a 2-D input)
+ * or a string ord, else a vector norm. */
+static alloy_error *meta_linalg_norm(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  bool has_ord = !meta_is_none(m, 1), has_dim = !meta_is_none(m, 2);
+  int64_t dims[ALLOY_MAX_RANK];
+  int nd = 0;
+  alloy_error *e = has_dim ? meta_ints(m, 2, dims, ALLOY_MAX_RANK, &nd) : NULL;
+  if (e) return e;
+  if (has_dim && nd != 1 && nd != 2)
+    return meta_error(m, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %d dims", nd);
+  if (!has_dim && (has_ord || m->param) && a->rank != 1 && a->rank != 2)
+    return meta_error(m, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got %dD.",
+                      a->rank);
+  alloy_arg dim01[2] = {alloy_arg_int(0), alloy_arg_int(1)};
+  alloy_arg dim = has_dim ? m->args[2] : alloy_arg_list(dim01, 2);
+  if (m->param) {
+    alloy_arg args[5] = {m->args[0], m->args[1], dim, m->args[3], m->args[4]};
+    return meta_as_op(m, "aten.linalg_matrix_norm.str_ord", args, 5, 0);
+  }
+  if (has_ord && ((has_dim && nd == 2) || (!has_dim && a->rank == 2))) {
+    alloy_arg args[5] = {m->args[0], m->args[1], dim, m->args[3], m->args[4]};
+    return meta_as_op(m, "aten.linalg_matrix_norm.default", args, 5, 0);
+  }
+  alloy_arg args[5] = {m->args[0], has_ord ? m->args[1] : alloy_arg_float(2), m->args[2], m->args[3], m->args[4]};
+  return meta_as_op(m, "aten.linalg_vector_norm.default", args, 5, 0);
+}
+
+/* nuclear_norm(self, keepdim) (param 0: a 2-D self) and .dim(self, dim,
+ * keepdim) (1): linalg_matrix_norm's "nuc". */
+static alloy_error *meta_nuclear_norm(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  if (!m->param && a->rank != 2)
+    return meta_error(m, "Expected a tensor with 2 dimensions, but got a tensor with %d dimension%s instead.",
+                      a->rank, a->rank == 1 ? "" : "s");
+  alloy_arg dim01[2] = {alloy_arg_int(-2), alloy_arg_int(-1)};
+  alloy_arg args[4] = {m->args[0], alloy_arg_str("nuc"), m->param ? m->args[1] : alloy_arg_list(dim01, 2),
+                       m->args[m->param ? 2 : 1]};
+  return meta_as_op(m, "aten.linalg_matrix_norm.str_ord", args, 4, 0);
+}
+
+/* linalg_cond(self, p) (param 0) and .p_str (1): one real value per
+ * matrix; p in {None, 1, -1, 2, -2, inf, -inf} or {"fro", "nuc"}; all
+ * but None and +-2 need square matrices. */
+static alloy_error *meta_cond(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  bool square = true;
+  if (m->param) {
+    const char *p = meta_str(m, 1);
+    if (!p || (strcmp(p, "fro") && strcmp(p, "nuc")))
+      return meta_error(m, "linalg.cond got an invalid norm type: %s", p ? p : "None");
+  } else if (!meta_is_none(m, 1)) {
+    double p = fabs(meta_float(m, 1));
+    if (p != 1 && p != 2 && !isinf(p))
+      return meta_error(m, "linalg.cond got an invalid norm type: %g", meta_float(m, 1));
+    square = p != 2;
+  } else {
+    square = false;
+  }
+  if (a->rank < 2) return meta_error(m, "linalg.cond: The input tensor must have at least 2 dimensions.");
+  alloy_error *e = want_matrix(m, 0, a, square);
+  if (!e) e = want_float(m, 0, a, false);
+  return e ? e : meta_out_tensor(m, 0, real_dtype(a->dtype), a->shape, a->rank - 2);
+}
+
+/* linalg_matrix_rank, every overload: one int64 per matrix. Tolerance
+ * tensors must be real. */
+static alloy_error *meta_matrix_rank(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_error *e = want_matrix(m, 0, a, false);
+  if (!e) e = want_float(m, 0, a, false);
+  for (int i = 1; i < m->nargs && !e; i++) {
+    const alloy_value *t = m->op->schema->args[i].type.kind == ALLOY_TYPE_TENSOR ? meta_tensor(m, i) : NULL;
+    if (t && alloy_dtype_is_complex(t->dtype))
+      e = meta_error(m, "torch.linalg.matrix_rank: %s tensor of complex type is not supported.", meta_arg_name(m, i));
+  }
+  return e ? e : meta_out_tensor(m, 0, ALLOY_I64, a->shape, a->rank - 2);
+}
+
+/* linalg_multi_dot(tensors) (param 0) and chain_matmul(matrices) (1): the
+ * first may be a row (1-D) and the last a column, the others are matrices
+ * of one dtype that chain; the result drops the vectors' dims. */
+static alloy_error *meta_multi_dot(alloy_meta *m) {
+  int n = meta_tensor_count(m, 0);
+  const char *fn = m->param ? "chain_matmul" : "multi_dot";
+  if (n == 0 && m->param) return meta_error(m, "chain_matmul(): Expected one or more matrices");
+  if (n < (m->param ? 1 : 2)) return meta_error(m, "%s(): expected at least 2 tensors but got %d", fn, n);
+  const alloy_value *t[256];
+  if (n > 256) return meta_error(m, "%s(): at most 256 tensors", fn);
+  for (int k = 0; k < n; k++) {
+    t[k] = meta_tensor_at(m, 0, k);
+    int lo = (!m->param && (k == 0 || k == n - 1)) ? 1 : 2;
+    if (!t[k] || t[k]->rank < lo || t[k]->rank > 2)
+      return meta_error(m, "%s(): tensor %d must be %s but got %dD", fn, k, lo == 1 ? "1D or 2D" : "2D",
+                        t[k] ? t[k]->rank : 0);
+    if (t[k]->dtype != t[0]->dtype)
+      return meta_error(m, "%s(): all tensors must have be the same dtype but tensor 0 is %s and tensor %d %s", fn,
+                        alloy_dtype_name(t[0]->dtype), k, alloy_dtype_name(t[k]->dtype));
+  }
+  if (n == 1) return meta_out_like(m, 0, t[0], t[0]->dtype);
+  for (int k = 1; k < n; k++) {
+    alloy_dim left = t[k - 1]->shape[t[k - 1]->rank - 1], right = t[k]->shape[0];
+    if (never_eq(m, left, right))
+      return meta_error(m, "%s(): tensors %d and %d with shapes %s and %s cannot be multiplied", fn, k - 1, k,
+                        meta_shape_text(t[k - 1]->shape, t[k - 1]->rank, (char[128]){0}, 128),
+                        meta_shape_text(t[k]->shape, t[k]->rank, (char[128]){0}, 128));
+  }
+  alloy_dim out[2];
+  int r = 0;
+  if (t[0]->rank == 2) out[r++] = t[0]->shape[0];
+  if (t[n - 1]->rank == 2) out[r++] = t[n - 1]->shape[1];
+  return meta_out_tensor(m, 0, t[0]->dtype, out, r);
+}
+
+/* vander(x, N, increasing): [len(x), N] of x's dtype promoted with int64
+ * (integers and bool give int64). */
+static alloy_error *meta_vander(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x->rank != 1) return meta_error(m, "x must be a one-dimensional tensor.");
+  alloy_dim n = meta_is_none(m, 1) ? x->shape[0] : meta_dim(m, 1);
+  if (alloy_dim_lt(m->st, n, C(0)) == ALLOY_TRUE) return meta_error(m, "N must be non-negative.");
+  alloy_dim out[2] = {x->shape[0], n};
+  bool whole = !alloy_dtype_is_float(x->dtype) && !alloy_dtype_is_complex(x->dtype);
+  return meta_out_tensor(m, 0, whole ? ALLOY_I64 : x->dtype, out, 2);
+}
+
+/* linalg_vander(x, N): x.shape + [N] (a 0-dim x is one of one element),
+ * N > 1 (x's last size by default); float32, float64, complex or integer
+ * x, integers giving int64 (cumprod's promotion). */
+static alloy_error *meta_linalg_vander(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  alloy_dtype t = x->dtype;
+  if (t == ALLOY_F16 || t == ALLOY_BF16 || t == ALLOY_BOOL)
+    return meta_error(m, "linalg.vander supports floating point, complex, and integer tensors, but got %s",
+                      alloy_dtype_name(t));
+  alloy_dim one = C(1);
+  const alloy_dim *shape = x->rank ? x->shape : &one;
+  int rank = x->rank ? x->rank : 1;
+  alloy_dim n = meta_is_none(m, 1) ? shape[rank - 1] : meta_dim(m, 1);
+  if (alloy_dim_le(m->st, n, C(1)) == ALLOY_TRUE) return meta_error(m, "N must be greater than 1.");
+  alloy_dim out[ALLOY_MAX_RANK];
+  int r = with_tail(shape, rank, 0, &n, 1, out);
+  return meta_out_tensor(m, 0, alloy_dtype_is_integer(t) ? ALLOY_I64 : t, out, r);
+}
+
+/* linalg_tensorinv(self, ind): shape[ind:] + shape[:ind], whose two
+ * products must agree (the reshaped square matrix). */
+static alloy_error *meta_tensorinv(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  int64_t ind;
+  alloy_error *e = meta_int(m, 1, &ind);
+  if (e) return e;
+  if (ind <= 0) return meta_error(m, "Expected a strictly positive integer for 'ind', but got %lld", (long long)ind);
+  if (ind > a->rank) ind = a->rank;
+  alloy_dim lead = meta_numel(m, a->shape, (int)ind), tail = meta_numel(m, a->shape + ind, a->rank - (int)ind);
+  if ((e = want_eq(m, tail, lead, "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                                  "prod(self.shape[:ind])")))
+    return e;
+  if ((e = want_float(m, 0, a, false))) return e;
+  alloy_dim out[ALLOY_MAX_RANK];
+  int r = with_tail(a->shape + ind, a->rank - (int)ind, 0, a->shape, (int)ind, out);
+  return meta_out_tensor(m, 0, a->dtype, out, r);
+}
+
+/* linalg_tensorsolve(self, other, dims): self with dims moved last;
+ * the result has its sizes after other's rank, whose product must be
+ * other's element count. */
+static alloy_error *meta_tensorsolve(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  alloy_dim moved[ALLOY_MAX_RANK];
+  int order[ALLOY_MAX_RANK], r = a->rank;
+  alloy_error *e = want_float(m, 0, a, false);
+  if (!e) e = want_same_dtype(m, 0, a, 1, b);
+  if (e) return e;
+  bool last[ALLOY_MAX_RANK] = {false};
+  int nd = 0;
+  if (!meta_is_none(m, 2)) {
+    int64_t raw[ALLOY_MAX_RANK];
+    if ((e = meta_ints(m, 2, raw, ALLOY_MAX_RANK, &nd))) return e;
+    for (int k = 0; k < nd; k++) {
+      if ((e = meta_wrap_dim(m, 2, raw[k], r, &order[r - nd + k]))) return e;
+      if (last[order[r - nd + k]]) return meta_error(m, "movedim: repeated dim in `source`");
+      last[order[r - nd + k]] = true;
+    }
+  }
+  for (int d = 0, k = 0; d < r; d++)
+    if (!last[d]) order[k++] = d;
+  for (int k = 0; k < r; k++) moved[k] = a->shape[order[k]];
+  if (b->rank > r) return meta_error(m, "linalg.tensorsolve: other has more dimensions than self");
+  alloy_dim res = meta_numel(m, moved + b->rank, r - b->rank), oth = meta_numel(m, b->shape, b->rank);
+  if ((e = want_eq(m, res, oth, "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                                "prod(self.shape[:other.ndim])")))
+    return e;
+  return meta_out_tensor(m, 0, a->dtype, moved + b->rank, r - b->rank);
+}
+
+/* linalg_vecdot(x, y, dim): x and y broadcast, then summed over dim. */
+static alloy_error *meta_vecdot(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *y = meta_tensor(m, 1);
+  if (!alloy_dtype_is_float(x->dtype) && !alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "linalg.vecdot: Expected a floating point or complex tensor as input. Got %s",
+                      alloy_dtype_name(x->dtype));
+  if (x->dtype != y->dtype)
+    return meta_error(m, "linalg.vecdot: Expected x and y to have the same dtype, but found x of type %s and y of "
+                         "type %s instead", alloy_dtype_name(x->dtype), alloy_dtype_name(y->dtype));
+  alloy_dim b[ALLOY_MAX_RANK];
+  int r, d;
+  int64_t dim;
+  alloy_error *e = meta_broadcast(m, x->shape, x->rank, y->shape, y->rank, b, &r);
+  if (!e) e = meta_int(m, 2, &dim);
+  if (!e) e = meta_wrap_dim(m, 2, dim, r, &d);
+  if (e) return e;
+  memmove(b + d, b + d + 1, sizeof *b * (size_t)(r - d - 1));
+  return meta_out_tensor(m, 0, x->dtype, b, r - 1);
+}
+
 /* --- forms of other ops (ir/linalg_forms.h) -----------------------------*/
 
 #define FORM_ROW(op, as, outs, ...) \
@@ -840,6 +1175,34 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.linalg_cross.default", meta_cross, 0},
     {"aten.linalg_vector_norm.default", meta_vector_norm, 0},
     {"aten.renorm.default", meta_renorm, 0},
+    {"aten.logdet.default", meta_logdet, 0},
+    {"aten.svd.default", meta_svd_classic, 0},
+    {"aten.qr.default", meta_qr_classic, 0},
+    {"aten.linalg_pinv.default", meta_pinv_form, 0},
+    {"aten.linalg_pinv.atol_rtol_float", meta_pinv_form, 0},
+    {"aten.linalg_pinv.rcond_tensor", meta_pinv_form, 0},
+    {"aten.pinverse.default", meta_pinv_form, 0},
+    {"aten.linalg_matrix_power.default", meta_matrix_power, 0},
+    {"aten.matrix_power.default", meta_matrix_power, 0},
+    {"aten.linalg_matrix_norm.default", meta_matrix_norm, 0},
+    {"aten.linalg_matrix_norm.str_ord", meta_matrix_norm, 1},
+    {"aten.linalg_norm.default", meta_linalg_norm, 0},
+    {"aten.linalg_norm.ord_str", meta_linalg_norm, 1},
+    {"aten.nuclear_norm.default", meta_nuclear_norm, 0},
+    {"aten.nuclear_norm.dim", meta_nuclear_norm, 1},
+    {"aten.linalg_cond.default", meta_cond, 0},
+    {"aten.linalg_cond.p_str", meta_cond, 1},
+    {"aten.linalg_matrix_rank.default", meta_matrix_rank, 0},
+    {"aten.linalg_matrix_rank.atol_rtol_float", meta_matrix_rank, 0},
+    {"aten.linalg_matrix_rank.atol_rtol_tensor", meta_matrix_rank, 0},
+    {"aten.linalg_matrix_rank.tol_tensor", meta_matrix_rank, 0},
+    {"aten.linalg_multi_dot.default", meta_multi_dot, 0},
+    {"aten.chain_matmul.default", meta_multi_dot, 1},
+    {"aten.vander.default", meta_vander, 0},
+    {"aten.linalg_vander.default", meta_linalg_vander, 0},
+    {"aten.linalg_tensorinv.default", meta_tensorinv, 0},
+    {"aten.linalg_tensorsolve.default", meta_tensorsolve, 0},
+    {"aten.linalg_vecdot.default", meta_vecdot, 0},
 #define FORM_META(op, ...) {op, meta_linalg_form, 0},
     ALLOY_LINALG_FORMS(FORM_META)
 #undef FORM_META

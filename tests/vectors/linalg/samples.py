@@ -30,3 +30,33 @@ def samples(torch):
     u = torch.linalg.cholesky(s)
     yield aten._cholesky_solve_helper.default, (r(4, 2), u, False), {}
     yield aten._cholesky_solve_helper.default, (r(4, 3), u.mT.contiguous(), True), {}
+
+    # composites that export decomposes before a dispatch mode sees them
+    yield aten.chain_matmul.default, ([rf(3, 4), rf(4, 5), rf(5, 2)],), {}
+    yield aten.chain_matmul.default, ([rf(2, 6), rf(6, 3), rf(3, 7), rf(7, 1)],), {}
+    yield aten.linalg_cond.p_str, (r(4, 4), "fro"), {}
+    yield aten.linalg_cond.p_str, (rf(2, 3, 3), "nuc"), {}
+    yield aten.linalg_matrix_rank.default, (r(5, 3), 0.5), {}
+    yield aten.linalg_matrix_rank.default, (rf(2, 4, 4), 0.0, True), {}
+    yield aten.linalg_matrix_rank.tol_tensor, (rf(3, 5, 4), torch.tensor([0.1, 1.0, 3.0])), {}
+    yield aten.linalg_norm.ord_str, (rf(3, 4), "fro"), {}
+    yield aten.linalg_norm.ord_str, (r(2, 3, 4), "nuc", [0, 2], True), {}
+    yield aten.linalg_pinv.default, (r(4, 3), 1e-3), {}
+    yield aten.linalg_pinv.default, (rf(2, 3, 5), 1e-15, False), {}
+    yield aten.linalg_pinv.rcond_tensor, (rf(3, 4), torch.tensor(0.2)), {}
+    yield aten.linalg_tensorinv.default, (r(4, 6, 8, 3), 2), {}
+    yield aten.linalg_tensorinv.default, (rf(6, 2, 3), 1), {}
+    yield aten.linalg_tensorsolve.default, (r(2, 3, 6), r(2, 3)), {}
+    yield aten.linalg_tensorsolve.default, (rf(6, 4, 2, 3), rf(2, 3), [0, 2]), {}
+    yield aten.matrix_power.default, (rf(3, 3), 5), {}
+    yield aten.matrix_power.default, (r(2, 3, 3), -2), {}
+    yield aten.matrix_power.default, (torch.randint(-3, 4, (3, 3)), 0), {}
+    yield aten.matrix_power.default, (torch.randint(-3, 4, (2, 2)), 3), {}
+    yield aten.nuclear_norm.default, (rf(4, 5),), {}
+    yield aten.nuclear_norm.default, (r(3, 3), True), {}
+    yield aten.nuclear_norm.dim, (rf(2, 3, 4), [0, 2]), {}
+    yield aten.nuclear_norm.dim, (r(3, 4, 2), [-1, 1], True), {}
+    yield aten.vander.default, (rf(5),), {}
+    yield aten.vander.default, (torch.randint(-3, 4, (4,)), 6, True), {}
+    yield aten.vander.default, (r(3), 0), {}
+    yield aten.vander.default, (rf(4), 1), {}
