@@ -7,8 +7,10 @@
  * end), the normalization handed to the kernel as its mode (0 none, 1 by
  * 1/sqrt(n), 2 by 1/n, from norm and the direction), the inverse of a real
  * signal as the conjugate of its forward transform, hfft as the c2r
- * transform of the conjugate. fftshift and ifftshift are rolls by half the
- * sizes; fftfreq and rfftfreq ranges scaled by 1 / (n d).
+ * transform of the conjugate. stft frames the signal (unfold), windows and
+ * transforms the frames; istft inverts them and overlap-adds
+ * (unfold_backward). fftshift and ifftshift are rolls by half the sizes;
+ * fftfreq and rfftfreq ranges scaled by 1 / (n d).
  *
  * Shape functions: ir/meta_fft.c. The reference kernels: a direct DFT in
  * double complex (reference_backend/kernels_spectral.c).
@@ -174,6 +176,130 @@ static void ihfftn(decomp *d) { transform(d, R2C, false, true); }
 static void irfftn(decomp *d) { transform(d, C2R, false, true); }
 static void hfftn(decomp *d) { transform(d, C2R, true, true); }
 
+/* --- stft, istft ----------------------------------------------------------------------*/
+
+static int arg_of(decomp *d, const char *name) {
+  return alloy_schema_find_arg(alloy_op_schema(alloy_node_op(d_node(d))), name);
+}
+
+static int64_t int_or(decomp *d, const char *name, int64_t dflt) {
+  int i = arg_of(d, name);
+  return i < 0 || d_is_none(d, i) ? dflt : d_int(d, i);
+}
+
+static bool bool_or(decomp *d, const char *name, bool dflt) {
+  int i = arg_of(d, name);
+  return i < 0 || d_is_none(d, i) ? dflt : d_bool(d, i);
+}
+
+/* The window at n_fft samples: the given one (ones when None) centered
+ * with zeros (left (n_fft - win) / 2); NULL for no window at all. */
+static alloy_value *full_window(decomp *d, alloy_value *w, int64_t n_fft, int64_t win, alloy_dtype t, bool ones) {
+  if (!w && win == n_fft && !ones) return NULL;
+  if (!w) {
+    alloy_value *one = D(d, "aten.ones.default", LIST(I(win)), DT(t));
+    w = one;
+  }
+  if (win == n_fft) return w;
+  int64_t left = (n_fft - win) / 2;
+  return D(d, "aten.constant_pad_nd.default", V(w), LIST(I(left), I(n_fft - win - left)), I(0));
+}
+
+/* stft (ATen's): a 1-D signal as one row; centered, padded by n_fft / 2
+ * on both sides in pad_mode; aligned to the window (center off), padded
+ * by (n_fft - win) / 2 in front so frames line up with the window; frames
+ * of n_fft every hop (unfold), times the window, r2c over the frame
+ * (by 1/sqrt(n) when normalized), as [batch, n_freq, n_frames]. */
+static void stft(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 4);
+  int64_t n_fft = d_int(d, 1), hop = int_or(d, "hop_length", n_fft >> 2), win = int_or(d, "win_length", n_fft);
+  bool center = bool_or(d, "center", false), align = bool_or(d, "align_to_window", false);
+  bool normalized = bool_or(d, "normalized", false), onesided = bool_or(d, "onesided", true);
+  if (d_failed(d)) return;
+  const alloy_value *r = alloy_node_output(d_node(d), 0);
+  if (!alloy_dtype_is_complex(d_dtype(r))) return d_decline(d, "return_complex=False (a view as real pairs)");
+  if (alloy_dtype_is_complex(d_dtype(x)) || (w && alloy_dtype_is_complex(d_dtype(w))))
+    return d_decline(d, "complex signals or windows are not computed on");
+  bool row = d_rank(x) == 1;
+  if (row) x = D(d, "aten.unsqueeze.default", V(x), I(0));
+  int64_t half = n_fft / 2;
+  if (center) {
+    const char *mode = d_str(d, arg_of(d, "pad_mode"));
+    alloy_dim s3[3] = {alloy_dim_const(1), d_shape(x)[0], d_shape(x)[1]};
+    alloy_value *x3 = D(d, "aten.view.default", V(x), d_dim_list(d, s3, 3));
+    x3 = D(d, "aten.pad.default", V(x3), LIST(I(half), I(half)), S(mode ? mode : "reflect"));
+    x = D(d, "aten.squeeze.dim", V(x3), I(0));
+  }
+  alloy_dim frames = d_shape(r)[d_rank(r) - 1];
+  if (align && win < n_fft) {
+    int64_t left = (n_fft - win) / 2;
+    alloy_symtab *st = d_symtab(d);
+    /* enough behind for the last frame: (frames - 1) hop + n_fft - left - len */
+    alloy_dim need = alloy_dim_sub(st, alloy_dim_add(st, alloy_dim_mul(st, alloy_dim_sub(st, frames, alloy_dim_const(1)), alloy_dim_const(hop)),
+                                                 alloy_dim_const(n_fft - left)), d_shape(x)[1]);
+    need = alloy_dim_max(st, need, alloy_dim_const(0));
+    x = D(d, "aten.constant_pad_nd.default", V(x), d_dim_list(d, (alloy_dim[]){alloy_dim_const(left), need}, 2), I(0));
+  }
+  alloy_value *f = D(d, "aten.unfold.default", V(x), I(1), I(n_fft), I(hop));
+  if (align) f = D(d, "aten.slice.Tensor", V(f), I(1), I(0), SYM(frames), I(1));
+  alloy_value *wf = full_window(d, w, n_fft, win, d_dtype(x), false);
+  if (wf) f = D(d, "aten.mul.Tensor", V(f), V(wf));
+  int dim = 2;
+  alloy_value *y = r2c(d, f, &dim, 1, normalized ? 1 : 0, onesided);
+  y = D(d, "aten.transpose.int", V(y), I(1), I(2));
+  d_out(d, 0, row ? D(d, "aten.squeeze.dim", V(y), I(0)) : y);
+}
+
+/* istft (ATen's, real results): frames c2r-transformed (by 1/n, or
+ * 1/sqrt(n) when normalized; a two-sided spectrum cut to its first
+ * n_fft / 2 + 1 bins), times the window, overlap-added (unfold_backward),
+ * divided by the overlap-added squared window, trimmed of the centering
+ * and cut or zero-padded to length. PyTorch's refusal of a window whose
+ * overlap-add nearly vanishes depends on the data: the division gives inf
+ * there instead. */
+static void istft(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *w = d_tensor(d, 4);
+  int64_t n_fft = d_int(d, 1), hop = int_or(d, "hop_length", n_fft >> 2), win = int_or(d, "win_length", n_fft);
+  bool center = d_bool(d, 5), normalized = d_bool(d, 6), return_complex = d_bool(d, 9);
+  if (d_failed(d)) return;
+  if (return_complex) return d_decline(d, "a complex result (complex arithmetic)");
+  if (w && alloy_dtype_is_complex(d_dtype(w))) return d_decline(d, "complex windows are not computed on");
+  bool row = d_rank(x) == 2;
+  if (row) x = D(d, "aten.unsqueeze.default", V(x), I(0));
+  alloy_dim fft_size = d_shape(x)[1], frames = d_shape(x)[2];
+  bool onesided = bool_or(d, "onesided", !(alloy_dim_is_const(fft_size) && fft_size.value == n_fft));
+  alloy_dtype t = d_out_dtype(d, 0);
+  x = D(d, "aten.transpose.int", V(x), I(1), I(2));
+  if (!onesided) x = D(d, "aten.slice.Tensor", V(x), I(2), I(0), I(n_fft / 2 + 1), I(1));
+  int dim = 2;
+  alloy_value *y = c2r(d, x, &dim, 1, normalized ? 1 : 2, alloy_dim_const(n_fft));
+  alloy_value *wf = full_window(d, w, n_fft, win, t, true);
+  y = D(d, "aten.mul.Tensor", V(y), V(wf));
+  alloy_symtab *st = d_symtab(d);
+  alloy_dim expected = alloy_dim_add(st, alloy_dim_const(n_fft), alloy_dim_mul(st, alloy_dim_const(hop), alloy_dim_sub(st, frames, alloy_dim_const(1))));
+  alloy_dim ys[2] = {d_shape(y)[0], expected}, es[2] = {alloy_dim_const(1), expected};
+  alloy_dim ws[3] = {alloy_dim_const(1), frames, alloy_dim_const(n_fft)};
+  y = D(d, "aten.unfold_backward.default", V(y), d_dim_list(d, ys, 2), I(1), I(n_fft), I(hop));
+  alloy_value *w2 = D(d, "aten.expand.default", V(D(d, "aten.mul.Tensor", V(wf), V(wf))), d_dim_list(d, ws, 3));
+  alloy_value *env = D(d, "aten.unfold_backward.default", V(w2), d_dim_list(d, es, 2), I(1), I(n_fft), I(hop));
+  int64_t start = center ? n_fft / 2 : 0;
+  alloy_dim end = !d_is_none(d, 8) ? alloy_dim_add(st, alloy_dim_const(start), d_dim(d, 8))
+                  : center        ? alloy_dim_sub(st, expected, alloy_dim_const(n_fft / 2))
+                                  : expected;
+  alloy_dim stop = alloy_dim_min(st, end, expected);
+  y = D(d, "aten.slice.Tensor", V(y), I(1), I(start), SYM(stop), I(1));
+  env = D(d, "aten.slice.Tensor", V(env), I(1), I(start), SYM(stop), I(1));
+  y = D(d, "aten.div.Tensor", V(y), V(env));
+  if (row) y = D(d, "aten.squeeze.dim", V(y), I(0));
+  const alloy_value *r = alloy_node_output(d_node(d), 0);
+  alloy_dim have = d_shape(y)[d_rank(y) - 1], want = d_shape(r)[d_rank(r) - 1];
+  if (alloy_dim_lt(st, have, want) == ALLOY_TRUE)
+    y = D(d, "aten.constant_pad_nd.default", V(y), d_dim_list(d, (alloy_dim[]){alloy_dim_const(0), alloy_dim_sub(st, want, have)}, 2), I(0));
+  else if (alloy_dim_lt(st, have, want) != ALLOY_FALSE)
+    return d_decline(d, "a length that symbols leave undecided against the signal's");
+  d_out(d, 0, y);
+}
+
 /* --- helpers -----------------------------------------------------------------------------*/
 
 /* fftshift / ifftshift: a roll of each dim (all by default) by n / 2, or
@@ -237,6 +363,9 @@ const decomp_rule decomp_rules_fft[] = {
     {"aten.fft_ihfftn.default", ihfftn, DECOMP_TO_CORE},
     {"aten.fft_irfftn.default", irfftn, DECOMP_TO_CORE},
     {"aten.fft_hfftn.default", hfftn, DECOMP_TO_CORE},
+    {"aten.stft.default", stft, DECOMP_TO_CORE},
+    {"aten.stft.center", stft, DECOMP_TO_CORE},
+    {"aten.istft.default", istft, DECOMP_TO_CORE},
     {"aten.fft_fftshift.default", fftshift, DECOMP_TO_CORE},
     {"aten.fft_ifftshift.default", ifftshift, DECOMP_TO_CORE},
     {"aten.fft_fftfreq.default", fftfreq, DECOMP_TO_CORE},

@@ -2,7 +2,8 @@
  * ir/meta_fft.c: shape functions of the FFT family: ATen's three kernels
  * (_fft_r2c, _fft_c2c, _fft_c2r, which normalize), the torch.fft
  * transforms built on them (fft, ifft, rfft, irfft, hfft, ihfft and their
- * 2-D and n-D forms), fftshift and ifftshift, fftfreq and rfftfreq.
+ * 2-D and n-D forms), stft and istft, fftshift and ifftshift, fftfreq and
+ * rfftfreq.
  *
  * The transforms follow ATen's SpectralOps.cpp: a real input is promoted to
  * float32 (integers) and must then be float32 or float64 (PyTorch's CPU
@@ -220,6 +221,109 @@ static alloy_error *meta_fft(alloy_meta *m) {
   return meta_out_tensor(m, 0, complex_of(t), out, x->rank);
 }
 
+/* --- stft, istft ------------------------------------------------------------------------*/
+
+/* An optional int argument by name, or dflt when None. */
+static alloy_dim opt_dim(alloy_meta *m, const char *name, alloy_dim dflt) {
+  int i = alloy_schema_find_arg(m->op->schema, name);
+  return i < 0 || meta_is_none(m, i) ? dflt : meta_dim(m, i);
+}
+
+static bool opt_bool(alloy_meta *m, const char *name, bool dflt) {
+  int i = alloy_schema_find_arg(m->op->schema, name);
+  return i < 0 || meta_is_none(m, i) ? dflt : meta_bool(m, i);
+}
+
+/* The window checks stft and istft share: hop and win_length positive,
+ * win_length at most n_fft, a window of win_length elements. */
+static alloy_error *check_window(alloy_meta *m, alloy_dim n_fft, alloy_dim hop, alloy_dim win, bool hop_le_win) {
+  if (alloy_dim_le(m->st, hop, C(0)) == ALLOY_TRUE ||
+      (hop_le_win && alloy_dim_lt(m->st, win, hop) == ALLOY_TRUE))
+    return meta_error(m, "expected 0 < hop_length%s", hop_le_win ? " <= win_length" : "");
+  if (alloy_dim_le(m->st, win, C(0)) == ALLOY_TRUE || alloy_dim_lt(m->st, n_fft, win) == ALLOY_TRUE)
+    return meta_error(m, "expected 0 < win_length <= n_fft");
+  const alloy_value *w = meta_tensor(m, 4);
+  if (w && (w->rank != 1 || alloy_dim_eq(m->st, w->shape[0], win) == ALLOY_FALSE))
+    return meta_error(m, "expected a 1D window tensor of size equal to win_length, got %d dims", w->rank);
+  return NULL;
+}
+
+/* stft(self, n_fft, hop_length, win_length, window, [center, pad_mode,]
+ * normalized, onesided, return_complex, align_to_window): frames of n_fft
+ * samples every hop_length (after padding n_fft / 2 on both sides when
+ * centered), each transformed: [batch?, n_freq, n_frames], complex (or
+ * real with a trailing pair, return_complex=False). */
+static alloy_error *meta_stft(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *w = meta_tensor(m, 4);
+  int64_t n_fft;
+  alloy_error *e = meta_int(m, 1, &n_fft);
+  if (e) return e;
+  bool center = opt_bool(m, "center", false), align = opt_bool(m, "align_to_window", false);
+  bool cplx = alloy_dtype_is_complex(x->dtype) || (w && alloy_dtype_is_complex(w->dtype));
+  int rc = alloy_schema_find_arg(m->op->schema, "return_complex");
+  if (meta_is_none(m, rc) && !cplx)
+    return meta_error(m, "stft requires the return_complex parameter be given for real inputs, and will further "
+                         "require that return_complex=True in a future PyTorch release.");
+  bool return_complex = meta_is_none(m, rc) ? cplx : meta_bool(m, rc);
+  if (center && align) return meta_error(m, "stft align_to_window should only be set when center = false");
+  alloy_dtype t;
+  if (!alloy_dtype_is_float(x->dtype) && !alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "stft: expected a tensor of floating point or complex values, got %s",
+                      alloy_dtype_name(x->dtype));
+  if ((e = fft_dtype(m, x->dtype, &t))) return e;
+  if (x->rank < 1 || x->rank > 2) return meta_error(m, "stft: expected a 1D or 2D tensor, got %d dims", x->rank);
+  alloy_dim len = x->shape[x->rank - 1], hop = opt_dim(m, "hop_length", C(n_fft >> 2)), win = opt_dim(m, "win_length", C(n_fft));
+  if (center) len = alloy_dim_add(m->st, len, C(2 * (n_fft / 2)));
+  if (n_fft <= 0 || alloy_dim_lt(m->st, len, C(n_fft)) == ALLOY_TRUE)
+    return meta_error(m, "stft: expected 0 < n_fft <= the signal's length, but got n_fft=%lld", (long long)n_fft);
+  if ((e = check_window(m, C(n_fft), hop, win, false))) return e;
+  bool onesided = opt_bool(m, "onesided", !cplx);
+  if (cplx && onesided) return meta_error(m, "Cannot have onesided output if window or input is complex");
+  alloy_dim frames_of = align ? win : C(n_fft);
+  alloy_dim frames = alloy_dim_add(m->st, C(1), alloy_dim_floordiv(m->st, alloy_dim_sub(m->st, len, frames_of), hop));
+  alloy_dim out[4];
+  int r = 0;
+  if (x->rank == 2) out[r++] = x->shape[0];
+  out[r++] = C(onesided ? n_fft / 2 + 1 : n_fft);
+  out[r++] = frames;
+  alloy_dtype ct = t == ALLOY_F64 || t == ALLOY_C128 ? ALLOY_C128 : ALLOY_C64;
+  if (return_complex) return meta_out_tensor(m, 0, ct, out, r);
+  out[r++] = C(2);
+  return meta_out_tensor(m, 0, real_of(ct), out, r);
+}
+
+/* istft(self, n_fft, hop_length, win_length, window, center, normalized,
+ * onesided, length, return_complex): the overlap-added inverse of stft's
+ * complex [batch?, n_freq, n_frames]: [batch?, length], real unless
+ * return_complex. */
+static alloy_error *meta_istft(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  int64_t n_fft;
+  alloy_error *e = meta_int(m, 1, &n_fft);
+  if (e) return e;
+  if (!alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "istft requires a complex-valued input tensor matching the output from stft with "
+                         "return_complex=True.");
+  if (x->rank != 2 && x->rank != 3)
+    return meta_error(m, "istft: expected a tensor with 2 or 3 dimensions of complex dtype, but got %d", x->rank);
+  alloy_dim fft_size = x->shape[x->rank - 2], frames = x->shape[x->rank - 1];
+  alloy_dim hop = opt_dim(m, "hop_length", C(n_fft >> 2)), win = opt_dim(m, "win_length", C(n_fft));
+  bool onesided = opt_bool(m, "onesided", alloy_dim_eq(m->st, fft_size, C(n_fft)) != ALLOY_TRUE);
+  if (alloy_dim_eq(m->st, fft_size, C(onesided ? n_fft / 2 + 1 : n_fft)) == ALLOY_FALSE)
+    return meta_error(m, "istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                         "n_fft%s", onesided ? " / 2 + 1 when onesided=True" : " when onesided=False");
+  if ((e = check_window(m, C(n_fft), hop, win, true))) return e;
+  bool center = meta_bool(m, 5), return_complex = meta_bool(m, 9);
+  if (return_complex && onesided) return meta_error(m, "Cannot have onesided output if window or input is complex");
+  alloy_dim expected = alloy_dim_add(m->st, C(n_fft), alloy_dim_mul(m->st, hop, alloy_dim_sub(m->st, frames, C(1))));
+  alloy_dim len = meta_is_none(m, 8) ? alloy_dim_sub(m->st, expected, C(center ? 2 * (n_fft / 2) : 0)) : meta_dim(m, 8);
+  alloy_dim out[2];
+  int r = 0;
+  if (x->rank == 3) out[r++] = x->shape[0];
+  out[r++] = len;
+  return meta_out_tensor(m, 0, return_complex ? x->dtype : real_of(x->dtype), out, r);
+}
+
 /* --- helpers of torch.fft ------------------------------------------------------------------*/
 
 /* fftshift and ifftshift (a roll): the input's type; dims valid. */
@@ -275,6 +379,9 @@ const alloy_meta_entry alloy_meta_fft[] = {
     {"aten.fft_ihfftn.default", meta_fft, T_R2C | T_ND},
     {"aten.fft_irfftn.default", meta_fft, T_C2R | T_ND},
     {"aten.fft_hfftn.default", meta_fft, T_C2R | T_ND},
+    {"aten.stft.default", meta_stft, 0},
+    {"aten.stft.center", meta_stft, 0},
+    {"aten.istft.default", meta_istft, 0},
     {"aten.fft_fftshift.default", meta_fftshift, 0},
     {"aten.fft_ifftshift.default", meta_fftshift, 0},
     {"aten.fft_fftfreq.default", meta_fftfreq, 0},
