@@ -455,6 +455,19 @@ static void vecdot(decomp *d) {
   d_out(d, 0, D(d, "aten.sum.dim_IntList", V(D(d, "aten.mul.Tensor", V(x), V(y))), LIST(*d_arg(d, 2))));
 }
 
+/* linalg__powsum(x, ord, dim, keepdim, dtype) = sum |x|^ord over dim (all
+ * when None or empty), in the result's opmath, x first converted to dtype. */
+static void powsum(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  if (refuse_complex(d, x)) return;
+  alloy_dtype t = d_out_dtype(d, 0);
+  if (!d_is_none(d, 4)) x = d_to(d, x, d_dtype_or(d, 4, t));
+  x = D(d, "aten.abs.default", V(d_to(d, x, d_opmath(t))));
+  alloy_value *s = D(d, "aten.sum.dim_IntList", V(D(d, "aten.pow.Tensor_Scalar", V(x), *d_arg(d, 1))),
+                     d_is_none(d, 2) ? EMPTY_LIST : *d_arg(d, 2), *d_arg(d, 3));
+  d_out(d, 0, d_to(d, s, t));
+}
+
 /* --- forms -------------------------------------------------------------------------*/
 
 static void form(decomp *d) {
@@ -504,6 +517,7 @@ const decomp_rule decomp_rules_linalg[] = {
     {"aten.linalg_tensorinv.default", tensorinv, DECOMP_TO_CORE},
     {"aten.linalg_tensorsolve.default", tensorsolve, DECOMP_TO_CORE},
     {"aten.linalg_vecdot.default", vecdot, DECOMP_TO_CORE},
+    {"aten.linalg__powsum.default", powsum, DECOMP_TO_CORE},
 #define FORM_RULE(op, ...) {op, form, DECOMP_TO_CORE},
     ALLOY_LINALG_FORMS(FORM_RULE)
 #undef FORM_RULE

@@ -1096,6 +1096,16 @@ static alloy_error *meta_vecdot(alloy_meta *m) {
   return meta_out_tensor(m, 0, x->dtype, b, r - 1);
 }
 
+/* linalg__powsum(self, ord, dim, keepdim, dtype): sum |x|^ord, shaped as
+ * linalg_vector_norm's result (with no root, an empty dim is no error). */
+static alloy_error *meta_powsum(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (!alloy_dtype_is_float(x->dtype) && !alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "\"powsum_cpu\" not implemented for '%s' (argument 'self')", alloy_dtype_name(x->dtype));
+  alloy_arg args[5] = {m->args[0], alloy_arg_int(2), m->args[2], m->args[3], m->args[4]};
+  return meta_as_op(m, "aten.linalg_vector_norm.default", args, 5, 0);
+}
+
 /* --- forms of other ops (ir/linalg_forms.h) -----------------------------*/
 
 #define FORM_ROW(op, as, outs, ...) \
@@ -1203,6 +1213,7 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.linalg_tensorinv.default", meta_tensorinv, 0},
     {"aten.linalg_tensorsolve.default", meta_tensorsolve, 0},
     {"aten.linalg_vecdot.default", meta_vecdot, 0},
+    {"aten.linalg__powsum.default", meta_powsum, 0},
 #define FORM_META(op, ...) {op, meta_linalg_form, 0},
     ALLOY_LINALG_FORMS(FORM_META)
 #undef FORM_META

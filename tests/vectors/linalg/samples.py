@@ -60,3 +60,9 @@ def samples(torch):
     yield aten.vander.default, (torch.randint(-3, 4, (4,)), 6, True), {}
     yield aten.vander.default, (r(3), 0), {}
     yield aten.vander.default, (rf(4), 1), {}
+    yield aten.linalg__powsum.default, (rf(3, 4), 3, [1]), {}
+    yield aten.linalg__powsum.default, (r(2, 5),), {}
+    yield aten.linalg__powsum.default, (torch.tensor([0.0, 1.5, -2.0, 0.25]), 0), {}
+    yield aten.linalg__powsum.default, (rf(4, 3), 0.5, [0], True), {}
+    yield aten.linalg__powsum.default, (rf(2, 3), -1.5), {"dtype": torch.float64}
+    yield aten.linalg__powsum.default, (rf(3, 3).to(torch.bfloat16), 2, [0, 1]), {}
