@@ -1,7 +1,7 @@
 /*
- * decompositions/rules_reduce.c: reductions, scans, norms and statistics,
- * and the pointwise odds and ends that are not core (clamp_min, rsub,
- * lerp, xlogy, ...), from ATen to Core ATen.
+ * decompositions/rules_reduce.c: reductions, scans, norms, statistics,
+ * the trapezoid rule, and the pointwise odds and ends that are not core
+ * (clamp_min, rsub, lerp, xlogy, ...), from ATen to Core ATen.
  *
  * As in PyTorch's references, pointwise math on float16 and bfloat16 is
  * computed in float32 ("opmath") and rounded once at the end; integer
@@ -484,6 +484,67 @@ static void sum_to_size(decomp *d) {
 static void is_all_true(decomp *d) { d_out(d, 0, D(d, "aten.all.default", V(d_tensor(d, 0)))); }
 static void is_any_true(decomp *d) { d_out(d, 0, D(d, "aten.any.default", V(d_tensor(d, 0)))); }
 
+/* --- integration ------------------------------------------------------------------
+ * trapezoid, trapz and cumulative_trapezoid as PyTorch's composites
+ * compute them, op for op (the dtypes follow from the same promotions):
+ *   widths dx = x[1:] - x[:-1] along dim, x a vector laid along dim or
+ *   padded in front to y's rank;
+ *   trapezoid(y, x) = sum((y[:-1] + y[1:]) * dx, dim) / 2
+ *   trapezoid(y, dx) = (sum(y, dim) - (y[0] + y[-1]) * 0.5) * dx
+ *   cumulative_trapezoid(y, x) = cumsum((y[:-1] + y[1:]) * dx, dim) / 2
+ *   cumulative_trapezoid(y, dx) = cumsum(dx / 2 * (y[:-1] + y[1:]), dim)
+ * and an empty dim integrates to zeros of y's dtype. */
+
+static alloy_value *slice_of(decomp *d, alloy_value *v, int dim, alloy_arg start, alloy_arg end) {
+  return D(d, "aten.slice.Tensor", V(v), I(dim), start, end, I(1));
+}
+
+static void trapezoid(decomp *d, bool with_x, bool cumulative) {
+  alloy_value *y = d_tensor(d, 0), *x = with_x ? d_tensor(d, 1) : NULL;
+  if (!y || (with_x && !x)) return;
+  int dim = d_wrap_dim(d, d_int(d, 2), d_rank(y));
+  if (d_failed(d)) return;
+  const alloy_value *o = alloy_node_output(d_node(d), 0);
+  alloy_dim n = d_shape(y)[dim];
+  if (!cumulative && alloy_dim_is_const(n) && n.value == 0)
+    return d_out(d, 0, D(d, "aten.full.default", d_dim_list(d, d_shape(o), d_rank(o)), I(0), DT(d_dtype(y))));
+  alloy_value *pairs = D(d, "aten.add.Tensor", V(slice_of(d, y, dim, I(0), I(-1))),
+                         V(slice_of(d, y, dim, I(1), NONE)));
+  alloy_value *r;
+  if (with_x) {
+    int yr = d_rank(y), xr = d_rank(x);
+    alloy_dim shape[ALLOY_MAX_RANK];
+    if (xr == 1) {
+      for (int k = 0; k < yr; k++) shape[k] = alloy_dim_const(1);
+      shape[dim] = d_shape(x)[0];
+      x = D(d, "aten.view.default", V(x), d_dim_list(d, shape, yr));
+    } else if (xr < yr) {
+      for (int k = 0; k < yr; k++) shape[k] = k < yr - xr ? alloy_dim_const(1) : d_shape(x)[k - (yr - xr)];
+      x = D(d, "aten.view.default", V(x), d_dim_list(d, shape, yr));
+    }
+    alloy_value *dx = D(d, "aten.sub.Tensor", V(slice_of(d, x, dim, I(1), NONE)),
+                        V(slice_of(d, x, dim, I(0), I(-1))));
+    alloy_value *p = D(d, "aten.mul.Tensor", V(pairs), V(dx));
+    r = cumulative ? D(d, "aten.cumsum.default", V(p), I(dim))
+                   : D(d, "aten.sum.dim_IntList", V(p), LIST(I(dim)));
+    r = D(d, "aten.div.Tensor", V(r), F(2.0));
+  } else if (cumulative) {
+    alloy_value *half = D(d, "aten.mul.Tensor", V(pairs), F(d_float(d, 1) / 2.0));
+    r = D(d, "aten.cumsum.default", V(half), I(dim));
+  } else {
+    alloy_value *ends = D(d, "aten.add.Tensor", V(D(d, "aten.select.int", V(y), I(dim), I(0))),
+                          V(D(d, "aten.select.int", V(y), I(dim), I(-1))));
+    alloy_value *s = D(d, "aten.sum.dim_IntList", V(y), LIST(I(dim)));
+    s = D(d, "aten.sub.Tensor", V(s), V(D(d, "aten.mul.Tensor", V(ends), F(0.5))));
+    r = D(d, "aten.mul.Tensor", V(s), F(d_float(d, 1)));
+  }
+  d_out(d, 0, r);
+}
+static void trapezoid_x(decomp *d) { trapezoid(d, true, false); }
+static void trapezoid_dx(decomp *d) { trapezoid(d, false, false); }
+static void cumulative_trapezoid_x(decomp *d) { trapezoid(d, true, true); }
+static void cumulative_trapezoid_dx(decomp *d) { trapezoid(d, false, true); }
+
 /* --- norms ------------------------------------------------------------------------*/
 
 /* ||x||_p over the dims dl (all of them when nd is 0) = (sum |x|^p)^(1/p);
@@ -634,5 +695,11 @@ const decomp_rule decomp_rules_reduce[] = {
     {"aten.sum_to_size.default", sum_to_size, DECOMP_TO_CORE},
     {"aten._is_all_true.default", is_all_true, DECOMP_TO_CORE},
     {"aten._is_any_true.default", is_any_true, DECOMP_TO_CORE},
+    {"aten.trapezoid.x", trapezoid_x, DECOMP_TO_CORE},
+    {"aten.trapezoid.dx", trapezoid_dx, DECOMP_TO_CORE},
+    {"aten.trapz.x", trapezoid_x, DECOMP_TO_CORE},
+    {"aten.trapz.dx", trapezoid_dx, DECOMP_TO_CORE},
+    {"aten.cumulative_trapezoid.x", cumulative_trapezoid_x, DECOMP_TO_CORE},
+    {"aten.cumulative_trapezoid.dx", cumulative_trapezoid_dx, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

@@ -462,6 +462,50 @@ static void as_float(decomp *d) { as_number(d, ALLOY_F64); }
 static void as_bool(decomp *d) { as_number(d, ALLOY_BOOL); }
 static void as_scalar(decomp *d) { d_out(d, 0, D(d, "aten._local_scalar_dense.default", V(d_tensor(d, 0)))); }
 
+/* len.Tensor(t) = t.size(0); size / sym_size and stride / sym_stride:
+ * each dim's. */
+static void len_tensor(decomp *d) { d_out(d, 0, D(d, "aten.sym_size.int", V(d_tensor(d, 0)), I(0))); }
+
+static void sizes_of(decomp *d, const char *op) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  for (int k = 0; k < d_rank(x); k++) d_out(d, k, D(d, op, V(x), I(k)));
+}
+static void sizes(decomp *d) { sizes_of(d, "aten.sym_size.int"); }
+static void strides(decomp *d) { sizes_of(d, "aten.sym_stride.int"); }
+
+/* flatten_dense_tensors: each flattened, then cat. */
+static void flatten_dense(decomp *d) {
+  int n = d_tensor_count(d, 0);
+  if (n > 256) return d_decline(d, "%d tensors are more than this rule takes", n);
+  alloy_value *items[256];
+  for (int k = 0; k < n; k++) items[k] = D(d, "aten.view.default", V(d_tensor_at(d, 0, k)), LIST(I(-1)));
+  d_out(d, 0, n == 1 ? items[0] : D(d, "aten.cat.default", d_value_list(d, items, n)));
+}
+
+/* unflatten_dense_tensors(flat, tensors): consecutive slices of flat, each
+ * viewed as its tensor (an empty one is a fresh empty tensor). */
+static void unflatten_dense(decomp *d) {
+  alloy_value *flat = d_tensor(d, 0);
+  int n = d_tensor_count(d, 1);
+  if (n > MAX_ALIAS_OUTS) return d_decline(d, "%d tensors are more than a rule can give", n);
+  if (!flat) return;
+  alloy_dim at = C(0);
+  for (int k = 0; k < n; k++) {
+    const alloy_value *o = out_type(d, k);
+    alloy_dim numel = C(1);
+    for (int j = 0; j < d_rank(o); j++) numel = alloy_dim_mul(d_symtab(d), numel, d_shape(o)[j]);
+    if (alloy_dim_is_const(numel) && numel.value == 0) {
+      d_out(d, k, D(d, "aten.full.default", d_dim_list(d, d_shape(o), d_rank(o)), I(0), DT(d_dtype(flat))));
+      continue;
+    }
+    alloy_dim end = alloy_dim_add(d_symtab(d), at, numel);
+    alloy_value *piece = D(d, "aten.slice.Tensor", V(flat), I(0), SYM(at), SYM(end), I(1));
+    d_out(d, k, view_as_out(d, piece, k));
+    at = end;
+  }
+}
+
 const decomp_rule decomp_rules_views[] = {
 #define RULE_ROW(op, ...) {op, alias, DECOMP_TO_CORE},
     ALLOY_META_ALIASES(RULE_ROW)
@@ -531,6 +575,11 @@ const decomp_rule decomp_rules_views[] = {
     {"aten.IntImplicit.default", as_int, DECOMP_TO_CORE},
     {"aten.FloatImplicit.default", as_float, DECOMP_TO_CORE},
     {"aten.ScalarImplicit.default", as_scalar, DECOMP_TO_CORE},
+    {"aten.len.Tensor", len_tensor, DECOMP_TO_CORE},
+    {"aten.size.default", sizes, DECOMP_TO_CORE},
+    {"aten.sym_size.default", sizes, DECOMP_TO_CORE},
+    {"aten.stride.default", strides, DECOMP_TO_CORE},
+    {"aten.sym_stride.default", strides, DECOMP_TO_CORE},
     /* joins */
     {"aten.column_stack.default", column_stack, DECOMP_TO_CORE},
     {"aten.dstack.default", dstack, DECOMP_TO_CORE},
@@ -539,5 +588,7 @@ const decomp_rule decomp_rules_views[] = {
     {"aten.cartesian_prod.default", cartesian_prod, DECOMP_TO_CORE},
     {"aten.combinations.default", combinations, DECOMP_TO_CORE},
     {"aten.pad_sequence.default", pad_sequence, DECOMP_TO_CORE},
+    {"aten.flatten_dense_tensors.default", flatten_dense, DECOMP_TO_CORE},
+    {"aten.unflatten_dense_tensors.default", unflatten_dense, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

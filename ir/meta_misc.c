@@ -11,7 +11,9 @@
  * is_same_size, ...) and of its one element as a number (Int, Float,
  * Bool, the *Implicit conversions, is_nonzero); and the dtype conversions
  * to() takes in TorchScript's forms (to.other, to.prim_*), _autocast_to_*
- * and _to_cpu.
+ * and _to_cpu; and the runtime assertions torch.export writes into graphs
+ * (_assert_async, _functional_assert_async, _functional_assert_scalar,
+ * _functional_sym_constrain_range, _make_dep_token).
  *
  * Alloy does not model storage offsets, and a tensor without recorded
  * strides is taken to be contiguous, as graph values are by default.
@@ -307,7 +309,7 @@ static alloy_error *meta_sym_float(alloy_meta *m) {
 
 /* --- more metadata ------------------------------------------------------------------*/
 
-enum { IS_COMPLEX, IS_FLOATING_POINT, IS_SIGNED, IS_FALSE, IS_SAME_SIZE };
+enum { IS_COMPLEX, IS_FLOATING_POINT, IS_SIGNED, IS_FALSE, IS_TRUE, IS_SAME_SIZE };
 
 /* is_complex, is_floating_point, is_signed; is_conj, is_neg and
  * is_inference (false here: Alloy's tensors carry no conjugate or negative
@@ -424,6 +426,62 @@ static alloy_error *meta_to_cpu(alloy_meta *m) {
   return e;
 }
 
+/* --- more reads of a tensor's metadata --------------------------------------------------*/
+
+/* get_device (param 0): -1, the CPU's; is_pinned, is_distributed (false)
+ * and is_non_overlapping_and_dense (true) are bools for the kernel to
+ * write. */
+static alloy_error *meta_device_of(alloy_meta *m) {
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, alloy_dim_const(-1));
+}
+
+/* len.Tensor(t): the size of dim 0. */
+static alloy_error *meta_len(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  if (a->rank == 0) return meta_error(m, "len() of a 0-d tensor");
+  return meta_out_scalar(m, 0, ALLOY_VALUE_INT, a->shape[0]);
+}
+
+/* size / sym_size (param 0) and stride / sym_stride (param 1): one int
+ * output per dim. */
+static alloy_error *meta_sizes(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_dim strides[ALLOY_MAX_RANK];
+  strides_of(m, a, strides);
+  alloy_error *e = meta_set_num_outputs(m, a->rank);
+  for (int d = 0; d < a->rank && !e; d++)
+    e = meta_out_scalar(m, d, ALLOY_VALUE_INT, m->param ? strides[d] : a->shape[d]);
+  return e;
+}
+
+/* --- the runtime assertions of export's graphs -------------------------------------------*/
+
+/* _assert_async(self, [assert_msg]): self is one element, checked nonzero
+ * when the graph runs; no result. */
+static alloy_error *meta_assert_async(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_dim numel = meta_numel(m, a->shape, a->rank);
+  if (alloy_dim_eq(m->st, numel, alloy_dim_const(1)) == ALLOY_FALSE)
+    return meta_error(m, "Boolean value of Tensor with more than one value is ambiguous");
+  if (m->param < 0) return NULL;
+  /* the functional forms pass on their dep_token (argument param) */
+  const alloy_value *token = meta_tensor(m, m->param);
+  return meta_out_like(m, 0, token, token->dtype);
+}
+
+/* _functional_assert_scalar(self, msg, dep_token) and
+ * _functional_sym_constrain_range[_for_size](size, min, max, dep_token):
+ * the token passed on (argument param), the check made at run time. */
+static alloy_error *meta_pass_token(alloy_meta *m) {
+  const alloy_value *token = meta_tensor(m, m->param);
+  return meta_out_like(m, 0, token, token->dtype);
+}
+
+/* _make_dep_token(*, dtype, ...): a 0-dim tensor (float32 by default). */
+static alloy_error *meta_make_dep_token(alloy_meta *m) {
+  return meta_out_tensor(m, 0, meta_dtype_or(m, 0, ALLOY_F32), NULL, 0);
+}
+
 const alloy_meta_entry alloy_meta_misc[] = {
     {"aten.sym_size.int", meta_sym_dim, 0},
     {"aten.sym_stride.int", meta_sym_dim, 1},
@@ -456,6 +514,22 @@ const alloy_meta_entry alloy_meta_misc[] = {
     {"aten._autocast_to_reduced_precision.default", meta_autocast, 0},
     {"aten._autocast_to_full_precision.default", meta_autocast, 1},
     {"aten._to_cpu.default", meta_to_cpu, 0},
+    {"aten.get_device.default", meta_device_of, 0},
+    {"aten.is_pinned.default", meta_is, IS_FALSE},
+    {"aten.is_distributed.default", meta_is, IS_FALSE},
+    {"aten.is_non_overlapping_and_dense.default", meta_is, IS_TRUE},
+    {"aten.len.Tensor", meta_len, 0},
+    {"aten.size.default", meta_sizes, 0},
+    {"aten.sym_size.default", meta_sizes, 0},
+    {"aten.stride.default", meta_sizes, 1},
+    {"aten.sym_stride.default", meta_sizes, 1},
+    {"aten._assert_async.default", meta_assert_async, -1},
+    {"aten._assert_async.msg", meta_assert_async, -1},
+    {"aten._functional_assert_async.msg", meta_assert_async, 2},
+    {"aten._functional_assert_scalar.default", meta_pass_token, 2},
+    {"aten._functional_sym_constrain_range.default", meta_pass_token, 3},
+    {"aten._functional_sym_constrain_range_for_size.default", meta_pass_token, 3},
+    {"aten._make_dep_token.default", meta_make_dep_token, 0},
     /* Python's scalar operators */
     {"_operator.add.default", meta_sym_binary, SYM_ADD},
     {"_operator.sub.default", meta_sym_binary, SYM_SUB},

@@ -361,6 +361,80 @@ static alloy_error *meta_is_all_true(alloy_meta *m) {
   return meta_out_tensor(m, 0, ALLOY_BOOL, NULL, 0);
 }
 
+/* --- integration ---------------------------------------------------------------
+ * trapezoid / trapz / cumulative_trapezoid, as PyTorch's composites compute
+ * them: with sample points x, the widths dx = x[1:] - x[:-1] (x a vector
+ * laid along dim, or padded in front to y's rank) times the pairwise sums
+ * of y, summed (or cumulatively summed) and halved; with a constant width,
+ * the sum minus half the end points, times dx. */
+
+enum { TRAPZ_X = 1, TRAPZ_CUMULATIVE = 2 };
+
+/* The dtype: y's, promoted with x's; integers end as float32 (a division
+ * by 2. or a product with 0.5). */
+static alloy_dtype trapz_dtype(const alloy_value *y, const alloy_value *x) {
+  alloy_dtype t = x ? alloy_promote_types(y->dtype, x->dtype) : y->dtype;
+  return alloy_dtype_is_float(t) || alloy_dtype_is_complex(t) ? t : ALLOY_F32;
+}
+
+static alloy_error *meta_trapezoid(alloy_meta *m) {
+  const alloy_value *y = meta_tensor(m, 0), *x = (m->param & TRAPZ_X) ? meta_tensor(m, 1) : NULL;
+  bool cumulative = m->param & TRAPZ_CUMULATIVE;
+  const char *name = cumulative ? "cumulative_trapezoid" : "trapezoid";
+  int64_t dim;
+  int d;
+  alloy_error *e = meta_int(m, 2, &dim);
+  if (!e) e = meta_wrap_dim(m, 2, dim, y->rank, &d);
+  if (e) return e;
+  if (y->rank == 0) return meta_error(m, "%s: argument 'y' must have at least 1 dim", name);
+  alloy_dim shape[ALLOY_MAX_RANK];
+  int rank = 0;
+  /* An empty dim integrates to zeros of y's own dtype. */
+  if (!cumulative && alloy_dim_is_const(y->shape[d]) && y->shape[d].value == 0) {
+    for (int k = 0; k < y->rank; k++)
+      if (k != d) shape[rank++] = y->shape[k];
+    return meta_out_tensor(m, 0, y->dtype, shape, rank);
+  }
+  if (y->dtype == ALLOY_BOOL || (x && x->dtype == ALLOY_BOOL))
+    return meta_error(m, "%s: received a bool input for `%s`, but bool is not supported", name,
+                      x ? "x` or `y" : "y");
+  if (!x && m->args[1].kind == ALLOY_ARG_BOOL)
+    return meta_error(m, "%s: Currently, we only support dx as a real number.", name);
+  alloy_dim pairs[ALLOY_MAX_RANK];
+  memcpy(pairs, y->shape, sizeof *pairs * (size_t)y->rank);
+  pairs[d] = alloy_dim_max(m->st, alloy_dim_sub(m->st, y->shape[d], alloy_dim_const(1)), alloy_dim_const(0));
+  rank = y->rank;
+  memcpy(shape, pairs, sizeof *shape * (size_t)rank);
+  if (x) {
+    alloy_dim xs[ALLOY_MAX_RANK];
+    int xr = x->rank;
+    if (xr == 1) {
+      if (alloy_dim_eq(m->st, x->shape[0], y->shape[d]) == ALLOY_FALSE)
+        return meta_error(m, "%s: There must be one `x` value for each sample point", name);
+      for (int k = 0; k < y->rank; k++) xs[k] = alloy_dim_const(1);
+      xs[d] = x->shape[0];
+      xr = y->rank;
+    } else {
+      int pad = xr < y->rank ? y->rank - xr : 0;
+      for (int k = 0; k < pad; k++) xs[k] = alloy_dim_const(1);
+      copy_dims(xs + pad, x->shape, xr);
+      xr += pad;
+    }
+    if (d >= xr) return meta_error(m, "%s: dim %d is out of range for x", name, d);
+    xs[d] = alloy_dim_max(m->st, alloy_dim_sub(m->st, xs[d], alloy_dim_const(1)), alloy_dim_const(0));
+    if ((e = meta_broadcast(m, pairs, y->rank, xs, xr, shape, &rank))) return e;
+  }
+  /* the sum is over dim counted from the front of the product, as
+   * PyTorch's (its rank may exceed y's when x has more dims) */
+  if (!cumulative) {
+    int r = 0;
+    for (int k = 0; k < rank; k++)
+      if (k != d) shape[r++] = shape[k];
+    rank = r;
+  }
+  return meta_out_tensor(m, 0, trapz_dtype(y, x), shape, rank);
+}
+
 /* --- scans, softmax, sort ------------------------------------------------------*/
 
 /* The dim argument 1 of an op that keeps its input's shape. */
@@ -583,28 +657,52 @@ static alloy_error *meta_bincount(alloy_meta *m) {
   return meta_out_tensor(m, 0, t, shape, 1);
 }
 
-/* _unique2(self, sorted, return_inverse, return_counts) and
- * unique_consecutive(self, return_inverse, return_counts, dim=None):
- * (values, inverse, counts). The number of distinct values u is data
- * dependent; inverse and counts are empty unless asked for. */
+/* Where the unique ops keep their arguments (-1: absent, then inverse and
+ * counts are always returned; dim -1: the flattened tensor). */
+typedef struct unique_desc {
+  int inverse_i, counts_i, dim_i;
+  bool dim_required;
+} unique_desc;
+
+enum { UNIQUE2, UNIQUE_CONSECUTIVE, UNIQUE_PLAIN, UNIQUE_DIM, UNIQUE_DIM_CONSECUTIVE };
+
+static const unique_desc unique_descs[] = {
+    [UNIQUE2] = {2, 3, -1, false},            /* _unique2(self, sorted, inverse, counts)        */
+    [UNIQUE_CONSECUTIVE] = {1, 2, 3, false},  /* unique_consecutive(self, inverse, counts, dim) */
+    [UNIQUE_PLAIN] = {2, -2, -1, false},      /* _unique(self, sorted, inverse): no counts     */
+    [UNIQUE_DIM] = {-1, -1, 1, true},         /* unique_dim(self, dim, sorted, inverse, counts) */
+    [UNIQUE_DIM_CONSECUTIVE] = {-1, -1, 1, true}, /* unique_dim_consecutive(self, dim, ...)    */
+};
+
+/* The unique ops: (values, inverse, counts). The number of distinct values
+ * u is data dependent; inverse and counts are empty unless asked for
+ * (unique_dim and unique_dim_consecutive always give them). Along a dim,
+ * values keep the other dims (and every other dim must be nonempty). */
 static alloy_error *meta_unique(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0);
-  bool consecutive = m->param;
-  bool inverse = meta_bool(m, consecutive ? 1 : 2);
-  bool counts = meta_bool(m, consecutive ? 2 : 3);
+  const unique_desc *u_d = &unique_descs[m->param];
+  bool inverse = u_d->inverse_i < 0 || meta_bool(m, u_d->inverse_i);
+  bool counts = u_d->counts_i == -1 || (u_d->counts_i >= 0 && meta_bool(m, u_d->counts_i));
   alloy_dim u = meta_unbacked(m), zero[1] = {alloy_dim_const(0)};
   alloy_dim values[ALLOY_MAX_RANK], inv[ALLOY_MAX_RANK], cnt[1] = {u};
   int vrank = 1, irank = x->rank;
   values[0] = u;
   copy_dims(inv, x->shape, x->rank);
   alloy_error *e;
-  if (consecutive && !meta_is_none(m, 3)) {
+  if (u_d->dim_i >= 0 && (u_d->dim_required || !meta_is_none(m, u_d->dim_i))) {
     int64_t dim;
     int w;
-    if ((e = meta_int(m, 3, &dim)) || (e = meta_wrap_dim(m, 3, dim, x->rank, &w))) return e;
+    if ((e = meta_int(m, u_d->dim_i, &dim)) || (e = meta_wrap_dim(m, u_d->dim_i, dim, x->rank, &w))) return e;
     if (x->rank == 0)
       return meta_error(m, "argument 'dim': unique over a dim needs a tensor "
                            "with at least 1 dim");
+    bool empty_dim = alloy_dim_is_const(x->shape[w]) && x->shape[w].value == 0;
+    for (int d = 0; u_d->dim_required && d < x->rank; d++)
+      if (d != w && alloy_dim_is_const(x->shape[d]) && x->shape[d].value == 0)
+        return empty_dim ? meta_error(m, "Number of zero sized dimensions is more than one, so unique "
+                                         "cannot be applied")
+                         : meta_error(m, "There are 0 sized dimensions, and they aren't selected, so "
+                                         "unique cannot be applied");
     copy_dims(values, x->shape, x->rank);
     values[w] = u;
     vrank = x->rank;
@@ -614,7 +712,7 @@ static alloy_error *meta_unique(alloy_meta *m) {
   if ((e = meta_out_tensor(m, 0, x->dtype, values, vrank))) return e;
   e = inverse ? meta_out_tensor(m, 1, ALLOY_I64, inv, irank)
               : meta_out_tensor(m, 1, ALLOY_I64, zero, 1);
-  if (e) return e;
+  if (e || m->nout < 3) return e;
   return meta_out_tensor(m, 2, ALLOY_I64, counts ? cnt : zero, 1);
 }
 
@@ -706,6 +804,12 @@ const alloy_meta_entry alloy_meta_reduce[] = {
     {"aten.sum_to_size.default", meta_sum_to_size, 0},
     {"aten._is_all_true.default", meta_is_all_true, 0},
     {"aten._is_any_true.default", meta_is_all_true, 0},
+    {"aten.trapezoid.x", meta_trapezoid, TRAPZ_X},
+    {"aten.trapezoid.dx", meta_trapezoid, 0},
+    {"aten.trapz.x", meta_trapezoid, TRAPZ_X},
+    {"aten.trapz.dx", meta_trapezoid, 0},
+    {"aten.cumulative_trapezoid.x", meta_trapezoid, TRAPZ_X | TRAPZ_CUMULATIVE},
+    {"aten.cumulative_trapezoid.dx", meta_trapezoid, TRAPZ_CUMULATIVE},
     {"aten.kthvalue.default", meta_kthvalue, 0},
     {"aten.trace.default", meta_trace, 0},
     {"aten.dist.default", meta_dist, 0},
@@ -730,8 +834,11 @@ const alloy_meta_entry alloy_meta_reduce[] = {
     {"aten._histogramdd_from_bin_cts.default", meta_histogramdd, HDD_FROM_BIN_CTS},
     {"aten._histogramdd_from_bin_tensors.default", meta_histogramdd, HDD_FROM_BIN_TENSORS},
     {"aten.bincount.default", meta_bincount, 0},
-    {"aten._unique2.default", meta_unique, 0},
-    {"aten.unique_consecutive.default", meta_unique, 1},
+    {"aten._unique2.default", meta_unique, UNIQUE2},
+    {"aten.unique_consecutive.default", meta_unique, UNIQUE_CONSECUTIVE},
+    {"aten._unique.default", meta_unique, UNIQUE_PLAIN},
+    {"aten.unique_dim.default", meta_unique, UNIQUE_DIM},
+    {"aten.unique_dim_consecutive.default", meta_unique, UNIQUE_DIM_CONSECUTIVE},
     {"aten.segment_reduce.default", meta_segment_reduce, 0},
     {NULL, NULL, 0},
 };

@@ -3,7 +3,8 @@
  * that PyTorch implements from others (CompositeImplicitAutograd) and that
  * Alloy registers so that graphs holding them can be built and decomposed:
  * the joins (hstack, vstack, column_stack, dstack, meshgrid,
- * cartesian_prod, combinations, pad_sequence), unflatten, the self_int /
+ * cartesian_prod, combinations, pad_sequence, flatten_dense_tensors and
+ * unflatten_dense_tensors), unflatten, the self_int /
  * self_Tensor overloads of repeat_interleave, contiguous, expand_as,
  * type_as, and the products einsum (with the reading of its equation,
  * shared with its decomposition through ir/einsum.h), tensordot, inner,
@@ -562,6 +563,49 @@ static alloy_error *meta_pad_sequence(alloy_meta *m) {
   return meta_out_tensor(m, 0, first->dtype, shape, first->rank + 1);
 }
 
+/* flatten_dense_tensors(tensors): each flattened, then cat (one tensor
+ * is only flattened). */
+static alloy_error *meta_flatten_dense(alloy_meta *m) {
+  alloy_value *vals = NULL;
+  alloy_dim *shapes = NULL;
+  int n;
+  alloy_error *e = list_copies(m, "torch.cat(): expected a non-empty list of Tensors", &vals, &shapes, &n);
+  alloy_arg *items = e ? NULL : malloc(sizeof *items * (size_t)(n > 0 ? n : 1));
+  if (!e && !items) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int k = 0; k < n && !e; k++) {
+    vals[k].shape[0] = meta_numel(m, vals[k].shape, vals[k].rank);
+    vals[k].rank = 1;
+  }
+  if (!e && n == 1) e = meta_out_like(m, 0, &vals[0], vals[0].dtype);
+  else if (!e) {
+    alloy_arg args[2] = {values_list(items, vals, n), alloy_arg_int(0)};
+    e = meta_as_op(m, "aten.cat.default", args, 2, 0);
+  }
+  free(items);
+  free(vals);
+  free(shapes);
+  return e;
+}
+
+/* unflatten_dense_tensors(flat, tensors): flat cut into pieces of each
+ * tensor's shape, in flat's dtype (an empty tensor takes nothing). */
+static alloy_error *meta_unflatten_dense(alloy_meta *m) {
+  const alloy_value *flat = meta_tensor(m, 0);
+  int n = meta_tensor_count(m, 1);
+  alloy_error *e = meta_set_num_outputs(m, n);
+  alloy_dim total = C(0);
+  for (int k = 0; k < n && !e; k++) {
+    const alloy_value *t = meta_tensor_at(m, 1, k);
+    if (!t) return meta_error(m, "argument 'tensors': item %d is None", k);
+    total = alloy_dim_add(m->st, total, meta_numel(m, t->shape, t->rank));
+    e = meta_out_tensor(m, k, flat->dtype, t->shape, t->rank);
+  }
+  if (!e && flat->rank != 1) return meta_error(m, "argument 'flat' must be 1-dimensional, got %d dims", flat->rank);
+  if (!e && alloy_dim_lt(m->st, flat->shape[0], total) == ALLOY_TRUE)
+    return meta_error(m, "argument 'flat' has fewer elements than the tensors together");
+  return e;
+}
+
 /* --- products ------------------------------------------------------------------*/
 
 /* The dtype two tensors promote to (kron, outer, inner of a 0-dim). */
@@ -663,6 +707,8 @@ const alloy_meta_entry alloy_meta_shape_composite[] = {
     {"aten.cartesian_prod.default", meta_cartesian_prod, 0},
     {"aten.combinations.default", meta_combinations, 0},
     {"aten.pad_sequence.default", meta_pad_sequence, 0},
+    {"aten.flatten_dense_tensors.default", meta_flatten_dense, 0},
+    {"aten.unflatten_dense_tensors.default", meta_unflatten_dense, 0},
     {"aten.outer.default", meta_outer, 0},
     {"aten.kron.default", meta_kron, 0},
     {"aten.tensordot.default", meta_tensordot, 0},

@@ -2,7 +2,8 @@
  * reference_backend/kernels_histogram.c: reference kernels of the reduce
  * family that count and group: histograms (histc, histogram,
  * _histogramdd_*), the ops whose output sizes depend on the data
- * (bincount, _unique2, unique_consecutive) and segment_reduce. Like
+ * (bincount, _unique2, _unique, unique_consecutive, unique_dim,
+ * unique_dim_consecutive) and segment_reduce. Like
  * PyTorch's CPU kernels, histograms and segment_reduce compute in the
  * input's own dtype, rounding every step. The shared helpers are in
  * kernels_reduce.h; the plain reductions are in kernels_reduce.c.
@@ -351,8 +352,9 @@ static int unique_outputs(const alloy_kernel_call *c, const alloy_kernel_tensor 
   int64_t zero = 0;
   const alloy_kernel_tensor *vals = output_sized(c, 0, &ngroups);
   const alloy_kernel_tensor *inv = output_sized(c, 1, inverse ? x->sizes : &zero);
-  const alloy_kernel_tensor *cnt = output_sized(c, 2, counts ? &ngroups : &zero);
-  if (!vals || !inv || !cnt) return 1;
+  const alloy_kernel_tensor *cnt = c->num_outputs > 2 ? output_sized(c, 2, counts ? &ngroups : &zero) : NULL;
+  if (!vals || !inv || (c->num_outputs > 2 && !cnt)) return 1;
+  counts = counts && cnt;
   for (int64_t j = 0; j < n; j++) {
     int64_t g = group[j], src = flat_offset(x, order[j]);
     if (j == 0 || group[j - 1] != g) {
@@ -404,6 +406,93 @@ static int k_unique2(const alloy_kernel_call *c) {
   return rc;
 }
 
+/* Slices a and b (x[..., a, ...] and x[..., b, ...] along dim, outer x
+ * inner elements each) compared element by element in row-major order:
+ * -1, 0 or 1 as PyTorch's lexicographic `<` orders them (a NaN is neither
+ * less nor greater); equal reports at::equal's answer (no NaN is equal). */
+typedef struct slices {
+  const alloy_kernel_tensor *x;
+  int64_t n, outer, inner;
+} slices;
+
+static int slice_cmp(const slices *s, int64_t a, int64_t b, bool *equal) {
+  *equal = true;
+  for (int64_t o = 0; o < s->outer; o++)
+    for (int64_t i = 0; i < s->inner; i++) {
+      int64_t oa = flat_offset(s->x, (o * s->n + a) * s->inner + i);
+      int64_t ob = flat_offset(s->x, (o * s->n + b) * s->inner + i);
+      const void *d = s->x->data;
+      if (is_float(s->x->dtype)) {
+        double va = ref_load_f(d, s->x->dtype, oa), vb = ref_load_f(d, s->x->dtype, ob);
+        if (va < vb) return *equal = false, -1;
+        if (va > vb) return *equal = false, 1;
+        if (va != vb) *equal = false; /* NaN */
+      } else {
+        int64_t va = ref_load_i(d, s->x->dtype, oa), vb = ref_load_i(d, s->x->dtype, ob);
+        if (va != vb) return *equal = false, va < vb ? -1 : 1;
+      }
+    }
+  return 0;
+}
+
+/* A stable merge sort of order[0..n) by slice_cmp. */
+static void sort_slices(const slices *s, int64_t *order, int64_t *tmp, int64_t n) {
+  for (int64_t w = 1; w < n; w *= 2)
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      bool eq;
+      while (i < mid && j < hi) tmp[k++] = slice_cmp(s, order[j], order[i], &eq) < 0 ? order[j++] : order[i++];
+      while (i < mid) tmp[k++] = order[i++];
+      while (j < hi) tmp[k++] = order[j++];
+      memcpy(order + lo, tmp + lo, sizeof *order * (size_t)(hi - lo));
+    }
+}
+
+/* The distinct slices of x along dim: in slice order, or sorted; groups of
+ * equal neighbours (in that order) each give one value; inverse maps each
+ * slice to its group, counts each group's size. */
+static int unique_slices(const alloy_kernel_call *c, const alloy_kernel_tensor *x, int dim, bool sort,
+                         bool inverse, bool counts) {
+  slices s = {x, x->sizes[dim], 1, 1};
+  for (int d = 0; d < dim; d++) s.outer *= x->sizes[d];
+  for (int d = dim + 1; d < x->rank; d++) s.inner *= x->sizes[d];
+  int64_t n = s.n;
+  size_t bytes = sizeof(int64_t) * (size_t)(n > 0 ? n : 1);
+  int64_t *order = malloc(bytes), *group = malloc(bytes), *first = malloc(bytes), *tmp = malloc(bytes);
+  int rc = !order || !group || !first || !tmp;
+  int64_t ng = 0;
+  for (int64_t j = 0; !rc && j < n; j++) order[j] = j;
+  if (!rc && sort) sort_slices(&s, order, tmp, n);
+  for (int64_t j = 0; !rc && j < n; j++) {
+    bool same = false;
+    if (j > 0) slice_cmp(&s, order[j - 1], order[j], &same);
+    if (j > 0 && !same) ng++;
+    if (j == 0 || !same) first[ng] = j;
+    group[j] = ng;
+  }
+  int64_t u = n ? ng + 1 : 0, sizes[MAX_DIMS], zero = 0;
+  memcpy(sizes, x->sizes, sizeof *sizes * (size_t)x->rank);
+  sizes[dim] = u;
+  const alloy_kernel_tensor *vals = rc ? NULL : output_sized(c, 0, sizes);
+  const alloy_kernel_tensor *inv = rc ? NULL : output_sized(c, 1, inverse ? &n : &zero);
+  const alloy_kernel_tensor *cnt = rc ? NULL : output_sized(c, 2, counts ? &u : &zero);
+  rc = rc || !vals || !inv || !cnt;
+  for (int64_t g = 0; !rc && g < u; g++)
+    for (int64_t o = 0; o < s.outer; o++)
+      for (int64_t i = 0; i < s.inner; i++) {
+        int64_t src = flat_offset(x, (o * n + order[first[g]]) * s.inner + i);
+        copy_elem(vals, flat_offset(vals, (o * u + g) * s.inner + i), x, src);
+      }
+  for (int64_t j = 0; !rc && j < n; j++) {
+    if (inverse) ref_store_i(inv->data, inv->dtype, flat_offset(inv, order[j]), group[j]);
+    if (counts && (j + 1 == n || group[j + 1] != group[j]))
+      ref_store_i(cnt->data, cnt->dtype, flat_offset(cnt, group[j]), j + 1 - first[group[j]]);
+  }
+  free(order), free(group), free(first), free(tmp);
+  return rc;
+}
+
 /* unique_consecutive(self, return_inverse, return_counts, dim): groups of
  * equal neighbours, over the flattened tensor or over slices along dim. */
 static int k_unique_consecutive(const alloy_kernel_call *c) {
@@ -430,46 +519,31 @@ static int k_unique_consecutive(const alloy_kernel_call *c) {
     free(order), free(group);
     return rc;
   }
-  /* Along dim: slice j is x[..., j, ...]; outer x inner elements each. */
-  int64_t n = x->sizes[dim], outer = 1, inner = 1;
-  for (int d = 0; d < dim; d++) outer *= x->sizes[d];
-  for (int d = dim + 1; d < x->rank; d++) inner *= x->sizes[d];
-  size_t bytes = sizeof(int64_t) * (size_t)(n > 0 ? n : 1);
-  int64_t *group = malloc(bytes), *first = malloc(bytes);
-  if (!group || !first) return free(group), free(first), 1;
-  int64_t ng = 0;
-  for (int64_t j = 0; j < n; j++) {
-    bool same = j > 0;
-    for (int64_t o = 0; same && o < outer; o++)
-      for (int64_t i = 0; same && i < inner; i++) {
-        int64_t a = (o * n + j - 1) * inner + i, b = (o * n + j) * inner + i;
-        same = elems_equal(x, flat_offset(x, a), flat_offset(x, b));
-      }
-    if (j > 0 && !same) ng++;
-    if (j == 0 || !same) first[ng] = j;
-    group[j] = ng;
-  }
-  int64_t u = n ? ng + 1 : 0, sizes[MAX_DIMS], zero = 0;
-  memcpy(sizes, x->sizes, sizeof *sizes * (size_t)x->rank);
-  sizes[dim] = u;
-  const alloy_kernel_tensor *vals = output_sized(c, 0, sizes);
-  const alloy_kernel_tensor *inv = output_sized(c, 1, inverse ? &n : &zero);
-  const alloy_kernel_tensor *cnt = output_sized(c, 2, counts ? &u : &zero);
-  int rc = !vals || !inv || !cnt;
-  for (int64_t g = 0; !rc && g < u; g++)
-    for (int64_t o = 0; o < outer; o++)
-      for (int64_t i = 0; i < inner; i++) {
-        int64_t src = flat_offset(x, (o * n + first[g]) * inner + i);
-        copy_elem(vals, flat_offset(vals, (o * u + g) * inner + i), x, src);
-      }
-  for (int64_t j = 0; !rc && j < n; j++) {
-    if (inverse) ref_store_i(inv->data, inv->dtype, flat_offset(inv, j), group[j]);
-    if (counts && (j + 1 == n || group[j + 1] != group[j]))
-      ref_store_i(cnt->data, cnt->dtype, flat_offset(cnt, group[j]), j + 1 - first[group[j]]);
-  }
-  free(group), free(first);
-  return rc;
+  return unique_slices(c, x, dim, false, inverse, counts);
 }
+
+/* unique_dim(self, dim, sorted, return_inverse, return_counts) and
+ * unique_dim_consecutive(self, dim, return_inverse, return_counts): the
+ * distinct slices along dim, sorted (PyTorch's CPU kernel sorts whatever
+ * `sorted` says) or of equal neighbours; inverse and counts always come. */
+static int k_unique_dim(const alloy_kernel_call *c, bool sort) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "self");
+  int64_t d64;
+  int dim;
+  if (!x || !ref_int(c, "dim", &d64) || x->rank == 0 || wrap_dim(d64, x->rank, &dim)) return 1;
+  for (int d = 0; d < x->rank; d++)
+    if (x->sizes[d] == 0 && d != dim)
+      return ref_fail(c, x->sizes[dim] == 0
+                             ? "Number of zero sized dimensions is more than one, so unique cannot be applied"
+                             : "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                               "applied");
+  return unique_slices(c, x, dim, sort, true, true);
+}
+static int k_unique_dim_sorted(const alloy_kernel_call *c) { return k_unique_dim(c, true); }
+static int k_unique_dim_consecutive(const alloy_kernel_call *c) { return k_unique_dim(c, false); }
+
+/* _unique(self, sorted, return_inverse): _unique2 without counts. */
+static int k_unique(const alloy_kernel_call *c) { return k_unique2(c); }
 
 /* ---- segment_reduce ------------------------------------------------------------*/
 
@@ -544,6 +618,9 @@ const alloy_kernel ref_kernels_histogram[] = {
     REF_KERNEL("aten.bincount.default", k_bincount),
     REF_KERNEL("aten._unique2.default", k_unique2),
     REF_KERNEL("aten.unique_consecutive.default", k_unique_consecutive),
+    REF_KERNEL("aten._unique.default", k_unique),
+    REF_KERNEL("aten.unique_dim.default", k_unique_dim_sorted),
+    REF_KERNEL("aten.unique_dim_consecutive.default", k_unique_dim_consecutive),
     REF_KERNEL("aten.segment_reduce.default", k_segment_reduce),
     {NULL, NULL, NULL, NULL},
 };

@@ -1,13 +1,17 @@
 /*
  * reference_backend/kernels_misc.c: the ops that read a tensor's metadata
  * or one element (sym_size and friends, dim, element_size, is_complex,
- * is_same_size, ..., _local_scalar_dense) and the
+ * is_same_size, get_device, ..., _local_scalar_dense), the runtime
+ * assertions of export's graphs (_assert_async and the functional
+ * assertions, which pass their dep_token on) and the
  * assertion ops that only check their input (_assert_tensor_metadata,
  * _linalg_check_errors). Metadata outputs are zero-dim tensors of the
  * scalar's dtype (int64, float64 or bool), as scalar outputs are on the
  * plugin ABI.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reference_backend/ref.h"
 
@@ -98,6 +102,67 @@ static int k_is_same_size(const alloy_kernel_call *c) {
   return write_int(c, same);
 }
 
+/* get_device: -1, the CPU; is_non_overlapping_and_dense: every tensor
+ * here is laid out densely. */
+static int k_get_device(const alloy_kernel_call *c) { return write_int(c, -1); }
+static int k_true(const alloy_kernel_call *c) { return write_int(c, 1); }
+
+/* --- runtime assertions ---------------------------------------------------- */
+
+/* The one element of self (or of a number argument) is nonzero. */
+static bool element_nonzero(const alloy_kernel_call *c, const char *name, bool *ok) {
+  ref_scalar_tensor scratch;
+  const alloy_kernel_tensor *t = ref_operand(c, name, &scratch);
+  if (!t || ref_numel(t) != 1) return false;
+  *ok = alloy_dtype_is_float(t->dtype) ? ref_load_f(t->data, t->dtype, 0) != 0.0
+                                      : ref_load_i(t->data, t->dtype, 0) != 0;
+  return true;
+}
+
+/* The assertion's message, or PyTorch's own when it has none. */
+static int assertion_failed(const alloy_kernel_call *c) {
+  const char *msg = ref_str(c, "assert_msg");
+  return ref_fail(c, "%s", msg ? msg : "Expected Tensor with single nonzero value, but got zero");
+}
+
+/* The dep_token passed on, as the functional assertions return it. */
+static int pass_token(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *t = ref_tensor(c, "dep_token"), *out = &c->outputs[0];
+  if (!t) return 1;
+  if (ref_numel(t)) memcpy(out->data, t->data, (size_t)ref_numel(t) * alloy_dtype_size(t->dtype));
+  return 0;
+}
+
+/* _assert_async(self, [msg]) and _functional_assert_async(self, msg,
+ * dep_token); _functional_assert_scalar(self, msg, dep_token). */
+static int k_assert_async(const alloy_kernel_call *c) {
+  bool ok;
+  if (!element_nonzero(c, "self", &ok)) return 1;
+  if (!ok) return assertion_failed(c);
+  return c->num_outputs ? pass_token(c) : 0;
+}
+
+/* _functional_sym_constrain_range[_for_size](size, min, max, dep_token):
+ * min <= size <= max when the graph runs (for_size: min at least 0). */
+static int k_constrain_range(const alloy_kernel_call *c) {
+  ref_scalar_tensor scratch;
+  const alloy_kernel_tensor *t = ref_operand(c, "size", &scratch);
+  if (!t || ref_numel(t) != 1) return 1;
+  int64_t v = ref_load_i(t->data, t->dtype, 0), lo, hi;
+  bool has_lo = ref_int(c, "min", &lo), has_hi = ref_int(c, "max", &hi);
+  if ((has_lo && v < lo) || (has_hi && v > hi))
+    return ref_fail(c, "Invalid value range for %lld between [%lld, %lld]", (long long)v,
+                    has_lo ? (long long)lo : (long long)INT64_MIN, has_hi ? (long long)hi : (long long)INT64_MAX);
+  return pass_token(c);
+}
+
+/* _make_dep_token: an empty tensor's one element (0 here). */
+static int k_make_dep_token(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *out = &c->outputs[0];
+  memset(out->data, 0, alloy_dtype_size(out->dtype));
+  return 0;
+}
+
 /* LAPACK's info: nonzero means the factorization failed. */
 static int k_linalg_check_errors(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *info = ref_tensor(c, "info");
@@ -140,5 +205,16 @@ const alloy_kernel ref_kernels_misc[] = {
     REF_KERNEL("aten.is_neg.default", k_false),
     REF_KERNEL("aten.is_inference.default", k_false),
     REF_KERNEL("aten.is_same_size.default", k_is_same_size),
+    REF_KERNEL("aten.get_device.default", k_get_device),
+    REF_KERNEL("aten.is_pinned.default", k_false),
+    REF_KERNEL("aten.is_distributed.default", k_false),
+    REF_KERNEL("aten.is_non_overlapping_and_dense.default", k_true),
+    REF_KERNEL("aten._assert_async.default", k_assert_async),
+    REF_KERNEL("aten._assert_async.msg", k_assert_async),
+    REF_KERNEL("aten._functional_assert_async.msg", k_assert_async),
+    REF_KERNEL("aten._functional_assert_scalar.default", k_assert_async),
+    REF_KERNEL("aten._functional_sym_constrain_range.default", k_constrain_range),
+    REF_KERNEL("aten._functional_sym_constrain_range_for_size.default", k_constrain_range),
+    REF_KERNEL("aten._make_dep_token.default", k_make_dep_token),
     {NULL, NULL, NULL, NULL},
 };

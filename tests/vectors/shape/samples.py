@@ -311,3 +311,56 @@ def samples(torch):
     yield aten.scatter.value_reduce, (torch.ones(3, 3), 0, torch.tensor([[0, 1], [2, 0]]), 2.0), {"reduce": "multiply"}
     yield aten.scatter.value_reduce, (torch.ones(3, 3, dtype=torch.long), 0, torch.tensor([[0, 1], [2, 0]]), 2.5), {"reduce": "add"}
     yield aten.scatter.value_reduce, (r(2, 4), 1, torch.tensor([[3], [0]]), -1.5), {"reduce": "add"}
+    # unique along a dim, _unique
+    u = torch.tensor([[1, 2], [0, 5], [1, 2], [0, 1]])
+    yield aten.unique_dim.default, (u, 0), {}
+    yield aten.unique_dim.default, (u, 0, False, True, True), {}
+    yield aten.unique_dim.default, (u.t().float(), 1), {}
+    yield aten.unique_dim.default, (i(0, 2, 5, 2), 0), {}
+    yield aten.unique_dim_consecutive.default, (torch.tensor([[1, 2], [1, 2], [0, 1], [1, 2]]), 0), {}
+    yield aten.unique_dim_consecutive.default, (torch.tensor([[1, 1, 0], [2, 2, 1]]), 1, True, True), {}
+    yield aten._unique.default, (torch.tensor([3, 1, 3]),), {}
+    yield aten._unique.default, (torch.tensor([3.5, 1.0, 3.5, -2.0]), False, True), {}
+    # more metadata, runtime assertions
+    yield aten.get_device.default, (r(2),), {}
+    yield aten.is_pinned.default, (r(2),), {}
+    yield aten.is_distributed.default, (r(2),), {}
+    yield aten.is_non_overlapping_and_dense.default, (r(2, 3),), {}
+    yield aten.len.Tensor, (r(3, 2),), {}
+    yield aten.size.default, (r(2, 3),), {}
+    yield aten.sym_size.default, (r(4),), {}
+    yield aten.stride.default, (r(2, 3, 4),), {}
+    yield aten.sym_stride.default, (r(2, 3),), {}
+    yield aten._assert_async.default, (torch.tensor(True),), {}
+    yield aten._assert_async.msg, (torch.tensor([2.5]), "must hold"), {}
+    yield aten._functional_assert_async.msg, (torch.tensor(1), "must hold", r(0)), {}
+    yield aten._functional_assert_scalar.default, (True, "must hold", r(0)), {}
+    yield aten._functional_sym_constrain_range.default, (3, 0, 5, r(0)), {}
+    yield aten._functional_sym_constrain_range_for_size.default, (3, None, None, r(0)), {}
+    # flattening lists of tensors
+    yield aten.flatten_dense_tensors.default, ([r(2, 2), r(3)],), {}
+    yield aten.flatten_dense_tensors.default, ([r(2, 3)],), {}
+    yield aten.flatten_dense_tensors.default, ([i(0, 9, 2), r(0), d(1, 2)],), {}
+    yield aten.unflatten_dense_tensors.default, (torch.arange(7.0), [r(2, 2), r(3)]), {}
+    yield aten.unflatten_dense_tensors.default, (torch.arange(5), [r(2, 0), r(5), r(0)]), {}
+    # the trapezoid rule
+    yield aten.trapezoid.x, (r(3, 4), torch.tensor([0.0, 1.0, 3.0, 4.5])), {}
+    yield aten.trapezoid.x, (r(3, 4), r(3, 4), ), {"dim": 0}
+    yield aten.trapezoid.x, (torch.tensor([1, 2, 4]), torch.tensor([0, 1, 3])), {}
+    yield aten.trapezoid.x, (h(2, 5), r(5)), {}
+    yield aten.trapezoid.x, (r(2, 3, 4), r(3, 4)), {"dim": 1}
+    yield aten.trapezoid.dx, (r(3, 4),), {}
+    yield aten.trapezoid.dx, (r(3, 4),), {"dx": 0.5, "dim": 0}
+    yield aten.trapezoid.dx, (torch.tensor([1, 2, 4]),), {"dx": 2}
+    yield aten.trapezoid.dx, (h(4, 3),), {"dx": 3, "dim": 0}
+    yield aten.trapezoid.dx, (torch.zeros(2, 0, dtype=torch.long),), {"dim": 1}
+    yield aten.trapz.x, (r(2, 4), r(4)), {}
+    yield aten.trapz.dx, (r(2, 4),), {"dx": 0.25}
+    yield aten.trapz.dx, (i(0, 9, 5),), {}
+    yield aten.cumulative_trapezoid.x, (r(3, 4), torch.tensor([0.0, 1.0, 3.0, 4.5])), {}
+    yield aten.cumulative_trapezoid.x, (torch.tensor([1, 2, 4]), torch.tensor([0, 1, 3])), {}
+    yield aten.cumulative_trapezoid.x, (r(3, 4), r(3, 4)), {"dim": 0}
+    yield aten.cumulative_trapezoid.dx, (r(3, 4),), {}
+    yield aten.cumulative_trapezoid.dx, (torch.tensor([1, 2, 4]),), {"dx": 3}
+    yield aten.cumulative_trapezoid.dx, (h(2, 4),), {"dx": 0.5, "dim": 1}
+    yield aten.cumulative_trapezoid.dx, (r(2, 0),), {"dim": 1}
