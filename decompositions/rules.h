@@ -21,7 +21,8 @@ extern const decomp_rule decomp_rules_pointwise[];  /* rules_pointwise.c: pointw
 extern const decomp_rule decomp_rules_views[];      /* rules_views.c: _copy twins, new_*, *_like, named overloads */
 extern const decomp_rule decomp_rules_conv[];       /* rules_conv.c: conv1d/2d/3d, conv_transpose*, _convolution */
 extern const decomp_rule decomp_rules_rnn[];        /* rules_rnn.c: rnn_tanh, rnn_relu, lstm, gru and their cells */
-extern const decomp_rule decomp_rules_backward[];   /* rules_backward.c: backward ops of training graphs */
+extern const decomp_rule decomp_rules_backward[];   /* rules_backward.c: activation, loss and view backwards */
+extern const decomp_rule decomp_rules_backward_nn[]; /* rules_backward_nn.c: norm, pool, pad, upsample, conv backwards */
 extern const decomp_rule decomp_rules_random[];     /* rules_random.c: bernoulli, normal, uniform, ... */
 extern const decomp_rule decomp_rules_fft[];        /* rules_fft.c: fft_* */
 extern const decomp_rule decomp_rules_linalg[];     /* rules_linalg.c: linalg_* and friends */
