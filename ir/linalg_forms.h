@@ -38,6 +38,7 @@ typedef struct linalg_form {
   X("aten.linalg_cholesky.default", "aten.linalg_cholesky_ex.default", 0x1, 0, 1, LF_T) \
   X("aten.linalg_eigh.default", "aten._linalg_eigh.default", 0x3, 0, 1, LF_T) \
   X("aten.linalg_eigvalsh.default", "aten._linalg_eigh.default", 0x1, 0, 1, LF_F) \
+  X("aten.linalg_eigvals.default", "aten._linalg_eigvals.default", 0x1, 0) \
   X("aten.linalg_solve.default", "aten._linalg_solve_ex.default", 0x1, 0, 1, 2, LF_T) \
   X("aten.linalg_solve_ex.default", "aten._linalg_solve_ex.default", 0x9, 0, 1, 2, 3) \
   X("aten.lu_solve.default", "aten.linalg_lu_solve.default", 0x1, 1, 2, 0) \

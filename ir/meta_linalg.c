@@ -1106,6 +1106,18 @@ static alloy_error *meta_powsum(alloy_meta *m) {
   return meta_as_op(m, "aten.linalg_vector_norm.default", args, 5, 0);
 }
 
+/* linalg_eig(A) -> (eigenvalues, eigenvectors) (param 1) and
+ * _linalg_eigvals(A) (0): complex results, (*, n) and (*, n, n). */
+static alloy_error *meta_eig(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0);
+  alloy_error *e = want_matrix(m, 0, a, true);
+  if (!e) e = want_float(m, 0, a, false);
+  if (e) return e;
+  alloy_dtype t = a->dtype == ALLOY_F64 || a->dtype == ALLOY_C128 ? ALLOY_C128 : ALLOY_C64;
+  if ((e = meta_out_tensor(m, 0, t, a->shape, a->rank - 1))) return e;
+  return m->param ? meta_out_tensor(m, 1, t, a->shape, a->rank) : NULL;
+}
+
 /* --- forms of other ops (ir/linalg_forms.h) -----------------------------*/
 
 #define FORM_ROW(op, as, outs, ...) \
@@ -1167,6 +1179,8 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten._linalg_det.default", meta_square_factor, DET},
     {"aten._linalg_slogdet.default", meta_square_factor, SLOGDET},
     {"aten._linalg_eigh.default", meta_eigh, 0},
+    {"aten.linalg_eig.default", meta_eig, 1},
+    {"aten._linalg_eigvals.default", meta_eig, 0},
     {"aten._linalg_svd.default", meta_svd, 0},
     {"aten.linalg_qr.default", meta_qr, 0},
     {"aten.linalg_lu_factor_ex.default", meta_lu_factor, 0},
