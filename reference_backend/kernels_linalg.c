@@ -417,9 +417,9 @@ static int k_solve_ex(const alloy_kernel_call *c) {
   bool vec = x->rank == a->rank - 1;
   ref_la_scratch s;
   if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
-  int tail = vec ? 1 : 2, br = x->rank - tail;
+  int tail = vec ? 1 : 2, br = x->rank - tail, rc = 0;
   int64_t nb = ref_batch_count(x, tail), bidx[16] = {0}, n = a->sizes[a->rank - 1];
-  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, x->sizes, br)) {
+  for (int64_t b = 0; b < nb && !rc; b++, ref_next_index(bidx, x->sizes, br)) {
     ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
     ref_mview bv = ref_mat_at(bt, vec, bidx, br);
@@ -429,14 +429,10 @@ static int k_solve_ex(const alloy_kernel_call *c) {
     ref_mat_store(ref_mat_at(&c->outputs[1], false, bidx, br), s.m[0], n);
     ref_vec_store_i(&c->outputs[2], bidx, br, s.piv, n);
     ref_store_i(c->outputs[3].data, c->outputs[3].dtype, ref_scalar_at(&c->outputs[3], bidx, br), info);
-    int rc = check_info(c, INFO_SOLVE, info, b, a->rank > 2);
-    if (rc) {
-      ref_la_free(&s);
-      return rc;
-    }
+    rc = check_info(c, INFO_SOLVE, info, b, a->rank > 2);
   }
   ref_la_free(&s);
-  return 0;
+  return rc;
 }
 
 /* linalg_inv_ex(A) -> (inverse, info). */
@@ -445,22 +441,18 @@ static int k_inv_ex(const alloy_kernel_call *c) {
   ref_la_scratch s;
   if (!ref_la_begin(c, &s)) return ref_fail(c, "linalg: matrix too large, or out of memory");
   int64_t nb = ref_batch_count(a, 2), bidx[16] = {0}, n = a->sizes[a->rank - 1];
-  int br = a->rank - 2;
-  for (int64_t b = 0; b < nb; b++, ref_next_index(bidx, a->sizes, br)) {
+  int br = a->rank - 2, rc = 0;
+  for (int64_t b = 0; b < nb && !rc; b++, ref_next_index(bidx, a->sizes, br)) {
     ref_mat_load(ref_mat_at(a, false, bidx, br), s.m[0]);
     int info = lu_factor(s.m[0], n, n, s.piv, true);
     for (int64_t i = 0; i < n * n; i++) s.m[1][i] = i % (n + 1) == 0;
     lu_solve_in(s.m[0], s.piv, n, false, s.m[1], n, s.m[2]);
     ref_mat_store(ref_mat_at(&c->outputs[0], false, bidx, br), s.m[1], n);
     ref_store_i(c->outputs[1].data, c->outputs[1].dtype, ref_scalar_at(&c->outputs[1], bidx, br), info);
-    int rc = check_info(c, INFO_INV, info, b, br > 0);
-    if (rc) {
-      ref_la_free(&s);
-      return rc;
-    }
+    rc = check_info(c, INFO_INV, info, b, br > 0);
   }
   ref_la_free(&s);
-  return 0;
+  return rc;
 }
 
 /* linalg_lu_solve(LU, pivots, B, left, adjoint). */

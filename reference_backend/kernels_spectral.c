@@ -391,6 +391,20 @@ static void reflector(int64_t len, double *alpha, double *x, int64_t inc, double
   *alpha = beta;
 }
 
+/* dgebal's exchange: columns j and m over rows 0..l, rows j and m over
+ * columns k..n-1. */
+static void exchange(double *a, int64_t n, int64_t j, int64_t m, int64_t l, int64_t k) {
+  if (j == m) return;
+  for (int64_t r = 0; r <= l; r++) {
+    double t = E_(a, r, j);
+    E_(a, r, j) = E_(a, r, m), E_(a, r, m) = t;
+  }
+  for (int64_t c = k; c < n; c++) {
+    double t = E_(a, j, c);
+    E_(a, j, c) = E_(a, m, c), E_(a, m, c) = t;
+  }
+}
+
 /* dgebal 'B': permutations pushing rows that isolate an eigenvalue down
  * and columns left (the exchanges in scale[], the active block *ilo ..
  * *ihi), then the active block's rows and columns scaled by powers of 2
@@ -406,16 +420,7 @@ static void balance(double *a, int64_t n, int64_t *ilo, int64_t *ihi, double *sc
       for (int64_t i = 0; i <= l && isolated; i++) isolated = i == j || E_(a, j, i) == 0;
       if (!isolated) continue;
       scale[l] = (double)j;
-      if (j != l) {
-        for (int64_t r = 0; r <= l; r++) {
-          double t = E_(a, r, j);
-          E_(a, r, j) = E_(a, r, l), E_(a, r, l) = t;
-        }
-        for (int64_t c = k; c < n; c++) {
-          double t = E_(a, j, c);
-          E_(a, j, c) = E_(a, l, c), E_(a, l, c) = t;
-        }
-      }
+      exchange(a, n, j, l, l, k);
       if (l == 0) {
         *ilo = *ihi = 0;
         return;
@@ -432,16 +437,7 @@ static void balance(double *a, int64_t n, int64_t *ilo, int64_t *ihi, double *sc
       for (int64_t i = k; i <= l && isolated; i++) isolated = i == j || E_(a, i, j) == 0;
       if (!isolated) continue;
       scale[k] = (double)j;
-      if (j != k) {
-        for (int64_t r = 0; r <= l; r++) {
-          double t = E_(a, r, j);
-          E_(a, r, j) = E_(a, r, k), E_(a, r, k) = t;
-        }
-        for (int64_t c = k; c < n; c++) {
-          double t = E_(a, j, c);
-          E_(a, j, c) = E_(a, k, c), E_(a, k, c) = t;
-        }
-      }
+      exchange(a, n, j, k, l, k);
       k++;
       found = true;
     }
