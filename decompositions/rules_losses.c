@@ -13,6 +13,7 @@
  * the reference. The shared helpers are in rules_nn_util.h.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decompositions/rules.h"
@@ -444,6 +445,151 @@ static void poisson_nll_loss(decomp *d) {
   d_out(d, 0, reduce_loss(d, z, d_int(d, 5)));
 }
 
+/* ctc_loss.IntList(log_probs [T, N, C], targets, input_lengths,
+ * target_lengths, blank, reduction, zero_infinity): the negative log
+ * likelihood of each target under the CTC alignment model, as PyTorch's
+ * CPU _ctc_loss computes it. The targets (padded [N, S] or concatenated)
+ * are extended with blanks, l' = [blank, t0, blank, t1, ..., blank] of
+ * width W = 2 S + 1; alpha_0 is log_probs[0] at l'_0 and l'_1, -inf
+ * beyond, and each step
+ *   alpha_t(s) = log(e^(a1 - m) + e^(a2 - m) + e^(a3 - m)) + m + lp_t(l'_s)
+ * of a1 = alpha_{t-1}(s), a2 = alpha_{t-1}(s - 1) and a3 = alpha_{t-1}(s -
+ * 2) where l'_s differs from l'_{s-2} (else -inf), m their maximum (0 when
+ * -inf), unrolled over time for the whole batch. Sequence n's likelihood
+ * is the same sum of alpha at its last step at 2 S_n and 2 S_n - 1. Then
+ * zero_infinity turns inf into 0, and mean divides each loss by its target
+ * length (at least 1) before averaging. */
+enum { CTC_MAX_BATCH = 256, CTC_MAX_STEPS = 4096 };
+
+static alloy_value *logsumexp3(decomp *d, alloy_value *a1, alloy_value *a2, alloy_value *a3) {
+  alloy_value *m = D(d, "aten.maximum.default", V(a1), V(a2));
+  if (a3) m = D(d, "aten.maximum.default", V(m), V(a3));
+  m = D(d, "aten.where.self", V(D(d, "aten.eq.Scalar", V(m), F(-INFINITY))), F(0), V(m));
+  alloy_value *e = nn_add(d, D(d, "aten.exp.default", V(nn_sub(d, a1, m))),
+                          D(d, "aten.exp.default", V(nn_sub(d, a2, m))));
+  if (a3) e = nn_add(d, e, D(d, "aten.exp.default", V(nn_sub(d, a3, m))));
+  return nn_add(d, D(d, "aten.log.default", V(e)), m);
+}
+
+/* x shifted right by k along dim 1, -inf coming in */
+static alloy_value *shifted(decomp *d, alloy_value *x, int64_t k, alloy_dim n, int64_t w,
+                            alloy_dtype t) {
+  alloy_dim pad[2] = {n, alloy_dim_const(k)};
+  alloy_value *fill = D(d, "aten.full.default", d_dim_list(d, pad, 2), F(-INFINITY), DT(t));
+  if (w <= k) return D(d, "aten.slice.Tensor", V(fill), I(1), I(0), I(w));
+  alloy_value *parts[2] = {fill, D(d, "aten.slice.Tensor", V(x), I(1), I(0), I(w - k))};
+  return D(d, "aten.cat.default", d_value_list(d, parts, 2), I(1));
+}
+
+static void ctc_loss(decomp *d) {
+  alloy_value *lp = d_tensor(d, 0), *tg = d_tensor(d, 1);
+  int64_t il[CTC_MAX_BATCH], tl[CTC_MAX_BATCH];
+  int n = d_ints(d, 2, il, CTC_MAX_BATCH), nt = d_ints(d, 3, tl, CTC_MAX_BATCH);
+  int64_t blank = d_int(d, 4), reduction = d_int(d, 5);
+  bool zero_inf = d_bool(d, 6);
+  if (d_failed(d) || !lp || !tg) return;
+  if (n != nt || n < 1 || n >= CTC_MAX_BATCH) return d_decline(d, "%d sequences", n);
+  bool batched = d_rank(lp) == 3;
+  if (!batched) lp = nn_unsqueeze(d, lp, 1);
+  alloy_dim N = d_shape(lp)[1];
+  alloy_dtype t = d_dtype(lp);
+  int64_t S = 0, steps = 0, total = 0;
+  for (int i = 0; i < n; i++) {
+    S = tl[i] > S ? tl[i] : S;
+    steps = il[i] > steps ? il[i] : steps;
+    total += tl[i];
+  }
+  if (steps > CTC_MAX_STEPS) return d_decline(d, "over %d steps", CTC_MAX_STEPS);
+  int64_t W = 2 * S + 1;
+  alloy_dim nw[2] = {N, alloy_dim_const(W)}, ns[2] = {N, alloy_dim_const(S)};
+  /* the extended labels l' [N, W] */
+  alloy_value *ext = D(d, "aten.full.default", d_dim_list(d, nw, 2), I(blank), DT(ALLOY_I64));
+  if (S > 0) {
+    alloy_value *tgt;
+    if (d_rank(tg) == 2 && batched) {
+      tgt = D(d, "aten.slice.Tensor", V(tg), I(1), I(0), I(S));
+    } else {
+      /* concatenated: sequence i's labels start at the sum of the lengths before it */
+      alloy_value **offs = calloc((size_t)n, sizeof *offs);
+      if (!offs) {
+        d_fail(d, "out of memory");
+        return;
+      }
+      for (int64_t i = 0, at = 0; i < n; at += tl[i], i++)
+        offs[i] = D(d, "aten.full.default", LIST(I(1), I(1)), I(at), DT(ALLOY_I64));
+      alloy_value *base = D(d, "aten.cat.default", d_value_list(d, offs, n), I(0));
+      free(offs);
+      alloy_value *idx = nn_add(d, base, nn_unsqueeze(d, D(d, "aten.arange.start_step", I(0), I(S),
+                                                         I(1), DT(ALLOY_I64)), 0));
+      idx = D(d, "aten.clamp.default", V(idx), NONE, I(total - 1));
+      alloy_dim flat = alloy_dim_const(n * S);
+      tgt = D(d, "aten.index_select.default", V(tg), I(0), V(nn_reshape(d, idx, &flat, 1)));
+      tgt = nn_reshape(d, tgt, ns, 2);
+    }
+    alloy_value *blanks = D(d, "aten.full.default", d_dim_list(d, ns, 2), I(blank), DT(ALLOY_I64));
+    alloy_value *pair[2] = {blanks, d_to(d, tgt, ALLOY_I64)};
+    alloy_dim n2s[2] = {N, alloy_dim_const(2 * S)};
+    alloy_value *inter = nn_reshape(d, D(d, "aten.stack.default", d_value_list(d, pair, 2), I(2)), n2s, 2);
+    alloy_value *tail[2] = {inter, D(d, "aten.slice.Tensor", V(ext), I(1), I(0), I(1))};
+    ext = D(d, "aten.cat.default", d_value_list(d, tail, 2), I(1));
+  }
+  alloy_value *pos = D(d, "aten.arange.start_step", I(0), I(W), I(1), DT(ALLOY_I64));
+  alloy_value *prev2 = D(d, "aten.cat.default",
+                         LIST(V(D(d, "aten.full.default", d_dim_list(d, (alloy_dim[2]){N, alloy_dim_const(2)}, 2),
+                                  I(-1), DT(ALLOY_I64))),
+                              V(D(d, "aten.slice.Tensor", V(ext), I(1), I(0), I(W - 2 > 0 ? W - 2 : 0)))),
+                         I(1));
+  prev2 = D(d, "aten.slice.Tensor", V(prev2), I(1), I(0), I(W));
+  alloy_value *skip = D(d, "aten.logical_and.default", V(D(d, "aten.ne.Tensor", V(ext), V(prev2))),
+                        V(D(d, "aten.ge.Scalar", V(pos), I(2))));
+  /* log_probs at the extended labels, [T, N, W] */
+  alloy_dim tnw[3] = {d_shape(lp)[0], N, alloy_dim_const(W)};
+  alloy_value *lpp = D(d, "aten.gather.default", V(lp), I(2),
+                       V(D(d, "aten.expand.default", V(nn_unsqueeze(d, ext, 0)), d_dim_list(d, tnw, 3))));
+  alloy_value **alpha = calloc((size_t)(steps > 0 ? steps : 1), sizeof *alpha);
+  alloy_value **loss = calloc((size_t)n, sizeof *loss);
+  if (!alpha || !loss) {
+    free(alpha);
+    free(loss);
+    d_fail(d, "out of memory");
+    return;
+  }
+  alloy_value *ninf = D(d, "aten.scalar_tensor.default", F(-INFINITY), DT(t));
+  if (steps > 0) {
+    alloy_value *a0 = D(d, "aten.select.int", V(lpp), I(0), I(0));
+    alpha[0] = D(d, "aten.where.self", V(D(d, "aten.lt.Scalar", V(pos), I(2))), V(a0), V(ninf));
+  }
+  for (int64_t s = 1; s < steps && !d_failed(d); s++) {
+    alloy_value *a = alpha[s - 1];
+    alloy_value *a3 = D(d, "aten.where.self", V(skip), V(shifted(d, a, 2, N, W, t)), V(ninf));
+    alpha[s] = nn_add(d, logsumexp3(d, a, shifted(d, a, 1, N, W, t), a3),
+                      D(d, "aten.select.int", V(lpp), I(0), I(s)));
+  }
+  for (int i = 0; i < n && !d_failed(d); i++) {
+    alloy_value *ll;
+    if (il[i] == 0) {
+      ll = D(d, "aten.scalar_tensor.default", F(tl[i] == 0 ? 0.0 : -INFINITY), DT(t));
+    } else {
+      alloy_value *an = D(d, "aten.select.int", V(alpha[il[i] - 1]), I(0), I(i));
+      alloy_value *l1 = D(d, "aten.select.int", V(an), I(0), I(2 * tl[i]));
+      ll = tl[i] > 0 ? logsumexp3(d, l1, D(d, "aten.select.int", V(an), I(0), I(2 * tl[i] - 1)), NULL)
+                     : l1;
+    }
+    alloy_value *v = nn_neg(d, ll);
+    if (zero_inf)
+      v = D(d, "aten.where.self", V(D(d, "aten.eq.Scalar", V(v), F(INFINITY))), F(0), V(v));
+    if (reduction == REDUCE_MEAN) v = D(d, "aten.div.Tensor", V(v), F(tl[i] > 1 ? (double)tl[i] : 1.0));
+    loss[i] = nn_unsqueeze(d, v, 0);
+  }
+  alloy_value *res = D(d, "aten.cat.default", d_value_list(d, loss, n), I(0));
+  free(alpha);
+  free(loss);
+  if (reduction == REDUCE_MEAN) res = D(d, "aten.mean.dim", V(res), NONE);
+  else if (reduction == REDUCE_SUM) res = sum_all(d, res);
+  else if (!batched) res = nn_squeeze(d, res, 0);
+  d_out(d, 0, res);
+}
+
 /* pairwise_distance(x1, x2, p, eps, keepdim) = |x1 - x2 + eps|_p over the
  * last dim of the broadcast operands */
 static alloy_value *pairwise_distance_of(decomp *d, alloy_value *a, alloy_value *b, double p,
@@ -554,6 +700,7 @@ const decomp_rule decomp_rules_losses[] = {
     {"aten.kl_div.default", kl_div, DECOMP_TO_CORE},
     {"aten.poisson_nll_loss.default", poisson_nll_loss, DECOMP_TO_CORE},
     {"aten.triplet_margin_loss.default", triplet_margin_loss, DECOMP_TO_CORE},
+    {"aten.ctc_loss.IntList", ctc_loss, DECOMP_TO_CORE},
     {"aten.pairwise_distance.default", pairwise_distance, DECOMP_TO_CORE},
     {"aten.cosine_similarity.default", cosine_similarity, DECOMP_TO_CORE},
     {"aten.pdist.default", pdist, DECOMP_TO_CORE},

@@ -648,6 +648,166 @@ static void embedding_renorm(decomp *d) {
   d_out(d, 0, D(d, "aten.where.self", V(hit), V(nn_mul(d, w, scale)), V(w)));
 }
 
+/* _masked_softmax(self, mask, dim, mask_type): softmax over dim (the last
+ * by default) with the masked elements at -inf; a row masked throughout
+ * is NaN, as on PyTorch's CPU. A [B, L] padding mask (type 1) covers the
+ * keys of [B, H, L, L], an [L, L] one (type 0) every batch and head. */
+static void masked_softmax(decomp *d) {
+  alloy_value *x = d_tensor(d, 0), *mask = d_tensor(d, 1);
+  if (!x || !mask) return;
+  int r = d_rank(x);
+  int64_t type = d_is_none(d, 3) ? 2 : d_int(d, 3);
+  if (d_rank(mask) != 2 || r != 4) type = 2;
+  if (type != 2) {
+    alloy_dim v[4] = {alloy_dim_const(1), alloy_dim_const(1), alloy_dim_const(1),
+                      alloy_dim_const(1)};
+    if (type == 1) {
+      v[0] = d_shape(mask)[0];
+      v[3] = d_shape(mask)[1];
+    } else {
+      v[2] = d_shape(mask)[0];
+      v[3] = d_shape(mask)[1];
+    }
+    mask = D(d, "aten.expand.default", V(nn_view(d, mask, v, 4)), d_dim_list(d, d_shape(x), r));
+  }
+  int dim = d_is_none(d, 2) ? r - 1 : d_wrap_dim(d, d_int(d, 2), r);
+  if (d_failed(d)) return;
+  /* As the CPU kernel's loop: z = exp(x - max), the difference and z
+   * each rounded to the dtype; their sum and its reciprocal in the
+   * accumulation type (float64 for float32, float32 below); z times it,
+   * rounded once more. */
+  alloy_dtype t = d_dtype(x), acc = t == ALLOY_F16 || t == ALLOY_BF16 ? ALLOY_F32 : ALLOY_F64;
+  alloy_value *ninf = D(d, "aten.scalar_tensor.default", F(-INFINITY), DT(t));
+  alloy_value *y = D(d, "aten.where.self", V(mask), V(ninf), V(x));
+  alloy_value *mx = D(d, "aten.amax.default", V(y), LIST(I(dim)), B(true));
+  alloy_value *z = d_to(d, D(d, "aten.exp.default", V(nn_sub(d, y, mx))), acc);
+  alloy_value *inv = D(d, "aten.reciprocal.default",
+                       V(D(d, "aten.sum.dim_IntList", V(z), LIST(I(dim)), B(true))));
+  d_out(d, 0, d_to(d, nn_mul(d, z, inv), t));
+}
+
+/* batch_norm_update_stats(input, running_mean, running_var, momentum) ->
+ * (mean, biased variance) over every dim but the channels', in opmath,
+ * in the running statistics' dtype. */
+static void batch_norm_update_stats(decomp *d) {
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  alloy_dtype t = d_dtype(want);
+  int r = d_rank(x);
+  int64_t dims[ALLOY_MAX_RANK];
+  dims[0] = 0;
+  for (int i = 2; i < r; i++) dims[i - 1] = i;
+  alloy_value *xc = d_to(d, x, d_opmath(d_dtype(x)));
+  alloy_value *o[2] = {0};
+  if (DN(d, "aten.var_mean.correction", o, 2, V(xc), d_int_list(d, dims, r - 1), I(0),
+         B(false)) < 2)
+    return;
+  d_out(d, 0, d_to(d, o[1], t));
+  d_out(d, 1, d_to(d, o[0], t));
+}
+
+/* q = (qkv_q + b_q) / sqrt(d), k = qkv_k + b_k, v = qkv_v + b_v, each
+ * [B, heads, T, d] from qkv [B, T, 3 D]: _transform_bias_rescale_qkv's
+ * kernel, the sum and the scaling each rounded to the dtype, the scale
+ * 1 / sqrt(d) itself in the dtype. */
+static void qkv_heads(decomp *d, alloy_value *qkv, alloy_value *bias, int64_t heads,
+                      alloy_value **out) {
+  if (!qkv || !bias) return;
+  const alloy_dim *s = d_shape(qkv);
+  alloy_dtype t = d_dtype(qkv);
+  alloy_dim three = alloy_dim_const(3), h = alloy_dim_const(heads);
+  alloy_dim D = alloy_dim_floordiv(d_symtab(d), s[2], three);
+  alloy_dim dph = alloy_dim_floordiv(d_symtab(d), D, h);
+  if (!alloy_dim_is_const(dph)) {
+    d_decline(d, "a symbolic head size");
+    return;
+  }
+  alloy_dim five[5] = {s[0], s[1], three, h, dph};
+  alloy_value *x = nn_view(d, nn_add(d, qkv, bias), five, 5);
+  x = D(d, "aten.permute.default", V(x), LIST(I(2), I(0), I(3), I(1), I(4)));
+  double inv = 1.0 / sqrt((double)dph.value);
+  if (t != ALLOY_F64) inv = (double)(float)(1.0 / sqrtf((float)dph.value));
+  for (int k = 0; k < 3; k++) {
+    alloy_value *y = D(d, "aten.clone.default", V(D(d, "aten.select.int", V(x), I(0), I(k))));
+    out[k] = k == 0 ? D(d, "aten.mul.Tensor", V(y), V(D(d, "aten.scalar_tensor.default", F(inv),
+                                                      DT(t))))
+                    : y;
+  }
+}
+
+static void transform_bias_rescale_qkv(decomp *d) {
+  alloy_value *o[3] = {0};
+  int64_t heads = d_int(d, 2);
+  if (d_failed(d)) return;
+  qkv_heads(d, d_tensor(d, 0), d_tensor(d, 1), heads, o);
+  if (!o[0]) return;
+  for (int k = 0; k < 3; k++) d_out(d, k, o[k]);
+}
+
+/* _native_multi_head_attention(query, key, value, embed_dim, num_head,
+ * qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights,
+ * average_attn_weights, mask_type), the CPU kernel's path when it returns
+ * the weights: the q, k, v projections (one product when query, key and
+ * value are one tensor, two when key is value), the heads split and q
+ * scaled as _transform_bias_rescale_qkv, q k^T by bmm, a (masked)
+ * softmax, times v by bmm, the heads joined and projected; the weights
+ * averaged over the heads when asked. Without weights PyTorch returns an
+ * undefined tensor, which a graph cannot hold: the rule declines. */
+static void native_multi_head_attention(decomp *d) {
+  alloy_value *q = d_tensor(d, 0), *k = d_tensor(d, 1), *v = d_tensor(d, 2);
+  int64_t D = d_int(d, 3), heads = d_int(d, 4);
+  alloy_value *w = d_tensor(d, 5), *b = d_tensor(d, 6), *pw = d_tensor(d, 7), *pb = d_tensor(d, 8);
+  alloy_value *mask = d_tensor(d, 9);
+  bool need = d_bool(d, 10), average = d_bool(d, 11);
+  if (d_failed(d) || !q || !k || !v) return;
+  if (!need) return d_decline(d, "need_weights=False returns an undefined tensor");
+  alloy_value *qkv;
+  if (q == k && k == v) {
+    qkv = nn_matmul(d, q, nn_mT(d, w));
+  } else {
+    alloy_value *parts[3];
+    int np = 0;
+    alloy_value *wq = D(d, "aten.slice.Tensor", V(w), I(0), I(0), I(D));
+    parts[np++] = nn_matmul(d, q, nn_mT(d, wq));
+    if (k == v) {
+      alloy_value *wkv = D(d, "aten.slice.Tensor", V(w), I(0), I(D), I(3 * D));
+      parts[np++] = nn_matmul(d, k, nn_mT(d, wkv));
+    } else {
+      for (int i = 1; i < 3; i++) {
+        alloy_value *wi = D(d, "aten.slice.Tensor", V(w), I(0), I(i * D), I((i + 1) * D));
+        parts[np++] = nn_matmul(d, i == 1 ? k : v, nn_mT(d, wi));
+      }
+    }
+    qkv = D(d, "aten.cat.default", d_value_list(d, parts, np), I(2));
+  }
+  alloy_value *o[3] = {0};
+  qkv_heads(d, qkv, b, heads, o);
+  if (!o[0]) return;
+  const alloy_dim *s = d_shape(o[0]); /* [B, heads, T, d] */
+  alloy_dim bh = alloy_dim_mul(d_symtab(d), s[0], s[1]);
+  alloy_dim q3[3] = {bh, s[2], s[3]}, scores[4] = {s[0], s[1], s[2], s[2]}, s3[3] = {bh, s[2], s[2]};
+  alloy_value *qkt = D(d, "aten.bmm.default", V(nn_view(d, o[0], q3, 3)),
+                       V(D(d, "aten.transpose.int", V(nn_view(d, o[1], q3, 3)), I(2), I(1))));
+  qkt = nn_view(d, qkt, scores, 4);
+  if (mask) {
+    if (d_dtype(mask) != ALLOY_BOOL) mask = d_to(d, mask, ALLOY_BOOL);
+    qkt = D(d, "aten._masked_softmax.default", V(qkt), V(mask), I(3), *d_arg(d, 12));
+  } else {
+    qkt = D(d, "aten._softmax.default", V(qkt), I(3), B(false));
+  }
+  alloy_value *ctx = D(d, "aten.bmm.default", V(nn_view(d, qkt, s3, 3)), V(nn_view(d, o[2], q3, 3)));
+  ctx = nn_view(d, ctx, s, 4);
+  ctx = D(d, "aten.clone.default", V(D(d, "aten.permute.default", V(ctx), LIST(I(0), I(2), I(1), I(3)))));
+  alloy_dim rows[2] = {alloy_dim_mul(d_symtab(d), s[0], s[2]), alloy_dim_const(D)};
+  alloy_dim out3[3] = {s[0], s[2], alloy_dim_const(D)};
+  alloy_value *proj = D(d, "aten.linear.default", V(nn_view(d, ctx, rows, 2)), V(pw), V(pb));
+  d_out(d, 0, nn_view(d, proj, out3, 3));
+  if (average)
+    qkt = D(d, "aten.div.Tensor", V(D(d, "aten.sum.dim_IntList", V(qkt), LIST(I(1)))), I(heads));
+  d_out(d, 1, qkt);
+}
+
 /* --- normalization ----------------------------------------------------------------------*/
 
 static void layer_norm(decomp *d) {
@@ -1027,11 +1187,15 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.scaled_dot_product_attention.default", scaled_dot_product_attention, DECOMP_TO_CORE},
     {"aten._scaled_dot_product_attention_math.default", sdpa_math, DECOMP_TO_CORE},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", sdpa_flash_cpu, DECOMP_TO_CORE},
+    {"aten._transform_bias_rescale_qkv.default", transform_bias_rescale_qkv, DECOMP_TO_CORE},
+    {"aten._native_multi_head_attention.default", native_multi_head_attention, DECOMP_TO_CORE},
     {"aten.layer_norm.default", layer_norm, DECOMP_TO_CORE},
     {"aten.native_batch_norm.default", native_batch_norm, DECOMP_TO_CORE},
     {"aten.batch_norm.default", batch_norm, DECOMP_TO_CORE},
     {"aten._batch_norm_with_update.default", batch_norm_with_update, DECOMP_TO_CORE},
     {"aten._batch_norm_no_update.default", batch_norm_no_update, DECOMP_TO_CORE},
+    {"aten.batch_norm_update_stats.default", batch_norm_update_stats, DECOMP_TO_CORE},
+    {"aten._masked_softmax.default", masked_softmax, DECOMP_TO_CORE},
     {"aten._batch_norm_with_update_functional.default", batch_norm_with_update_functional,
      DECOMP_TO_CORE},
     {"aten._native_batch_norm_legit_functional.default", native_batch_norm_legit_functional,

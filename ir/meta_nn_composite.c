@@ -132,6 +132,40 @@ static alloy_error *meta_cosine_embedding_loss(alloy_meta *m) {
   return e ? e : loss_out(m, 4, t, shape, rank - 1);
 }
 
+/* ctc_loss.IntList(log_probs [T, N, C] or [T, C], targets, input_lengths,
+ * target_lengths, blank, reduction, zero_infinity): one loss per sequence
+ * (a scalar for an unbatched one) for reduction none, else a scalar. */
+static alloy_error *meta_ctc_loss(alloy_meta *m) {
+  const alloy_value *lp = meta_tensor(m, 0), *tg = meta_tensor(m, 1);
+  int64_t il[ALLOY_MAX_RANK * 64], tl[ALLOY_MAX_RANK * 64], blank;
+  int ni, nt;
+  alloy_error *e;
+  if ((e = meta_ints(m, 2, il, ALLOY_MAX_RANK * 64, &ni)) ||
+      (e = meta_ints(m, 3, tl, ALLOY_MAX_RANK * 64, &nt)) || (e = meta_int(m, 4, &blank)))
+    return e;
+  if (lp->rank != 2 && lp->rank != 3)
+    return meta_error(m, "argument 'log_probs': expected a 2-D or 3-D tensor, got %dD", lp->rank);
+  if (!alloy_dtype_is_float(lp->dtype))
+    return meta_error(m, "argument 'log_probs': expected a floating point tensor, got %s",
+                      alloy_dtype_name(lp->dtype));
+  if (alloy_dtype_is_float(tg->dtype) || tg->dtype == ALLOY_BOOL)
+    return meta_error(m, "argument 'targets': expected integer targets, got %s",
+                      alloy_dtype_name(tg->dtype));
+  alloy_dim n = lp->rank == 3 ? lp->shape[1] : alloy_dim_const(1);
+  if (!alloy_dim_is_const(n) || ni != n.value || nt != n.value)
+    return meta_error(m, "input_lengths and target_lengths must have one length per sequence "
+                      "(batch size %s), got %d and %d",
+                      meta_shape_text(&n, 1, (char[64]){0}, 64), ni, nt);
+  alloy_dim T = lp->shape[0], C = lp->shape[lp->rank - 1];
+  if (alloy_dim_is_const(C) && (blank < 0 || blank >= C.value))
+    return meta_error(m, "blank must be in label range");
+  for (int i = 0; i < ni; i++)
+    if (il[i] < 0 || (alloy_dim_is_const(T) && il[i] > T.value) || tl[i] < 0)
+      return meta_error(m, "Expected input_lengths to be in [0, %s] and target lengths to be "
+                        "non-negative", meta_shape_text(&T, 1, (char[64]){0}, 64));
+  return loss_out(m, 5, lp->dtype, &n, lp->rank == 3 ? 1 : 0);
+}
+
 /* pairwise_distance(x1, x2, p, eps, keepdim): the p-norm of x1 - x2 + eps
  * over the last dim of the broadcast operands. */
 static alloy_error *meta_pairwise_distance(alloy_meta *m) {
@@ -443,6 +477,98 @@ static alloy_error *meta_sdpa_variant(alloy_meta *m) {
   return meta_out_tensor(m, 1, q->dtype, out, rank + 2);
 }
 
+/* batch_norm_update_stats(input, running_mean, running_var, momentum) ->
+ * (mean, biased variance) per channel, in the running statistics' dtype
+ * (the input's when there are none). */
+static alloy_error *meta_bn_update_stats(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *rm = meta_tensor(m, 1);
+  if (x->rank < 2) return meta_error(m, "argument 'input': expected at least 2 dims, got %dD", x->rank);
+  if (!alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "argument 'input': expected a floating point tensor, got %s",
+                      alloy_dtype_name(x->dtype));
+  alloy_dtype t = rm ? rm->dtype : x->dtype;
+  alloy_error *e = meta_out_tensor(m, 0, t, x->shape + 1, 1);
+  return e ? e : meta_out_tensor(m, 1, t, x->shape + 1, 1);
+}
+
+/* _masked_softmax(self, mask, dim, mask_type): self's type. The mask is
+ * bool, of self's shape (mask_type 2, and any mask but a 2-D one with a
+ * 4-D input), [B, L] padding keys (1) or [L, L] (0) for [B, H, L, L]. */
+static alloy_error *meta_masked_softmax(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *mask = meta_tensor(m, 1);
+  if (mask->dtype != ALLOY_BOOL) return meta_error(m, "Mask should be a boolean tensor");
+  int64_t type = 2;
+  alloy_error *e;
+  if (!meta_is_none(m, 3) && (e = meta_int(m, 3, &type))) return e;
+  if (mask->rank != 2 || x->rank != 4) type = 2;
+  bool ok;
+  if (type == 2) {
+    ok = mask->rank == x->rank;
+    for (int i = 0; ok && i < x->rank; i++)
+      ok = alloy_dim_eq(m->st, mask->shape[i], x->shape[i]) != ALLOY_FALSE;
+    if (!ok) return meta_error(m, "For mask_type == 2 mask shape should match input shape");
+  } else if (type == 1) {
+    ok = alloy_dim_eq(m->st, x->shape[0], mask->shape[0]) != ALLOY_FALSE &&
+         alloy_dim_eq(m->st, x->shape[2], mask->shape[1]) != ALLOY_FALSE;
+    if (!ok) return meta_error(m, "For mask_type == 1 mask shape should be (B, L)");
+  } else if (type == 0) {
+    ok = alloy_dim_eq(m->st, x->shape[2], mask->shape[0]) != ALLOY_FALSE &&
+         alloy_dim_eq(m->st, x->shape[2], mask->shape[1]) != ALLOY_FALSE;
+    if (!ok) return meta_error(m, "For mask_type == 0 mask shape should be (L, L)");
+  } else {
+    return meta_error(m, "Unsupported mask type");
+  }
+  if (!alloy_dtype_is_float(x->dtype))
+    return meta_error(m, "argument 'self': expected a floating point tensor, got %s",
+                      alloy_dtype_name(x->dtype));
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* _transform_bias_rescale_qkv(qkv [B, T, 3 D], qkv_bias, num_heads) ->
+ * (q, k, v), each [B, heads, T, D / heads]. */
+static alloy_error *meta_transform_qkv(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  int64_t heads;
+  alloy_error *e = meta_int(m, 2, &heads);
+  if (e) return e;
+  if (x->rank != 3 || b->rank != 1 || !alloy_dim_is_const(x->shape[2]))
+    return meta_error(m, "expected qkv [B, T, 3 D] of a known D and a 1-D qkv_bias");
+  int64_t d3 = x->shape[2].value;
+  if (heads < 1 || d3 % 3 || (d3 / 3) % heads)
+    return meta_error(m, "the embedding size %lld must split into 3 x %lld heads",
+                      (long long)d3, (long long)heads);
+  alloy_dim out[4] = {x->shape[0], alloy_dim_const(heads), x->shape[1],
+                      alloy_dim_const(d3 / 3 / heads)};
+  for (int k = 0; k < 3; k++)
+    if ((e = meta_out_tensor(m, k, x->dtype, out, 4))) return e;
+  return NULL;
+}
+
+/* _native_multi_head_attention(...) -> (output [B, T, D], weights [B, T,
+ * T], or [B, heads, T, T] without averaging, or empty without weights). */
+static alloy_error *meta_native_mha(alloy_meta *m) {
+  const alloy_value *q = meta_tensor(m, 0), *k = meta_tensor(m, 1), *v = meta_tensor(m, 2);
+  int64_t D, heads;
+  alloy_error *e;
+  if ((e = meta_int(m, 3, &D)) || (e = meta_int(m, 4, &heads))) return e;
+  if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+    return meta_error(m, "expected 3-D `query`, `key` and `value`");
+  if (!alloy_dim_is_const(q->shape[2]) || q->shape[2].value != D)
+    return meta_error(m, "passed-in embed_dim %lld didn't match last dim of query", (long long)D);
+  if (heads < 1 || D % heads) return meta_error(m, "`embed_dim` must divide evenly by `num_heads`");
+  if (!alloy_dtype_is_float(q->dtype))
+    return meta_error(m, "argument 'query': expected a floating point tensor, got %s",
+                      alloy_dtype_name(q->dtype));
+  if ((e = meta_out_like(m, 0, q, q->dtype))) return e;
+  alloy_dim w[4] = {q->shape[0], alloy_dim_const(heads), q->shape[1], q->shape[1]}, none = alloy_dim_const(0);
+  if (!meta_bool(m, 10)) return meta_out_tensor(m, 1, q->dtype, &none, 1);
+  if (meta_bool(m, 11)) {
+    w[1] = q->shape[1];
+    return meta_out_tensor(m, 1, q->dtype, w, 3);
+  }
+  return meta_out_tensor(m, 1, q->dtype, w, 4);
+}
+
 const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.group_norm.default", meta_like_input, 0},
     {"aten.batch_norm.default", meta_like_input, 0},
@@ -460,7 +586,11 @@ const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.bilinear.default", meta_bilinear, 0},
     {"aten._addmm_activation.default", meta_addmm_activation, 0},
     {"aten.embedding_renorm.default", meta_embedding_renorm, 0},
+    {"aten.batch_norm_update_stats.default", meta_bn_update_stats, 0},
+    {"aten._masked_softmax.default", meta_masked_softmax, 0},
     {"aten._scaled_dot_product_attention_math.default", meta_sdpa_variant, 0},
+    {"aten._transform_bias_rescale_qkv.default", meta_transform_qkv, 0},
+    {"aten._native_multi_head_attention.default", meta_native_mha, 0},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", meta_sdpa_variant, 1},
     {"aten.cross_entropy_loss.default", meta_class_loss, 0},
     {"aten.nll_loss.default", meta_class_loss, 0},
@@ -475,6 +605,7 @@ const alloy_meta_entry alloy_meta_nn_composite[] = {
     {"aten.hinge_embedding_loss.default", meta_elementwise_loss, 2 * 16 + 3 + 256},
     {"aten.cosine_embedding_loss.default", meta_cosine_embedding_loss, 0},
     {"aten.triplet_margin_loss.default", meta_triplet_margin_loss, 0},
+    {"aten.ctc_loss.IntList", meta_ctc_loss, 0},
     {"aten.pairwise_distance.default", meta_pairwise_distance, 0},
     {"aten.cosine_similarity.default", meta_cosine_similarity, 0},
     {"aten.pdist.default", meta_pdist_checked, 0},

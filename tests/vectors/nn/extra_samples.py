@@ -225,3 +225,37 @@ def samples(torch):
                         0.0, False, False, False), {}
     yield a.lstm.input, (x, [r(1, 2, 4, dtype=torch.bfloat16), r(1, 2, 4, dtype=torch.bfloat16)],
                          params(4, 1, 1, 3, 4, dt=torch.bfloat16), True, 1, 0.0, False, False, False), {}
+
+    # --- masked softmax, batch statistics -------------------------------------------
+    for dt in (torch.float32, torch.float64, torch.float16):
+        x = r(2, 3, 4, dtype=dt)
+        yield a._masked_softmax.default, (x, torch.rand(2, 3, 4) > 0.6, 1, None), {}
+        yield a._masked_softmax.default, (x, torch.rand(2, 3, 4) > 0.3), {}
+        x4 = r(2, 2, 3, 3, dtype=dt)
+        yield a._masked_softmax.default, (x4, torch.tensor([[False, True, False], [False, False, True]]), 3, 1), {}
+        yield a._masked_softmax.default, (x4, torch.tensor([[False, True, False], [False, False, True], [True, False, False]]), 2, 0), {}
+        yield a.batch_norm_update_stats.default, (r(2, 3, 4, dtype=dt), r(3), torch.rand(3), 0.1), {}
+        yield a.batch_norm_update_stats.default, (r(5, 3, dtype=dt), None, None, 0.1), {}
+
+    # --- ctc_loss ---------------------------------------------------------------------
+    for dt in (torch.float32, torch.float64):
+        lp = r(7, 3, 5, dtype=dt).log_softmax(2)
+        yield a.ctc_loss.IntList, (lp, torch.tensor([[1, 2, 2], [3, 1, 4], [2, 0, 0]]), [7, 6, 5], [3, 2, 1], 0, 0, False), {}
+        yield a.ctc_loss.IntList, (lp, torch.tensor([1, 2, 2, 3, 1, 4]), [7, 6, 7], [3, 2, 1], 0, 1, False), {}
+        yield a.ctc_loss.IntList, (lp, torch.tensor([[1, 1, 1], [3, 1, 4], [2, 2, 2]]), [2, 6, 0], [3, 0, 2], 0, 0, True), {}
+        yield a.ctc_loss.IntList, (lp, torch.tensor([[1, 1, 1], [3, 1, 4], [2, 2, 2]]), [2, 6, 0], [3, 0, 2], 0, 2, False), {}
+        yield a.ctc_loss.IntList, (lp[:, 0], torch.tensor([4, 3, 3]), [7], [3], 2, 0, False), {}
+
+    # --- multi-head attention ------------------------------------------------------------
+    for dt in (torch.float32, torch.float64):
+        x = r(2, 3, 8, dtype=dt)
+        w, b, pw, pb = r(24, 8, dtype=dt) * 0.3, r(24, dtype=dt), r(8, 8, dtype=dt) * 0.3, r(8, dtype=dt)
+        yield a._transform_bias_rescale_qkv.default, (r(2, 3, 24, dtype=dt), b, 2), {}
+        yield a._native_multi_head_attention.default, (x, x, x, 8, 2, w, b, pw, pb), {}
+        yield a._native_multi_head_attention.default, (x, x, x, 8, 4, w, b, pw, pb, None, True, False), {}
+        yield a._native_multi_head_attention.default, (x, r(2, 3, 8, dtype=dt), r(2, 3, 8, dtype=dt), 8, 2, w, b, pw,
+                                                       pb, torch.tensor([[False, False, True], [False, True, True]]),
+                                                       True, True, 1), {}
+        kv = r(2, 3, 8, dtype=dt)
+        yield a._native_multi_head_attention.default, (x, kv, kv, 8, 2, w, b, pw, pb, torch.rand(2, 2, 3, 3) > 0.7,
+                                                       True, True, 2), {}
