@@ -2,13 +2,18 @@
  * decompositions/rules_activation.c: activation functions and softmax, from
  * ATen to Core ATen.
  *
+ * relu6, rrelu (evaluation mode), log_sigmoid and _add_relu are
+ * rewritten into the core activations they are in ATen.
+ *
  * Where PyTorch computes an activation in its "opmath" type (float16 and
  * bfloat16 in float32, through pw_cast_for_opmath or the reference's
  * computation dtype), the rule does the same: it converts the input up,
  * computes, and converts the result back once, so that reduced-precision
  * results are rounded as PyTorch's are.
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "decompositions/rules.h"
 
@@ -166,6 +171,47 @@ static void log_sigmoid_forward(decomp *d) {
   d_out(d, 1, d_to(d, z, d_out_dtype(d, 1)));
 }
 
+/* relu6(x) = hardtanh(x, 0, 6) */
+static void relu6(decomp *d) {
+  d_out(d, 0, D(d, "aten.hardtanh.default", V(d_tensor(d, 0)), I(0), I(6)));
+}
+
+/* rrelu in evaluation mode is leaky_relu with the mean slope
+ * (lower + upper) / 2, computed in double as ATen does; in training it
+ * draws a slope per element, which is rrelu_with_noise's business. */
+static void rrelu(decomp *d) {
+  if (d_bool(d, 3)) return d_decline(d, "training=True draws random slopes (rrelu_with_noise)");
+  double lower = d_float(d, 1), upper = d_float(d, 2);
+  d_out(d, 0, D(d, "aten.leaky_relu.default", V(d_tensor(d, 0)), F((lower + upper) / 2)));
+}
+
+/* log_sigmoid(x) is the first output of log_sigmoid_forward. */
+static void log_sigmoid(decomp *d) {
+  d_out(d, 0, D(d, "aten.log_sigmoid_forward.default", V(d_tensor(d, 0))));
+}
+
+/* _add_relu(a, b, alpha) = min(hi, max(0, a + alpha b)), hi the largest
+ * value of self's dtype, as ATen's fused kernel bounds it (an int32 self
+ * added to an int64 other still stops at 2^31 - 1; float32 at FLT_MAX, so
+ * inf does too), and 0 where the sum is NaN, as its scalar loop gives
+ * (its vector loop keeps NaN: the reference kernel follows both). */
+static void add_relu(decomp *d) {
+  alloy_value *a = d_tensor(d, 0);
+  static const struct {
+    alloy_dtype t;
+    int64_t hi;
+  } int_max[] = {
+      {ALLOY_I8, INT8_MAX}, {ALLOY_I16, INT16_MAX}, {ALLOY_I32, INT32_MAX}, {ALLOY_I64, INT64_MAX}};
+  alloy_arg hi = d_dtype(a) == ALLOY_F64 ? F(DBL_MAX) : F(FLT_MAX);
+  for (size_t k = 0; k < sizeof int_max / sizeof *int_max; k++)
+    if (int_max[k].t == d_dtype(a)) hi = I(int_max[k].hi);
+  const alloy_arg *b = d_arg(d, 1);
+  bool tensor = b->kind == ALLOY_ARG_VALUE && alloy_value_kind_of(b->u.value) == ALLOY_VALUE_TENSOR;
+  alloy_value *sum = D(d, tensor ? "aten.add.Tensor" : "aten.add.Scalar", V(a), *b, *d_arg(d, 2));
+  alloy_value *capped = D(d, "aten.clamp.default", V(sum), NONE, hi);
+  d_out(d, 0, D(d, "aten.where.self", V(D(d, "aten.gt.Scalar", V(sum), I(0))), V(capped), I(0)));
+}
+
 /* --- softmax -------------------------------------------------------------------*/
 
 /* softmax / log_softmax with an optional dtype: the input converted to
@@ -224,6 +270,11 @@ const decomp_rule decomp_rules_activation[] = {
     {"aten.softshrink.default", softshrink, DECOMP_TO_CORE},
     {"aten.threshold.default", threshold, DECOMP_TO_CORE},
     {"aten.log_sigmoid_forward.default", log_sigmoid_forward, DECOMP_TO_CORE},
+    {"aten.relu6.default", relu6, DECOMP_TO_CORE},
+    {"aten.rrelu.default", rrelu, DECOMP_TO_CORE},
+    {"aten.log_sigmoid.default", log_sigmoid, DECOMP_TO_CORE},
+    {"aten._add_relu.Tensor", add_relu, DECOMP_TO_CORE},
+    {"aten._add_relu.Scalar", add_relu, DECOMP_TO_CORE},
     {"aten.softmax.int", softmax_int, DECOMP_TO_CORE},
     {"aten.log_softmax.int", log_softmax_int, DECOMP_TO_CORE},
     {"aten._safe_softmax.default", safe_softmax, DECOMP_TO_CORE},

@@ -20,12 +20,19 @@
  * In-place ops return `self` unchanged in dtype and shape, and fail like
  * PyTorch when the promoted result cannot be cast back to self's dtype or
  * when broadcasting would have to grow self.
+ *
+ * The aliases of ir/pointwise_aliases.h (multiply, greater, special_expit,
+ * the Scalar_Tensor overloads...) take their type from the op they stand
+ * for; a few composites (float_power, isclose, _add_relu) have small
+ * functions of their own.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/meta.h"
+#include "ir/pointwise_aliases.h"
 
 /* m->param: the promotion kind in the low bits, then flags. */
 enum {
@@ -314,6 +321,116 @@ static alloy_error *meta_frexp(alloy_meta *m) {
   return e ? e : meta_out_like(m, 1, x, ALLOY_I32);
 }
 
+/* float_power computes in float64 (complex128 when an operand is complex):
+ * the operands' promotion only decides the shape and whether it is
+ * complex. */
+static alloy_error *meta_float_power(alloy_meta *m) {
+  alloy_error *e = meta_elementwise(m);
+  if (e) return e;
+  m->outs[0].dtype = alloy_dtype_is_complex(m->outs[0].dtype) ? ALLOY_C128 : ALLOY_F64;
+  return NULL;
+}
+
+/* float_power_ writes a float64 result into self, which PyTorch requires to
+ * be float64 already (complex128 for a complex result). */
+static alloy_error *meta_float_power_(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  bool cplx = alloy_dtype_is_complex(x->dtype) || alloy_dtype_is_complex(meta_promo_operand(m, 1).dtype);
+  alloy_dtype want = cplx ? ALLOY_C128 : ALLOY_F64;
+  if (x->dtype != want)
+    return meta_error(m, "the base given to float_power_ has dtype %s but the operation's result "
+                         "requires dtype %s (argument 'self')",
+                      alloy_dtype_name(x->dtype), alloy_dtype_name(want));
+  return meta_elementwise(m);
+}
+
+/* positive(x) is x itself, a view; unary + refuses bool as - does. */
+static alloy_error *meta_positive(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x->dtype == ALLOY_BOOL)
+    return meta_error(m, "The `+` operator, on a bool tensor is not supported (argument 'self').");
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* isclose(self, other, rtol, atol, equal_nan): both of one dtype, the
+ * tolerances not negative; the result is the broadcast shape, bool. */
+static alloy_error *meta_isclose(alloy_meta *m) {
+  const alloy_value *a = meta_tensor(m, 0), *b = meta_tensor(m, 1);
+  if (a->dtype != b->dtype)
+    return meta_error(m, "isclose expects self and other of one dtype: self is %s, other is %s",
+                      alloy_dtype_name(a->dtype), alloy_dtype_name(b->dtype));
+  for (int i = 2; i < 4; i++)
+    if (meta_float(m, i) < 0)
+      return meta_error(m, "%s must be greater than or equal to zero, but got %g", meta_arg_name(m, i),
+                        meta_float(m, i));
+  return meta_elementwise(m);
+}
+
+/* _add_relu(self, other, alpha): add's promotion; PyTorch's kernel picks its
+ * bounds by self's dtype and has them for the signed integers, float32 and
+ * float64 only, and computes in none but the integer and those float
+ * dtypes. */
+static alloy_error *meta_add_relu(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  if (x->dtype == ALLOY_BOOL || x->dtype == ALLOY_U8 || x->dtype == ALLOY_F16 ||
+      x->dtype == ALLOY_BF16 || alloy_dtype_is_complex(x->dtype))
+    return meta_error(m, "Unsupported datatype for add_relu: %s (argument 'self'; PyTorch's kernel "
+                         "takes int8, int16, int32, int64, float32 and float64)",
+                      alloy_dtype_name(x->dtype));
+  alloy_error *e = meta_elementwise(m);
+  if (e) return e;
+  alloy_dtype t = m->outs[0].dtype;
+  if (t == ALLOY_F16 || t == ALLOY_BF16)
+    return meta_error(m, "\"add_clamp_cpu\" not implemented for '%s' (the dtype self and other "
+                         "promote to)",
+                      alloy_dtype_name(t));
+  return NULL;
+}
+
+/* --- aliases (ir/pointwise_aliases.h) ---------------------------------------------
+ * The op's type is its target's on the same arguments: the target's shape
+ * function runs on them (a Python number where the target takes a tensor
+ * is a wrapped number there, as in PyTorch), its outputs become the op's. */
+
+#define ALIAS_ENTRY(op, target, form) {op, target, ALLOY_ALIAS_##form},
+const alloy_pointwise_alias alloy_pointwise_aliases[] = {ALLOY_POINTWISE_ALIASES(ALIAS_ENTRY){NULL, NULL, 0}};
+#undef ALIAS_ENTRY
+
+const alloy_pointwise_alias *alloy_pointwise_alias_find(const char *op) {
+  for (const alloy_pointwise_alias *a = alloy_pointwise_aliases; a->op; a++)
+    if (!strcmp(a->op, op)) return a;
+  return NULL;
+}
+
+enum { ALIAS_MAX_ARGS = 8 };
+
+static alloy_error *meta_alias(alloy_meta *m) {
+  const alloy_pointwise_alias *a = alloy_pointwise_alias_find(m->op->name);
+  const alloy_op *t = a ? alloy_op_find(a->target) : NULL;
+  if (!t || t->schema->nargs > ALIAS_MAX_ARGS || t->schema->nargs < m->nargs)
+    return meta_error(m, "no op to stand for it");
+  alloy_arg args[ALIAS_MAX_ARGS];
+  for (int j = 0; j < t->schema->nargs; j++)
+    args[j] = j < m->nargs ? m->args[alloy_alias_arg(a->form, j)] : t->schema->args[j].default_value;
+  alloy_meta tm = {.node_name = m->node_name, .unbacked_next = m->unbacked_next};
+  alloy_error *e = alloy_meta_run(t, m->st, args, &tm);
+  m->unbacked_next = tm.unbacked_next;
+  if (e) { /* named for the op: "aten.greater.Tensor: (as aten.gt.Tensor) ..." */
+    const char *msg = alloy_error_message(e);
+    size_t n = strlen(t->name);
+    if (!strncmp(msg, t->name, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
+    alloy_error *named = meta_error(m, "(as %s) %s", t->name, msg);
+    alloy_error_free(e);
+    return named;
+  }
+  for (int k = 0; k < tm.nout && !e; k++)
+    e = tm.outs[k].kind == ALLOY_VALUE_TENSOR
+            ? meta_out_tensor(m, k, tm.outs[k].dtype, tm.outs[k].shape, tm.outs[k].rank)
+            : meta_error(m, "%s gives no tensor", t->name);
+  free(tm.outs);
+  return e;
+}
+
 #define EW(name, kind) {name, meta_elementwise, K(kind)}
 #define EWF(name, kind, flags) {name, meta_elementwise, K(kind) | (flags)}
 
@@ -523,5 +640,25 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EWF("aten.lerp.Scalar", DEFAULT, PW_SAME_DTYPE),
     EWF("aten.lerp.Tensor", DEFAULT, PW_SAME_DTYPE),
     EWF("aten.lerp_.Tensor", DEFAULT, PW_SAME_DTYPE),
+    /* the ops of ir/pointwise_aliases.h */
+#define ALIAS_ROW(op, target, form) {op, meta_alias, 0},
+    ALLOY_POINTWISE_ALIASES(ALIAS_ROW)
+#undef ALIAS_ROW
+    /* composites of the ops above (decompositions/rules_pointwise.c) */
+    EWF("aten.clamp_max.default", DEFAULT, PW_CLAMP),
+    EWF("aten.floor_divide.Scalar", DEFAULT, PW_FLOORDIV),
+    EW("aten.isfinite.default", ALWAYS_BOOL),
+    EW("aten.isreal.default", ALWAYS_BOOL),
+    EW("aten.square.default", BOOL_TO_LONG),
+    EW("aten.special_ndtr.default", INT_TO_FLOAT),
+    {"aten.float_power.Tensor_Tensor", meta_float_power, K(DEFAULT)},
+    {"aten.float_power.Tensor_Scalar", meta_float_power, K(DEFAULT)},
+    {"aten.float_power.Scalar", meta_float_power, K(DEFAULT)},
+    {"aten.float_power_.Tensor", meta_float_power_, K(DEFAULT)},
+    {"aten.float_power_.Scalar", meta_float_power_, K(DEFAULT)},
+    {"aten.isclose.default", meta_isclose, K(ALWAYS_BOOL)},
+    {"aten._add_relu.Tensor", meta_add_relu, K(DEFAULT)},
+    {"aten._add_relu.Scalar", meta_add_relu, K(DEFAULT)},
+    {"aten.positive.default", meta_positive, 0},
     {NULL, NULL, 0},
 };

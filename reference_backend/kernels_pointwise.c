@@ -47,6 +47,7 @@
 /* What an op's functions see besides the operand values. */
 typedef struct pw_ctx {
   alloy_dtype cd;    /* computation dtype (result_type, maybe made float) */
+  alloy_dtype in0;   /* operand 0's own dtype (some ops' bounds depend on it) */
   alloy_dtype out;   /* the output's dtype                                 */
   alloy_dtype rnd;   /* the precision PyTorch rounds each step to: cd, or
                       * float32 where it computes in opmath               */
@@ -274,6 +275,7 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
    * it. */
   if (!is_float(cd) && is_float(out->dtype)) cd = out->dtype;
   p.cd = cd;
+  p.in0 = ins[0]->dtype;
   p.out = out->dtype;
   p.rnd = cd;
   p.single = ref_float32_opmath(cd);
@@ -418,6 +420,26 @@ static double fmod_f(const double *x, pw_ctx *p) {
   return fmod_overflows(x[0], x[1], p) ? NAN : fmod(x[0], x[1]);
 }
 static int64_t fmod_i(const int64_t *x, pw_ctx *p) { return imod(x[0], x[1], p); }
+
+/* _add_relu(a, b, alpha) = min(hi, max(0, a + alpha b)), hi the largest
+ * value of a's own dtype (ATen picks both bounds by self's dtype, whatever
+ * the operands promote to). PyTorch's vector loop fuses the multiply-add
+ * and keeps a NaN (and a -0); its scalar tail rounds alpha b first and,
+ * as std::max(0, v) does, makes both 0. */
+static double add_relu_f(const double *x, pw_ctx *p) {
+  double lo, hi = 0;
+  alloy_dtype_limits(p->in0, &lo, &hi);
+  double v = R(p, p->vec ? fma(x[1], p->s[0], x[0]) : x[0] + R(p, p->s[0] * x[1]));
+  if (p->vec) v = v < 0 ? 0 : v;
+  else v = 0 < v ? v : 0;
+  return v > hi ? hi : v;
+}
+static int64_t add_relu_i(const int64_t *x, pw_ctx *p) {
+  double lo, hi = 0;
+  alloy_dtype_limits(p->in0, &lo, &hi);
+  int64_t v = wrap_to(p->cd, wrap((uint64_t)x[0] + (uint64_t)p->si[0] * (uint64_t)x[1]));
+  return v < 0 ? 0 : (double)v > hi ? to_i64(hi) : v;
+}
 
 /* Integer powers by squaring; a negative exponent gives 1 for base 1,
  * +-1 for base -1, 0 otherwise (PyTorch's powi). */
@@ -874,6 +896,8 @@ static double zero_f(const double *x, pw_ctx *p) { (void)x; (void)p; return 0; }
   X("aten.remainder.Scalar", BIN, "", S, remainder_f, remainder_i, PW_VEC_TAIL)            \
   X("aten.fmod.Tensor", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
   X("aten.fmod.Scalar", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
+  X("aten._add_relu.Tensor", BIN, "alpha", S, add_relu_f, add_relu_i, PW_VEC_TAIL)          \
+  X("aten._add_relu.Scalar", BIN, "alpha", S, add_relu_f, add_relu_i, PW_VEC_TAIL)          \
   X("aten.pow.Tensor_Tensor", "self exponent", "", S, pow_f, pow_i, 0)                     \
   X("aten.pow.Tensor_Scalar", "self exponent", "", S, pow_scalar_f, pow_scalar_i, 0)       \
   X("aten.pow.Scalar", "self exponent", "", S, pow_f, pow_i, 0)                            \
