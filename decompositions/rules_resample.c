@@ -562,6 +562,62 @@ static void upsample_vec(decomp *d) {
   d_out(d, 0, d_op(d, f->sized, args, nargs));
 }
 
+/* The TorchScript interpolation builtins (__interpolate, __upsample,
+ * __upsample_nearest, __upsample_bilinear, each with its list
+ * overloads), as TorchScript's interpolate: the mode and the input's rank
+ * pick upsample_nearest1d/2d/3d, upsample_linear1d, upsample_bilinear2d,
+ * upsample_bicubic2d, upsample_trilinear3d or adaptive_avg_pool1d/2d/3d
+ * ("area"), given the output size the shape function computed. The scale
+ * factors reach the op only with recompute_scale_factor=False (given
+ * scales default it to True); align_corners defaults to False, and
+ * __upsample_bilinear is bilinear with align_corners. */
+static void interpolate(decomp *d) {
+  const alloy_schema *sc = alloy_op_schema(alloy_node_op(d_node(d)));
+  alloy_value *x = d_tensor(d, 0);
+  if (!x) return;
+  bool bilinear_op = alloy_schema_find_arg(sc, "mode") < 0 &&
+                     strstr(alloy_op_name(alloy_node_op(d_node(d))), "bilinear");
+  int i_mode = alloy_schema_find_arg(sc, "mode"), i_align = alloy_schema_find_arg(sc, "align_corners");
+  int i_rec = alloy_schema_find_arg(sc, "recompute_scale_factor");
+  const char *mode = bilinear_op ? "bilinear" : i_mode >= 0 ? d_str(d, i_mode) : "nearest";
+  if (!mode) mode = "nearest";
+  bool align = bilinear_op || (i_align >= 0 && !d_is_none(d, i_align) && d_bool(d, i_align));
+  bool pass_scales = !d_is_none(d, 2) && i_rec >= 0 && !d_is_none(d, i_rec) && !d_bool(d, i_rec);
+  int r = d_rank(x), n = r - 2;
+  const alloy_value *want = alloy_node_output(d_node(d), 0);
+  alloy_arg args[8];
+  int na = 0;
+  args[na++] = V(x);
+  args[na++] = d_dim_list(d, d_shape(want) + 2, n);
+  static const char *const nearest[] = {"aten.upsample_nearest1d.default",
+                                        "aten.upsample_nearest2d.default",
+                                        "aten.upsample_nearest3d.default"};
+  static const char *const area[] = {"aten.adaptive_avg_pool1d.default",
+                                     "aten.adaptive_avg_pool2d.default",
+                                     "aten.adaptive_avg_pool3d.default"};
+  const char *op;
+  if (!strcmp(mode, "area")) {
+    d_out(d, 0, d_op(d, area[n - 1], args, na));
+    return;
+  }
+  if (!strcmp(mode, "nearest")) {
+    op = nearest[n - 1];
+  } else {
+    op = !strcmp(mode, "linear") ? "aten.upsample_linear1d.default"
+         : !strcmp(mode, "bilinear") ? "aten.upsample_bilinear2d.default"
+         : !strcmp(mode, "bicubic") ? "aten.upsample_bicubic2d.default"
+                                    : "aten.upsample_trilinear3d.default";
+    args[na++] = B(align);
+  }
+  const alloy_arg *sf = d_arg(d, 2);
+  for (int i = 0; i < n; i++) {
+    const alloy_arg *it = sf->kind == ALLOY_ARG_LIST ? &sf->u.list.items[i] : sf;
+    args[na++] = !pass_scales ? NONE
+                 : it->kind == ALLOY_ARG_FLOAT ? F(it->u.f) : F((double)it->u.i.value);
+  }
+  d_out(d, 0, d_op(d, op, args, na));
+}
+
 static void upsample_nearest3d(decomp *d) { upsample_nearest(d, 3, false); }
 static void upsample_nearest_exact2d(decomp *d) { upsample_nearest(d, 2, true); }
 static void upsample_nearest_exact3d(decomp *d) { upsample_nearest(d, 3, true); }
@@ -646,6 +702,18 @@ const decomp_rule decomp_rules_resample[] = {
     {"aten._upsample_nearest_exact2d.default", upsample_nearest_exact2d, DECOMP_TO_CORE},
     {"aten._upsample_nearest_exact3d.default", upsample_nearest_exact3d, DECOMP_TO_CORE},
     {"aten._upsample_bicubic2d_aa.default", upsample_bicubic2d_aa, DECOMP_TO_CORE},
+    {"aten.__interpolate.default", interpolate, DECOMP_TO_CORE},
+    {"aten.__interpolate.scale_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__interpolate.size_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__interpolate.size_list_scale_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample.default", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample.size_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_nearest.default", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_nearest.size_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_bilinear.default", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_bilinear.scale_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_bilinear.size_list", interpolate, DECOMP_TO_CORE},
+    {"aten.__upsample_bilinear.size_list_scale_list", interpolate, DECOMP_TO_CORE},
     {"aten.upsample_nearest1d.vec", upsample_vec, DECOMP_TO_CORE},
     {"aten.upsample_nearest3d.vec", upsample_vec, DECOMP_TO_CORE},
     {"aten._upsample_nearest_exact1d.vec", upsample_vec, DECOMP_TO_CORE},

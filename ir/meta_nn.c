@@ -1037,6 +1037,71 @@ static alloy_error *meta_upsample(alloy_meta *m) {
   return meta_out_tensor(m, 0, in->dtype, out, n + 2);
 }
 
+/* The TorchScript interpolation builtins (__interpolate, __upsample,
+ * __upsample_nearest, __upsample_bilinear and their list overloads), as
+ * TorchScript's interpolate: the mode (bilinear with align_corners for
+ * __upsample_bilinear, param 1; nearest by default) picks an upsampling or
+ * adaptive average pooling op by the input's rank; the size is given (one
+ * int for every dim, or a list) or floor(size * scale_factor). */
+static alloy_error *interp_mode(alloy_meta *m, const char **mode) {
+  int i_mode = alloy_schema_find_arg(alloy_op_schema(m->op), "mode");
+  *mode = m->param == 1 ? "bilinear" : i_mode >= 0 ? meta_str(m, i_mode) : "nearest";
+  if (!*mode) *mode = "nearest";
+  int r = meta_tensor(m, 0)->rank;
+  static const struct {
+    const char *mode;
+    int rank; /* 0: any of 3 to 5 */
+  } ok[] = {{"nearest", 0}, {"area", 0}, {"linear", 3}, {"bilinear", 4}, {"bicubic", 4},
+            {"trilinear", 5}};
+  if (r < 3 || r > 5)
+    return meta_error(m, "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for "
+                      "the modes: nearest | linear | bilinear | trilinear (got %s)", r, *mode);
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (!strcmp(ok[i].mode, *mode)) {
+      if (ok[i].rank && ok[i].rank != r)
+        return meta_error(m, "Got %dD input, but %s mode needs %dD input", r, *mode, ok[i].rank);
+      return NULL;
+    }
+  return meta_error(m, "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for "
+                    "the modes: nearest | linear | bilinear | trilinear (got %s)", r, *mode);
+}
+
+static alloy_error *meta_interpolate(alloy_meta *m) {
+  const alloy_value *x = meta_tensor(m, 0);
+  const char *mode;
+  alloy_error *e = interp_mode(m, &mode);
+  if (e) return e;
+  int n = x->rank - 2;
+  int i_align = alloy_schema_find_arg(alloy_op_schema(m->op), "align_corners");
+  int i_aa = alloy_schema_find_arg(alloy_op_schema(m->op), "antialias");
+  bool plain = !strcmp(mode, "nearest") || !strcmp(mode, "area");
+  if (plain && i_align >= 0 && !meta_is_none(m, i_align))
+    return meta_error(m, "align_corners option can only be set with the interpolating modes: "
+                      "linear | bilinear | bicubic | trilinear");
+  if (i_aa >= 0 && meta_bool(m, i_aa)) return meta_error(m, "Antialias is not yet supported");
+  alloy_dim out[5] = {x->shape[0], x->shape[1]};
+  const alloy_arg *size = &m->args[1], *scale = &m->args[2];
+  if (size->kind == ALLOY_ARG_INT) {
+    for (int i = 0; i < n; i++) out[2 + i] = size->u.i;
+  } else if (size->kind == ALLOY_ARG_LIST) {
+    if ((e = exact_dims(m, 1, n, out + 2))) return e;
+  } else if (scale->kind == ALLOY_ARG_NONE) {
+    return meta_error(m, "either size or scale_factor should be defined");
+  } else {
+    int k = scale->kind == ALLOY_ARG_LIST ? scale->u.list.n : n; /* one number: every dim */
+    if (k < n) return meta_error(m, "argument 'scale_factor' must have %d items", n);
+    for (int i = 0; i < n && !e; i++) {
+      const alloy_arg *it = scale->kind == ALLOY_ARG_LIST ? &scale->u.list.items[i] : scale;
+      if (it->kind != ALLOY_ARG_FLOAT && it->kind != ALLOY_ARG_INT)
+        return meta_error(m, "argument 'scale_factor' must hold literal numbers");
+      double f = it->kind == ALLOY_ARG_FLOAT ? it->u.f : (double)it->u.i.value;
+      e = scaled_size(m, x->shape[2 + i], f, &out[2 + i]);
+    }
+    if (e) return e;
+  }
+  return meta_out_tensor(m, 0, x->dtype, out, x->rank);
+}
+
 /* grid_sampler_Nd(input, grid, interpolation_mode, padding_mode,
  * align_corners); param: N */
 static alloy_error *meta_grid_sampler(alloy_meta *m) {
@@ -1321,6 +1386,18 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten._upsample_bicubic2d_aa.default", meta_upsample, 2 | UP_U8 | UP_NO_HALF},
     {"aten._upsample_bicubic2d_aa.vec", meta_upsample,
      2 | UP_VEC | 3 * UP_SCALES_AT | UP_U8 | UP_NO_HALF},
+    {"aten.__interpolate.default", meta_interpolate, 0},
+    {"aten.__interpolate.scale_list", meta_interpolate, 0},
+    {"aten.__interpolate.size_list", meta_interpolate, 0},
+    {"aten.__interpolate.size_list_scale_list", meta_interpolate, 0},
+    {"aten.__upsample.default", meta_interpolate, 0},
+    {"aten.__upsample.size_list", meta_interpolate, 0},
+    {"aten.__upsample_nearest.default", meta_interpolate, 0},
+    {"aten.__upsample_nearest.size_list", meta_interpolate, 0},
+    {"aten.__upsample_bilinear.default", meta_interpolate, 1},
+    {"aten.__upsample_bilinear.scale_list", meta_interpolate, 1},
+    {"aten.__upsample_bilinear.size_list", meta_interpolate, 1},
+    {"aten.__upsample_bilinear.size_list_scale_list", meta_interpolate, 1},
     {"aten.grid_sampler_2d.default", meta_grid_sampler, 2},
     {"aten.grid_sampler_3d.default", meta_grid_sampler, 3},
     {"aten.grid_sampler.default", meta_grid_sampler_any, 0},

@@ -259,3 +259,26 @@ def samples(torch):
         kv = r(2, 3, 8, dtype=dt)
         yield a._native_multi_head_attention.default, (x, kv, kv, 8, 2, w, b, pw, pb, torch.rand(2, 2, 3, 3) > 0.7,
                                                        True, True, 2), {}
+
+    # --- TorchScript's interpolation builtins -------------------------------------------
+    ip = getattr(a, "__interpolate")
+    x1, x2, x3 = r(1, 2, 5), r(1, 2, 4, 5), r(1, 1, 3, 4, 5)
+    yield ip.default, (x1, 8, None, "nearest"), {}
+    yield ip.default, (x2, None, 1.7, "bilinear", False, None), {}
+    yield ip.default, (x2, None, 1.7, "bicubic", True, False), {}
+    yield ip.scale_list, (x3, None, [1.5, 2.0, 0.6], "trilinear", False, False), {}
+    yield ip.scale_list, (x2, None, [0.5, 0.4], "area"), {}
+    yield ip.size_list, (x1, [7], None, "linear", True), {}
+    yield ip.size_list_scale_list, (x3, [4, 6, 2], None, "nearest"), {}
+    yield ip.size_list_scale_list, (x2, None, [1.3, 2.6], "nearest", None, False), {}
+    up = getattr(a, "__upsample")
+    yield up.default, (x2, None, 2, "bilinear", True), {}
+    yield up.size_list, (x1, [9], None, "linear", False), {}
+    upn = getattr(a, "__upsample_nearest")
+    yield upn.default, (x3, None, 2), {}
+    yield upn.size_list, (x2, [3, 7], None), {}
+    upb = getattr(a, "__upsample_bilinear")
+    yield upb.default, (x2, 6, None), {}
+    yield upb.scale_list, (x2, None, [2, 3]), {}
+    yield upb.size_list, (x2, [7, 3], None), {}
+    yield upb.size_list_scale_list, (x2, None, [3, 2]), {}
