@@ -404,14 +404,14 @@ const alloy_pointwise_alias *alloy_pointwise_alias_find(const char *op) {
 
 enum { ALIAS_MAX_ARGS = 8 };
 
-static alloy_error *meta_alias(alloy_meta *m) {
-  const alloy_pointwise_alias *a = alloy_pointwise_alias_find(m->op->name);
-  const alloy_op *t = a ? alloy_op_find(a->target) : NULL;
+/* Op m's outputs are target's on m's arguments (mapped by form). */
+static alloy_error *meta_as(alloy_meta *m, const char *target, alloy_alias_form form) {
+  const alloy_op *t = alloy_op_find(target);
   if (!t || t->schema->nargs > ALIAS_MAX_ARGS || t->schema->nargs < m->nargs)
     return meta_error(m, "no op to stand for it");
   alloy_arg args[ALIAS_MAX_ARGS];
   for (int j = 0; j < t->schema->nargs; j++)
-    args[j] = j < m->nargs ? m->args[alloy_alias_arg(a->form, j)] : t->schema->args[j].default_value;
+    args[j] = j < m->nargs ? m->args[alloy_alias_arg(form, j)] : t->schema->args[j].default_value;
   alloy_meta tm = {.node_name = m->node_name, .unbacked_next = m->unbacked_next};
   alloy_error *e = alloy_meta_run(t, m->st, args, &tm);
   m->unbacked_next = tm.unbacked_next;
@@ -421,14 +421,29 @@ static alloy_error *meta_alias(alloy_meta *m) {
     if (!strncmp(msg, t->name, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
     alloy_error *named = meta_error(m, "(as %s) %s", t->name, msg);
     alloy_error_free(e);
+    free(tm.outs);
     return named;
   }
+  const alloy_schema *s = m->op->schema;
+  if (s->nreturns == 1 && s->returns[0].type.list) e = meta_set_num_outputs(m, tm.nout);
   for (int k = 0; k < tm.nout && !e; k++)
     e = tm.outs[k].kind == ALLOY_VALUE_TENSOR
             ? meta_out_tensor(m, k, tm.outs[k].dtype, tm.outs[k].shape, tm.outs[k].rank)
             : meta_error(m, "%s gives no tensor", t->name);
   free(tm.outs);
   return e;
+}
+
+static alloy_error *meta_alias(alloy_meta *m) {
+  const alloy_pointwise_alias *a = alloy_pointwise_alias_find(m->op->name);
+  return a ? meta_as(m, a->target, a->form) : meta_error(m, "no op to stand for it");
+}
+
+/* where(condition) is nonzero_numpy(condition): one int64 [u] tensor of
+ * coordinates per dim, u the data-dependent count. (No rule: the count of
+ * a rewritten graph would be a new unknown; ref runs it itself.) */
+static alloy_error *meta_where_condition(alloy_meta *m) {
+  return meta_as(m, "aten.nonzero_numpy.default", ALLOY_ALIAS_SAME);
 }
 
 #define EW(name, kind) {name, meta_elementwise, K(kind)}
@@ -651,6 +666,7 @@ const alloy_meta_entry alloy_meta_pointwise[] = {
     EW("aten.isreal.default", ALWAYS_BOOL),
     EW("aten.square.default", BOOL_TO_LONG),
     EW("aten.special_ndtr.default", INT_TO_FLOAT),
+    {"aten.where.default", meta_where_condition, 0},
     {"aten.float_power.Tensor_Tensor", meta_float_power, K(DEFAULT)},
     {"aten.float_power.Tensor_Scalar", meta_float_power, K(DEFAULT)},
     {"aten.float_power.Scalar", meta_float_power, K(DEFAULT)},

@@ -1185,6 +1185,44 @@ static int k_frexp(const alloy_kernel_call *c) {
   return 0;
 }
 
+/* where(condition): the coordinates of condition's nonzero elements in
+ * index order, one int64 tensor per dim (a 0-dim condition counts as one
+ * dim), as torch.nonzero(condition, as_tuple=True) gives them. The count
+ * is the data's: the first walk counts, the outputs are made that long,
+ * the second walk writes. */
+enum { MAX_RANK = 16 }; /* Alloy's largest rank, as ref_iter's arrays */
+
+static int k_where_condition(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *x = ref_tensor(c, "condition");
+  if (!x) return ref_fail(c, "%s", "where: missing condition");
+  int cols = x->rank ? x->rank : 1;
+  int64_t n = ref_numel(x), count = 0;
+  const alloy_kernel_tensor *outs[MAX_RANK];
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t idx[MAX_RANK] = {0}, w = 0;
+    for (int64_t k = 0; k < n; k++, ref_next_index(idx, x->sizes, x->rank)) {
+      int64_t off = 0;
+      for (int d = 0; d < x->rank; d++) off += idx[d] * x->strides[d];
+      bool nonzero = is_float(x->dtype) ? ref_load_f(x->data, x->dtype, off) != 0
+                                        : ref_load_i(x->data, x->dtype, off) != 0;
+      if (!nonzero) continue;
+      for (int d = 0; pass && d < cols; d++)
+        ref_store_i(outs[d]->data, ALLOY_I64, w * outs[d]->strides[0], x->rank ? idx[d] : 0);
+      w++;
+    }
+    count = w;
+    for (int d = 0; !pass && d < cols; d++) {
+      outs[d] = &c->outputs[d];
+      if (!outs[d]->sizes)
+        outs[d] = ALLOY_HAS_FIELD(c, alloy_kernel_call, alloc_output) && c->alloc_output
+                      ? c->alloc_output(c, d, &count)
+                      : NULL;
+      if (!outs[d]) return ref_fail(c, "%s", "where: cannot allocate the result");
+    }
+  }
+  return 0;
+}
+
 /* The imaginary part of a real tensor does not exist (PyTorch refuses). */
 static int k_imag(const alloy_kernel_call *c) {
   return ref_fail(c, "%s", "imag is not implemented for tensors with non-complex dtypes");
@@ -1196,6 +1234,7 @@ const alloy_kernel ref_kernels_pointwise[] = {
     REF_KERNEL("aten.frexp.Tensor", k_frexp),
     REF_KERNEL("prims.frexp.default", k_frexp),
     REF_KERNEL("prims.imag.default", k_imag),
+    REF_KERNEL("aten.where.default", k_where_condition),
     {NULL, NULL, NULL, NULL},
 };
 #undef PW_ROW

@@ -98,6 +98,13 @@ TEST(pointwise_alias_types_follow_the_target) {
   CHECK_INT(alloy_value_dtype(alloy_node_output(n, 0)), ALLOY_I32);
   CHECK_OK(node(g, "aten.float_power.Tensor_Scalar", (alloy_arg[]){VAL(i), alloy_arg_int(2)}, 2, &n));
   CHECK_INT(alloy_value_dtype(alloy_node_output(n, 0)), ALLOY_F64);
+  /* where(condition): one int64 [u] per dim, u one data-dependent count */
+  CHECK_OK(node(g, "aten.where.default", (alloy_arg[]){VAL(x)}, 1, &n));
+  REQUIRE(n && alloy_node_num_outputs(n) == 2);
+  CHECK_INT(alloy_value_dtype(alloy_node_output(n, 1)), ALLOY_I64);
+  CHECK(alloy_dim_same(alloy_value_shape(alloy_node_output(n, 0))[0],
+                       alloy_value_shape(alloy_node_output(n, 1))[0]));
+  CHECK(!alloy_dim_is_const(alloy_value_shape(alloy_node_output(n, 0))[0]));
   /* the target's refusal, named for the alias */
   CHECK(fails_with(node(g, "aten.bitwise_and.Scalar_Tensor",
                         (alloy_arg[]){alloy_arg_float(1.5), VAL(i)}, 2, &n),

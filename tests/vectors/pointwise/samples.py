@@ -134,6 +134,9 @@ def samples(torch):
     yield A.where.ScalarSelf, (b, 300, u8), {}
     yield A.where.ScalarOther, (b, x, -1), {}
     yield A.where.ScalarOther, (b, h, 0.1), {}
+    yield A.where.default, (b,), {}
+    yield A.where.default, (x,), {}
+    yield A.where.default, (torch.tensor(3),), {}
 
     # the orthogonal polynomials with one side a number (no NaN: PyTorch's
     # kernels return an uninitialized value for a NaN x)
