@@ -83,6 +83,13 @@ static bool script_only(const alloy_op *op, char *why, size_t cap) {
       tensors |= a->type.kind == ALLOY_TYPE_TENSOR;
     }
   }
+  /* PyTorch prints a Dimname as str: the overload's name says it. */
+  const char *ov = alloy_schema_overload(s);
+  if (strcasestr(ov, "dimname") || strstr(ov, "names")) {
+    snprintf(why, cap, "a named-tensor overload (%s): torch.export has no named tensors, and on an "
+                       "unnamed tensor PyTorch itself refuses every dimension name", ov);
+    return true;
+  }
   if (s->vararg) {
     snprintf(why, cap, "TorchScript only: takes varargs (...)");
     return true;
