@@ -658,6 +658,56 @@ static void cummaxmin_backward(decomp *d) {
                 V(d_to(d, g, d_dtype(x)))));
 }
 
+/* cumprod_backward(grad, input, dim, output): ATen's zero-aware formula.
+ * With w = output grad, positions before the first zero of their slice get
+ * the reversed running sum of w divided by the input; the first zero gets
+ * sum(grad_k prod(x[z1+1..k])) over k up to the second zero, times the
+ * output just before it; later positions 0. A slice without zeros is the
+ * first case throughout, PyTorch's plain formula. */
+static alloy_value *reversed_cumsum(decomp *d, alloy_value *x, int dim) {
+  alloy_value *f = D(d, "aten.flip.default", V(x), LIST(I(dim)));
+  return D(d, "aten.flip.default", V(D(d, "aten.cumsum.default", V(f), I(dim))), LIST(I(dim)));
+}
+
+static void cumprod_backward(decomp *d) {
+  alloy_value *g = d_tensor(d, 0), *x = d_tensor(d, 1), *y = d_tensor(d, 3);
+  if (alloy_dtype_is_complex(d_dtype(x))) return d_decline(d, "complex inputs are not decomposed");
+  int rank = d_rank(x);
+  if (rank == 0) {
+    d_out(d, 0, D(d, "aten.clone.default", V(g)));
+    return;
+  }
+  int dim = d_wrap_dim(d, d_int(d, 2), rank);
+  if (d_failed(d)) return;
+  alloy_dim n = d_shape(x)[dim];
+  if (alloy_dim_is_const(n) && n.value <= 1) {
+    d_out(d, 0, D(d, "aten.clone.default", V(g)));
+    return;
+  }
+  alloy_value *w = nn_mul(d, y, g);
+  alloy_value *zero = D(d, "aten.eq.Scalar", V(x), I(0));
+  alloy_value *count = D(d, "aten.cumsum.default", V(zero), I(dim), DT(ALLOY_I64));
+  alloy_value *before = D(d, "aten.eq.Scalar", V(count), I(0));
+  alloy_value *gb = D(d, "aten.div.Tensor", V(reversed_cumsum(d, where(d, before, V(w), I(0)), dim)), V(x));
+  alloy_value *span = D(d, "aten.eq.Scalar", V(count), I(1));
+  alloy_value *first = and_(d, span, zero);
+  alloy_value *mid = and_(d, span, D(d, "aten.logical_not.default", V(zero)));
+  alloy_value *tail = D(d, "aten.cumprod.default", V(where(d, mid, V(x), I(1))), I(dim));
+  alloy_value *sum = D(d, "aten.sum.dim_IntList", V(nn_mul(d, tail, where(d, span, V(g), I(0)))), LIST(I(dim)),
+                       B(true));
+  /* the output just before each position (1 before the first) */
+  alloy_dim one_at[ALLOY_MAX_RANK];
+  memcpy(one_at, d_shape(y), sizeof *one_at * (size_t)rank);
+  one_at[dim] = alloy_dim_const(1);
+  alloy_value *parts[2] = {D(d, "aten.full.default", d_dim_list(d, one_at, rank), I(1), DT(d_dtype(y))),
+                           D(d, "aten.slice.Tensor", V(y), I(dim), I(0), SYM(alloy_dim_sub(d_symtab(d), n,
+                                                                                              alloy_dim_const(1))))};
+  alloy_value *prev = D(d, "aten.cat.default", d_value_list(d, parts, 2), I(dim));
+  alloy_value *gz = nn_mul(d, sum, prev);
+  alloy_value *r = where(d, before, V(gb), V(where(d, first, V(gz), I(0))));
+  d_out(d, 0, d_to(d, r, d_out_dtype(d, 0)));
+}
+
 /* masked_select_backward(grad, input, mask): zeros of input's shape
  * broadcast with the mask's, grad written at the true positions in order */
 static void masked_select_backward(decomp *d) {
@@ -739,6 +789,7 @@ const decomp_rule decomp_rules_backward[] = {
      DECOMP_TO_CORE},
     {"aten.cummaxmin_backward.default", cummaxmin_backward, DECOMP_TO_CORE},
     {"aten.gather_backward.default", gather_backward, DECOMP_TO_CORE},
+    {"aten.cumprod_backward.default", cumprod_backward, DECOMP_TO_CORE},
     {"aten.masked_select_backward.default", masked_select_backward, DECOMP_TO_CORE},
     {"aten.masked_scatter_backward.default", masked_scatter_backward, DECOMP_TO_CORE},
     {NULL, NULL, 0},

@@ -552,10 +552,15 @@ static void flash_attention_cpu_backward(decomp *d) {
   alloy_value *p = D(d, "aten.exp.default", V(nn_sub(d, att, l)));
   alloy_value *dead = D(d, "aten.eq.Scalar", V(l), F(-INFINITY));
   p = D(d, "aten.where.self", V(dead), F(0.0), V(p));
-  alloy_value *dv = nn_matmul(d, nn_mT(d, p), dO);
+  /* the kernel hands P and dS to its float16 / bfloat16 products rounded
+   * to the dtype */
+  alloy_value *pr = d_to(d, d_to(d, p, t), c);
+  alloy_value *dv = nn_matmul(d, nn_mT(d, pr), dO);
   alloy_value *dp = nn_matmul(d, dO, nn_mT(d, v));
-  alloy_value *rows = D(d, "aten.sum.dim_IntList", V(nn_mul(d, dO, o)), LIST(I(3)), B(true));
-  alloy_value *ds = nn_mul(d, p, nn_sub(d, dp, rows));
+  /* sum(dO O) per row, as a product of matrices like dO V^T, so that a row
+   * whose output is one value row (a causal first row) cancels exactly */
+  alloy_value *rows = nn_squeeze(d, nn_matmul(d, nn_unsqueeze(d, dO, 3), nn_unsqueeze(d, o, 4)), 4);
+  alloy_value *ds = d_to(d, d_to(d, nn_mul(d, p, nn_sub(d, dp, rows)), t), c);
   d_out(d, 0, d_to(d, nn_mulf(d, nn_matmul(d, ds, k), s), d_out_dtype(d, 0)));
   d_out(d, 1, d_to(d, nn_mulf(d, nn_matmul(d, nn_mT(d, ds), q), s), d_out_dtype(d, 1)));
   d_out(d, 2, d_to(d, dv, d_out_dtype(d, 2)));
@@ -827,6 +832,140 @@ static void matrix_exp_backward(decomp *d) {
   d_out(d, 0, D(d, "aten.clone.default", V(e)));
 }
 
+/* --- grid sampling -----------------------------------------------------------------------*/
+
+/* One coordinate of a grid: the source position along a dim of `size`,
+ * and the factor d(position)/d(grid value). As the CPU kernel's
+ * vectorized ComputeLocation: unnormalized from [-1, 1] (to [0, size - 1]
+ * with align_corners, else to [-0.5, size - 0.5]), then clipped (border)
+ * or reflected and clipped (reflection), the factor the scaling times
+ * +-1 or 0 of those steps. */
+typedef struct {
+  alloy_value *at, *mult;
+} grid_coord;
+
+static grid_coord grid_source(decomp *d, alloy_value *c, alloy_dim size, int64_t padding, bool align) {
+  alloy_symtab *st = d_symtab(d);
+  alloy_dim last = alloy_dim_sub(st, size, C(1));
+  alloy_value *sz = D(d, "aten.scalar_tensor.default", SYM(align ? last : size), DT(d_dtype(c)));
+  alloy_value *scale = D(d, "aten.div.Tensor", V(sz), I(2));
+  alloy_value *x = nn_mul(d, D(d, "aten.add.Tensor", V(c), I(1)), scale);
+  if (!align) x = D(d, "aten.sub.Tensor", V(x), F(0.5));
+  alloy_value *mult = D(d, "aten.expand.default", V(scale), d_dim_list(d, d_shape(c), d_rank(c)));
+  if (padding == 2) { /* reflection about [0, size - 1] or [-0.5, size - 0.5] */
+    alloy_value *span = D(d, "aten.mul.Tensor", V(D(d, "aten.scalar_tensor.default", SYM(align ? last : size),
+                                                    DT(d_dtype(c)))), I(2));
+    alloy_value *from = align ? x : D(d, "aten.add.Tensor", V(x), F(0.5));
+    alloy_value *neg = D(d, "aten.lt.Scalar", V(from), I(0));
+    alloy_value *mag = D(d, "aten.abs.default", V(from));
+    alloy_value *flips = D(d, "aten.trunc.default", V(D(d, "aten.div.Tensor", V(mag), V(span))));
+    alloy_value *extra = nn_sub(d, mag, nn_mul(d, flips, span));
+    alloy_value *back = nn_sub(d, span, extra);
+    alloy_value *more = D(d, "aten.gt.Tensor", V(extra), V(back));
+    alloy_value *r = D(d, "aten.where.self", V(more), V(back), V(extra));
+    if (!align) r = D(d, "aten.sub.Tensor", V(r), F(0.5));
+    alloy_value *sign = D(d, "aten.where.self", V(D(d, "aten.logical_xor.default", V(more), V(neg))), I(-1), I(1));
+    alloy_value *flat = D(d, "aten.eq.Scalar", V(span), I(0));
+    x = D(d, "aten.where.self", V(flat), F(0.0), V(r));
+    mult = D(d, "aten.where.self", V(flat), F(0.0), V(nn_mul(d, mult, sign)));
+  }
+  if (padding == 1 || padding == 2) {
+    alloy_value *hi = D(d, "aten.scalar_tensor.default", SYM(last), DT(d_dtype(c)));
+    alloy_value *inside = D(d, "aten.logical_and.default", V(D(d, "aten.gt.Scalar", V(x), I(0))),
+                            V(D(d, "aten.lt.Tensor", V(x), V(hi))));
+    mult = D(d, "aten.where.self", V(inside), V(mult), F(0.0));
+    x = D(d, "aten.clamp.Tensor", V(D(d, "aten.clamp.default", V(x), I(0))), NONE, V(hi));
+  }
+  return (grid_coord){x, mult};
+}
+
+/* grid_sampler_{2,3}d_backward(grad_output, input, grid, interpolation,
+ * padding, align_corners, output_mask) -> (grad_input, grad_grid), for
+ * bilinear and nearest interpolation. Each output position reads the
+ * corners around its source position (2^n of them, or the nearest one);
+ * the input's gradient is the output gradient added back at the corners
+ * in bounds with their weights, the grid's the change of those weights
+ * along each coordinate times the corner values, summed over channels,
+ * times the coordinate's factor. Coordinate k of the grid runs along
+ * spatial dim n - 1 - k (x along the width). */
+static void grid_sampler_backward(decomp *d) {
+  alloy_value *g = d_tensor(d, 0), *x = d_tensor(d, 1), *grid = d_tensor(d, 2);
+  int64_t mode = d_int(d, 3), padding = d_int(d, 4);
+  bool align = d_bool(d, 5);
+  int n = d_rank(x) - 2;
+  if (mode == 2) return d_decline(d, "bicubic interpolation is not decomposed");
+  if (mode != 0 && mode != 1) return (void)d_fail(d, "argument 'interpolation_mode' must be 0, 1 or 2");
+  if (n < 2 || n > 3) return (void)d_fail(d, "the input must be 4-d or 5-d");
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
+  alloy_symtab *st = d_symtab(d);
+  const alloy_dim *xs = d_shape(x), *gs = d_shape(grid);
+  alloy_dim nb = xs[0], ch = xs[1], in_pix = nn_prod(d, xs + 2, n), out_pix = nn_prod(d, gs + 1, n);
+  alloy_dim flat_in[3] = {nb, ch, in_pix}, flat_out[3] = {nb, ch, out_pix}, flat_grid[2] = {nb, out_pix};
+  alloy_value *xf = nn_reshape(d, d_to(d, x, c), flat_in, 3);
+  alloy_value *gf = nn_reshape(d, d_to(d, g, c), flat_out, 3);
+  grid_coord at[3];
+  alloy_value *lo[3], *frac[3];
+  for (int k = 0; k < n; k++) {
+    alloy_value *ck = nn_reshape(d, D(d, "aten.select.int", V(d_to(d, grid, c)), I(n + 1), I(k)), flat_grid, 2);
+    at[k] = grid_source(d, ck, xs[2 + n - 1 - k], padding, align);
+    lo[k] = D(d, mode == 0 ? "aten.floor.default" : "aten.round.default", V(at[k].at));
+    frac[k] = nn_sub(d, at[k].at, lo[k]); /* the weight of the upper corner */
+  }
+  int corners = mode == 0 ? 1 << n : 1;
+  alloy_value *gi = zeros(d, flat_in, 3, c);
+  alloy_value *gcoord[3] = {NULL, NULL, NULL};
+  for (int q = 0; q < corners && !d_failed(d); q++) {
+    alloy_value *inb = NULL, *flat = NULL, *w[3];
+    for (int k = 0; k < n; k++) {
+      bool up = (q >> k) & 1;
+      alloy_value *idx = up ? D(d, "aten.add.Tensor", V(lo[k]), I(1)) : lo[k];
+      w[k] = up ? frac[k] : D(d, "aten.rsub.Scalar", V(frac[k]), I(1));
+      alloy_dim size = xs[2 + n - 1 - k];
+      alloy_value *ok = D(d, "aten.logical_and.default", V(D(d, "aten.ge.Scalar", V(idx), I(0))),
+                          V(D(d, "aten.lt.Scalar", V(idx), SYM(size))));
+      inb = inb ? D(d, "aten.logical_and.default", V(inb), V(ok)) : ok;
+      /* the flat position: x + W (y + H z) */
+      alloy_value *ii = d_to(d, idx, ALLOY_I64);
+      alloy_dim stride = C(1);
+      for (int j = 0; j < k; j++) stride = alloy_dim_mul(st, stride, xs[2 + n - 1 - j]);
+      alloy_value *term = D(d, "aten.mul.Tensor", V(ii), SYM(stride));
+      flat = flat ? nn_add(d, flat, term) : term;
+    }
+    flat = D(d, "aten.where.self", V(inb), V(flat), I(0));
+    alloy_value *weight = mode == 0 ? w[0] : NULL;
+    for (int k = 1; k < n && mode == 0; k++) weight = nn_mul(d, weight, w[k]);
+    alloy_value *live = nn_unsqueeze(d, inb, 1);
+    alloy_value *idx3 = D(d, "aten.expand.default", V(nn_unsqueeze(d, flat, 1)), d_dim_list(d, flat_out, 3));
+    alloy_value *src = weight ? nn_mul(d, gf, nn_unsqueeze(d, weight, 1)) : gf;
+    src = D(d, "aten.where.self", V(live), V(src), F(0.0));
+    gi = D(d, "aten.scatter_add.default", V(gi), I(2), V(idx3), V(src));
+    if (mode != 0) continue;
+    /* the corner's value times the output gradient, summed over channels */
+    alloy_value *v = D(d, "aten.gather.default", V(xf), I(2), V(idx3));
+    alloy_value *vg = D(d, "aten.sum.dim_IntList", V(D(d, "aten.where.self", V(live), V(nn_mul(d, v, gf)), F(0.0))),
+                        LIST(I(1)));
+    for (int k = 0; k < n; k++) {
+      alloy_value *dw = NULL; /* d(weight)/d(coordinate k) without its sign */
+      for (int j = 0; j < n; j++)
+        if (j != k) dw = dw ? nn_mul(d, dw, w[j]) : w[j];
+      alloy_value *term = nn_mul(d, vg, dw);
+      if (!((q >> k) & 1)) term = nn_neg(d, term);
+      gcoord[k] = gcoord[k] ? nn_add(d, gcoord[k], term) : term;
+    }
+  }
+  alloy_dim gshape[ALLOY_MAX_RANK];
+  memcpy(gshape, gs, sizeof *gs * (size_t)(n + 1));
+  gshape[n + 1] = C(1);
+  alloy_value *parts[3];
+  for (int k = 0; k < n; k++) {
+    alloy_value *gk = mode == 0 ? nn_mul(d, gcoord[k], at[k].mult) : zeros(d, flat_grid, 2, c);
+    parts[k] = nn_reshape(d, gk, gshape, n + 2);
+  }
+  if (d_failed(d)) return;
+  d_out(d, 0, d_to(d, nn_view(d, gi, xs, n + 2), d_out_dtype(d, 0)));
+  d_out(d, 1, d_to(d, D(d, "aten.cat.default", d_value_list(d, parts, n), I(n + 1)), d_out_dtype(d, 1)));
+}
+
 /* --- small ones --------------------------------------------------------------------------*/
 
 /* to_dense_backward(grad, input, masked_grad): a strided input's gradient
@@ -928,5 +1067,8 @@ const decomp_rule decomp_rules_backward_nn[] = {
      DECOMP_TO_CORE},
     {"aten._masked_softmax_backward.default", masked_softmax_backward, DECOMP_TO_CORE},
     {"aten.glu_jvp.default", glu_jvp, DECOMP_TO_CORE},
+    {"aten.grid_sampler_2d_backward.default", grid_sampler_backward, DECOMP_TO_CORE},
+    {"aten.grid_sampler_3d_backward.default", grid_sampler_backward, DECOMP_TO_CORE},
+    {"aten._grid_sampler_2d_cpu_fallback_backward.default", grid_sampler_backward, DECOMP_TO_CORE},
     {NULL, NULL, 0},
 };

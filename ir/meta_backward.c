@@ -566,6 +566,7 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten.masked_scatter_backward.default", bw_sizes, 2},
     {"aten.masked_select_backward.default", bw_masked_select, 0},
     {"aten.cummaxmin_backward.default", bw_like, LIKE(0, 1)},
+    {"aten.cumprod_backward.default", bw_like, LIKE(0, 1)},
 
     /* pooling and padding */
     {"aten.avg_pool3d_backward.default", bw_forward, FWD_AVG_POOL3D},
@@ -616,6 +617,9 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten._cdist_backward.default", bw_cdist, 0},
     {"aten._pdist_backward.default", bw_like, LIKE(0, 1)},
     {"aten.affine_grid_generator_backward.default", bw_affine_grid, 0},
+    {"aten.grid_sampler_2d_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
+    {"aten.grid_sampler_3d_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
+    {"aten._grid_sampler_2d_cpu_fallback_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
     {"aten.matrix_exp_backward.default", bw_like, LIKE(0, 0)},
     {"aten.to_dense_backward.default", bw_like, LIKE(0, 0)},
     {"aten._masked_softmax_backward.default", bw_like, LIKE(0, 0)},
