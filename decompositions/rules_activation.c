@@ -194,7 +194,8 @@ static void log_sigmoid(decomp *d) {
  * value of self's dtype, as ATen's fused kernel bounds it (an int32 self
  * added to an int64 other still stops at 2^31 - 1; float32 at FLT_MAX, so
  * inf does too), and 0 where the sum is NaN, as its scalar loop gives
- * (its vector loop keeps NaN: the reference kernel follows both). */
+ * (its vector loop keeps NaN; the reference kernel keeps to the scalar
+ * loop too). */
 static void add_relu(decomp *d) {
   alloy_value *a = d_tensor(d, 0);
   static const struct {

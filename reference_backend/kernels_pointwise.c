@@ -423,15 +423,16 @@ static int64_t fmod_i(const int64_t *x, pw_ctx *p) { return imod(x[0], x[1], p);
 
 /* _add_relu(a, b, alpha) = min(hi, max(0, a + alpha b)), hi the largest
  * value of a's own dtype (ATen picks both bounds by self's dtype, whatever
- * the operands promote to). PyTorch's vector loop fuses the multiply-add
- * and keeps a NaN (and a -0); its scalar tail rounds alpha b first and,
- * as std::max(0, v) does, makes both 0. */
+ * the operands promote to), as ATen's scalar loop computes it: alpha b
+ * rounded first, and a NaN sum (or -0) made 0 by std::max(0, v). (Its
+ * vector loop, which takes the rows' multiples of 64 bytes, fuses the
+ * multiply-add and keeps NaN; this and the decomposition rule, which can
+ * only be one of the two, keep to the scalar loop's 0.) */
 static double add_relu_f(const double *x, pw_ctx *p) {
   double lo, hi = 0;
   alloy_dtype_limits(p->in0, &lo, &hi);
-  double v = R(p, p->vec ? fma(x[1], p->s[0], x[0]) : x[0] + R(p, p->s[0] * x[1]));
-  if (p->vec) v = v < 0 ? 0 : v;
-  else v = 0 < v ? v : 0;
+  double v = R(p, x[0] + R(p, p->s[0] * x[1]));
+  v = 0 < v ? v : 0;
   return v > hi ? hi : v;
 }
 static int64_t add_relu_i(const int64_t *x, pw_ctx *p) {
@@ -896,8 +897,8 @@ static double zero_f(const double *x, pw_ctx *p) { (void)x; (void)p; return 0; }
   X("aten.remainder.Scalar", BIN, "", S, remainder_f, remainder_i, PW_VEC_TAIL)            \
   X("aten.fmod.Tensor", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
   X("aten.fmod.Scalar", BIN, "", S, fmod_f, fmod_i, PW_VEC_TAIL)                           \
-  X("aten._add_relu.Tensor", BIN, "alpha", S, add_relu_f, add_relu_i, PW_VEC_TAIL)          \
-  X("aten._add_relu.Scalar", BIN, "alpha", S, add_relu_f, add_relu_i, PW_VEC_TAIL)          \
+  X("aten._add_relu.Tensor", BIN, "alpha", S, add_relu_f, add_relu_i, 0)                    \
+  X("aten._add_relu.Scalar", BIN, "alpha", S, add_relu_f, add_relu_i, 0)                    \
   X("aten.pow.Tensor_Tensor", "self exponent", "", S, pow_f, pow_i, 0)                     \
   X("aten.pow.Tensor_Scalar", "self exponent", "", S, pow_scalar_f, pow_scalar_i, 0)       \
   X("aten.pow.Scalar", "self exponent", "", S, pow_f, pow_i, 0)                            \
