@@ -1092,6 +1092,7 @@ static alloy_error *meta_vecdot(alloy_meta *m) {
   if (!e) e = meta_int(m, 2, &dim);
   if (!e) e = meta_wrap_dim(m, 2, dim, r, &d);
   if (e) return e;
+  if (r == 0) return meta_out_tensor(m, 0, x->dtype, b, 0); /* a 0-dim sum over dim -1 or 0 */
   memmove(b + d, b + d + 1, sizeof *b * (size_t)(r - d - 1));
   return meta_out_tensor(m, 0, x->dtype, b, r - 1);
 }

@@ -259,22 +259,35 @@ static void store_c(const alloy_kernel_tensor *t, int64_t off, double complex z)
 static int dft_dim(double complex *buf, const int64_t *sizes, int rank, int d, int sign) {
   int64_t n = sizes[d], inner = ref_shape_numel_of(sizes + d + 1, rank - d - 1), outer = ref_shape_numel_of(sizes, d);
   if (n == 0) return 0;
-  double complex *tmp = malloc(sizeof *tmp * (size_t)n);
-  if (!tmp) return 1;
+  /* the twiddles e^(sign 2 pi i m / n) once; term j of output k takes
+   * m = j k mod n, stepped by k */
+  double *tw = malloc(sizeof *tw * (size_t)(2 * n)), *row = malloc(sizeof *row * (size_t)(2 * n));
+  double complex *out = malloc(sizeof *out * (size_t)n);
+  if (!tw || !row || !out) {
+    free(tw), free(row), free(out);
+    return 1;
+  }
+  for (int64_t m = 0; m < n; m++) {
+    double ang = sign * 2.0 * M_PI * (double)m / (double)n;
+    tw[2 * m] = cos(ang), tw[2 * m + 1] = sin(ang);
+  }
   for (int64_t o = 0; o < outer; o++)
     for (int64_t q = 0; q < inner; q++) {
       double complex *x = buf + o * n * inner + q;
+      for (int64_t j = 0; j < n; j++) row[2 * j] = creal(x[j * inner]), row[2 * j + 1] = cimag(x[j * inner]);
       for (int64_t k = 0; k < n; k++) {
-        double complex acc = 0;
-        for (int64_t j = 0; j < n; j++) {
-          double ang = sign * 2.0 * M_PI * (double)((j * k) % n) / (double)n;
-          acc += x[j * inner] * (cos(ang) + sin(ang) * I);
+        double re = 0, im = 0;
+        for (int64_t j = 0, m = 0; j < n; j++) {
+          double a = row[2 * j], b = row[2 * j + 1], c = tw[2 * m], s = tw[2 * m + 1];
+          re += a * c - b * s, im += a * s + b * c;
+          m += k;
+          if (m >= n) m -= n;
         }
-        tmp[k] = acc;
+        out[k] = re + im * I;
       }
-      for (int64_t k = 0; k < n; k++) x[k * inner] = tmp[k];
+      for (int64_t k = 0; k < n; k++) x[k * inner] = out[k];
     }
-  free(tmp);
+  free(tw), free(row), free(out);
   return 0;
 }
 
