@@ -305,7 +305,22 @@ alloy_error *pt2_archive_json(pt2_archive *a, const char *name, json_t **out) {
   return NULL;
 }
 
-bool pt2_dtype(json_int_t code, alloy_dtype *out) {
+alloy_error *pt2_archive_doc(pt2_archive *a, const char *name, jv_doc *doc, const jv **out) {
+  *out = NULL;
+  pt2_bytes b;
+  alloy_error *e = pt2_archive_read(a, name, PT2_MAX_JSON, &b);
+  if (e) return e;
+  jv_error je;
+  bool ok = jv_parse(doc, (const char *)b.data, b.size, out, &je);
+  free(b.owned);
+  if (!ok)
+    return alloy_error_new(je.oom ? ALLOY_ERR_OUT_OF_MEMORY : ALLOY_ERR_PARSE,
+                           "%s: entry %s%s: line %d, column %d: %s", a->file, a->root, name,
+                           je.line, je.column, je.text);
+  return NULL;
+}
+
+bool pt2_dtype(int64_t code, alloy_dtype *out) {
   static const struct {
     int code;
     alloy_dtype dtype;

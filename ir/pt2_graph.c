@@ -44,10 +44,10 @@ typedef struct scope {
   bool top;
   binding *items;
   int n, cap;
-  int *index;             /* open addressing: item + 1, 0 for empty */
-  int index_cap;          /* a power of two, at least twice n, or 0 */
-  json_t *tensor_values;  /* name -> TensorMeta of this (sub)graph */
-  json_t *sym_int_values; /* name -> SymInt */
+  int *index;               /* open addressing: item + 1, 0 for empty */
+  int index_cap;            /* a power of two, at least twice n, or 0 */
+  const jv *tensor_values;  /* name -> TensorMeta of this (sub)graph */
+  const jv *sym_int_values; /* name -> SymInt */
 } scope;
 
 static void scope_free(scope *sc) {
@@ -55,12 +55,61 @@ static void scope_free(scope *sc) {
   free(sc->index);
 }
 
+/* One node's argument lists: chunks bumped through for a node and rewound
+ * for the next, freed when the import ends (not a malloc and a free of a
+ * block per node). */
+typedef struct chunk {
+  struct chunk *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+} chunk;
+
+typedef struct scratch {
+  chunk *first, *cur;
+} scratch;
+
+static void *scratch_alloc(scratch *s, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  for (chunk *c = s->cur; c; c = c->next) {
+    if (c->cap - c->used >= size) {
+      void *p = c->data + c->used;
+      c->used += size;
+      s->cur = c;
+      return p;
+    }
+  }
+  /* None of the chunks after the current one has room: a new one, last. */
+  size_t cap = 64 * 1024;
+  while (cap < size) cap *= 2;
+  chunk *c = malloc(sizeof *c + cap);
+  if (!c) return NULL;
+  *c = (chunk){.used = size, .cap = cap};
+  chunk **at = &s->first;
+  while (*at) at = &(*at)->next;
+  *at = c;
+  s->cur = c;
+  return c->data;
+}
+
+static void scratch_rewind(scratch *s) {
+  for (chunk *c = s->first; c; c = c->next) c->used = 0;
+  s->cur = s->first;
+}
+
+static void scratch_free(scratch *s) {
+  for (chunk *c = s->first, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  s->first = s->cur = NULL;
+}
+
 typedef struct imp {
   const char *file;    /* the archive, for errors */
   const char *root;    /* its root folder */
   alloy_graph *g;
   alloy_symtab *st;
-  alloy_arena scratch; /* one node's argument lists */
+  scratch scratch;     /* one node's argument lists */
   const char *node;    /* the node being imported, for errors */
   const char *op;
   int depth;           /* nesting of inlined subgraphs */
@@ -113,7 +162,8 @@ static alloy_value *lookup(const imp *im, const scope *sc, const char *name) {
 /* Makes `name` mean v. A value just made at the top level takes the name
  * itself; anything else is remembered as a binding. */
 static alloy_error *bind(imp *im, scope *sc, const char *name, alloy_value *v, bool fresh) {
-  if (sc->top && fresh && !alloy_graph_find_value(im->g, name)) {
+  if (sc->top && fresh) {
+    /* (the rename fails when the name is taken: no lookup of ours first) */
     alloy_error *e = alloy_graph_rename(im->g, v, name);
     if (!e) return NULL;
     alloy_error_free(e);
@@ -141,76 +191,79 @@ static alloy_error *bind(imp *im, scope *sc, const char *name, alloy_value *v, b
 }
 
 /* {"name": "x"} (a TensorArgument) or {"as_name": "s"} (a SymInt's). */
-static const char *arg_name(json_t *o, const char *key) {
-  json_t *n = json_object_get(o, key);
-  return json_is_string(n) ? json_string_value(n) : NULL;
+static const char *arg_name(const jv *o, const char *key) {
+  const jv *n = jv_get(o, key);
+  return jv_is_string(n) ? jv_str(n) : NULL;
 }
 
 /* --- sizes and types -----------------------------------------------------*/
 
 /* A SymInt as TensorMeta and sym_int_values spell it: {"as_int": n} or
- * {"as_expr": {"expr_str": "<sympy srepr>", "hint": ...}}. */
-static alloy_error *read_symint(imp *im, json_t *v, const char *what, alloy_dim *out) {
-  json_t *i = json_object_get(v, "as_int");
-  if (json_is_integer(i)) {
-    *out = alloy_dim_const(json_integer_value(i));
+ * {"as_expr": {"expr_str": "<sympy srepr>", "hint": ...}}. value: the
+ * tensor it is a size of, or NULL for an entry of sym_int_values; errors
+ * say which (the words are made only for an error: this runs for every
+ * size of every value). */
+static alloy_error *read_symint(imp *im, const jv *v, const char *value, alloy_dim *out) {
+  const jv *i = jv_get(v, "as_int");
+  if (jv_is_int(i)) {
+    *out = alloy_dim_const(jv_int(i));
     return NULL;
   }
-  json_t *s = json_object_get(json_object_get(v, "as_expr"), "expr_str");
-  if (!json_is_string(s))
+  char what[300] = "sym_int_values";
+  if (value) snprintf(what, sizeof what, "value '%s' size", value);
+  const jv *s = jv_get(jv_get(v, "as_expr"), "expr_str");
+  if (!jv_is_string(s))
     return fail(im, ALLOY_ERR_PARSE, "%s: expected {\"as_int\": n} or {\"as_expr\": {...}}", what);
-  alloy_error *e = alloy_sympy_parse(im->st, json_string_value(s), json_string_length(s), out);
+  alloy_error *e = alloy_sympy_parse(im->st, jv_str(s), jv_strlen(s), out);
   if (e) {
     alloy_error *w = fail(im, alloy_error_code_of(e), "%s: \"%.200s\": %s", what,
-                          json_string_value(s), alloy_error_message(e));
+                          jv_str(s), alloy_error_message(e));
     alloy_error_free(e);
     return w;
   }
   return NULL;
 }
 
-static alloy_error *read_device(imp *im, json_t *d, alloy_device *out) {
+static alloy_error *read_device(imp *im, const jv *d, alloy_device *out) {
   static const struct {
     const char *name;
     alloy_device_type type;
   } types[] = {{"cpu", ALLOY_DEVICE_CPU}, {"cuda", ALLOY_DEVICE_CUDA},
                {"hip", ALLOY_DEVICE_HIP}, {"meta", ALLOY_DEVICE_META}};
   const char *t = arg_name(d, "type");
-  json_t *idx = json_object_get(d, "index");
+  const jv *idx = jv_get(d, "index");
   for (size_t i = 0; t && i < sizeof types / sizeof *types; i++)
     if (!strcmp(t, types[i].name)) {
       out->type = types[i].type;
-      out->index = json_is_integer(idx) ? (int32_t)json_integer_value(idx) : -1;
+      out->index = jv_is_int(idx) ? (int32_t)jv_int(idx) : -1;
       return NULL;
     }
   return fail(im, ALLOY_ERR_UNSUPPORTED, "unsupported device '%s'", t ? t : "(none)");
 }
 
-/* The TensorMeta PyTorch recorded for value `name`. */
-static alloy_error *tensor_meta(imp *im, const scope *sc, const char *name, alloy_meta_out *t,
+/* The TensorMeta PyTorch recorded for value `name`: tm, its entry in
+ * tensor_values (NULL when it has none). */
+static alloy_error *tensor_meta(imp *im, const jv *tm, const char *name, alloy_meta_out *t,
                                 alloy_device *dev) {
-  json_t *tm = json_object_get(sc->tensor_values, name);
-  if (!json_is_object(tm))
+  if (!jv_is_object(tm))
     return fail(im, ALLOY_ERR_PARSE, "value '%s' has no entry in tensor_values", name);
-  json_t *dt = json_object_get(tm, "dtype"), *sizes = json_object_get(tm, "sizes");
+  const jv *dt = jv_get(tm, "dtype"), *sizes = jv_get(tm, "sizes");
   memset(t, 0, sizeof *t);
   t->kind = ALLOY_VALUE_TENSOR;
-  if (!json_is_integer(dt) || !pt2_dtype(json_integer_value(dt), &t->dtype))
+  if (!jv_is_int(dt) || !pt2_dtype(jv_int(dt), &t->dtype))
     return fail(im, ALLOY_ERR_UNSUPPORTED, "value '%s': unsupported dtype %s", name,
-                json_is_integer(dt) ? "(ScalarType number)" : "(missing)");
-  if (!json_is_array(sizes) || json_array_size(sizes) > ALLOY_MAX_RANK)
+                jv_is_int(dt) ? "(ScalarType number)" : "(missing)");
+  if (!jv_is_array(sizes) || jv_array_size(sizes) > ALLOY_MAX_RANK)
     return fail(im, ALLOY_ERR_PARSE, "value '%s': sizes must be a list of at most 16", name);
-  t->rank = (int32_t)json_array_size(sizes);
-  char what[300];
-  snprintf(what, sizeof what, "value '%s' size", name);
+  t->rank = (int32_t)jv_array_size(sizes);
   for (int d = 0; d < t->rank; d++) {
-    alloy_error *e = read_symint(im, json_array_get(sizes, (size_t)d), what, &t->shape[d]);
+    alloy_error *e = read_symint(im, jv_at(sizes, (size_t)d), name, &t->shape[d]);
     if (e) return e;
   }
   if (dev) {
     dev->type = ALLOY_DEVICE_CPU;
     dev->index = -1;
-    json_t *d = json_object_get(tm, "device");
+    const jv *d = jv_get(tm, "device");
     if (d) return read_device(im, d, dev);
   }
   return NULL;
@@ -240,10 +293,10 @@ static bool has_unbacked(const alloy_symtab *st, alloy_dim d) {
 /* PyTorch's recorded type for a node output against Alloy's inferred one. */
 static alloy_error *check_type(imp *im, const scope *sc, const char *name, const alloy_value *v) {
   if (v->kind == ALLOY_VALUE_INT) {
-    json_t *s = json_object_get(sc->sym_int_values, name);
+    const jv *s = jv_get(sc->sym_int_values, name);
     alloy_dim want;
     if (!s) return NULL;
-    alloy_error *e = read_symint(im, s, "sym_int_values", &want);
+    alloy_error *e = read_symint(im, s, NULL, &want);
     if (e) return e;
     if (alloy_dim_same(want, v->int_value) || alloy_dim_eq(im->st, want, v->int_value) == ALLOY_TRUE)
       return NULL;
@@ -252,9 +305,10 @@ static alloy_error *check_type(imp *im, const scope *sc, const char *name, const
     alloy_dim_print(v->int_value, b, sizeof b);
     return fail(im, ALLOY_ERR_TYPE, "PyTorch recorded SymInt %s = %s, Alloy infers %s", name, a, b);
   }
-  if (v->kind != ALLOY_VALUE_TENSOR || !json_object_get(sc->tensor_values, name)) return NULL;
+  const jv *tm;
+  if (v->kind != ALLOY_VALUE_TENSOR || !(tm = jv_get(sc->tensor_values, name))) return NULL;
   alloy_meta_out t;
-  alloy_error *e = tensor_meta(im, sc, name, &t, NULL);
+  alloy_error *e = tensor_meta(im, tm, name, &t, NULL);
   if (e) return e;
   bool same = t.dtype == v->dtype && t.rank == v->rank;
   for (int d = 0; same && d < t.rank; d++) {
@@ -275,7 +329,7 @@ static alloy_error *check_type(imp *im, const scope *sc, const char *name, const
 /* --- arguments -----------------------------------------------------------*/
 
 static alloy_arg *scratch_items(imp *im, size_t n) {
-  return alloy_arena_alloc(&im->scratch, sizeof(alloy_arg) * (n ? n : 1));
+  return scratch_alloc(&im->scratch, sizeof(alloy_arg) * (n ? n : 1));
 }
 
 static alloy_error *value_arg(imp *im, const scope *sc, const char *name, alloy_arg *out) {
@@ -286,9 +340,9 @@ static alloy_error *value_arg(imp *im, const scope *sc, const char *name, alloy_
   return NULL;
 }
 
-static alloy_error *float_of(imp *im, json_t *j, double *out) {
-  if (json_is_number(j)) return *out = json_number_value(j), NULL;
-  const char *s = json_is_string(j) ? json_string_value(j) : "";
+static alloy_error *float_of(imp *im, const jv *j, double *out) {
+  if (jv_is_number(j)) return *out = jv_number(j), NULL;
+  const char *s = jv_is_string(j) ? jv_str(j) : "";
   if (!strcmp(s, "Infinity") || !strcmp(s, "inf")) return *out = INFINITY, NULL;
   if (!strcmp(s, "-Infinity") || !strcmp(s, "-inf")) return *out = -INFINITY, NULL;
   if (!strcmp(s, "NaN") || !strcmp(s, "nan")) return *out = NAN, NULL;
@@ -296,15 +350,15 @@ static alloy_error *float_of(imp *im, json_t *j, double *out) {
 }
 
 /* {"as_name": n} for a graph value or {"as_int"/"as_bool"/"as_float": x}. */
-static alloy_error *sym_item(imp *im, const scope *sc, json_t *j, alloy_arg *out) {
+static alloy_error *sym_item(imp *im, const scope *sc, const jv *j, alloy_arg *out) {
   const char *name = arg_name(j, "as_name");
-  json_t *x;
+  const jv *x;
   if (name) return value_arg(im, sc, name, out);
-  if (json_is_integer(x = json_object_get(j, "as_int")))
-    return *out = alloy_arg_int(json_integer_value(x)), NULL;
-  if (json_is_boolean(x = json_object_get(j, "as_bool")))
-    return *out = alloy_arg_bool(json_is_true(x)), NULL;
-  if ((x = json_object_get(j, "as_float"))) {
+  if (jv_is_int(x = jv_get(j, "as_int")))
+    return *out = alloy_arg_int(jv_int(x)), NULL;
+  if (jv_is_bool(x = jv_get(j, "as_bool")))
+    return *out = alloy_arg_bool(jv_is_true(x)), NULL;
+  if ((x = jv_get(j, "as_float"))) {
     *out = alloy_arg_float(0);
     return float_of(im, x, &out->u.f);
   }
@@ -312,7 +366,7 @@ static alloy_error *sym_item(imp *im, const scope *sc, json_t *j, alloy_arg *out
 }
 
 /* The export schema's MemoryFormat and Layout numbers. */
-static bool memory_format_of(json_int_t code, alloy_memory_format *out) {
+static bool memory_format_of(int64_t code, alloy_memory_format *out) {
   static const alloy_memory_format table[] = {
       [1] = ALLOY_MEMORY_CONTIGUOUS, [2] = ALLOY_MEMORY_CHANNELS_LAST,
       [3] = ALLOY_MEMORY_CHANNELS_LAST_3D, [4] = ALLOY_MEMORY_PRESERVE};
@@ -323,54 +377,54 @@ static bool memory_format_of(json_int_t code, alloy_memory_format *out) {
 enum { EXPORT_LAYOUT_STRIDED = 7 };
 
 /* One Argument (a single-key object "as_<kind>") as the schema type t wants it. */
-static alloy_error *convert(imp *im, const scope *sc, json_t *arg, alloy_type t, alloy_arg *out) {
+static alloy_error *convert(imp *im, const scope *sc, const jv *arg, alloy_type t, alloy_arg *out) {
   const char *kind = NULL;
-  json_t *v = NULL;
-  if (json_is_object(arg) && json_object_size(arg) == 1) {
-    void *it = json_object_iter(arg);
-    kind = json_object_iter_key(it);
-    v = json_object_iter_value(it);
+  const jv *v = NULL;
+  if (jv_is_object(arg) && jv_object_size(arg) == 1) {
+    const jv_member *m = jv_member_at(arg, 0);
+    kind = m->key;
+    v = &m->value;
   }
   if (!kind) return fail(im, ALLOY_ERR_PARSE, "an argument is not a one-key object");
   bool floats = t.kind == ALLOY_TYPE_FLOAT || t.kind == ALLOY_TYPE_SYMFLOAT;
   if (!strcmp(kind, "as_none")) return *out = alloy_arg_none(), NULL;
   if (!strcmp(kind, "as_tensor")) return value_arg(im, sc, arg_name(v, "name"), out);
   if (!strcmp(kind, "as_int")) {
-    if (!json_is_integer(v)) return fail(im, ALLOY_ERR_PARSE, "as_int is not an integer");
-    return *out = alloy_arg_int(json_integer_value(v)), NULL;
+    if (!jv_is_int(v)) return fail(im, ALLOY_ERR_PARSE, "as_int is not an integer");
+    return *out = alloy_arg_int(jv_int(v)), NULL;
   }
   if (!strcmp(kind, "as_float")) {
     *out = alloy_arg_float(0);
     return float_of(im, v, &out->u.f);
   }
   if (!strcmp(kind, "as_bool")) {
-    if (!json_is_boolean(v)) return fail(im, ALLOY_ERR_PARSE, "as_bool is not a bool");
-    return *out = alloy_arg_bool(json_is_true(v)), NULL;
+    if (!jv_is_bool(v)) return fail(im, ALLOY_ERR_PARSE, "as_bool is not a bool");
+    return *out = alloy_arg_bool(jv_is_true(v)), NULL;
   }
   if (!strcmp(kind, "as_string")) {
-    if (!json_is_string(v)) return fail(im, ALLOY_ERR_PARSE, "as_string is not a string");
-    return *out = alloy_arg_str(json_string_value(v)), NULL;
+    if (!jv_is_string(v)) return fail(im, ALLOY_ERR_PARSE, "as_string is not a string");
+    return *out = alloy_arg_str(jv_str(v)), NULL;
   }
   if (!strcmp(kind, "as_sym_int") || !strcmp(kind, "as_sym_bool") || !strcmp(kind, "as_sym_float"))
     return sym_item(im, sc, v, out);
   if (!strcmp(kind, "as_scalar_type")) {
     alloy_dtype d;
-    if (!json_is_integer(v) || !pt2_dtype(json_integer_value(v), &d))
+    if (!jv_is_int(v) || !pt2_dtype(jv_int(v), &d))
       return fail(im, ALLOY_ERR_UNSUPPORTED, "unsupported ScalarType %lld",
-                  json_is_integer(v) ? (long long)json_integer_value(v) : -1LL);
+                  jv_is_int(v) ? (long long)jv_int(v) : -1LL);
     return *out = alloy_arg_dtype(d), NULL;
   }
   if (!strcmp(kind, "as_memory_format")) {
     *out = (alloy_arg){ALLOY_ARG_MEMORY_FORMAT, {0}};
-    if (!json_is_integer(v) || !memory_format_of(json_integer_value(v), &out->u.memory_format))
+    if (!jv_is_int(v) || !memory_format_of(jv_int(v), &out->u.memory_format))
       return fail(im, ALLOY_ERR_UNSUPPORTED, "unsupported MemoryFormat %lld",
-                  json_is_integer(v) ? (long long)json_integer_value(v) : -1LL);
+                  jv_is_int(v) ? (long long)jv_int(v) : -1LL);
     return NULL;
   }
   if (!strcmp(kind, "as_layout")) {
-    if (!json_is_integer(v) || json_integer_value(v) != EXPORT_LAYOUT_STRIDED)
+    if (!jv_is_int(v) || jv_int(v) != EXPORT_LAYOUT_STRIDED)
       return fail(im, ALLOY_ERR_UNSUPPORTED, "only the strided layout is supported (got %lld)",
-                  json_is_integer(v) ? (long long)json_integer_value(v) : -1LL);
+                  jv_is_int(v) ? (long long)jv_int(v) : -1LL);
     *out = (alloy_arg){ALLOY_ARG_LAYOUT, {0}};
     out->u.layout = ALLOY_LAYOUT_STRIDED;
     return NULL;
@@ -387,37 +441,37 @@ static alloy_error *convert(imp *im, const scope *sc, json_t *arg, alloy_type t,
   for (int i = 0; i < (int)(sizeof list_kinds / sizeof *list_kinds); i++)
     if (!strcmp(kind, list_kinds[i])) lk = i;
   if (lk < 0) return fail(im, ALLOY_ERR_UNSUPPORTED, "unsupported argument kind '%s'", kind);
-  if (!json_is_array(v)) return fail(im, ALLOY_ERR_PARSE, "%s is not a list", kind);
-  size_t n = json_array_size(v);
+  if (!jv_is_array(v)) return fail(im, ALLOY_ERR_PARSE, "%s is not a list", kind);
+  size_t n = jv_array_size(v);
   alloy_arg *items = scratch_items(im, n);
   if (!items) return oom();
   for (size_t k = 0; k < n; k++) {
-    json_t *x = json_array_get(v, k);
+    const jv *x = jv_at(v, k);
     alloy_error *e = NULL;
     switch (lk) {
       case 0: e = value_arg(im, sc, arg_name(x, "name"), &items[k]); break;
       case 1: {
-        json_t *tn = json_object_get(x, "as_tensor");
+        const jv *tn = jv_get(x, "as_tensor");
         if (tn) e = value_arg(im, sc, arg_name(tn, "name"), &items[k]);
         else items[k] = alloy_arg_none();
         break;
       }
       case 2:
-        if (!json_is_integer(x)) return fail(im, ALLOY_ERR_PARSE, "as_ints holds a non-integer");
-        items[k] = floats ? alloy_arg_float((double)json_integer_value(x))
-                          : alloy_arg_int(json_integer_value(x));
+        if (!jv_is_int(x)) return fail(im, ALLOY_ERR_PARSE, "as_ints holds a non-integer");
+        items[k] = floats ? alloy_arg_float((double)jv_int(x))
+                          : alloy_arg_int(jv_int(x));
         break;
       case 3:
         items[k] = alloy_arg_float(0);
         e = float_of(im, x, &items[k].u.f);
         break;
       case 4:
-        if (!json_is_boolean(x)) return fail(im, ALLOY_ERR_PARSE, "as_bools holds a non-bool");
-        items[k] = alloy_arg_bool(json_is_true(x));
+        if (!jv_is_bool(x)) return fail(im, ALLOY_ERR_PARSE, "as_bools holds a non-bool");
+        items[k] = alloy_arg_bool(jv_is_true(x));
         break;
       case 5:
-        if (!json_is_string(x)) return fail(im, ALLOY_ERR_PARSE, "as_strings holds a non-string");
-        items[k] = alloy_arg_str(json_string_value(x));
+        if (!jv_is_string(x)) return fail(im, ALLOY_ERR_PARSE, "as_strings holds a non-string");
+        items[k] = alloy_arg_str(jv_str(x));
         break;
       default: e = sym_item(im, sc, x, &items[k]); break;
     }
@@ -429,32 +483,32 @@ static alloy_error *convert(imp *im, const scope *sc, json_t *arg, alloy_type t,
 
 /* --- nodes ---------------------------------------------------------------*/
 
-static alloy_error *import_nodes(imp *im, scope *sc, json_t *nodes);
+static alloy_error *import_nodes(imp *im, scope *sc, const jv *nodes);
 
 /* The names a node's outputs list gives, flattened (NULL for an unused
  * output written as as_none). Returns the count, or -1 when malformed. */
-static int output_names(json_t *outputs, const char **names, int cap) {
+static int output_names(const jv *outputs, const char **names, int cap) {
   int n = 0;
   size_t i;
-  json_t *o;
-  json_array_foreach(outputs, i, o) {
-    json_t *x;
-    if ((x = json_object_get(o, "as_tensors")) || (x = json_object_get(o, "as_optional_tensors"))) {
+  const jv *o;
+  jv_array_foreach(outputs, i, o) {
+    const jv *x;
+    if ((x = jv_get(o, "as_tensors")) || (x = jv_get(o, "as_optional_tensors"))) {
       size_t k;
-      json_t *item;
-      json_array_foreach(x, k, item) {
+      const jv *item;
+      jv_array_foreach(x, k, item) {
         if (n == cap) return -1;
-        json_t *tn = json_object_get(item, "as_tensor");
+        const jv *tn = jv_get(item, "as_tensor");
         names[n++] = arg_name(tn ? tn : item, "name");
       }
-    } else if ((x = json_object_get(o, "as_tensor"))) {
+    } else if ((x = jv_get(o, "as_tensor"))) {
       if (n == cap) return -1;
       names[n++] = arg_name(x, "name");
-    } else if ((x = json_object_get(o, "as_sym_int")) || (x = json_object_get(o, "as_sym_bool")) ||
-               (x = json_object_get(o, "as_sym_float"))) {
+    } else if ((x = jv_get(o, "as_sym_int")) || (x = jv_get(o, "as_sym_bool")) ||
+               (x = jv_get(o, "as_sym_float"))) {
       if (n == cap) return -1;
       names[n++] = arg_name(x, "as_name");
-    } else if (json_object_get(o, "as_none")) {
+    } else if (jv_get(o, "as_none")) {
       if (n == cap) return -1;
       names[n++] = NULL;
     } else {
@@ -468,31 +522,31 @@ enum { MAX_OUTPUTS = 1024 };
 
 /* wrap_with_set_grad_enabled(enabled, subgraph, *operands): the subgraph's
  * nodes are imported in place, its inputs bound to the operands. */
-static alloy_error *inline_subgraph(imp *im, scope *sc, json_t *node) {
-  json_t *inputs = json_object_get(node, "inputs"), *sub = NULL;
+static alloy_error *inline_subgraph(imp *im, scope *sc, const jv *node) {
+  const jv *inputs = jv_get(node, "inputs"), *sub = NULL;
   size_t at = 0, i;
-  json_t *in;
-  json_array_foreach(inputs, i, in) {
-    json_t *g = json_object_get(json_object_get(in, "arg"), "as_graph");
+  const jv *in;
+  jv_array_foreach(inputs, i, in) {
+    const jv *g = jv_get(jv_get(in, "arg"), "as_graph");
     if (g) {
-      sub = json_object_get(g, "graph");
+      sub = jv_get(g, "graph");
       at = i + 1;
       break;
     }
   }
-  json_t *sub_in = json_object_get(sub, "inputs"), *sub_out = json_object_get(sub, "outputs");
-  if (!json_is_array(sub_in) || !json_is_array(sub_out) ||
-      json_array_size(inputs) - at != json_array_size(sub_in))
+  const jv *sub_in = jv_get(sub, "inputs"), *sub_out = jv_get(sub, "outputs");
+  if (!jv_is_array(sub_in) || !jv_is_array(sub_out) ||
+      jv_array_size(inputs) - at != jv_array_size(sub_in))
     return fail(im, ALLOY_ERR_PARSE, "expected a subgraph and one operand per subgraph input");
   if (++im->depth > 16) return fail(im, ALLOY_ERR_UNSUPPORTED, "subgraphs nested too deep");
   scope inner = {.top = false,
-                 .tensor_values = json_object_get(sub, "tensor_values"),
-                 .sym_int_values = json_object_get(sub, "sym_int_values")};
+                 .tensor_values = jv_get(sub, "tensor_values"),
+                 .sym_int_values = jv_get(sub, "sym_int_values")};
   alloy_error *e = NULL;
-  json_array_foreach(sub_in, i, in) {
+  jv_array_foreach(sub_in, i, in) {
     alloy_arg a;
-    const char *name = arg_name(json_object_get(in, "as_tensor"), "name");
-    json_t *operand = json_object_get(json_array_get(inputs, at + i), "arg");
+    const char *name = arg_name(jv_get(in, "as_tensor"), "name");
+    const jv *operand = jv_get(jv_at(inputs, at + i), "arg");
     if (!name) e = fail(im, ALLOY_ERR_UNSUPPORTED, "a subgraph input that is not a tensor");
     if (!e) e = convert(im, sc, operand, (alloy_type){.kind = ALLOY_TYPE_TENSOR}, &a);
     if (!e && a.kind != ALLOY_ARG_VALUE)
@@ -501,12 +555,12 @@ static alloy_error *inline_subgraph(imp *im, scope *sc, json_t *node) {
     if (e) break;
   }
   const char *node_name = im->node, *op = im->op;
-  if (!e) e = import_nodes(im, &inner, json_object_get(sub, "nodes"));
+  if (!e) e = import_nodes(im, &inner, jv_get(sub, "nodes"));
   im->node = node_name;
   im->op = op;
   /* The node's outputs are the subgraph's outputs. */
   const char *outer[MAX_OUTPUTS], *result[MAX_OUTPUTS];
-  int no = e ? 0 : output_names(json_object_get(node, "outputs"), outer, MAX_OUTPUTS);
+  int no = e ? 0 : output_names(jv_get(node, "outputs"), outer, MAX_OUTPUTS);
   int nr = e ? 0 : output_names(sub_out, result, MAX_OUTPUTS);
   if (!e && (no < 0 || nr < 0 || no != nr))
     e = fail(im, ALLOY_ERR_PARSE, "the node has %d outputs, its subgraph %d", no, nr);
@@ -520,7 +574,7 @@ static alloy_error *inline_subgraph(imp *im, scope *sc, json_t *node) {
   return e;
 }
 
-static alloy_error *import_node(imp *im, scope *sc, json_t *node) {
+static alloy_error *import_node(imp *im, scope *sc, const jv *node) {
   const char *target = arg_name(node, "target");
   im->node = arg_name(node, "name") ? arg_name(node, "name") : "?";
   im->op = target;
@@ -534,24 +588,24 @@ static alloy_error *import_node(imp *im, scope *sc, json_t *node) {
   if (!op) return fail(im, ALLOY_ERR_NOT_FOUND, "unknown op '%s'", name);
   im->op = alloy_op_name(op);
   const alloy_schema *s = alloy_op_schema(op);
-  json_t *inputs = json_object_get(node, "inputs");
-  if (!json_is_array(inputs)) return fail(im, ALLOY_ERR_PARSE, "inputs is not a list");
-  size_t n = json_array_size(inputs);
+  const jv *inputs = jv_get(node, "inputs");
+  if (!jv_is_array(inputs)) return fail(im, ALLOY_ERR_PARSE, "inputs is not a list");
+  size_t n = jv_array_size(inputs);
   alloy_arg *pos = scratch_items(im, n), *kw = scratch_items(im, n);
-  const char **kwnames = alloy_arena_alloc(&im->scratch, sizeof *kwnames * (n ? n : 1));
+  const char **kwnames = scratch_alloc(&im->scratch, sizeof *kwnames * (n ? n : 1));
   if (!pos || !kw || !kwnames) return oom();
   int npos = 0, nkw = 0;
   for (size_t i = 0; i < n; i++) {
-    json_t *in = json_array_get(inputs, i), *k = json_object_get(in, "kind");
+    const jv *in = jv_at(inputs, i), *k = jv_get(in, "kind");
     const char *an = arg_name(in, "name");
     /* ArgumentKind: 1 positional, 2 keyword. */
-    bool keyword = json_is_integer(k) && json_integer_value(k) == 2;
+    bool keyword = jv_is_int(k) && jv_int(k) == 2;
     int si = keyword ? (an ? alloy_schema_find_arg(s, an) : -1) : npos;
     if (si < 0 || si >= alloy_schema_num_args(s))
       return fail(im, ALLOY_ERR_PARSE, "argument %s matches nothing in the schema %s",
                   an && *an ? an : "(unnamed)", alloy_op_schema_text(op));
     alloy_arg a;
-    alloy_error *e = convert(im, sc, json_object_get(in, "arg"), alloy_schema_arg_at(s, si)->type, &a);
+    alloy_error *e = convert(im, sc, jv_get(in, "arg"), alloy_schema_arg_at(s, si)->type, &a);
     if (e) {
       alloy_error *w = fail(im, alloy_error_code_of(e), "argument '%s': %s",
                             alloy_schema_arg_at(s, si)->name, alloy_error_message(e));
@@ -567,10 +621,10 @@ static alloy_error *import_node(imp *im, scope *sc, json_t *node) {
   }
   alloy_node *nd;
   alloy_error *e = alloy_graph_add_node(im->g, op, pos, npos, kwnames, kw, nkw, NULL, &nd);
-  alloy_arena_free(&im->scratch);
+  scratch_rewind(&im->scratch);
   if (e) return wrap(im, e);
   const char *names[MAX_OUTPUTS];
-  int nn = output_names(json_object_get(node, "outputs"), names, MAX_OUTPUTS);
+  int nn = output_names(jv_get(node, "outputs"), names, MAX_OUTPUTS);
   if (nn < 0) return fail(im, ALLOY_ERR_PARSE, "malformed outputs");
   /* A node with one Tensor[] output that nothing reads may list none. */
   if (nn != alloy_node_num_outputs(nd) && nn != 0)
@@ -584,11 +638,11 @@ static alloy_error *import_node(imp *im, scope *sc, json_t *node) {
   return e;
 }
 
-static alloy_error *import_nodes(imp *im, scope *sc, json_t *nodes) {
-  if (!json_is_array(nodes)) return fail(im, ALLOY_ERR_PARSE, "nodes is not a list");
+static alloy_error *import_nodes(imp *im, scope *sc, const jv *nodes) {
+  if (!jv_is_array(nodes)) return fail(im, ALLOY_ERR_PARSE, "nodes is not a list");
   size_t i;
-  json_t *node;
-  json_array_foreach(nodes, i, node) {
+  const jv *node;
+  jv_array_foreach(nodes, i, node) {
     alloy_error *e = import_node(im, sc, node);
     if (e) return e;
   }
@@ -598,17 +652,16 @@ static alloy_error *import_nodes(imp *im, scope *sc, json_t *nodes) {
 
 /* --- the program ---------------------------------------------------------*/
 
-static alloy_error *read_ranges(imp *im, json_t *ranges) {
-  const char *name;
-  json_t *r;
-  json_object_foreach(ranges, name, r) {
-    json_t *lo = json_object_get(r, "min_val"), *hi = json_object_get(r, "max_val");
+static alloy_error *read_ranges(imp *im, const jv *ranges) {
+  for (size_t i = 0; i < jv_object_size(ranges); i++) {
+    const char *name = jv_member_at(ranges, i)->key;
+    const jv *r = &jv_member_at(ranges, i)->value;
+    const jv *lo = jv_get(r, "min_val"), *hi = jv_get(r, "max_val");
     /* Data-dependent symbols are made, and named, by the shape functions. */
     if (name[0] == 'u' && name[1] >= '0' && name[1] <= '9') continue;
     /* An unbounded end is written as null or as a huge integer. */
-    int64_t l = json_is_integer(lo) ? json_integer_value(lo) : 0;
-    int64_t h = json_is_integer(hi) && json_integer_value(hi) < ((int64_t)1 << 62)
-                    ? json_integer_value(hi) : ALLOY_SYM_INF;
+    int64_t l = jv_is_int(lo) ? jv_int(lo) : 0;
+    int64_t h = jv_is_int(hi) && jv_int(hi) < ((int64_t)1 << 62) ? jv_int(hi) : ALLOY_SYM_INF;
     alloy_dim d;
     alloy_error *e = alloy_sym_new(im->st, name, l, h, &d);
     if (e) return wrap(im, e);
@@ -617,10 +670,10 @@ static alloy_error *read_ranges(imp *im, json_t *ranges) {
 }
 
 /* Graph inputs in input-spec order, with their roles. */
-static alloy_error *read_inputs(imp *im, scope *sc, json_t *graph, json_t *specs) {
-  json_t *inputs = json_object_get(graph, "inputs");
-  if (!json_is_array(inputs) || !json_is_array(specs) ||
-      json_array_size(inputs) != json_array_size(specs))
+static alloy_error *read_inputs(imp *im, scope *sc, const jv *graph, const jv *specs) {
+  const jv *inputs = jv_get(graph, "inputs");
+  if (!jv_is_array(inputs) || !jv_is_array(specs) ||
+      jv_array_size(inputs) != jv_array_size(specs))
     return fail(im, ALLOY_ERR_PARSE, "graph inputs and signature input_specs disagree in number");
   static const struct {
     const char *spec, *name_key;
@@ -630,11 +683,11 @@ static alloy_error *read_inputs(imp *im, scope *sc, json_t *graph, json_t *specs
                {"buffer", "buffer_name", ALLOY_INPUT_BUFFER},
                {"tensor_constant", "tensor_constant_name", ALLOY_INPUT_CONSTANT}};
   size_t i;
-  json_t *in;
-  json_array_foreach(inputs, i, in) {
-    json_t *spec = json_array_get(specs, i);
-    const char *kind = json_is_object(spec) ? json_object_iter_key(json_object_iter(spec)) : NULL;
-    json_t *body = kind ? json_object_get(spec, kind) : NULL;
+  const jv *in;
+  jv_array_foreach(inputs, i, in) {
+    const jv *spec = jv_at(specs, i);
+    const char *kind = jv_object_size(spec) ? jv_member_at(spec, 0)->key : NULL;
+    const jv *body = kind ? jv_get(spec, kind) : NULL;
     int r = -1;
     for (int k = 0; kind && k < (int)(sizeof roles / sizeof *roles); k++)
       if (!strcmp(kind, roles[k].spec)) r = k;
@@ -646,18 +699,18 @@ static alloy_error *read_inputs(imp *im, scope *sc, json_t *graph, json_t *specs
       return fail(im, ALLOY_ERR_PARSE, "input %zu: %s without %s", i, kind, roles[r].name_key);
     alloy_value_type vt = {.kind = ALLOY_VALUE_TENSOR};
     alloy_meta_out t;
-    const char *name = arg_name(json_object_get(in, "as_tensor"), "name");
+    const char *name = arg_name(jv_get(in, "as_tensor"), "name");
     alloy_error *e = NULL;
     if (name) {
-      e = tensor_meta(im, sc, name, &t, &vt.device);
+      e = tensor_meta(im, jv_get(sc->tensor_values, name), name, &t, &vt.device);
       vt.dtype = t.dtype;
       vt.rank = t.rank;
       vt.shape = t.shape;
-    } else if ((name = arg_name(json_object_get(in, "as_sym_int"), "as_name"))) {
+    } else if ((name = arg_name(jv_get(in, "as_sym_int"), "as_name"))) {
       vt.kind = ALLOY_VALUE_INT;
       vt.dtype = ALLOY_I64;
-      json_t *sv = json_object_get(sc->sym_int_values, name);
-      e = sv ? read_symint(im, sv, "sym_int_values", &vt.int_value)
+      const jv *sv = jv_get(sc->sym_int_values, name);
+      e = sv ? read_symint(im, sv, NULL, &vt.int_value)
              : fail(im, ALLOY_ERR_PARSE, "input %s has no sym_int_values entry", name);
     } else {
       return fail(im, ALLOY_ERR_UNSUPPORTED, "input %zu is neither a tensor nor a SymInt", i);
@@ -670,19 +723,19 @@ static alloy_error *read_inputs(imp *im, scope *sc, json_t *graph, json_t *specs
   return NULL;
 }
 
-static alloy_error *read_outputs(imp *im, scope *sc, json_t *graph, json_t *specs) {
-  json_t *outputs = json_object_get(graph, "outputs");
-  if (!json_is_array(outputs) || !json_is_array(specs) ||
-      json_array_size(outputs) != json_array_size(specs))
+static alloy_error *read_outputs(imp *im, scope *sc, const jv *graph, const jv *specs) {
+  const jv *outputs = jv_get(graph, "outputs");
+  if (!jv_is_array(outputs) || !jv_is_array(specs) ||
+      jv_array_size(outputs) != jv_array_size(specs))
     return fail(im, ALLOY_ERR_PARSE, "graph outputs and signature output_specs disagree in number");
-  size_t n = json_array_size(outputs), i;
+  size_t n = jv_array_size(outputs), i;
   alloy_value **vals = calloc(n ? n : 1, sizeof *vals);
   if (!vals) return oom();
   alloy_error *e = NULL;
-  json_t *o;
-  json_array_foreach(outputs, i, o) {
-    const char *name = arg_name(json_object_get(o, "as_tensor"), "name");
-    if (!name) name = arg_name(json_object_get(o, "as_sym_int"), "as_name");
+  const jv *o;
+  jv_array_foreach(outputs, i, o) {
+    const char *name = arg_name(jv_get(o, "as_tensor"), "name");
+    if (!name) name = arg_name(jv_get(o, "as_sym_int"), "as_name");
     if (!name || !(vals[i] = lookup(im, sc, name))) {
       e = fail(im, ALLOY_ERR_UNSUPPORTED, "output %zu is not a tensor or SymInt of the graph", i);
       break;
@@ -690,11 +743,12 @@ static alloy_error *read_outputs(imp *im, scope *sc, json_t *graph, json_t *spec
   }
   if (!e) e = wrap(im, alloy_graph_set_outputs(im->g, vals, (int)n));
   free(vals);
-  json_t *spec;
-  json_array_foreach(specs, i, spec) {
+  const jv *spec;
+  jv_array_foreach(specs, i, spec) {
     if (e) break;
-    const char *kind = json_is_object(spec) ? json_object_iter_key(json_object_iter(spec)) : "";
-    json_t *body = json_object_get(spec, kind);
+    /* (an empty object is no kind either: "" too, not a NULL for strcmp) */
+    const char *kind = jv_object_size(spec) ? jv_member_at(spec, 0)->key : "";
+    const jv *body = jv_get(spec, kind);
     if (!strcmp(kind, "user_output")) continue;
     if (!strcmp(kind, "buffer_mutation"))
       e = wrap(im, alloy_graph_set_output_role(im->g, (int)i, ALLOY_OUTPUT_BUFFER_MUTATION,
@@ -708,43 +762,64 @@ static alloy_error *read_outputs(imp *im, scope *sc, json_t *graph, json_t *spec
   return e;
 }
 
-alloy_error *pt2_graph_from_json(const char *file, const char *folder, json_t *root,
-                                 alloy_graph **out) {
+alloy_error *pt2_graph_from_doc(const char *file, const char *folder, const jv *root,
+                                alloy_graph **out) {
   alloy_error *e = NULL;
   imp im = {.file = file, .root = folder};
   *out = NULL;
-  json_t *ver = json_object_get(json_object_get(root, "schema_version"), "major");
-  json_t *gm = json_object_get(root, "graph_module");
-  json_t *graph = json_object_get(gm, "graph"), *sig = json_object_get(gm, "signature");
-  if (!json_is_integer(ver) || json_integer_value(ver) != 8)
+  const jv *ver = jv_get(jv_get(root, "schema_version"), "major");
+  const jv *gm = jv_get(root, "graph_module");
+  const jv *graph = jv_get(gm, "graph"), *sig = jv_get(gm, "signature");
+  if (!jv_is_int(ver) || jv_int(ver) != 8)
     e = fail(&im, ALLOY_ERR_UNSUPPORTED, "export schema version %lld; Alloy reads version 8",
-             json_is_integer(ver) ? (long long)json_integer_value(ver) : -1LL);
-  else if (!json_is_object(graph) || !json_is_object(sig))
+             jv_is_int(ver) ? (long long)jv_int(ver) : -1LL);
+  else if (!jv_is_object(graph) || !jv_is_object(sig))
     e = fail(&im, ALLOY_ERR_PARSE, "no graph_module.graph or graph_module.signature");
   if (!e && !(im.g = alloy_graph_new())) e = oom();
   scope top = {.top = true};
   if (!e) {
     im.st = alloy_graph_symtab(im.g);
-    top.tensor_values = json_object_get(graph, "tensor_values");
-    top.sym_int_values = json_object_get(graph, "sym_int_values");
-    e = read_ranges(&im, json_object_get(root, "range_constraints"));
+    top.tensor_values = jv_get(graph, "tensor_values");
+    top.sym_int_values = jv_get(graph, "sym_int_values");
+    e = read_ranges(&im, jv_get(root, "range_constraints"));
   }
-  if (!e) e = read_inputs(&im, &top, graph, json_object_get(sig, "input_specs"));
-  if (!e) e = import_nodes(&im, &top, json_object_get(graph, "nodes"));
-  if (!e) e = read_outputs(&im, &top, graph, json_object_get(sig, "output_specs"));
+  if (!e) e = read_inputs(&im, &top, graph, jv_get(sig, "input_specs"));
+  if (!e) e = import_nodes(&im, &top, jv_get(graph, "nodes"));
+  if (!e) e = read_outputs(&im, &top, graph, jv_get(sig, "output_specs"));
   scope_free(&top);
-  alloy_arena_free(&im.scratch);
+  scratch_free(&im.scratch);
   if (e) alloy_graph_free(im.g);
   else *out = im.g;
   return e;
 }
 
+alloy_error *pt2_graph_from_json(const char *file, const char *folder, json_t *root,
+                                 alloy_graph **out) {
+  *out = NULL;
+  /* Anything but an object is no export program: the same error as from
+   * the document, without writing it out. */
+  if (!json_is_object(root)) return pt2_graph_from_doc(file, folder, NULL, out);
+  imp im = {.file = file, .root = folder};
+  char *text = json_dumps(root, JSON_COMPACT);
+  if (!text) return oom();
+  jv_doc doc = {0};
+  const jv *top;
+  jv_error err;
+  alloy_error *e = NULL;
+  if (!jv_parse(&doc, text, strlen(text), &top, &err))
+    e = err.oom ? oom() : fail(&im, ALLOY_ERR_PARSE, "%s", err.text);
+  free(text);
+  if (!e) e = pt2_graph_from_doc(file, folder, top, out);
+  jv_doc_free(&doc);
+  return e;
+}
+
 alloy_error *pt2_load_graph(pt2_archive *a, alloy_model *m) {
-  json_t *root;
-  alloy_error *e = pt2_archive_json(a, model_entry, &root);
-  if (e) return e;
-  e = pt2_graph_from_json(pt2_archive_file(a), pt2_archive_root(a), root, &m->graph);
-  json_decref(root);
+  jv_doc doc = {0};
+  const jv *root;
+  alloy_error *e = pt2_archive_doc(a, model_entry, &doc, &root);
+  if (!e) e = pt2_graph_from_doc(pt2_archive_file(a), pt2_archive_root(a), root, &m->graph);
+  jv_doc_free(&doc);
   return e;
 }
 
