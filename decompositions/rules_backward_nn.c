@@ -301,15 +301,33 @@ typedef struct {
 } bn_args;
 
 /* native_batch_norm_backward: with x - mean over the channel's elements
- * and n their count, grad_input = (g - (x - mean) dot / n invstd^2 -
- * sum(g) / n) invstd w in training, g invstd w in eval; grad_weight =
- * dot invstd, grad_bias = sum(g), where dot = sum(g (x - mean)). */
+ * and n their count, grad_input = (g - sum(g) / n - (x - mean) dot / n
+ * invstd^2) invstd w in training, g invstd w in eval; grad_weight =
+ * dot invstd, grad_bias = sum(g), where dot = sum(g (x - mean)).
+ *
+ * A float16 or bfloat16 batch norm whose parameters share its dtype runs
+ * the CPU kernel with that dtype as its math type: x - mean, the
+ * projection factor k = dot invstd invstd / n and every step of
+ * grad_input are rounded to it (only the two sums accumulate in float32).
+ * With float32 parameters ("mixed"), or in float32 and float64, all of it
+ * is computed in float32 (float64) and rounded once. */
+static bool bn_mixed(decomp *d, const bn_args *a, alloy_dtype t) {
+  const int params[3] = {a->w, a->rmean, a->rvar};
+  for (int k = 0; k < 3; k++) {
+    alloy_value *p = d_tensor(d, params[k]);
+    if (p && d_dtype(p) != t) return true;
+  }
+  return false;
+}
+
 static void batch_norm_backward_of(decomp *d, const bn_args *a) {
   alloy_value *x = d_tensor(d, a->in);
   alloy_dtype t = d_dtype(x), c = d_opmath(t);
   int r = d_rank(x);
   if (r < 2) return (void)d_fail(d, "the input of a batch norm must have at least 2 dims, got %d", r);
-  alloy_value *g = d_to(d, d_tensor(d, a->g), c), *w = d_tensor(d, a->w);
+  /* m: the math type of the CPU kernel, t itself unless mixed */
+  alloy_dtype m = t != c && !bn_mixed(d, a, t) ? t : c;
+  alloy_value *g = d_tensor(d, a->g), *w = d_tensor(d, a->w);
   bool train = d_bool(d, a->train);
   alloy_value *mean, *invstd;
   if (train) {
@@ -322,9 +340,6 @@ static void batch_norm_backward_of(decomp *d, const bn_args *a) {
     if (!mean || !var) return (void)d_fail(d, "running_mean and running_var are needed in eval mode");
     invstd = D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(d_to(d, var, c)), F(d_float(d, a->eps)))));
   }
-  mean = d_to(d, mean, c);
-  invstd = d_to(d, invstd, c);
-  x = d_to(d, x, c);
   alloy_dim bshape[ALLOY_MAX_RANK];
   int64_t axes[ALLOY_MAX_RANK];
   int na = 0;
@@ -335,21 +350,26 @@ static void batch_norm_backward_of(decomp *d, const bn_args *a) {
   alloy_dim n = C(1);
   for (int k = 0; k < r; k++)
     if (k != 1) n = alloy_dim_mul(d_symtab(d), n, d_shape(x)[k]);
-  alloy_value *centered = nn_sub(d, x, nn_view(d, mean, bshape, r));
-  alloy_value *gsum = D(d, "aten.sum.dim_IntList", V(g), d_int_list(d, axes, na));
-  alloy_value *dot = D(d, "aten.sum.dim_IntList", V(nn_mul(d, g, centered)), d_int_list(d, axes, na));
-  alloy_value *scale = w ? nn_mul(d, invstd, d_to(d, w, c)) : invstd;
+  alloy_value *inv_m = d_to(d, invstd, m), *inv_c = d_to(d, invstd, c);
+  alloy_value *centered = nn_sub(d, d_to(d, x, m), nn_view(d, d_to(d, mean, m), bshape, r));
+  alloy_value *gc = d_to(d, g, c);
+  alloy_value *gsum = D(d, "aten.sum.dim_IntList", V(gc), d_int_list(d, axes, na));
+  alloy_value *dot = D(d, "aten.sum.dim_IntList", V(nn_mul(d, gc, d_to(d, centered, c))), d_int_list(d, axes, na));
+  alloy_value *wm = w ? nn_view(d, d_to(d, w, m), bshape, r) : NULL;
   alloy_value *gi;
   if (train) {
-    alloy_value *gmean = D(d, "aten.div.Tensor", V(gsum), SYM(n));
-    alloy_value *proj = nn_mul(d, D(d, "aten.div.Tensor", V(dot), SYM(n)), nn_mul(d, invstd, invstd));
-    gi = nn_sub(d, nn_sub(d, g, nn_mul(d, centered, nn_view(d, proj, bshape, r))), nn_view(d, gmean, bshape, r));
-    gi = nn_mul(d, gi, nn_view(d, scale, bshape, r));
+    alloy_value *k = nn_mul(d, nn_mul(d, d_to(d, dot, m), inv_m), inv_m);
+    k = D(d, "aten.div.Tensor", V(k), SYM(n));
+    alloy_value *gmean = D(d, "aten.div.Tensor", V(d_to(d, gsum, m)), SYM(n));
+    gi = nn_sub(d, nn_sub(d, d_to(d, g, m), nn_view(d, gmean, bshape, r)),
+                nn_mul(d, centered, nn_view(d, k, bshape, r)));
+    gi = nn_mul(d, gi, nn_view(d, inv_m, bshape, r));
   } else {
-    gi = nn_mul(d, g, nn_view(d, scale, bshape, r));
+    gi = nn_mul(d, d_to(d, g, m), nn_view(d, inv_m, bshape, r));
   }
+  if (wm) gi = nn_mul(d, gi, wm);
   d_out(d, 0, d_to(d, gi, t));
-  d_out(d, 1, d_to(d, nn_mul(d, dot, invstd), d_out_dtype(d, 1)));
+  d_out(d, 1, d_to(d, nn_mul(d, dot, inv_c), d_out_dtype(d, 1)));
   d_out(d, 2, d_to(d, gsum, d_out_dtype(d, 2)));
 }
 
