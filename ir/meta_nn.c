@@ -330,7 +330,12 @@ static alloy_error *meta_conv_named(alloy_meta *m) {
     return meta_error(m, "argument '%s': oneDNN convolutions take float32, float16 and "
                       "bfloat16 tensors, got %s", meta_arg_name(m, 0),
                       alloy_dtype_name(in->dtype));
-  if (n == 0) n = w->rank >= 3 ? w->rank - 2 : 1;
+  if (n == 0) {
+    if (w->rank < 3 || w->rank > 5)
+      return meta_error(m, "argument '%s': expected a 3-D to 5-D weight, got %dD",
+                        meta_arg_name(m, 1), w->rank);
+    n = w->rank - 2;
+  }
   bool unbatched = (m->param & (CONV_UNBATCHED | CONV_KEEP_BATCH)) && in->rank == n + 1;
   alloy_error *e;
   if (!unbatched && in->rank != n + 2)
