@@ -35,6 +35,7 @@ static const decomp_rule *const families[] = {
     decomp_rules_shape,      decomp_rules_einsum,    decomp_rules_reduce,
     decomp_rules_pointwise,  decomp_rules_views,     decomp_rules_conv,
     decomp_rules_rnn,        decomp_rules_backward,  decomp_rules_backward_nn, decomp_rules_random,
+    decomp_rules_backward_seq,
     decomp_rules_fft,        decomp_rules_linalg,
     decomp_prims_pointwise,  decomp_prims_reduce,    decomp_prims_shape,
 };

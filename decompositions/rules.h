@@ -23,6 +23,7 @@ extern const decomp_rule decomp_rules_conv[];       /* rules_conv.c: conv1d/2d/3
 extern const decomp_rule decomp_rules_rnn[];        /* rules_rnn.c: rnn_tanh, rnn_relu, lstm, gru and their cells */
 extern const decomp_rule decomp_rules_backward[];   /* rules_backward.c: activation, loss and view backwards */
 extern const decomp_rule decomp_rules_backward_nn[]; /* rules_backward_nn.c: norm, pool, pad, upsample, conv backwards */
+extern const decomp_rule decomp_rules_backward_seq[]; /* rules_backward_seq.c: attention, recurrent cell backwards */
 extern const decomp_rule decomp_rules_random[];     /* rules_random.c: bernoulli, normal, uniform, ... */
 extern const decomp_rule decomp_rules_fft[];        /* rules_fft.c: fft_* */
 extern const decomp_rule decomp_rules_linalg[];     /* rules_linalg.c: linalg_* and friends */

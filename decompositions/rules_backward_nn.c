@@ -1,9 +1,11 @@
 /*
  * decompositions/rules_backward_nn.c: the backward ops of the layers of
  * training graphs, from ATen to Core ATen: batch norm and the other norms,
- * pooling, padding, upsampling, convolution, embedding and attention.
- * The backward ops of activations, losses and views are in
- * rules_backward.c; the shape functions in ir/meta_backward.c.
+ * pooling, padding, upsampling, convolution, embedding and embedding bags,
+ * distances and grid sampling. The backward ops of activations, losses
+ * and views are in rules_backward.c, those of attention and recurrent
+ * cells in rules_backward_seq.c; the shape functions in
+ * ir/meta_backward.c.
  *
  * Pooling, padding and upsampling are linear maps that act on each
  * spatial dim separately: the gradient of an average pooling, of a
@@ -130,16 +132,6 @@ static void fractional_max_pool2d_backward(decomp *d) {
 }
 static void fractional_max_pool3d_backward(decomp *d) {
   scatter_to_indices(d, d_tensor(d, 0), d_tensor(d, 1), d_tensor(d, 4), 3);
-}
-
-/* max_pool2d_backward(g, self, kernel, stride, padding, dilation,
- * ceil_mode): the indices recomputed by the forward, then as above */
-static void max_pool2d_backward(decomp *d) {
-  alloy_value *outs[2];
-  if (DN(d, "aten.max_pool2d_with_indices.default", outs, 2, V(d_tensor(d, 1)), *d_arg(d, 2), *d_arg(d, 3),
-         *d_arg(d, 4), *d_arg(d, 5), *d_arg(d, 6)) < 2)
-    return;
-  scatter_to_indices(d, d_tensor(d, 0), d_tensor(d, 1), outs[1], 2);
 }
 
 /* avg_pool3d_backward(g, self, kernel, stride, padding, ceil_mode,
@@ -388,6 +380,60 @@ static void batch_norm_impl_index_backward(decomp *d) {
   batch_norm_backward_of(d, &a);
 }
 
+/* The per-channel view [1, C, 1, ..] of a vector, for an input of rank r. */
+static alloy_value *per_channel(decomp *d, alloy_value *v, const alloy_value *x, int r) {
+  alloy_dim shape[ALLOY_MAX_RANK];
+  for (int k = 0; k < r; k++) shape[k] = k == 1 ? d_shape(x)[1] : C(1);
+  return nn_view(d, v, shape, r);
+}
+
+/* batch_norm_backward_reduce(grad_out, input, mean, invstd, weight,
+ * input_g, weight_g, bias_g) -> (sum_dy, sum_dy_xmu, grad_weight,
+ * grad_bias): the per-channel sums of a synchronized batch norm's
+ * backward, sum(dy) and sum(dy (x - mean)), accumulated in float32 for
+ * float16 and bfloat16; grad_weight = sum_dy_xmu invstd, grad_bias =
+ * sum_dy. */
+static void batch_norm_backward_reduce(decomp *d) {
+  alloy_value *g = d_tensor(d, 0), *x = d_tensor(d, 1), *mean = d_tensor(d, 2), *invstd = d_tensor(d, 3);
+  int r = d_rank(x);
+  if (r < 2) return (void)d_fail(d, "the input of a batch norm must have at least 2 dims, got %d", r);
+  alloy_dtype c = d_opmath(d_dtype(x));
+  int64_t axes[ALLOY_MAX_RANK];
+  int na = 0;
+  for (int k = 0; k < r; k++)
+    if (k != 1) axes[na++] = k;
+  alloy_value *gc = d_to(d, g, c);
+  alloy_value *xmu = nn_sub(d, d_to(d, x, c), per_channel(d, d_to(d, mean, c), x, r));
+  alloy_value *sum = D(d, "aten.sum.dim_IntList", V(gc), d_int_list(d, axes, na));
+  alloy_value *dot = D(d, "aten.sum.dim_IntList", V(nn_mul(d, gc, xmu)), d_int_list(d, axes, na));
+  d_out(d, 0, d_to(d, sum, d_out_dtype(d, 0)));
+  d_out(d, 1, d_to(d, dot, d_out_dtype(d, 1)));
+  d_out(d, 2, d_to(d, nn_mul(d, dot, d_to(d, invstd, c)), d_out_dtype(d, 2)));
+  d_out(d, 3, d_to(d, sum, d_out_dtype(d, 3)));
+}
+
+/* batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy,
+ * sum_dy_xmu, count): a synchronized batch norm's grad_input from the sums
+ * of every process (count holds their element counts): with n their total,
+ * (dy - sum_dy / n - (x - mean) invstd^2 sum_dy_xmu / n) invstd w, in the
+ * CUDA kernel's order, in float32 for float16 and bfloat16. */
+static void batch_norm_backward_elemt(decomp *d) {
+  alloy_value *g = d_tensor(d, 0), *x = d_tensor(d, 1), *w = d_tensor(d, 4);
+  int r = d_rank(x);
+  if (r < 2) return (void)d_fail(d, "the input of a batch norm must have at least 2 dims, got %d", r);
+  alloy_dtype t = d_dtype(x), c = d_opmath(t);
+  alloy_value *n = D(d, "aten.sum.dim_IntList", V(d_tensor(d, 7)), NONE, B(false), DT(ALLOY_I64));
+  alloy_value *norm = D(d, "aten.reciprocal.default", V(d_to(d, n, c)));
+  alloy_value *invstd = d_to(d, d_tensor(d, 3), c);
+  alloy_value *m_dy = nn_mul(d, d_to(d, d_tensor(d, 5), c), norm);
+  alloy_value *f1 = nn_mul(d, nn_mul(d, nn_mul(d, invstd, invstd), d_to(d, d_tensor(d, 6), c)), norm);
+  alloy_value *f2 = w ? nn_mul(d, d_to(d, w, c), invstd) : invstd;
+  alloy_value *xmu = nn_sub(d, d_to(d, x, c), per_channel(d, d_to(d, d_tensor(d, 2), c), x, r));
+  alloy_value *gi = nn_sub(d, nn_sub(d, d_to(d, g, c), per_channel(d, m_dy, x, r)),
+                           nn_mul(d, xmu, per_channel(d, f1, x, r)));
+  d_out(d, 0, d_to(d, nn_mul(d, gi, per_channel(d, f2, x, r)), t));
+}
+
 /* _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd,
  * weight, output_mask): with x^ = x rstd and gw = g w, grad_input =
  * (gw - x^ sum(x^ gw) / N) rstd over the normalized dims, grad_weight =
@@ -442,20 +488,6 @@ static void weight_norm_backward(decomp *d) {
 }
 
 /* --- convolution and linear ------------------------------------------------------------*/
-
-/* convolution_backward_overrideable(grad_output, input, weight, stride,
- * padding, dilation, transposed, output_padding, groups, output_mask) is
- * convolution_backward with the bias gradient's size spelled out. */
-static void convolution_backward_overrideable(decomp *d) {
-  const alloy_value *gb = alloy_node_output(d_node(d), 2);
-  alloy_dim bias = d_shape(gb)[0];
-  alloy_value *outs[3];
-  if (DN(d, "aten.convolution_backward.default", outs, 3, V(d_tensor(d, 0)), V(d_tensor(d, 1)),
-         V(d_tensor(d, 2)), d_dim_list(d, &bias, 1), *d_arg(d, 3), *d_arg(d, 4), *d_arg(d, 5), *d_arg(d, 6),
-         *d_arg(d, 7), *d_arg(d, 8), *d_arg(d, 9)) < 3)
-    return;
-  for (int k = 0; k < 3; k++) d_out(d, k, outs[k]);
-}
 
 /* _slow_conv2d_backward.output_mask(grad_output, self, weight, kernel_size,
  * stride, padding, output_mask): a plain 2-d convolution's backward */
@@ -524,7 +556,7 @@ static void convolution_double_backward(decomp *d) {
   d_out(d, 2, gW ? gW : zeros(d, d_shape(w), d_rank(w), d_out_dtype(d, 2)));
 }
 
-/* --- embedding and attention -----------------------------------------------------------*/
+/* --- embedding ---------------------------------------------------------------------------*/
 
 /* embedding_backward(grad, indices, num_weights, padding_idx,
  * scale_grad_by_freq, sparse): the dense gradient */
@@ -532,58 +564,6 @@ static void embedding_backward(decomp *d) {
   if (d_bool(d, 5)) return d_decline(d, "sparse gradients are not decomposed");
   d_out(d, 0, D(d, "aten.embedding_dense_backward.default", V(d_tensor(d, 0)), V(d_tensor(d, 1)),
                 *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4)));
-}
-
-/* _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v,
- * out, logsumexp, dropout_p, is_causal, attn_mask, scale): attention's
- * gradients from its saved log-sum-exp. With P = exp(q k^T s + mask - lse),
- * dV = P^T dO, dS = P (dO V^T - sum(dO O)), dQ = dS K s, dK = dS^T Q s.
- * Rows masked throughout (lse -inf) have P = 0. */
-static void flash_attention_cpu_backward(decomp *d) {
-  alloy_value *dO = d_tensor(d, 0), *q = d_tensor(d, 1), *k = d_tensor(d, 2), *v = d_tensor(d, 3);
-  alloy_value *o = d_tensor(d, 4), *lse = d_tensor(d, 5), *mask = d_tensor(d, 8);
-  if (d_float(d, 6) != 0.0) return d_decline(d, "dropout's mask cannot be recomputed");
-  int r = d_rank(q);
-  if (r != 4 || d_rank(k) != 4 || d_rank(v) != 4) return d_decline(d, "query, key and value must be 4-d");
-  if (alloy_dim_eq(d_symtab(d), d_shape(q)[1], d_shape(k)[1]) != ALLOY_TRUE)
-    return d_decline(d, "grouped-query attention is not decomposed");
-  alloy_dtype t = d_dtype(q), c = d_opmath(t);
-  alloy_dim e = d_shape(q)[3];
-  double s;
-  if (!d_is_none(d, 9)) s = d_float(d, 9);
-  else if (alloy_dim_is_const(e)) s = 1.0 / sqrt((double)e.value);
-  else return d_decline(d, "the default scale of a symbolic head size");
-  dO = d_to(d, dO, c);
-  q = d_to(d, q, c);
-  k = d_to(d, k, c);
-  v = d_to(d, v, c);
-  o = d_to(d, o, c);
-  alloy_value *att = nn_mulf(d, nn_matmul(d, q, nn_mT(d, k)), s);
-  if (mask)
-    att = d_dtype(mask) == ALLOY_BOOL ? D(d, "aten.where.self", V(mask), V(att), F(-INFINITY))
-                                      : nn_add(d, att, d_to(d, mask, c));
-  if (d_bool(d, 7)) {
-    alloy_dim ls[2] = {d_shape(q)[2], d_shape(k)[2]};
-    alloy_value *ones = D(d, "aten.full.default", d_dim_list(d, ls, 2), B(true), DT(ALLOY_BOOL));
-    alloy_value *keep = D(d, "aten.tril.default", V(ones));
-    att = D(d, "aten.where.self", V(keep), V(att), F(-INFINITY));
-  }
-  alloy_value *l = nn_unsqueeze(d, d_to(d, lse, c), 3);
-  alloy_value *p = D(d, "aten.exp.default", V(nn_sub(d, att, l)));
-  alloy_value *dead = D(d, "aten.eq.Scalar", V(l), F(-INFINITY));
-  p = D(d, "aten.where.self", V(dead), F(0.0), V(p));
-  /* the kernel hands P and dS to its float16 / bfloat16 products rounded
-   * to the dtype */
-  alloy_value *pr = d_to(d, d_to(d, p, t), c);
-  alloy_value *dv = nn_matmul(d, nn_mT(d, pr), dO);
-  alloy_value *dp = nn_matmul(d, dO, nn_mT(d, v));
-  /* sum(dO O) per row, as a product of matrices like dO V^T, so that a row
-   * whose output is one value row (a causal first row) cancels exactly */
-  alloy_value *rows = nn_squeeze(d, nn_matmul(d, nn_unsqueeze(d, dO, 3), nn_unsqueeze(d, o, 4)), 4);
-  alloy_value *ds = d_to(d, d_to(d, nn_mul(d, p, nn_sub(d, dp, rows)), t), c);
-  d_out(d, 0, d_to(d, nn_mulf(d, nn_matmul(d, ds, k), s), d_out_dtype(d, 0)));
-  d_out(d, 1, d_to(d, nn_mulf(d, nn_matmul(d, nn_mT(d, ds), q), s), d_out_dtype(d, 1)));
-  d_out(d, 2, d_to(d, dv, d_out_dtype(d, 2)));
 }
 
 /* --- embedding bags ----------------------------------------------------------------------*/
@@ -798,42 +778,6 @@ static void affine_grid_generator_backward(decomp *d) {
   d_out(d, 0, D(d, "aten.clone.default", V(nn_mT(d, th))));
 }
 
-/* _pack_padded_sequence_backward(grad, input_size, batch_sizes,
- * batch_first): row r of the packed gradient came from time step t (the
- * number of steps whose running total of batch sizes is <= r) and batch
- * item r - (the total before t). */
-static void pack_padded_sequence_backward(decomp *d) {
-  alloy_value *g = d_tensor(d, 0), *bs = d_to(d, d_tensor(d, 2), ALLOY_I64);
-  alloy_dim in[ALLOY_MAX_RANK];
-  int n = d_dims(d, 1, in, ALLOY_MAX_RANK);
-  if (n < 2) return (void)d_fail(d, "argument 'input_size' must have at least 2 items");
-  bool bf = d_bool(d, 3);
-  alloy_dim tb[ALLOY_MAX_RANK];
-  memcpy(tb, in, sizeof *in * (size_t)n);
-  if (bf) {
-    tb[0] = in[1];
-    tb[1] = in[0];
-  }
-  alloy_symtab *st = d_symtab(d);
-  alloy_dim total = d_shape(g)[0], cells = alloy_dim_mul(st, tb[0], tb[1]);
-  alloy_value *ends = D(d, "aten.cumsum.default", V(bs), I(0));
-  alloy_value *r = D(d, "aten.arange.start_step", I(0), SYM(total), I(1), DT(ALLOY_I64));
-  alloy_value *step = D(d, "aten.sum.dim_IntList", V(D(d, "aten.le.Tensor", V(nn_unsqueeze(d, ends, 0)),
-                                                       V(nn_unsqueeze(d, r, 1)))),
-                        LIST(I(1)), B(false), DT(ALLOY_I64));
-  alloy_value *starts = nn_sub(d, ends, bs);
-  alloy_value *item = nn_sub(d, r, D(d, "aten.index_select.default", V(starts), I(0), V(step)));
-  alloy_value *at = nn_add(d, D(d, "aten.mul.Tensor", V(step), SYM(tb[1])), item);
-  alloy_dim flat[ALLOY_MAX_RANK];
-  flat[0] = cells;
-  for (int k = 2; k < n; k++) flat[k - 1] = tb[k];
-  alloy_value *y = D(d, "aten.index_put.default", V(zeros(d, flat, n - 1, d_dtype(g))), d_value_list(d, &at, 1),
-                     V(g), B(false));
-  y = nn_view(d, y, tb, n);
-  if (bf) y = D(d, "aten.transpose.int", V(y), I(0), I(1));
-  d_out(d, 0, y);
-}
-
 /* matrix_exp_backward(self, grad): the top-right block of exp([[A^H, G],
  * [0, A^H]]), the derivative of an analytic matrix function */
 static void matrix_exp_backward(decomp *d) {
@@ -1032,7 +976,6 @@ static void glu_jvp(decomp *d) {
 }
 
 const decomp_rule decomp_rules_backward_nn[] = {
-    {"aten.max_pool2d_backward.default", max_pool2d_backward, DECOMP_TO_CORE},
     {"aten.max_pool3d_with_indices_backward.default", max_pool3d_backward, DECOMP_TO_CORE},
     {"aten.adaptive_max_pool2d_backward.default", adaptive_max_pool2d_backward, DECOMP_TO_CORE},
     {"aten.adaptive_max_pool3d_backward.default", adaptive_max_pool3d_backward, DECOMP_TO_CORE},
@@ -1061,16 +1004,15 @@ const decomp_rule decomp_rules_backward_nn[] = {
     {"aten.native_batch_norm_backward.default", native_batch_norm_backward, DECOMP_TO_CORE},
     {"aten.batch_norm_backward.default", native_batch_norm_backward, DECOMP_TO_CORE},
     {"aten._batch_norm_impl_index_backward.default", batch_norm_impl_index_backward, DECOMP_TO_CORE},
+    {"aten.batch_norm_backward_reduce.default", batch_norm_backward_reduce, DECOMP_TO_CORE},
+    {"aten.batch_norm_backward_elemt.default", batch_norm_backward_elemt, DECOMP_TO_CORE},
     {"aten._fused_rms_norm_backward.default", fused_rms_norm_backward, DECOMP_TO_CORE},
     {"aten._weight_norm_interface_backward.default", weight_norm_backward, DECOMP_TO_CORE},
     {"aten._weight_norm_differentiable_backward.default", weight_norm_backward, DECOMP_TO_CORE},
-    {"aten.convolution_backward_overrideable.default", convolution_backward_overrideable, DECOMP_TO_CORE},
     {"aten._slow_conv2d_backward.output_mask", slow_conv2d_backward, DECOMP_TO_CORE},
     {"aten.conv_tbc_backward.default", conv_tbc_backward, DECOMP_TO_CORE},
     {"aten._convolution_double_backward.default", convolution_double_backward, DECOMP_TO_CORE},
     {"aten.embedding_backward.default", embedding_backward, DECOMP_TO_CORE},
-    {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", flash_attention_cpu_backward,
-     DECOMP_TO_CORE},
     {"aten._embedding_bag_dense_backward.default", embedding_bag_dense_backward, DECOMP_TO_CORE},
     {"aten._embedding_bag_backward.default", embedding_bag_backward, DECOMP_TO_CORE},
     {"aten._embedding_bag_per_sample_weights_backward.default", embedding_bag_per_sample_weights_backward,
@@ -1078,7 +1020,6 @@ const decomp_rule decomp_rules_backward_nn[] = {
     {"aten._cdist_backward.default", cdist_backward, DECOMP_TO_CORE},
     {"aten._pdist_backward.default", pdist_backward, DECOMP_TO_CORE},
     {"aten.affine_grid_generator_backward.default", affine_grid_generator_backward, DECOMP_TO_CORE},
-    {"aten._pack_padded_sequence_backward.default", pack_padded_sequence_backward, DECOMP_TO_CORE},
     {"aten.matrix_exp_backward.default", matrix_exp_backward, DECOMP_TO_CORE},
     {"aten.to_dense_backward.default", to_dense_backward, DECOMP_TO_CORE},
     {"aten.fake_quantize_per_tensor_affine_cachemask_backward.default", fake_quantize_cachemask_backward,

@@ -207,7 +207,6 @@ typedef struct {
 
 enum {
   FWD_AVG_POOL3D,
-  FWD_MAX_POOL2D,
   FWD_MAX_POOL3D,
   FWD_REFLECTION_PAD1D,
   FWD_REFLECTION_PAD2D,
@@ -219,7 +218,6 @@ enum {
 
 static const bw_forward_row forwards[] = {
     [FWD_AVG_POOL3D] = {"aten.avg_pool3d.default", 1, 0},
-    [FWD_MAX_POOL2D] = {"aten.max_pool2d.default", 1, 0},
     [FWD_MAX_POOL3D] = {"aten.max_pool3d_with_indices.default", 1, 7},
     [FWD_REFLECTION_PAD1D] = {"aten.reflection_pad1d.default", 1, 0},
     [FWD_REFLECTION_PAD2D] = {"aten.reflection_pad2d.default", 1, 0},
@@ -346,6 +344,25 @@ static alloy_error *bw_batch_norm(alloy_meta *m) {
   return e;
 }
 
+/* batch_norm_backward_reduce(grad_out, input, mean, invstd, weight,
+ * input_g, weight_g, bias_g) -> (sum_dy, sum_dy_xmu, grad_weight,
+ * grad_bias): the sums in mean's type, the gradients per channel. */
+static alloy_error *bw_batch_norm_reduce(alloy_meta *m) {
+  const alloy_value *g, *in, *mean, *w = meta_tensor(m, 4);
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &in);
+  if (!e) e = tensor_arg(m, 2, &mean);
+  if (!e) e = want_rank(m, 1, in, 2, ALLOY_MAX_RANK);
+  if (!e) e = want_shape(m, 0, g, in->shape, in->rank);
+  if (!e) e = want_shape(m, 2, mean, &in->shape[1], 1);
+  if (!e) e = want_float_dtype(m, 1, in->dtype);
+  if (!e) e = meta_out_like(m, 0, mean, mean->dtype);
+  if (!e) e = meta_out_like(m, 1, mean, mean->dtype);
+  if (!e) e = channel_grad(m, 2, in, w);
+  if (!e) e = channel_grad(m, 3, in, w);
+  return e;
+}
+
 /* _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight,
  * output_mask) -> (grad_input, grad_weight): the weight's gradient has
  * normalized_shape, in weight's dtype (input's without one). */
@@ -366,24 +383,6 @@ static alloy_error *bw_rms_norm(alloy_meta *m) {
   if (!e) e = want_float_dtype(m, 1, in->dtype);
   if (!e) e = meta_out_like(m, 0, in, in->dtype);
   if (!e) e = meta_out_tensor(m, 1, w ? w->dtype : in->dtype, ns, n);
-  return e;
-}
-
-/* --- convolution and linear ---------------------------------------------*/
-
-/* convolution_backward_overrideable(grad_output, input, weight, stride,
- * padding, dilation, transposed, output_padding, groups, output_mask):
- * the gradients of input, weight and the bias (one per output channel). */
-static alloy_error *bw_convolution_overrideable(alloy_meta *m) {
-  const alloy_value *g, *in, *w;
-  alloy_error *e = tensor_arg(m, 0, &g);
-  if (!e) e = tensor_arg(m, 1, &in);
-  if (!e) e = tensor_arg(m, 2, &w);
-  if (!e) e = want_rank(m, 2, w, 3, 5);
-  if (e) return e;
-  alloy_dim bias = meta_bool(m, 6) ? alloy_dim_mul(m->st, w->shape[1], meta_dim(m, 8)) : w->shape[0];
-  if (!(e = meta_out_like(m, 0, in, g->dtype)) && !(e = meta_out_like(m, 1, w, g->dtype)))
-    e = meta_out_tensor(m, 2, g->dtype, &bias, 1);
   return e;
 }
 
@@ -514,6 +513,59 @@ static alloy_error *bw_cdist(alloy_meta *m) {
   return meta_out_tensor(m, 0, x1->dtype, shape, rank + 2);
 }
 
+/* The backward ops of recurrent cells; param: which. Gate gradients have
+ * the gates' shape ([B, n H]), bias gradients [n H], the state's gradient
+ * the state's shape. */
+enum { CELL_LSTM_IMPL, CELL_LSTM, CELL_GRU, CELL_DIFF_LSTM, CELL_DIFF_GRU };
+
+static alloy_error *bw_cell(alloy_meta *m) {
+  /* where the gates (or workspace) and the state are, per kind */
+  static const struct {
+    int gates, state, n;
+  } at[] = {
+      [CELL_LSTM_IMPL] = {4, 2, 4}, [CELL_LSTM] = {4, 2, 4},     [CELL_GRU] = {1, 0, 3},
+      [CELL_DIFF_LSTM] = {2, 6, 4}, [CELL_DIFF_GRU] = {1, 3, 3},
+  };
+  const alloy_value *gates, *state;
+  alloy_error *e = tensor_arg(m, at[m->param].gates, &gates);
+  if (!e) e = tensor_arg(m, at[m->param].state, &state);
+  if (!e) e = want_rank(m, at[m->param].gates, gates, 2, 2);
+  if (!e) e = want_rank(m, at[m->param].state, state, 2, 2);
+  if (!e) e = want_float_dtype(m, at[m->param].gates, gates->dtype);
+  if (e) return e;
+  alloy_dim g[2] = {gates->shape[0], alloy_dim_mul(m->st, state->shape[1], C(at[m->param].n))};
+  alloy_dim b = g[1];
+  if (m->param != CELL_GRU && never_eq(m, gates->shape[1], g[1]))
+    return meta_error(m, "argument '%s' must hold %d gates of the state's size",
+                      meta_arg_name(m, at[m->param].gates), at[m->param].n);
+  alloy_dtype t = gates->dtype;
+  if (m->param == CELL_LSTM_IMPL) {
+    if (!(e = meta_out_tensor(m, 0, t, g, 2)) && !(e = meta_out_like(m, 1, state, t)))
+      e = meta_out_tensor(m, 2, t, &b, 1);
+    return e;
+  }
+  if (!(e = meta_out_tensor(m, 0, t, g, 2)) && !(e = meta_out_tensor(m, 1, t, g, 2)) &&
+      !(e = meta_out_like(m, 2, state, t)) && !(e = meta_out_tensor(m, 3, t, &b, 1)))
+    e = meta_out_tensor(m, 4, t, &b, 1);
+  return e;
+}
+
+/* _scaled_dot_product_efficient_attention_backward(grad_out, query, key,
+ * value, attn_bias, ...) -> (grad_query, grad_key, grad_value, grad_bias):
+ * the bias's gradient has its shape ([0] without one) */
+static alloy_error *bw_efficient_attention(alloy_meta *m) {
+  const alloy_value *q, *k, *v, *bias = meta_tensor(m, 4);
+  alloy_error *e = tensor_arg(m, 1, &q);
+  if (!e) e = tensor_arg(m, 2, &k);
+  if (!e) e = tensor_arg(m, 3, &v);
+  if (!e) e = meta_out_like(m, 0, q, q->dtype);
+  if (!e) e = meta_out_like(m, 1, k, k->dtype);
+  if (!e) e = meta_out_like(m, 2, v, v->dtype);
+  if (e) return e;
+  alloy_dim none = C(0);
+  return bias ? meta_out_like(m, 3, bias, bias->dtype) : meta_out_tensor(m, 3, q->dtype, &none, 1);
+}
+
 /* --- registration -------------------------------------------------------*/
 
 #define G_X PW(0x3)           /* (grad_output, self) */
@@ -570,7 +622,6 @@ const alloy_meta_entry alloy_meta_backward[] = {
 
     /* pooling and padding */
     {"aten.avg_pool3d_backward.default", bw_forward, FWD_AVG_POOL3D},
-    {"aten.max_pool2d_backward.default", bw_forward, FWD_MAX_POOL2D},
     {"aten.max_pool3d_with_indices_backward.default", bw_forward, FWD_MAX_POOL3D},
     {"aten.reflection_pad1d_backward.default", bw_forward, FWD_REFLECTION_PAD1D},
     {"aten.reflection_pad2d_backward.default", bw_forward, FWD_REFLECTION_PAD2D},
@@ -602,12 +653,13 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten.native_batch_norm_backward.default", bw_batch_norm, BN_NATIVE},
     {"aten.batch_norm_backward.default", bw_batch_norm, BN_NATIVE},
     {"aten._batch_norm_impl_index_backward.default", bw_batch_norm, BN_ARGS(1, 3, 2)},
+    {"aten.batch_norm_backward_reduce.default", bw_batch_norm_reduce, 0},
+    {"aten.batch_norm_backward_elemt.default", bw_like, LIKE(0, 1)},
     {"aten._fused_rms_norm_backward.default", bw_rms_norm, 0},
     {"aten._weight_norm_interface_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
     {"aten._weight_norm_differentiable_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
 
     /* convolution */
-    {"aten.convolution_backward_overrideable.default", bw_convolution_overrideable, 0},
     {"aten._slow_conv2d_backward.output_mask", bw_like, LIKE(0, 1) | LIKE(1, 2) | DIM0(2, 2)},
     {"aten.conv_tbc_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2) | LIKE(2, 3)},
     {"aten._convolution_double_backward.default", bw_like, LIKE(0, 3) | LIKE(1, 5) | LIKE(2, 4)},
@@ -633,5 +685,11 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten.fake_quantize_per_channel_affine_cachemask_backward.default", bw_like, LIKE(0, 0)},
     {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", bw_like,
      LIKE(0, 1) | LIKE(1, 2) | LIKE(2, 3)},
+    {"aten._scaled_dot_product_efficient_attention_backward.default", bw_efficient_attention, 0},
+    {"aten._thnn_fused_lstm_cell_backward_impl.default", bw_cell, CELL_LSTM_IMPL},
+    {"aten._thnn_fused_lstm_cell_backward.default", bw_cell, CELL_LSTM},
+    {"aten._thnn_fused_gru_cell_backward.default", bw_cell, CELL_GRU},
+    {"aten._thnn_differentiable_lstm_cell_backward.default", bw_cell, CELL_DIFF_LSTM},
+    {"aten._thnn_differentiable_gru_cell_backward.default", bw_cell, CELL_DIFF_GRU},
     {NULL, NULL, 0},
 };

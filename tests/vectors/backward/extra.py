@@ -215,6 +215,23 @@ def _samples_5(torch):
     yield aten._grid_sampler_2d_cpu_fallback_backward.default, (r(2, 2, 4, 3), x, grid, 1, 0, True), {}
 
 
+# differentiable recurrent cells
+def _samples_6(torch):
+    aten = torch.ops.aten
+    r = torch.randn
+    B, H = 3, 4
+    ig, hg, cx = r(B, 4 * H), r(B, 4 * H), r(B, H)
+    ib, hb = r(4 * H), r(4 * H)
+    gates = (ig + hg + ib + hb).chunk(4, 1)
+    cy = gates[1].sigmoid() * cx + gates[0].sigmoid() * gates[2].tanh()
+    yield aten._thnn_differentiable_lstm_cell_backward.default, (r(B, H), r(B, H), ig, hg, ib, hb, cx, cy), {}
+    yield aten._thnn_differentiable_lstm_cell_backward.default, (r(B, H), None, ig, hg, ib, hb, cx, cy), {}
+    yield aten._thnn_differentiable_lstm_cell_backward.default, (None, r(B, H), ig, hg, ib, hb, cx, cy), {}
+    ig3, hg3, hx = r(B, 3 * H), r(B, 3 * H), r(B, H)
+    yield aten._thnn_differentiable_gru_cell_backward.default, (r(B, H), ig3, hg3, hx, r(3 * H), r(3 * H)), {}
+    yield aten._thnn_differentiable_gru_cell_backward.default, (r(B, H, dtype=torch.float64), ig3.double(), hg3.double(), hx.double(), r(3 * H, dtype=torch.float64), r(3 * H, dtype=torch.float64)), {}
+
+
 def samples(torch):
-    for part in (_samples_1, _samples_2, _samples_3, _samples_4, _samples_5):
+    for part in (_samples_1, _samples_2, _samples_3, _samples_4, _samples_5, _samples_6):
         yield from part(torch)
