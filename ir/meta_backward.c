@@ -1,8 +1,9 @@
 /*
  * ir/meta_backward.c: shape functions of the backward ops of training
  * graphs (the gradients of activations, losses, norms, pooling, padding,
- * upsampling, views, convolution, embedding and distances), whose rules
- * are in decompositions/rules_backward.c and rules_backward_nn.c.
+ * upsampling, views, convolution, embedding, distances, attention and
+ * recurrent cells), whose rules are in decompositions/rules_backward.c,
+ * rules_backward_nn.c and rules_backward_seq.c.
  *
  * A gradient has the type of what it is the gradient of, so nearly every
  * op is one of a few table-driven families, read from the row's parameter:
@@ -17,8 +18,9 @@
  *   - forward-checked (bw_forward): the input's type, after running the
  *     forward op's own shape function on the same arguments and checking
  *     that grad_output has its output's shape (pooling and padding).
- * The few left (upsampling, batch norm, rms norm, cdist, affine_grid,
- * embedding and embedding bags) have a function each. Checks follow PyTorch 2.11's CPU kernels; sizes stay
+ * The few left (upsampling, batch norms, rms norm, cdist, affine_grid,
+ * embedding and embedding bags, recurrent cells, efficient attention) have
+ * a function each. Checks follow PyTorch 2.11's CPU kernels; sizes stay
  * symbolic, and a check fails only where the symbols' ranges prove it
  * false, as in ir/meta_nn.c.
  */
