@@ -605,8 +605,7 @@ static void vector_norm(decomp *d) {
 }
 
 /* norm.ScalarOpt_dtype(p, dtype), norm.ScalarOpt_dim_dtype(p, dim,
- * keepdim, dtype), frobenius_norm(dim, keepdim): linalg_vector_norm, p =
- * None being 2. */
+ * keepdim, dtype): linalg_vector_norm, p = None being 2. */
 static void norm_as_vector(decomp *d, alloy_arg p, alloy_arg dims, alloy_arg keep, alloy_arg dtype) {
   if (p.kind == ALLOY_ARG_NONE) p = I(2);
   d_out(d, 0, D(d, "aten.linalg_vector_norm.default", V(d_tensor(d, 0)), p, dims, keep, dtype));
@@ -615,7 +614,11 @@ static void norm_dtype(decomp *d) { norm_as_vector(d, *d_arg(d, 1), NONE, B(fals
 static void norm_dim_dtype(decomp *d) {
   norm_as_vector(d, *d_arg(d, 1), *d_arg(d, 2), *d_arg(d, 3), *d_arg(d, 4));
 }
-static void frobenius_norm(decomp *d) { norm_as_vector(d, I(2), *d_arg(d, 1), *d_arg(d, 2), NONE); }
+/* frobenius_norm(dim, keepdim): the 2-norm over dim, as norm.ScalarOpt_dim
+ * (the same numbers as linalg_vector_norm's, PyTorch's spelling). */
+static void frobenius_norm(decomp *d) {
+  d_out(d, 0, D(d, "aten.norm.ScalarOpt_dim", V(d_tensor(d, 0)), I(2), *d_arg(d, 1), *d_arg(d, 2)));
+}
 
 /* renorm: each slice along dim whose p-norm passes maxnorm is scaled down
  * to it (the norm in opmath, the factor rounded to x's dtype). */
