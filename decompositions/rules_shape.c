@@ -1186,6 +1186,18 @@ static void scatter_value_reduce(decomp *d) {
   d_out(d, 0, D(d, "aten.scatter.reduce", V(x), same_arg(d, 1), V(idx), V(src), same_arg(d, 4)));
 }
 
+/* one_hot(num_classes): self (as a new last dim) compared with 0 ..
+ * num_classes - 1, as int64; -1 classes (max + 1) depends on the data. */
+static void one_hot(decomp *d) {
+  alloy_value *x = self_of(d);
+  alloy_dim n = d_dim(d, 1);
+  if (d_failed(d) || !x) return;
+  if (alloy_dim_is_const(n) && n.value == -1)
+    return d_decline(d, "the number of classes depends on the data (num_classes=-1)");
+  alloy_value *hit = D(d, "aten.eq.Tensor", V(D(d, "aten.unsqueeze.default", V(x), I(-1))), V(iota(d, n)));
+  d_out(d, 0, cast(d, hit, ALLOY_I64));
+}
+
 const decomp_rule decomp_rules_shape[] = {
     /* views and reshapes */
     {"aten.reshape.default", reshape, DECOMP_TO_CORE},
@@ -1276,6 +1288,7 @@ const decomp_rule decomp_rules_shape[] = {
     {"aten.bucketize.Scalar", bucketize_scalar, DECOMP_TO_CORE},
     {"aten.searchsorted.Scalar", searchsorted_scalar, DECOMP_TO_CORE},
     {"aten.take_along_dim.default", take_along_dim, DECOMP_TO_CORE},
+    {"aten.one_hot.default", one_hot, DECOMP_TO_CORE},
     {"aten.scatter.value_reduce", scatter_value_reduce, DECOMP_TO_CORE},
     {"aten.diag_embed.default", diag_embed, DECOMP_TO_CORE},
     {"aten.tril_indices.default", tril_indices, DECOMP_TO_CORE},

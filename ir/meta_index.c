@@ -762,6 +762,23 @@ static alloy_error *meta_take_along_dim(alloy_meta *m) {
   return meta_out_tensor(m, 0, self->dtype, out, r);
 }
 
+/* one_hot(self, num_classes): int64 self.shape + [num_classes]; -1 (the
+ * default) takes max(self) + 1, a data-dependent size. */
+static alloy_error *meta_one_hot(alloy_meta *m) {
+  const alloy_value *self = meta_tensor(m, 0);
+  if (self->dtype != ALLOY_I64)
+    return meta_error(m, "one_hot is only applicable to index tensor of type LongTensor.");
+  if (self->rank + 1 > ALLOY_MAX_RANK)
+    return meta_error(m, "output rank %d exceeds %d", self->rank + 1, ALLOY_MAX_RANK);
+  alloy_dim n = meta_dim(m, 1), shape[ALLOY_MAX_RANK];
+  if (alloy_dim_is_const(n) && n.value == -1) n = meta_unbacked(m);
+  else if (alloy_dim_lt(m->st, n, alloy_dim_const(0)) == ALLOY_TRUE)
+    return meta_error(m, "argument 'num_classes' must be -1 or non-negative");
+  for (int d = 0; d < self->rank; d++) shape[d] = self->shape[d];
+  shape[self->rank] = n;
+  return meta_out_tensor(m, 0, ALLOY_I64, shape, self->rank + 1);
+}
+
 /* PyTorch's ScalarType numbers, for defaults such as `dtype=4`. */
 static bool scalar_type_number(int64_t n, alloy_dtype *out) {
   static const struct {
@@ -880,6 +897,7 @@ const alloy_meta_entry alloy_meta_index[] = {
     {"aten.bucketize.Scalar", meta_search_scalar, 0},
     {"aten.searchsorted.Scalar", meta_search_scalar, 1},
     {"aten.take_along_dim.default", meta_take_along_dim, 0},
+    {"aten.one_hot.default", meta_one_hot, 0},
     {"aten.scatter.value_reduce", meta_scatter, SCATTER_REDUCE_OLD},
     {"aten.tril_indices.default", meta_tri_indices, 0},
     {"aten.triu_indices.default", meta_tri_indices, 1},

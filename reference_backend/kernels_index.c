@@ -938,6 +938,43 @@ static int k_nonzero_static(const alloy_kernel_call *c) {
   return 0;
 }
 
+/* one_hot(self, num_classes): row i of the result is 1 at self[i]; -1
+ * classes means max(self) + 1. Values out of range are refused with
+ * PyTorch's messages. */
+static int k_one_hot(const alloy_kernel_call *c) {
+  const alloy_kernel_tensor *self = ref_tensor(c, "self");
+  int64_t classes = -1, n = self ? ref_numel(self) : 0, idx[MAXR] = {0};
+  if (!self) return 1;
+  ref_int(c, "num_classes", &classes);
+  int64_t hi = -1;
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, self->sizes, self->rank)) {
+    int64_t v = ref_load_i(self->data, self->dtype, offset_of(self, idx));
+    if (v < 0) return ref_fail(c, "Class values must be non-negative.");
+    if (v > hi) hi = v;
+  }
+  if (classes == -1) {
+    if (n == 0) return ref_fail(c, "Can not infer total number of classes from empty tensor.");
+    classes = hi + 1;
+  } else if (n && hi >= classes) {
+    return ref_fail(c, "Class values must be smaller than num_classes.");
+  }
+  int64_t sizes[MAXR + 1];
+  for (int d = 0; d < self->rank; d++) sizes[d] = self->sizes[d];
+  sizes[self->rank] = classes;
+  const alloy_kernel_tensor *out = output_sized(c, 0, sizes);
+  if (!out) return ref_fail(c, "one_hot: cannot allocate the result");
+  int64_t oidx[MAXR + 1] = {0}, total = n * classes;
+  for (int64_t k = 0; k < total; k++, ref_next_index(oidx, out->sizes, out->rank))
+    ref_store_i(out->data, out->dtype, offset_of(out, oidx), 0);
+  for (int d = 0; d < MAXR; d++) idx[d] = 0;
+  for (int64_t k = 0; k < n; k++, ref_next_index(idx, self->sizes, self->rank)) {
+    for (int d = 0; d < self->rank; d++) oidx[d] = idx[d];
+    oidx[self->rank] = ref_load_i(self->data, self->dtype, offset_of(self, idx));
+    ref_store_i(out->data, out->dtype, offset_of(out, oidx), 1);
+  }
+  return 0;
+}
+
 /* ---- embeddings --------------------------------------------------------------------- */
 
 static int k_embedding(const alloy_kernel_call *c) {
@@ -1366,6 +1403,7 @@ const alloy_kernel ref_kernels_index[] = {
     REF_KERNEL("aten.nonzero.default", k_nonzero),
     REF_KERNEL("aten.argwhere.default", k_nonzero),
     REF_KERNEL("aten.nonzero_numpy.default", k_nonzero_numpy),
+    REF_KERNEL("aten.one_hot.default", k_one_hot),
     REF_KERNEL("aten.nonzero_static.default", k_nonzero_static),
     REF_KERNEL("aten.embedding.default", k_embedding),
     REF_KERNEL("aten.embedding_renorm_.default", k_embedding_renorm),

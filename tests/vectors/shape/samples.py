@@ -364,3 +364,8 @@ def samples(torch):
     yield aten.cumulative_trapezoid.dx, (torch.tensor([1, 2, 4]),), {"dx": 3}
     yield aten.cumulative_trapezoid.dx, (h(2, 4),), {"dx": 0.5, "dim": 1}
     yield aten.cumulative_trapezoid.dx, (r(2, 0),), {"dim": 1}
+    # one_hot
+    yield aten.one_hot.default, (torch.tensor([0, 2, 1]),), {}
+    yield aten.one_hot.default, (torch.tensor([[0, 3], [1, 1]]), 5), {}
+    yield aten.one_hot.default, (torch.tensor(2), 3), {}
+    yield aten.one_hot.default, (torch.tensor([], dtype=torch.long), 4), {}
