@@ -477,6 +477,23 @@ static bool sample_build(const samples_state *ss, const sample_spec *sp, alloy_g
   int nout = alloy_node_num_outputs(node);
   if (nout > 16) nout = 16;
   for (int k = 0; k < nout; k++) outs[k] = alloy_node_output(node, k);
+  /* The large class means inputs over 64k elements; an op whose output
+   * multiplies its inputs' sizes (kron, diagflat, outer of the large shape:
+   * billions of elements) makes no sample of it, since the oracle alone
+   * would take minutes and gigabytes. */
+  for (int k = 0; k < nout; k++) {
+    const alloy_value *v = outs[k];
+    double numel = 1;
+    for (int d = 0; d < alloy_value_rank(v); d++) {
+      alloy_dim sz = alloy_value_shape(v)[d];
+      numel *= alloy_dim_is_const(sz) ? (double)sz.value : 1;
+    }
+    if (alloy_value_kind_of(v) == ALLOY_VALUE_TENSOR && numel > (double)(1 << 24)) {
+      snprintf(why, cap, "output %d would have %.3g elements (samples stop at 2^24)", k, numel);
+      alloy_graph_free(g);
+      return false;
+    }
+  }
   alloy_error *e = alloy_graph_set_outputs(g, outs, nout);
   if (e) {
     snprintf(why, cap, "%s", alloy_error_message(e));
