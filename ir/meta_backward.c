@@ -166,6 +166,20 @@ static alloy_error *bw_like(alloy_meta *m) {
   return e;
 }
 
+/* One output like argument i, after checking that the arguments of a mask
+ * have i's shape (the saved tensors of a pointwise backward, say);
+ * param: LIKE1(i, mask). */
+#define LIKE1(i, same) ((i) | (same) << 8)
+static alloy_error *bw_like_shaped(alloy_meta *m) {
+  int i = m->param & 31;
+  unsigned same = ((unsigned)m->param >> 8) & 0xffff;
+  const alloy_value *t, *u;
+  alloy_error *e = tensor_arg(m, i, &t);
+  for (int j = 0; j < 16 && !e; j++)
+    if ((same >> j) & 1 && !(e = tensor_arg(m, j, &u))) e = want_shape(m, j, u, t->shape, t->rank);
+  return e ? e : meta_out_like(m, 0, t, t->dtype);
+}
+
 /* --- sizes --------------------------------------------------------------*/
 
 /* m->param: the int[] argument giving the shape; the dtype is the
@@ -177,6 +191,63 @@ static alloy_error *bw_sizes(alloy_meta *m) {
   alloy_error *e = tensor_arg(m, 0, &g);
   if (!e) e = sizes_arg(m, m->param, shape, &n);
   return e ? e : meta_out_tensor(m, 0, g->dtype, shape, n);
+}
+
+/* unfold_backward(grad_in, input_sizes, dim, size, step): grad_in is the
+ * unfolded tensor, input_sizes with dim holding the windows and one more
+ * dim of `size` last (a zero-dim input unfolds to [size]). */
+static alloy_error *bw_unfold(alloy_meta *m) {
+  const alloy_value *g;
+  alloy_dim s[ALLOY_MAX_RANK], want[ALLOY_MAX_RANK];
+  int n, d = 0;
+  int64_t dim, size, step;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = sizes_arg(m, 1, s, &n);
+  if (!e) e = meta_int(m, 2, &dim);
+  if (!e) e = meta_int(m, 3, &size);
+  if (!e) e = meta_int(m, 4, &step);
+  if (!e) e = meta_wrap_dim(m, 2, dim, n, &d);
+  if (e) return e;
+  if (size < 0) return meta_error(m, "argument 'size': must be non-negative, got %lld", (long long)size);
+  if (step <= 0) return meta_error(m, "argument 'step': must be positive, got %lld", (long long)step);
+  if (n == ALLOY_MAX_RANK) return meta_error(m, "argument 'input_sizes': too many dims");
+  if (n == 0) {
+    want[0] = C(size);
+    if ((e = want_shape(m, 0, g, want, 1))) return e;
+  } else {
+    memcpy(want, s, sizeof *s * (size_t)n);
+    alloy_dim span = alloy_dim_sub(m->st, s[d], C(size));
+    want[d] = alloy_dim_add(m->st, alloy_dim_floordiv(m->st, span, C(step)), C(1));
+    want[n] = C(size);
+    if (alloy_dim_lt(m->st, s[d], C(size)) == ALLOY_TRUE)
+      return meta_error(m, "argument 'size': %lld is larger than the unfolded dim", (long long)size);
+    if ((e = want_shape(m, 0, g, want, n + 1))) return e;
+  }
+  if ((e = meta_sym_check(m))) return e;
+  return meta_out_tensor(m, 0, g->dtype, s, n);
+}
+
+/* index_select_backward(grad, self_sizes, dim, index): grad has the sizes
+ * but the index's length along dim */
+static alloy_error *bw_index_select(alloy_meta *m) {
+  const alloy_value *g, *idx;
+  alloy_dim s[ALLOY_MAX_RANK], want[ALLOY_MAX_RANK];
+  int n, d;
+  int64_t dim;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 3, &idx);
+  if (!e) e = sizes_arg(m, 1, s, &n);
+  if (!e) e = meta_int(m, 2, &dim);
+  if (!e) e = meta_wrap_dim(m, 2, dim, n, &d);
+  if (!e) e = want_rank(m, 3, idx, 0, 1);
+  if (e) return e;
+  if (!alloy_dtype_is_integer(idx->dtype))
+    return meta_error(m, "argument 'index': expected an integer tensor, got %s", alloy_dtype_name(idx->dtype));
+  if (n == 0) return meta_error(m, "argument 'self_sizes': a zero-dim self has no dim to select along");
+  memcpy(want, s, sizeof *s * (size_t)n);
+  want[d] = idx->rank ? idx->shape[0] : C(1);
+  if ((e = want_shape(m, 0, g, want, n))) return e;
+  return meta_out_tensor(m, 0, g->dtype, s, n);
 }
 
 /* masked_select_backward(grad, input, mask): zeros like input expanded to
@@ -390,6 +461,27 @@ static alloy_error *bw_rms_norm(alloy_meta *m) {
 
 /* --- others -------------------------------------------------------------*/
 
+/* glu_jvp(glu, x, dx, dim): dx has x's shape and glu x's with dim halved */
+static alloy_error *bw_glu_jvp(alloy_meta *m) {
+  const alloy_value *y, *x, *dx;
+  int64_t dim;
+  int d;
+  alloy_error *e = tensor_arg(m, 0, &y);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &dx);
+  if (!e) e = want_rank(m, 1, x, 1, ALLOY_MAX_RANK);
+  if (!e) e = want_shape(m, 2, dx, x->shape, x->rank);
+  if (!e) e = meta_int(m, 3, &dim);
+  if (!e) e = meta_wrap_dim(m, 3, dim, x->rank, &d);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (e) return e;
+  alloy_dim half[ALLOY_MAX_RANK];
+  memcpy(half, x->shape, sizeof *half * (size_t)x->rank);
+  half[d] = alloy_dim_floordiv(m->st, x->shape[d], C(2));
+  if ((e = want_shape(m, 0, y, half, x->rank))) return e;
+  return meta_out_like(m, 0, y, y->dtype);
+}
+
 /* _log_softmax_backward_data has _softmax_backward_data's arguments and
  * checks: its shape function, on the same arguments. */
 static alloy_error *bw_as_softmax(alloy_meta *m) {
@@ -472,6 +564,12 @@ static alloy_error *bw_embedding_bag(alloy_meta *m) {
   if (!e) e = tensor_arg(m, 1, &idx);
   if (!e) e = want_rank(m, 0, g, 2, 2);
   if (!e) e = want_rank(m, 1, idx, 1, 1);
+  /* offsets (the _embedding_bag_backward form), offset2bag and bag_size
+   * are vectors, maximum_indices a matrix */
+  for (int i = 2; i < m->param && !e; i++) {
+    const alloy_value *t = meta_tensor(m, i);
+    if (t) e = want_rank(m, i, t, 1, i == m->param - 1 ? 2 : 1);
+  }
   if (!e) e = want_float_dtype(m, 0, g->dtype);
   if (e) return e;
   if (idx->dtype != ALLOY_I64 && idx->dtype != ALLOY_I32)
@@ -485,13 +583,17 @@ static alloy_error *bw_embedding_bag(alloy_meta *m) {
 /* _embedding_bag_per_sample_weights_backward(grad, weight, indices, ...):
  * one gradient per index */
 static alloy_error *bw_embedding_bag_weights(alloy_meta *m) {
-  const alloy_value *g, *w, *idx;
+  const alloy_value *g, *w, *idx, *off, *o2b;
   alloy_error *e = tensor_arg(m, 0, &g);
   if (!e) e = tensor_arg(m, 1, &w);
   if (!e) e = tensor_arg(m, 2, &idx);
+  if (!e) e = tensor_arg(m, 3, &off);
+  if (!e) e = tensor_arg(m, 4, &o2b);
   if (!e) e = want_rank(m, 0, g, 2, 2);
   if (!e) e = want_rank(m, 1, w, 2, 2);
   if (!e) e = want_rank(m, 2, idx, 1, 1);
+  if (!e) e = want_rank(m, 3, off, 1, 1);
+  if (!e) e = want_rank(m, 4, o2b, 1, 1);
   return e ? e : meta_out_tensor(m, 0, g->dtype, idx->shape, 1);
 }
 
@@ -568,6 +670,161 @@ static alloy_error *bw_efficient_attention(alloy_meta *m) {
   return bias ? meta_out_like(m, 3, bias, bias->dtype) : meta_out_tensor(m, 3, q->dtype, &none, 1);
 }
 
+/* --- checked gradients of losses, distances, convolutions ----------------*/
+
+/* nll_loss_backward / nll_loss2d_backward(grad_output, self, target,
+ * weight, reduction, ignore_index, total_weight): self [C] or [N, C]
+ * (nll_loss2d: [N, C, H, W]), target without the class dim, weight [C],
+ * total_weight one element; param: 1 for nll_loss2d. */
+static alloy_error *bw_nll(alloy_meta *m) {
+  const alloy_value *g, *x, *t, *tw, *w = meta_tensor(m, 3);
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &t);
+  if (!e) e = tensor_arg(m, 6, &tw);
+  if (!e) e = m->param ? want_rank(m, 1, x, 4, 4) : want_rank(m, 1, x, 1, 2);
+  if (!e) e = m->param ? want_rank(m, 2, t, 3, 3) : want_rank(m, 2, t, 0, 1);
+  if (!e && w) e = want_rank(m, 3, w, 1, 1);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (e) return e;
+  if (!alloy_dtype_is_integer(t->dtype))
+    return meta_error(m, "argument 'target': expected an integer tensor, got %s", alloy_dtype_name(t->dtype));
+  int cd = x->rank < 2 ? 0 : 1;
+  alloy_dim want[ALLOY_MAX_RANK];
+  for (int k = 0, j = 0; k < x->rank; k++)
+    if (k != cd) want[j++] = x->shape[k];
+  if ((e = want_shape(m, 2, t, want, x->rank - 1))) return e;
+  if (w && never_eq(m, w->shape[0], x->shape[cd]))
+    return meta_error(m, "argument 'weight': expected one weight per class");
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* multi_margin_loss_backward(grad_output, self, target, p, margin, weight,
+ * reduction): self [C] or [N, C], target one class per row */
+static alloy_error *bw_multi_margin(alloy_meta *m) {
+  const alloy_value *g, *x, *t, *w = meta_tensor(m, 5);
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &t);
+  if (!e) e = want_rank(m, 1, x, 0, 2);
+  if (!e) e = want_rank(m, 2, t, 0, 1);
+  if (!e && w) e = want_rank(m, 5, w, 1, 1);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (e) return e;
+  alloy_dim rows = x->rank == 2 ? x->shape[0] : C(1);
+  if (t->rank == 1 && never_eq(m, t->shape[0], rows))
+    return meta_error(m, "argument 'target': expected one class per row of self");
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* multilabel_margin_loss_backward(grad_output, self, target, reduction,
+ * is_target): target and is_target have self's shape, [C] or [N, C] */
+static alloy_error *bw_multilabel_margin(alloy_meta *m) {
+  const alloy_value *g, *x, *t, *it;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &t);
+  if (!e) e = tensor_arg(m, 4, &it);
+  if (!e) e = want_rank(m, 1, x, 0, 2);
+  if (!e) e = want_shape(m, 2, t, x->shape, x->rank);
+  if (!e) e = want_shape(m, 4, it, x->shape, x->rank);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  return e ? e : meta_out_like(m, 0, x, x->dtype);
+}
+
+/* _pdist_backward(grad, self, p, pdist): self [N, M], one gradient per pair */
+static alloy_error *bw_pdist(alloy_meta *m) {
+  const alloy_value *g, *x, *dist;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 3, &dist);
+  if (!e) e = want_rank(m, 1, x, 2, 2);
+  if (!e) e = want_rank(m, 0, g, 1, 1);
+  if (!e) e = want_shape(m, 3, dist, g->shape, 1);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (e) return e;
+  alloy_dim n = x->shape[0];
+  alloy_dim pairs = alloy_dim_floordiv(m->st, alloy_dim_mul(m->st, n, alloy_dim_sub(m->st, n, C(1))), C(2));
+  if (never_eq(m, g->shape[0], pairs)) return meta_error(m, "argument 'grad': expected one value per pair of rows");
+  return meta_out_like(m, 0, x, x->dtype);
+}
+
+/* matrix_exp_backward(self, grad): square matrices of one shape */
+static alloy_error *bw_matrix_exp(alloy_meta *m) {
+  const alloy_value *a, *g;
+  alloy_error *e = tensor_arg(m, 0, &a);
+  if (!e) e = tensor_arg(m, 1, &g);
+  if (!e) e = want_rank(m, 0, a, 2, ALLOY_MAX_RANK);
+  if (!e) e = want_shape(m, 1, g, a->shape, a->rank);
+  if (!e) e = want_float_dtype(m, 0, a->dtype);
+  if (e) return e;
+  if (never_eq(m, a->shape[a->rank - 1], a->shape[a->rank - 2]))
+    return meta_error(m, "argument 'self': expected square matrices");
+  return meta_out_like(m, 0, a, a->dtype);
+}
+
+/* conv_tbc_backward(grad, input, weight, bias, pad): [T, B, Cin] input,
+ * [K, Cin, Cout] weight, [Cout] bias */
+static alloy_error *bw_conv_tbc(alloy_meta *m) {
+  const alloy_value *g, *x, *w, *b;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &w);
+  if (!e) e = tensor_arg(m, 3, &b);
+  if (!e) e = want_rank(m, 0, g, 3, 3);
+  if (!e) e = want_rank(m, 1, x, 3, 3);
+  if (!e) e = want_rank(m, 2, w, 3, 3);
+  if (!e) e = want_rank(m, 3, b, 1, 1);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (!e && never_eq(m, w->shape[1], x->shape[2])) e = meta_error(m, "argument 'weight': its input channels must be input's");
+  if (!e && never_eq(m, b->shape[0], w->shape[2])) e = meta_error(m, "argument 'bias': one per output channel");
+  if (!e) e = meta_out_like(m, 0, x, x->dtype);
+  if (!e) e = meta_out_like(m, 1, w, w->dtype);
+  if (!e) e = meta_out_like(m, 2, b, b->dtype);
+  return e;
+}
+
+/* _convolution_double_backward(ggI, ggW, ggb, gO, weight, self, ...) ->
+ * (ggO, gI, gW): gO, self and weight of one rank, ggb one value per
+ * output channel */
+static alloy_error *bw_conv_double(alloy_meta *m) {
+  const alloy_value *go, *w, *x, *ggb = meta_tensor(m, 2);
+  alloy_error *e = tensor_arg(m, 3, &go);
+  if (!e) e = tensor_arg(m, 4, &w);
+  if (!e) e = tensor_arg(m, 5, &x);
+  if (!e) e = want_rank(m, 5, x, 3, 5);
+  if (!e) e = want_rank(m, 3, go, x->rank, x->rank);
+  if (!e) e = want_rank(m, 4, w, x->rank, x->rank);
+  if (!e && ggb) e = want_rank(m, 2, ggb, 1, 1);
+  if (!e) e = meta_out_like(m, 0, go, go->dtype);
+  if (!e) e = meta_out_like(m, 1, x, x->dtype);
+  if (!e) e = meta_out_like(m, 2, w, w->dtype);
+  return e;
+}
+
+/* grid_sampler_{2,3}d_backward(grad_output, input, grid, ...) ->
+ * (grad_input, grad_grid): input [N, C, (D,) H, W], grid [N, (D',) H', W',
+ * n], grad_output [N, C, (D',) H', W']; param: n */
+static alloy_error *bw_grid_sampler(alloy_meta *m) {
+  int n = m->param;
+  const alloy_value *g, *x, *grid;
+  alloy_error *e = tensor_arg(m, 0, &g);
+  if (!e) e = tensor_arg(m, 1, &x);
+  if (!e) e = tensor_arg(m, 2, &grid);
+  if (!e) e = want_rank(m, 1, x, n + 2, n + 2);
+  if (!e) e = want_rank(m, 2, grid, n + 2, n + 2);
+  if (!e) e = want_float_dtype(m, 1, x->dtype);
+  if (!e) e = want_same_dtype(m, 1, x, 2, grid);
+  if (e) return e;
+  if (never_eq(m, grid->shape[n + 1], C(n)) || never_eq(m, grid->shape[0], x->shape[0]))
+    return meta_error(m, "argument 'grid': expected [N, ..., %d] with input's batch", n);
+  alloy_dim want[ALLOY_MAX_RANK] = {x->shape[0], x->shape[1]};
+  memcpy(want + 2, grid->shape + 1, sizeof *want * (size_t)n);
+  if ((e = want_shape(m, 0, g, want, n + 2))) return e;
+  if (!(e = meta_out_like(m, 0, x, x->dtype))) e = meta_out_like(m, 1, grid, grid->dtype);
+  return e;
+}
+
 /* --- registration -------------------------------------------------------*/
 
 #define G_X PW(0x3)           /* (grad_output, self) */
@@ -604,23 +861,23 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten.huber_loss_backward.default", bw_like, LIKE(0, 1)},
     {"aten.soft_margin_loss_backward.default", bw_like, LIKE(0, 1)},
     {"aten.binary_cross_entropy_backward.default", bw_like, LIKE(0, 1)},
-    {"aten.nll_loss_backward.default", bw_like, LIKE(0, 1)},
-    {"aten.nll_loss2d_backward.default", bw_like, LIKE(0, 1)},
-    {"aten.multi_margin_loss_backward.default", bw_like, LIKE(0, 1)},
-    {"aten.multilabel_margin_loss_backward.default", bw_like, LIKE(0, 1)},
+    {"aten.nll_loss_backward.default", bw_nll, 0},
+    {"aten.nll_loss2d_backward.default", bw_nll, 1},
+    {"aten.multi_margin_loss_backward.default", bw_multi_margin, 0},
+    {"aten.multilabel_margin_loss_backward.default", bw_multilabel_margin, 0},
 
     /* views and indexing: the gradient of the viewed tensor */
     {"aten.select_backward.default", bw_sizes, 1},
     {"aten.slice_backward.default", bw_sizes, 1},
     {"aten.diagonal_backward.default", bw_sizes, 1},
-    {"aten.unfold_backward.default", bw_sizes, 1},
-    {"aten.index_select_backward.default", bw_sizes, 1},
+    {"aten.unfold_backward.default", bw_unfold, 0},
+    {"aten.index_select_backward.default", bw_index_select, 0},
     {"aten.trace_backward.default", bw_sizes, 1},
     {"aten.value_selecting_reduction_backward.default", bw_sizes, 3},
     {"aten.masked_scatter_backward.default", bw_sizes, 2},
     {"aten.masked_select_backward.default", bw_masked_select, 0},
-    {"aten.cummaxmin_backward.default", bw_like, LIKE(0, 1)},
-    {"aten.cumprod_backward.default", bw_like, LIKE(0, 1)},
+    {"aten.cummaxmin_backward.default", bw_like_shaped, LIKE1(1, 0x5)},
+    {"aten.cumprod_backward.default", bw_like_shaped, LIKE1(1, 0x9)},
 
     /* pooling and padding */
     {"aten.avg_pool3d_backward.default", bw_forward, FWD_AVG_POOL3D},
@@ -663,28 +920,28 @@ const alloy_meta_entry alloy_meta_backward[] = {
 
     /* convolution */
     {"aten._slow_conv2d_backward.output_mask", bw_like, LIKE(0, 1) | LIKE(1, 2) | DIM0(2, 2)},
-    {"aten.conv_tbc_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2) | LIKE(2, 3)},
-    {"aten._convolution_double_backward.default", bw_like, LIKE(0, 3) | LIKE(1, 5) | LIKE(2, 4)},
+    {"aten.conv_tbc_backward.default", bw_conv_tbc, 0},
+    {"aten._convolution_double_backward.default", bw_conv_double, 0},
 
     /* embedding, distances, grids, others */
     {"aten.embedding_backward.default", bw_embedding, 0},
     {"aten._cdist_backward.default", bw_cdist, 0},
-    {"aten._pdist_backward.default", bw_like, LIKE(0, 1)},
+    {"aten._pdist_backward.default", bw_pdist, 0},
     {"aten.affine_grid_generator_backward.default", bw_affine_grid, 0},
-    {"aten.grid_sampler_2d_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
-    {"aten.grid_sampler_3d_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
-    {"aten._grid_sampler_2d_cpu_fallback_backward.default", bw_like, LIKE(0, 1) | LIKE(1, 2)},
-    {"aten.matrix_exp_backward.default", bw_like, LIKE(0, 0)},
+    {"aten.grid_sampler_2d_backward.default", bw_grid_sampler, 2},
+    {"aten.grid_sampler_3d_backward.default", bw_grid_sampler, 3},
+    {"aten._grid_sampler_2d_cpu_fallback_backward.default", bw_grid_sampler, 2},
+    {"aten.matrix_exp_backward.default", bw_matrix_exp, 0},
     {"aten.to_dense_backward.default", bw_like, LIKE(0, 0)},
-    {"aten._masked_softmax_backward.default", bw_like, LIKE(0, 0)},
-    {"aten.glu_jvp.default", bw_like, LIKE(0, 0)},
-    {"aten.gather_backward.default", bw_like, LIKE(0, 1)},
+    {"aten._masked_softmax_backward.default", bw_like_shaped, LIKE1(0, 0x6)},
+    {"aten.glu_jvp.default", bw_glu_jvp, 0},
+    {"aten.gather_backward.default", bw_like_shaped, LIKE1(1, 0)},
     {"aten._pack_padded_sequence_backward.default", bw_sizes, 1},
     {"aten._embedding_bag_dense_backward.default", bw_embedding_bag, 5},
     {"aten._embedding_bag_backward.default", bw_embedding_bag, 6},
     {"aten._embedding_bag_per_sample_weights_backward.default", bw_embedding_bag_weights, 0},
-    {"aten.fake_quantize_per_tensor_affine_cachemask_backward.default", bw_like, LIKE(0, 0)},
-    {"aten.fake_quantize_per_channel_affine_cachemask_backward.default", bw_like, LIKE(0, 0)},
+    {"aten.fake_quantize_per_tensor_affine_cachemask_backward.default", bw_like_shaped, LIKE1(0, 0x2)},
+    {"aten.fake_quantize_per_channel_affine_cachemask_backward.default", bw_like_shaped, LIKE1(0, 0x2)},
     {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", bw_like,
      LIKE(0, 1) | LIKE(1, 2) | LIKE(2, 3)},
     {"aten._scaled_dot_product_efficient_attention_backward.default", bw_efficient_attention, 0},
