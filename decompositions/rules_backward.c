@@ -392,7 +392,8 @@ static void soft_margin_loss_backward(decomp *d) {
  * included: its epsilon is 0 there). */
 static void binary_cross_entropy_backward(decomp *d) {
   alloy_dtype t = d_out_dtype(d, 0);
-  alloy_value *g = d_to(d, d_tensor(d, 0), t), *x = d_to(d, d_tensor(d, 1), t), *y = d_to(d, d_tensor(d, 2), t);
+  alloy_value *g = d_to(d, d_tensor(d, 0), t), *x = d_to(d, d_tensor(d, 1), t),
+              *y = d_to(d, d_tensor(d, 2), t);
   alloy_value *w = d_tensor(d, 3);
   alloy_value *den = D(d, "aten.clamp.default", V(nn_mul(d, D(d, "aten.rsub.Scalar", V(x), I(1)), x)),
                        F(t == ALLOY_F16 ? 0.0 : 1e-12));
@@ -440,7 +441,8 @@ static void multi_margin_loss_backward(decomp *d) {
   int64_t p = d_int(d, 3), reduction = d_int(d, 6);
   if (p != 1 && p != 2) return (void)d_fail(d, "argument 'p': only p == 1 and p == 2 are supported");
   int rank = d_rank(x);
-  alloy_dim n = rank == 2 ? d_shape(x)[0] : alloy_dim_const(1), c = rank >= 1 ? d_shape(x)[rank - 1] : alloy_dim_const(1);
+  alloy_dim n = rank == 2 ? d_shape(x)[0] : alloy_dim_const(1),
+            c = rank >= 1 ? d_shape(x)[rank - 1] : alloy_dim_const(1);
   alloy_dim rows[2] = {n, c}, col[2] = {n, alloy_dim_const(1)};
   if (!alloy_dim_is_const(n) || !alloy_dim_is_const(c)) return d_decline(d, "symbolic sizes");
   double s = reduction == REDUCE_MEAN ? 1.0 / (double)(n.value * c.value) : 1.0 / (double)c.value;
@@ -470,17 +472,20 @@ static void multilabel_margin_loss_backward(decomp *d) {
   alloy_value *g = d_tensor(d, 0), *x = d_tensor(d, 1), *y = d_tensor(d, 2), *ist = d_tensor(d, 4);
   int64_t reduction = d_int(d, 3);
   int rank = d_rank(x);
-  alloy_dim n = rank == 2 ? d_shape(x)[0] : alloy_dim_const(1), c = rank >= 1 ? d_shape(x)[rank - 1] : alloy_dim_const(1);
+  alloy_dim n = rank == 2 ? d_shape(x)[0] : alloy_dim_const(1),
+            c = rank >= 1 ? d_shape(x)[rank - 1] : alloy_dim_const(1);
   if (!alloy_dim_is_const(n) || !alloy_dim_is_const(c)) return d_decline(d, "symbolic sizes");
   alloy_dim rows[2] = {n, c}, col[2] = {n, alloy_dim_const(1)}, cube[3] = {n, c, alloy_dim_const(1)};
   double s = reduction == REDUCE_MEAN ? 1.0 / (double)(n.value * c.value) : 1.0 / (double)c.value;
   alloy_value *x2 = nn_reshape(d, x, rows, 2), *y2 = nn_reshape(d, y, rows, 2);
   /* valid targets: a running product of (y >= 0) */
-  alloy_value *valid = D(d, "aten.cumprod.default", V(D(d, "aten.ge.Scalar", V(y2), I(0))), I(1), DT(ALLOY_I64));
+  alloy_value *valid =
+      D(d, "aten.cumprod.default", V(D(d, "aten.ge.Scalar", V(y2), I(0))), I(1), DT(ALLOY_I64));
   valid = D(d, "aten.ne.Scalar", V(valid), I(0));
   alloy_value *safe = where(d, valid, V(y2), I(0));
   alloy_value *xt = D(d, "aten.gather.default", V(x2), I(1), V(safe));            /* [N, C]: x[t_j] */
-  alloy_value *z = nn_add(d, D(d, "aten.rsub.Scalar", V(nn_reshape(d, xt, cube, 3)), I(1)), nn_unsqueeze(d, x2, 1));
+  alloy_value *z =
+      nn_add(d, D(d, "aten.rsub.Scalar", V(nn_reshape(d, xt, cube, 3)), I(1)), nn_unsqueeze(d, x2, 1));
   alloy_value *nontarget = nn_unsqueeze(d, D(d, "aten.eq.Scalar", V(nn_reshape(d, ist, rows, 2)), I(0)), 1);
   alloy_value *on = and_(d, and_(d, D(d, "aten.gt.Scalar", V(z), I(0)), nontarget),
                          nn_reshape(d, valid, cube, 3));
@@ -537,8 +542,8 @@ static void trace_backward(decomp *d) {
   alloy_symtab *st = d_symtab(d);
   alloy_dim all = alloy_dim_mul(st, s[0], s[1]), step = alloy_dim_add(st, s[1], alloy_dim_const(1));
   alloy_value *at = D(d, "aten.arange.start_step", I(0), SYM(all), SYM(step), DT(ALLOY_I64));
-  alloy_value *flat = D(d, "aten.index_put.default", V(zeros(d, &all, 1, d_dtype(g))), d_value_list(d, &at, 1),
-                        V(g), B(false));
+  alloy_value *flat = D(d, "aten.index_put.default", V(zeros(d, &all, 1, d_dtype(g))),
+                        d_value_list(d, &at, 1), V(g), B(false));
   d_out(d, 0, nn_view(d, flat, s, 2));
 }
 
@@ -583,7 +588,8 @@ static void unfold_backward(decomp *d) {
   moved = nn_reshape(d, moved, flat, n);
   alloy_value *w = D(d, "aten.arange.start_step", I(0), SYM(nw), I(1), DT(ALLOY_I64));
   alloy_value *k = D(d, "aten.arange.start_step", I(0), I(size), I(1), DT(ALLOY_I64));
-  alloy_value *pos = nn_add(d, D(d, "aten.mul.Tensor", V(nn_unsqueeze(d, w, 1)), I(step)), nn_unsqueeze(d, k, 0));
+  alloy_value *pos =
+      nn_add(d, D(d, "aten.mul.Tensor", V(nn_unsqueeze(d, w, 1)), I(step)), nn_unsqueeze(d, k, 0));
   pos = nn_reshape(d, pos, &flat[dim], 1);
   alloy_value *idx = index_along(d, pos, dim, flat, n);
   d_out(d, 0, D(d, "aten.scatter_add.default", V(zeros(d, s, n, d_dtype(g))), I(dim), V(idx), V(moved)));
@@ -693,15 +699,15 @@ static void cumprod_backward(decomp *d) {
   alloy_value *first = and_(d, span, zero);
   alloy_value *mid = and_(d, span, D(d, "aten.logical_not.default", V(zero)));
   alloy_value *tail = D(d, "aten.cumprod.default", V(where(d, mid, V(x), I(1))), I(dim));
-  alloy_value *sum = D(d, "aten.sum.dim_IntList", V(nn_mul(d, tail, where(d, span, V(g), I(0)))), LIST(I(dim)),
-                       B(true));
+  alloy_value *sum =
+      D(d, "aten.sum.dim_IntList", V(nn_mul(d, tail, where(d, span, V(g), I(0)))), LIST(I(dim)), B(true));
   /* the output just before each position (1 before the first) */
   alloy_dim one_at[ALLOY_MAX_RANK];
   memcpy(one_at, d_shape(y), sizeof *one_at * (size_t)rank);
   one_at[dim] = alloy_dim_const(1);
-  alloy_value *parts[2] = {D(d, "aten.full.default", d_dim_list(d, one_at, rank), I(1), DT(d_dtype(y))),
-                           D(d, "aten.slice.Tensor", V(y), I(dim), I(0), SYM(alloy_dim_sub(d_symtab(d), n,
-                                                                                              alloy_dim_const(1))))};
+  alloy_value *parts[2] = {
+      D(d, "aten.full.default", d_dim_list(d, one_at, rank), I(1), DT(d_dtype(y))),
+      D(d, "aten.slice.Tensor", V(y), I(dim), I(0), SYM(alloy_dim_sub(d_symtab(d), n, alloy_dim_const(1))))};
   alloy_value *prev = D(d, "aten.cat.default", d_value_list(d, parts, 2), I(dim));
   alloy_value *gz = nn_mul(d, sum, prev);
   alloy_value *r = where(d, before, V(gb), V(where(d, first, V(gz), I(0))));

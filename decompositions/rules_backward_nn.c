@@ -260,9 +260,12 @@ static const struct {
     {"aten.upsample_nearest1d_backward.default", {"aten.upsample_nearest1d.default", false, false}},
     {"aten.upsample_nearest2d_backward.default", {"aten.upsample_nearest1d.default", false, false}},
     {"aten.upsample_nearest3d_backward.default", {"aten.upsample_nearest1d.default", false, false}},
-    {"aten._upsample_nearest_exact1d_backward.default", {"aten._upsample_nearest_exact1d.default", false, false}},
-    {"aten._upsample_nearest_exact2d_backward.default", {"aten._upsample_nearest_exact1d.default", false, false}},
-    {"aten._upsample_nearest_exact3d_backward.default", {"aten._upsample_nearest_exact1d.default", false, false}},
+    {"aten._upsample_nearest_exact1d_backward.default",
+     {"aten._upsample_nearest_exact1d.default", false, false}},
+    {"aten._upsample_nearest_exact2d_backward.default",
+     {"aten._upsample_nearest_exact1d.default", false, false}},
+    {"aten._upsample_nearest_exact3d_backward.default",
+     {"aten._upsample_nearest_exact1d.default", false, false}},
     {"aten.upsample_linear1d_backward.default", {"aten.upsample_linear1d.default", false, true}},
     {"aten.upsample_bilinear2d_backward.default", {"aten.upsample_linear1d.default", false, true}},
     {"aten.upsample_trilinear3d_backward.default", {"aten.upsample_linear1d.default", false, true}},
@@ -330,7 +333,8 @@ static void batch_norm_backward_of(decomp *d, const bn_args *a) {
     mean = d_tensor(d, a->rmean);
     alloy_value *var = d_tensor(d, a->rvar);
     if (!mean || !var) return (void)d_fail(d, "running_mean and running_var are needed in eval mode");
-    invstd = D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(d_to(d, var, c)), F(d_float(d, a->eps)))));
+    invstd =
+        D(d, "aten.rsqrt.default", V(D(d, "aten.add.Tensor", V(d_to(d, var, c)), F(d_float(d, a->eps)))));
   }
   alloy_dim bshape[ALLOY_MAX_RANK];
   int64_t axes[ALLOY_MAX_RANK];
@@ -346,7 +350,8 @@ static void batch_norm_backward_of(decomp *d, const bn_args *a) {
   alloy_value *centered = nn_sub(d, d_to(d, x, m), nn_view(d, d_to(d, mean, m), bshape, r));
   alloy_value *gc = d_to(d, g, c);
   alloy_value *gsum = D(d, "aten.sum.dim_IntList", V(gc), d_int_list(d, axes, na));
-  alloy_value *dot = D(d, "aten.sum.dim_IntList", V(nn_mul(d, gc, d_to(d, centered, c))), d_int_list(d, axes, na));
+  alloy_value *dot =
+      D(d, "aten.sum.dim_IntList", V(nn_mul(d, gc, d_to(d, centered, c))), d_int_list(d, axes, na));
   alloy_value *wm = w ? nn_view(d, d_to(d, w, m), bshape, r) : NULL;
   alloy_value *gi;
   if (train) {
@@ -611,7 +616,8 @@ static void embedding_bag_dense_backward_of(decomp *d, alloy_value *g, alloy_val
      * ascending order) by the count of sorted_indices[i], not of the index
      * itself; that is PyTorch's result, so it is the rule's too. */
     alloy_value *ones = D(d, "aten.full.default", d_dim_list(d, d_shape(idx), 1), I(1), DT(ALLOY_I64));
-    alloy_value *counts = D(d, "aten.scatter_add.default", V(zeros(d, &nw, 1, ALLOY_I64)), I(0), V(idx), V(ones));
+    alloy_value *counts =
+        D(d, "aten.scatter_add.default", V(zeros(d, &nw, 1, ALLOY_I64)), I(0), V(idx), V(ones));
     alloy_value *seen = d_to(d, D(d, "aten.gt.Scalar", V(counts), I(0)), ALLOY_I64);
     alloy_value *rank = nn_sub(d, D(d, "aten.cumsum.default", V(seen), I(0)), seen);
     alloy_value *sorted[2];
@@ -725,7 +731,8 @@ static void pdist_backward(decomp *d) {
   alloy_value *i = D(d, "aten.arange.start_step", I(0), SYM(n), I(1), DT(ALLOY_I64));
   alloy_value *upper = D(d, "aten.lt.Tensor", V(nn_unsqueeze(d, i, 1)), V(nn_unsqueeze(d, i, 0)));
   alloy_value *gm = D(d, "aten.masked_scatter.default", V(zeros(d, nn2, 2, d_dtype(g))), V(upper), V(g));
-  alloy_value *dm = D(d, "aten.masked_scatter.default", V(zeros(d, nn2, 2, d_dtype(dist))), V(upper), V(dist));
+  alloy_value *dm =
+      D(d, "aten.masked_scatter.default", V(zeros(d, nn2, 2, d_dtype(dist))), V(upper), V(dist));
   alloy_value *diff = nn_sub(d, nn_unsqueeze(d, x, 1), nn_unsqueeze(d, x, 0));
   alloy_value *r = dist_grad(d, diff, nn_unsqueeze(d, gm, 2), nn_unsqueeze(d, dm, 2), p);
   r = D(d, "aten.where.self", V(nn_unsqueeze(d, upper, 2)), V(r), F(0.0));
@@ -828,7 +835,8 @@ static grid_coord grid_source(decomp *d, alloy_value *c, alloy_dim size, int64_t
     alloy_value *more = D(d, "aten.gt.Tensor", V(extra), V(back));
     alloy_value *r = D(d, "aten.where.self", V(more), V(back), V(extra));
     if (!align) r = D(d, "aten.sub.Tensor", V(r), F(0.5));
-    alloy_value *sign = D(d, "aten.where.self", V(D(d, "aten.logical_xor.default", V(more), V(neg))), I(-1), I(1));
+    alloy_value *sign =
+        D(d, "aten.where.self", V(D(d, "aten.logical_xor.default", V(more), V(neg))), I(-1), I(1));
     alloy_value *flat = D(d, "aten.eq.Scalar", V(span), I(0));
     x = D(d, "aten.where.self", V(flat), F(0.0), V(r));
     mult = D(d, "aten.where.self", V(flat), F(0.0), V(nn_mul(d, mult, sign)));
@@ -870,7 +878,8 @@ static void grid_sampler_backward(decomp *d) {
   grid_coord at[3];
   alloy_value *lo[3], *frac[3];
   for (int k = 0; k < n; k++) {
-    alloy_value *ck = nn_reshape(d, D(d, "aten.select.int", V(d_to(d, grid, c)), I(n + 1), I(k)), flat_grid, 2);
+    alloy_value *ck =
+        nn_reshape(d, D(d, "aten.select.int", V(d_to(d, grid, c)), I(n + 1), I(k)), flat_grid, 2);
     at[k] = grid_source(d, ck, xs[2 + n - 1 - k], padding, align);
     lo[k] = D(d, mode == 0 ? "aten.floor.default" : "aten.round.default", V(at[k].at));
     frac[k] = nn_sub(d, at[k].at, lo[k]); /* the weight of the upper corner */
@@ -906,8 +915,8 @@ static void grid_sampler_backward(decomp *d) {
     if (mode != 0) continue;
     /* the corner's value times the output gradient, summed over channels */
     alloy_value *v = D(d, "aten.gather.default", V(xf), I(2), V(idx3));
-    alloy_value *vg = D(d, "aten.sum.dim_IntList", V(D(d, "aten.where.self", V(live), V(nn_mul(d, v, gf)), F(0.0))),
-                        LIST(I(1)));
+    alloy_value *vg = D(d, "aten.sum.dim_IntList",
+                        V(D(d, "aten.where.self", V(live), V(nn_mul(d, v, gf)), F(0.0))), LIST(I(1)));
     for (int k = 0; k < n; k++) {
       alloy_value *dw = NULL; /* d(weight)/d(coordinate k) without its sign */
       for (int j = 0; j < n; j++)

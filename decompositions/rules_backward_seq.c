@@ -184,8 +184,8 @@ static void fused_lstm_cell_backward_of(decomp *d, bool five) {
   alloy_value *gates[4];
   gate_chunks(d, d_to(d, ws, c), 4, gates);
   alloy_value *gg, *gcx;
-  lstm_cell_grads(d, gates, d_to(d, d_tensor(d, 2), c), d_to(d, d_tensor(d, 3), c), ghy ? d_to(d, ghy, c) : NULL,
-                  gcy ? d_to(d, gcy, c) : NULL, &gg, &gcx);
+  lstm_cell_grads(d, gates, d_to(d, d_tensor(d, 2), c), d_to(d, d_tensor(d, 3), c),
+                  ghy ? d_to(d, ghy, c) : NULL, gcy ? d_to(d, gcy, c) : NULL, &gg, &gcx);
   gg = d_to(d, gg, t);
   alloy_value *gb = bias_grad(d, gg);
   if (!five) {
@@ -347,8 +347,8 @@ static void pack_padded_sequence_backward(decomp *d) {
   alloy_dim flat[ALLOY_MAX_RANK];
   flat[0] = cells;
   for (int k = 2; k < n; k++) flat[k - 1] = tb[k];
-  alloy_value *y = D(d, "aten.index_put.default", V(zeros(d, flat, n - 1, d_dtype(g))), d_value_list(d, &at, 1),
-                     V(g), B(false));
+  alloy_value *y = D(d, "aten.index_put.default", V(zeros(d, flat, n - 1, d_dtype(g))),
+                     d_value_list(d, &at, 1), V(g), B(false));
   y = nn_view(d, y, tb, n);
   if (bf) y = D(d, "aten.transpose.int", V(y), I(0), I(1));
   d_out(d, 0, y);

@@ -242,7 +242,8 @@ static alloy_error *bw_index_select(alloy_meta *m) {
   if (!e) e = want_rank(m, 3, idx, 0, 1);
   if (e) return e;
   if (!alloy_dtype_is_integer(idx->dtype))
-    return meta_error(m, "argument 'index': expected an integer tensor, got %s", alloy_dtype_name(idx->dtype));
+    return meta_error(m, "argument 'index': expected an integer tensor, got %s",
+                      alloy_dtype_name(idx->dtype));
   if (n == 0) return meta_error(m, "argument 'self_sizes': a zero-dim self has no dim to select along");
   memcpy(want, s, sizeof *s * (size_t)n);
   want[d] = idx->rank ? idx->shape[0] : C(1);
@@ -745,7 +746,8 @@ static alloy_error *bw_pdist(alloy_meta *m) {
   if (e) return e;
   alloy_dim n = x->shape[0];
   alloy_dim pairs = alloy_dim_floordiv(m->st, alloy_dim_mul(m->st, n, alloy_dim_sub(m->st, n, C(1))), C(2));
-  if (never_eq(m, g->shape[0], pairs)) return meta_error(m, "argument 'grad': expected one value per pair of rows");
+  if (never_eq(m, g->shape[0], pairs))
+    return meta_error(m, "argument 'grad': expected one value per pair of rows");
   return meta_out_like(m, 0, x, x->dtype);
 }
 
@@ -776,8 +778,10 @@ static alloy_error *bw_conv_tbc(alloy_meta *m) {
   if (!e) e = want_rank(m, 2, w, 3, 3);
   if (!e) e = want_rank(m, 3, b, 1, 1);
   if (!e) e = want_float_dtype(m, 1, x->dtype);
-  if (!e && never_eq(m, w->shape[1], x->shape[2])) e = meta_error(m, "argument 'weight': its input channels must be input's");
-  if (!e && never_eq(m, b->shape[0], w->shape[2])) e = meta_error(m, "argument 'bias': one per output channel");
+  if (!e && never_eq(m, w->shape[1], x->shape[2]))
+    e = meta_error(m, "argument 'weight': its input channels must be input's");
+  if (!e && never_eq(m, b->shape[0], w->shape[2]))
+    e = meta_error(m, "argument 'bias': one per output channel");
   if (!e) e = meta_out_like(m, 0, x, x->dtype);
   if (!e) e = meta_out_like(m, 1, w, w->dtype);
   if (!e) e = meta_out_like(m, 2, b, b->dtype);
