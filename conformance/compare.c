@@ -1,7 +1,7 @@
 /*
  * conformance/compare.c: element-by-element comparison with PyTorch's
  * torch.testing.assert_close defaults. A looser tolerance for one op is an
- * entry of op_tolerances with its reason beside it; there is none yet.
+ * entry of op_tolerances with its reason beside it.
  */
 #include "conformance/compare.h"
 
@@ -26,6 +26,12 @@ static const struct {
   alloy_dtype dtype;
   conform_tolerance tol;
 } op_tolerances[] = {
+    /* The loss is a difference of two float32 norms (d(a, p) - d(a, n)):
+     * with norms near 100-150 (the "large" samples) one ulp of each is
+     * 7.6e-6-1.5e-5, so the absolute error scales with the norms, not with
+     * the small difference. PyTorch's float sums, ref's double and the
+     * core decomposition's float sums each land within 2 ulps of a norm. */
+    {"aten.triplet_margin_loss.default", ALLOY_F32, {1.3e-6, 5e-5}},
     {NULL, ALLOY_F32, {0, 0}},
 };
 

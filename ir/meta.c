@@ -469,6 +469,15 @@ static alloy_error *meta_mutation(alloy_meta *m) {
   alloy_meta fm = {.node_name = m->node_name, .unbacked_next = m->unbacked_next};
   alloy_error *e = alloy_meta_run(fop, m->st, fargs, &fm);
   m->unbacked_next = fm.unbacked_next;
+  /* An in-place view op (as_strided_, squeeze_) writes no data: self takes
+   * the geometry of the view its twin makes, as functionalize.c has it. */
+  if (!e && alloy_op_kind_of(fop) == ALLOY_OP_VIEW) {
+    for (int k = 0; k < op->schema->nreturns && !e; k++)
+      if (k >= fm.nout) e = meta_error(m, "%s gives no result %d", fop->name, k);
+      else m->outs[k] = fm.outs[k];
+    free(fm.outs);
+    return e;
+  }
   /* The written tensors' new values: the twin's results, or, for a mutable
    * op's _functional form, the results after the op's own. */
   const alloy_schema *s = op->schema;

@@ -994,16 +994,6 @@ static int k_embedding(const alloy_kernel_call *c) {
   return 0;
 }
 
-/* Rounds v to dtype t (as a value of that dtype would hold it). */
-static double round_to(alloy_dtype t, double v) {
-  if (ref_float32_opmath(t)) {
-    uint16_t h[4];
-    ref_store_f(h, t, 0, v);
-    return ref_load_f(h, t, 0);
-  }
-  return v;
-}
-
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);

@@ -1287,8 +1287,14 @@ static int k_linalg_vector_norm(const alloy_kernel_call *c) {
   ref_iter_init(&it, x, NULL, 0);
   for (int64_t k = 0; ref_iter_next(&it); k++)
     pnorm_add(&acc[slot[k]], ref_load_f(x->data, x->dtype, it.offset[0]));
+  /* float32, float16 and bfloat16 sum in float (opmath): past FLT_MAX the
+   * norm is inf, unless each output reduces one element (PyTorch's |x|) */
+  bool single = ref_float32_opmath(out->dtype) && n > nout;
   ref_iter_init(&it, out, NULL, 0);
-  for (int64_t k = 0; ref_iter_next(&it); k++) ref_store_f(out->data, out->dtype, it.offset[0], pnorm_value(&acc[k]));
+  for (int64_t k = 0; ref_iter_next(&it); k++) {
+    if (single && acc[k].acc > FLT_MAX && !isinf(ord)) acc[k].acc = INFINITY;
+    ref_store_f(out->data, out->dtype, it.offset[0], pnorm_value(&acc[k]));
+  }
   free(slot);
   free(acc);
   return 0;

@@ -19,15 +19,6 @@ enum { MAX_RANK = 16 }; /* as ref_iter */
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* v rounded to dtype t, as a tensor of t holds it (float64: unchanged;
- * PyTorch rounds float16 / bfloat16 intermediates where it materializes
- * them). */
-static inline double round_to(alloy_dtype t, double v) {
-  uint64_t buf;
-  ref_store_f(&buf, t, 0, v);
-  return ref_load_f(&buf, t, 0);
-}
-
 /* ---- dense double arrays ------------------------------------------------*/
 
 /* t's elements in row-major order as doubles (malloc'd; NULL when out of

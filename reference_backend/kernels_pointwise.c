@@ -93,17 +93,10 @@ typedef struct pw_op {
 
 
 /* Rounds v to dtype t's precision (floats; others pass through). */
-static double round_to(alloy_dtype t, double v) {
-  switch (t) {
-    case ALLOY_F32: return (float)v;
-    case ALLOY_F16: return alloy_f32_from_f16(alloy_f16_from_f32((float)v));
-    case ALLOY_BF16: return alloy_f32_from_bf16(alloy_bf16_from_f32((float)v));
-    default: return v;
-  }
-}
+static double round_float(alloy_dtype t, double v) { return is_float(t) ? round_to(t, v) : v; }
 
 /* One step of PyTorch's arithmetic in its storage precision. */
-static double R(const pw_ctx *p, double v) { return round_to(p->rnd, v); }
+static double R(const pw_ctx *p, double v) { return round_float(p->rnd, v); }
 
 /* Wraps v to integer dtype t, as a C++ conversion would. */
 static int64_t wrap_to(alloy_dtype t, int64_t v) {
@@ -302,7 +295,7 @@ static int run_pw(const alloy_kernel_call *c, const pw_op *op) {
       double x[MAX_OPERANDS] = {0};
       for (int k = 0; k < n; k++) {
         double v = ref_load_f(ins[k]->data, ins[k]->dtype, it.offset[k + 1]);
-        x[k] = !promoted[k] ? v : round_to(k == 1 && keep_other ? ALLOY_F32 : cd, v);
+        x[k] = !promoted[k] ? v : round_float(k == 1 && keep_other ? ALLOY_F32 : cd, v);
       }
       ref_store_f(out->data, out->dtype, it.offset[0], op->f(x, &p));
     } else {
@@ -730,7 +723,15 @@ UNARY_F(mish_f, a * tanh(log1p(exp(a))))
 UNARY_F(angle_f, isnan(a) ? a : a < 0 ? M_PI : 0)
 UNARY_F(deg2rad_f, a * (M_PI / 180))
 UNARY_F(rad2deg_f, a * (180 / M_PI))
-UNARY_F(sinc_f, a == 0 ? 1 : sin(M_PI * a) / (M_PI * a))
+/* sinc in opmath_type: float for float32, float16 and bfloat16, where pi * a
+ * rounds to float and past FLT_MAX is inf (so sinc is NaN there). */
+static double sinc_f(const double *x, pw_ctx *p) {
+  double a = x[0];
+  if (a == 0) return 1;
+  if (p->rnd == ALLOY_F64) return sin(M_PI * a) / (M_PI * a);
+  float product = (float)M_PI * (float)a;
+  return sinf(product) / product;
+}
 /* entr: -x log x, 0 at 0, -inf below */
 UNARY_F(entr_f, isnan(a) ? a : a > 0 ? -a * log(a) : a == 0 ? 0 : -INFINITY)
 UNARY_F(i0_f, ref_bessel_i0(a))

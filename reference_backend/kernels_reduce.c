@@ -481,8 +481,9 @@ static int l_norm(const lane *in, lane *out, const red_params *p) {
       r += ord == 1.0 ? a : ord == 2.0 ? a * a : pow(a, ord);
     }
     /* PyTorch sums in float (opmath) for the single-precision dtypes: past
-     * FLT_MAX the sum is inf, and so is the norm (|x| = 3e38 squared) */
-    if (p->single && r > FLT_MAX) r = INFINITY;
+     * FLT_MAX the sum is inf, and so is the norm (|x| = 3e38 squared); a
+     * one-element lane is its absolute value there, never squared */
+    if (p->single && in->n > 1 && r > FLT_MAX) r = INFINITY;
     r = ord == 1.0 ? r : ord == 2.0 ? sqrt(r) : pow(r, 1.0 / ord);
   }
   put_f(&out[0], 0, r);
@@ -627,24 +628,34 @@ static int l_mode(const lane *in, lane *out, const red_params *p) {
 
 /* ---- lane functions: scans and softmax --------------------------------------*/
 
+/* The running value is held in p->sum_dtype when p->round_sum: PyTorch's
+ * cpu_cum_base_kernel keeps it in acc_type<scalar_t, false>, double for
+ * float32 and float64 but float for float16 and bfloat16, so there a
+ * partial product underflows to 0 (and 0 * inf is NaN) as it does in float. */
 static int l_cumsum(const lane *in, lane *out, const red_params *p) {
-  (void)p;
   uint64_t si = 0;
   double sf = 0.0;
   for (int64_t j = 0; j < in->n; j++) {
     if (in->is_int) put_i(&out[0], j, (int64_t)(si += (uint64_t)in->i[j]));
-    else put_f(&out[0], j, sf += in->f[j]);
+    else {
+      sf += in->f[j];
+      if (p->round_sum) sf = round_to(p->sum_dtype, sf);
+      put_f(&out[0], j, sf);
+    }
   }
   return 0;
 }
 
 static int l_cumprod(const lane *in, lane *out, const red_params *p) {
-  (void)p;
   uint64_t si = 1;
   double sf = 1.0;
   for (int64_t j = 0; j < in->n; j++) {
     if (in->is_int) put_i(&out[0], j, (int64_t)(si *= (uint64_t)in->i[j]));
-    else put_f(&out[0], j, sf *= in->f[j]);
+    else {
+      sf *= in->f[j];
+      if (p->round_sum) sf = round_to(p->sum_dtype, sf);
+      put_f(&out[0], j, sf);
+    }
   }
   return 0;
 }
@@ -902,11 +913,18 @@ static int k_prim_var(const alloy_kernel_call *c) {
 
 /* ---- kernels: scans, softmax, sort -------------------------------------------*/
 
+/* the scans' running value in float for float16 / bfloat16 results (l_cumsum) */
+static red_params scan_params(const alloy_kernel_call *c) {
+  alloy_dtype t = c->num_outputs > 0 ? c->outputs[0].dtype : ALLOY_F64;
+  return (red_params){.round_sum = t == ALLOY_F16 || t == ALLOY_BF16, .sum_dtype = ALLOY_F32};
+}
 static int k_cumsum(const alloy_kernel_call *c) {
-  return dim_op(c, "dim", CAST, l_cumsum, &NONE_P);
+  red_params p = scan_params(c);
+  return dim_op(c, "dim", CAST, l_cumsum, &p);
 }
 static int k_cumprod(const alloy_kernel_call *c) {
-  return dim_op(c, "dim", CAST, l_cumprod, &NONE_P);
+  red_params p = scan_params(c);
+  return dim_op(c, "dim", CAST, l_cumprod, &p);
 }
 static int k_logcumsumexp(const alloy_kernel_call *c) {
   return dim_op(c, "dim", CAST, l_logcumsumexp, &NONE_P);

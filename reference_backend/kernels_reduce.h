@@ -16,14 +16,6 @@
 #define MAX_DIMS 16 /* ALLOY_MAX_RANK */
 
 
-/* v as a tensor of dtype t would hold it (rounding, truncation, wrapping). */
-static inline double round_to(alloy_dtype t, double v) {
-  if (t == ALLOY_F64) return v;
-  unsigned char buf[8];
-  ref_store_f(buf, t, 0, v);
-  return ref_load_f(buf, t, 0);
-}
-
 /* A double as int64 without C's undefined behaviour for NaN or range. */
 static inline int64_t f_to_i(double v) {
   if (isnan(v)) return 0;

@@ -43,6 +43,16 @@ int64_t ref_load_i(const void *base, alloy_dtype t, int64_t index);
 void ref_store_f(void *base, alloy_dtype t, int64_t index, double v);
 void ref_store_i(void *base, alloy_dtype t, int64_t index, int64_t v);
 
+/* v as a tensor of dtype t would hold it (rounding, truncation, wrapping;
+ * float64 unchanged): PyTorch rounds float16 / bfloat16 intermediates where
+ * it materializes them. */
+static inline double round_to(alloy_dtype t, double v) {
+  if (t == ALLOY_F64) return v;
+  unsigned char buf[8];
+  ref_store_f(buf, t, 0, v);
+  return ref_load_f(buf, t, 0);
+}
+
 /* Iterates an output's elements in row-major order, tracking the element
  * offset of each operand (strides may be 0 for broadcast dims). */
 typedef struct ref_iter {
