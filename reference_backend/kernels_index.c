@@ -1000,9 +1000,10 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* embedding_renorm_(self, indices, max_norm, norm_type): every row that
- * indices name once or more, whose norm (in self's dtype, accumulated in
- * double) exceeds max_norm, is scaled by max_norm / (norm + 1e-7). The
- * in-place op runs functionally: out is the new self. */
+ * indices name once or more, whose norm (ref_pnorm, accumulated in double,
+ * rounded to self's dtype) exceeds max_norm, is scaled by
+ * max_norm / (norm + 1e-7); a NaN norm exceeds nothing. The in-place op
+ * runs functionally: out is the new self. */
 static int k_embedding_renorm(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *self = ref_tensor(c, "self"), *ix = ref_tensor(c, "indices"),
                             *out = &c->outputs[0];
@@ -1023,17 +1024,10 @@ static int k_embedding_renorm(const alloy_kernel_call *c) {
       return ref_fail(c, "embedding_renorm_: index %lld is out of range for a weight of %lld rows",
                       bad, (long long)rows);
     }
-    double acc = 0;
-    for (int64_t j = 0; j < dim; j++) {
-      double x = fabs(ref_load_f(out->data, out->dtype, v[k] * out->strides[0] + j * out->strides[1]));
-      if (isinf(p)) acc = p > 0 ? (x > acc ? x : acc) : (j == 0 || x < acc ? x : acc);
-      else if (p == 0) acc += x != 0;
-      else if (p == 1) acc += x;
-      else if (p == 2) acc += x * x;
-      else acc += pow(x, p);
-    }
-    double norm = isinf(p) || p == 0 || p == 1 ? acc : p == 2 ? sqrt(acc) : pow(acc, 1.0 / p);
-    norm = round_to(out->dtype, norm);
+    ref_pnorm acc = ref_pnorm_start(p);
+    for (int64_t j = 0; j < dim; j++)
+      ref_pnorm_add(&acc, ref_load_f(out->data, out->dtype, v[k] * out->strides[0] + j * out->strides[1]));
+    double norm = round_to(out->dtype, ref_pnorm_value(&acc, false));
     if (!(norm > max_norm)) continue;
     double scale = max_norm / (norm + 1e-7);
     for (int64_t j = 0; j < dim; j++) {

@@ -4,7 +4,7 @@
  * addmv, addr, linear, _trilinear, scaled_dot_product_attention), the
  * convolutions (forward, transposed, backward), the distances
  * (_cdist_forward, _pdist_forward) and the vector ops (linalg_cross,
- * linalg_vector_norm, renorm). Pooling is in kernels_pooling.c, norms in
+ * renorm; linalg_vector_norm is a reduction, in kernels_reduce.c). Pooling is in kernels_pooling.c, norms in
  * kernels_norms.c, losses in kernels_losses.c, the activations that are not
  * pointwise in kernels_nn_activation.c, resampling in kernels_resample.c.
  *
@@ -27,7 +27,6 @@
  * (attention's softmax, distances, _trilinear, norms, bias gradients) sums
  * sequentially in index order in double.
  */
-#include <float.h>
 #include <math.h>
 #include <stdalign.h>
 #include <stdarg.h>
@@ -1216,90 +1215,6 @@ static int k_linalg_cross(const alloy_kernel_call *c) {
   return 0;
 }
 
-/* A p-norm accumulated over a stream of values: p = 0 counts nonzeros,
- * +-inf takes the largest / smallest magnitude (NaN wins), others sum
- * |x|^p. */
-typedef struct pnorm {
-  double p, acc;
-} pnorm;
-
-static void pnorm_init(pnorm *n, double p) {
-  n->p = p;
-  n->acc = isinf(p) ? (p > 0 ? 0.0 : INFINITY) : 0.0;
-}
-
-static void pnorm_add(pnorm *n, double x) {
-  double v = fabs(x);
-  if (isnan(v)) n->acc = v;
-  else if (isnan(n->acc)) return;
-  else if (n->p == 0.0) n->acc += v != 0.0;
-  else if (isinf(n->p)) n->acc = n->p > 0 ? fmax(n->acc, v) : fmin(n->acc, v);
-  else if (n->p == 1.0) n->acc += v;
-  else if (n->p == 2.0) n->acc += v * v;
-  else n->acc += pow(v, n->p);
-}
-
-static double pnorm_value(const pnorm *n) {
-  if (n->p == 0.0 || n->p == 1.0 || isinf(n->p)) return n->acc;
-  return n->p == 2.0 ? sqrt(n->acc) : pow(n->acc, 1.0 / n->p);
-}
-
-/* For each element of x (in row-major order), the index of the reduction
- * it belongs to when the dims marked in reduce are reduced away. */
-static void reduction_index(const alloy_kernel_tensor *x, const bool *reduce, int64_t *slot) {
-  ref_iter it;
-  ref_iter_init(&it, x, NULL, 0);
-  for (int64_t k = 0; ref_iter_next(&it); k++) {
-    int64_t s = 0;
-    for (int d = 0; d < x->rank; d++)
-      if (!reduce[d]) s = s * x->sizes[d] + it.index[d];
-    slot[k] = s;
-  }
-}
-
-/* linalg_vector_norm(self, ord, dim, keepdim, dtype): the ord-norm over dim
- * (None or empty: every dim), in double; each output's elements are taken
- * in index order. */
-static int k_linalg_vector_norm(const alloy_kernel_call *c) {
-  const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return ref_fail(c, "missing tensor argument");
-  double ord = 2.0;
-  ref_float(c, "ord", &ord);
-  int64_t dims[MAX_RANK];
-  int nd = ref_ints(c, "dim", dims, MAX_RANK);
-  bool reduce[MAX_RANK];
-  for (int d = 0; d < x->rank; d++) reduce[d] = nd <= 0;
-  for (int i = 0; i < nd; i++) {
-    int64_t d = dims[i] < 0 ? dims[i] + (x->rank ? x->rank : 1) : dims[i];
-    if (d >= 0 && d < x->rank) reduce[d] = true;
-  }
-  int64_t n = ref_numel(x), nout = ref_numel(out);
-  int64_t *slot = malloc(sizeof(int64_t) * (size_t)max64(1, n));
-  pnorm *acc = malloc(sizeof(pnorm) * (size_t)max64(1, nout));
-  if (!slot || !acc) {
-    free(slot);
-    free(acc);
-    return ref_fail(c, "out of memory");
-  }
-  reduction_index(x, reduce, slot);
-  for (int64_t i = 0; i < nout; i++) pnorm_init(&acc[i], ord);
-  ref_iter it;
-  ref_iter_init(&it, x, NULL, 0);
-  for (int64_t k = 0; ref_iter_next(&it); k++)
-    pnorm_add(&acc[slot[k]], ref_load_f(x->data, x->dtype, it.offset[0]));
-  /* float32, float16 and bfloat16 sum in float (opmath): past FLT_MAX the
-   * norm is inf, unless each output reduces one element (PyTorch's |x|) */
-  bool single = ref_float32_opmath(out->dtype) && n > nout;
-  ref_iter_init(&it, out, NULL, 0);
-  for (int64_t k = 0; ref_iter_next(&it); k++) {
-    if (single && acc[k].acc > FLT_MAX && !isinf(ord)) acc[k].acc = INFINITY;
-    ref_store_f(out->data, out->dtype, it.offset[0], pnorm_value(&acc[k]));
-  }
-  free(slot);
-  free(acc);
-  return 0;
-}
-
 /* renorm(self, p, dim, maxnorm): each slice along dim whose p-norm exceeds
  * maxnorm is scaled by maxnorm / (norm + 1e-7). As PyTorch: the norm in
  * opmath, the factor rounded to the dtype, then self * factor. */
@@ -1314,26 +1229,32 @@ static int k_renorm(const alloy_kernel_call *c) {
   if (dim < 0) dim += x->rank;
   if (dim < 0 || dim >= x->rank) return ref_fail(c, "renorm: dim %lld out of range", (long long)dim);
   int64_t ns = x->sizes[dim];
-  pnorm *acc = malloc(sizeof(pnorm) * (size_t)max64(1, ns));
-  if (!acc) return ref_fail(c, "out of memory");
-  for (int64_t i = 0; i < ns; i++) pnorm_init(&acc[i], p);
+  ref_pnorm *acc = malloc(sizeof(ref_pnorm) * (size_t)max64(1, ns));
+  double *factor = malloc(sizeof(double) * (size_t)max64(1, ns));
+  if (!acc || !factor) {
+    free(acc);
+    free(factor);
+    return ref_fail(c, "out of memory");
+  }
+  for (int64_t i = 0; i < ns; i++) acc[i] = ref_pnorm_start(p);
   ref_iter it;
   ref_iter_init(&it, x, NULL, 0);
-  while (ref_iter_next(&it)) pnorm_add(&acc[it.index[dim]], ref_load_f(x->data, x->dtype, it.offset[0]));
+  while (ref_iter_next(&it))
+    ref_pnorm_add(&acc[it.index[dim]], ref_load_f(x->data, x->dtype, it.offset[0]));
   /* float32, float16 and bfloat16 accumulate the norm in float32, where a
    * sum past FLT_MAX is inf (the factor is then 0). */
   bool single = ref_float32_opmath(x->dtype);
   for (int64_t i = 0; i < ns; i++) {
-    if (single && acc[i].acc > FLT_MAX) acc[i].acc = INFINITY;
-    double norm = pnorm_value(&acc[i]);
-    acc[i].acc = round_to(out->dtype, norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0);
+    double norm = ref_pnorm_value(&acc[i], single);
+    factor[i] = round_to(out->dtype, norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0);
   }
   const alloy_kernel_tensor *in = x;
   ref_iter_init(&it, out, &in, 1);
   while (ref_iter_next(&it))
     ref_store_f(out->data, out->dtype, it.offset[0],
-                ref_load_f(x->data, x->dtype, it.offset[1]) * acc[it.index[dim]].acc);
+                ref_load_f(x->data, x->dtype, it.offset[1]) * factor[it.index[dim]]);
   free(acc);
+  free(factor);
   return 0;
 }
 
@@ -1357,7 +1278,6 @@ const alloy_kernel ref_kernels_nn[] = {
     REF_KERNEL("aten._cdist_forward.default", k_cdist),
     REF_KERNEL("aten._pdist_forward.default", k_pdist),
     REF_KERNEL("aten.linalg_cross.default", k_linalg_cross),
-    REF_KERNEL("aten.linalg_vector_norm.default", k_linalg_vector_norm),
     REF_KERNEL("aten.renorm.default", k_renorm),
     {NULL, NULL, NULL, NULL},
 };

@@ -464,29 +464,14 @@ static int l_logsumexp(const lane *in, lane *out, const red_params *p) {
   return 0;
 }
 
+/* The p-norm of the lane (ref_pnorm, ref.h). PyTorch sums in float
+ * (opmath) for float32, float16 and bfloat16, where past FLT_MAX the norm
+ * is inf (|x| = 3e38 squared); a one-element lane is |x| there, never
+ * summed. */
 static int l_norm(const lane *in, lane *out, const red_params *p) {
-  double ord = p->p, r = 0.0;
-  if (ord == 0.0) {
-    for (int64_t j = 0; j < in->n; j++) r += in->f[j] != 0.0;
-  } else if (isinf(ord)) {
-    r = in->n ? fabs(in->f[0]) : 0.0;
-    for (int64_t j = 0; j < in->n; j++) {
-      double a = fabs(in->f[j]);
-      if (isnan(a) || (ord > 0 ? a > r : a < r)) r = a;
-      if (isnan(r)) break;
-    }
-  } else {
-    for (int64_t j = 0; j < in->n; j++) {
-      double a = fabs(in->f[j]);
-      r += ord == 1.0 ? a : ord == 2.0 ? a * a : pow(a, ord);
-    }
-    /* PyTorch sums in float (opmath) for the single-precision dtypes: past
-     * FLT_MAX the sum is inf, and so is the norm (|x| = 3e38 squared); a
-     * one-element lane is its absolute value there, never squared */
-    if (p->single && in->n > 1 && r > FLT_MAX) r = INFINITY;
-    r = ord == 1.0 ? r : ord == 2.0 ? sqrt(r) : pow(r, 1.0 / ord);
-  }
-  put_f(&out[0], 0, r);
+  ref_pnorm n = ref_pnorm_start(p->p);
+  for (int64_t j = 0; j < in->n; j++) ref_pnorm_add(&n, in->f[j]);
+  put_f(&out[0], 0, ref_pnorm_value(&n, p->single && in->n > 1));
   return 0;
 }
 
@@ -802,12 +787,17 @@ static int k_logsumexp(const alloy_kernel_call *c) {
   return reduce_op(c, "dim", DIMS_LIST, CAST, l_logsumexp, &p);
 }
 
-static int k_norm(const alloy_kernel_call *c) {
-  alloy_dtype t = c->outputs[0].dtype;
-  red_params p = {.p = 2.0, .single = ref_float32_opmath(t)};
-  ref_float(c, "p", &p.p);
+/* norm(self, p, dim, keepdim) and linalg_vector_norm(self, ord, dim,
+ * keepdim, dtype), the order read from the argument called order: the
+ * input converted to the result's dtype, as PyTorch casts it to dtype=
+ * first (and refuses a narrowing one). */
+static int norm_op(const alloy_kernel_call *c, const char *order) {
+  red_params p = {.p = 2.0, .single = ref_float32_opmath(c->outputs[0].dtype)};
+  ref_float(c, order, &p.p);
   return reduce_op(c, "dim", DIMS_LIST, CAST, l_norm, &p);
 }
+static int k_norm(const alloy_kernel_call *c) { return norm_op(c, "p"); }
+static int k_linalg_vector_norm(const alloy_kernel_call *c) { return norm_op(c, "ord"); }
 
 static int k_median(const alloy_kernel_call *c) {
   return reduce_op(c, NULL, DIMS_ALL, KEEP, l_median, &NONE_P);
@@ -1040,6 +1030,7 @@ const alloy_kernel ref_kernels_reduce[] = {
     REF_KERNEL("aten.std_mean.correction", k_std_mean),
     REF_KERNEL("aten.logsumexp.default", k_logsumexp),
     REF_KERNEL("aten.norm.ScalarOpt_dim", k_norm),
+    REF_KERNEL("aten.linalg_vector_norm.default", k_linalg_vector_norm),
     REF_KERNEL("aten.dist.default", k_dist),
     REF_KERNEL("aten.trace.default", k_trace),
     REF_KERNEL("aten.median.default", k_median),

@@ -1,10 +1,14 @@
 /*
  * reference_backend/ref.h: what the reference backend's files share: the
- * kernel table, and the strided element access every kernel is built on.
+ * kernel table, the strided element access every kernel is built on, the
+ * argument readers, the matrix batches of the linear algebra kernels and
+ * the one p-norm accumulator of the norm kernels.
  */
 #ifndef ALLOY_REF_H
 #define ALLOY_REF_H
 
+#include <float.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +55,45 @@ static inline double round_to(alloy_dtype t, double v) {
   unsigned char buf[8];
   ref_store_f(buf, t, 0, v);
   return ref_load_f(buf, t, 0);
+}
+
+/* ---- p-norms -------------------------------------------------------------
+ * The p-norm of a stream of values as PyTorch's norm reductions take it
+ * (NormOps, NormZeroOps, NormOneOps, AbsMaxOps in ATen's SharedReduceOps.h):
+ * p = 0 counts the nonzeros (NaN != 0, so it counts), +inf / -inf keeps the
+ * largest / smallest |x|, any other p sums |x|^p and takes the p-th root.
+ * A NaN makes every norm but p = 0's NaN. The one accumulator of
+ * linalg_vector_norm, norm and dist (kernels_reduce.c), renorm
+ * (kernels_nn.c) and embedding_renorm_ (kernels_index.c). */
+typedef struct ref_pnorm {
+  double p, acc;
+} ref_pnorm;
+
+/* With no values: 0, or inf for -inf (PyTorch fills an empty norm with inf
+ * for a negative p). */
+static inline ref_pnorm ref_pnorm_start(double p) {
+  return (ref_pnorm){p, isinf(p) && p < 0 ? INFINITY : 0.0};
+}
+
+static inline void ref_pnorm_add(ref_pnorm *n, double x) {
+  double v = fabs(x);
+  if (n->p == 0.0) n->acc += v != 0.0;
+  else if (isnan(n->acc)) return;
+  else if (isnan(v)) n->acc = v;
+  else if (isinf(n->p)) n->acc = n->p > 0 ? fmax(n->acc, v) : fmin(n->acc, v);
+  else if (n->p == 1.0) n->acc += v;
+  else if (n->p == 2.0) n->acc += v * v;
+  else n->acc += pow(v, n->p);
+}
+
+/* The norm. float_sum: the sum of |x|^p was held in float, as PyTorch's
+ * opmath holds it for float32, float16 and bfloat16; past FLT_MAX it is
+ * inf there, and so is the norm. */
+static inline double ref_pnorm_value(const ref_pnorm *n, bool float_sum) {
+  if (n->p == 0.0 || isinf(n->p)) return n->acc;
+  double sum = float_sum && n->acc > FLT_MAX ? INFINITY : n->acc;
+  if (n->p == 1.0) return sum;
+  return n->p == 2.0 ? sqrt(sum) : pow(sum, 1.0 / n->p);
 }
 
 /* Iterates an output's elements in row-major order, tracking the element

@@ -5,7 +5,7 @@
  * log_softmax.int, unique_consecutive over a dim), and the promises the
  * runner cannot see through ties (first occurrence for argmax and max.dim,
  * stable descending sort with NaN first, cummax taking the last of equal
- * values). Each test builds a one-node graph with the runtime API, runs it
+ * values, and NaN in the p-norms). Each test builds a one-node graph with the runtime API, runs it
  * on "ref" and compares with values worked out by hand in the comments.
  */
 #include <math.h>
@@ -271,4 +271,23 @@ TEST(ref_reduce_unique_consecutive_dim) {
     CHECK(tr_longs_are(&t.out[2], (int64_t[]){2, 1, 1}, 3));
   }
   tr_close(&t);
+}
+
+TEST(ref_reduce_vector_norm_nan_as_pytorch) {
+  /* linalg_vector_norm of float32 [NaN, 0, 3] over dim 0, as PyTorch's norm
+   * reductions: ord 0 counts NaN as nonzero (NaN != 0), 2; ord 2 and inf
+   * are NaN; ord -inf is NaN too (the NaN wins over the 0) */
+  static const double ord[4] = {0, 2, INFINITY, -INFINITY};
+  static const double want[4] = {2, NAN, NAN, NAN};
+  float x[3] = {NAN, 0, 3};
+  for (int k = 0; k < 4; k++) {
+    tr_case t;
+    REQUIRE(tr_open(&t));
+    alloy_arg l[1];
+    alloy_arg args[3] = {tr_input(&t, ALLOY_F32, (int64_t[]){3}, 1, x), alloy_arg_float(ord[k]),
+                         tr_ints(l, 1, (int64_t[]){0})};
+    if (tr_run(&t, "aten.linalg_vector_norm.default", args, 3))
+      CHECK(values_are(&t.out[0], &want[k], 1, 0));
+    tr_close(&t);
+  }
 }
