@@ -111,6 +111,32 @@ static alloy_error *check_src(alloy_meta *m, int i, const alloy_dim *want, int r
                     value_shape_text(src).s, shape_text(want, rank).s);
 }
 
+/* A view's shape from self (v) and the op's arguments from position b on:
+ * b is 1 for the view op and its *_copy, 2 for its *_scatter twin (whose
+ * argument 1 is src). */
+typedef alloy_error *view_shape_fn(alloy_meta *m, const alloy_value *v, int b, alloy_dim *out,
+                                   int *rank);
+
+/* A view op or its *_copy: the view's shape, in self's dtype. */
+static alloy_error *view_result(alloy_meta *m, view_shape_fn *shape) {
+  const alloy_value *v = self_of(m);
+  alloy_dim out[ALLOY_MAX_RANK];
+  int r;
+  alloy_error *e = shape(m, v, 1, out, &r);
+  return e ? e : meta_out_tensor(m, 0, v->dtype, out, r);
+}
+
+/* A *_scatter op (self, src, the view's arguments): src must have the
+ * view's shape; the result is self's. */
+static alloy_error *scatter_result(alloy_meta *m, view_shape_fn *shape) {
+  const alloy_value *v = self_of(m);
+  alloy_dim out[ALLOY_MAX_RANK];
+  int r;
+  alloy_error *e = shape(m, v, 2, out, &r);
+  if (!e) e = check_src(m, 1, out, r);
+  return e ? e : meta_out_like(m, 0, v, v->dtype);
+}
+
 /* torch.result_type over the tensors of list argument i. */
 static alloy_error *list_result_type(alloy_meta *m, int i, alloy_dtype *out) {
   int n = meta_tensor_count(m, i);
@@ -408,22 +434,8 @@ static alloy_error *slice_shape(alloy_meta *m, const alloy_value *v, int b,
   return meta_sym_check(m);
 }
 
-static alloy_error *meta_slice(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = slice_shape(m, v, 1, out, &r);
-  return e ? e : meta_out_tensor(m, 0, v->dtype, out, r);
-}
-
-static alloy_error *meta_slice_scatter(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = slice_shape(m, v, 2, out, &r);
-  if (!e) e = check_src(m, 1, out, r);
-  return e ? e : meta_out_like(m, 0, v, v->dtype);
-}
+static alloy_error *meta_slice(alloy_meta *m) { return view_result(m, slice_shape); }
+static alloy_error *meta_slice_scatter(alloy_meta *m) { return scatter_result(m, slice_shape); }
 
 /* The shape of self.select(dim, index), arguments at b and b + 1. */
 static alloy_error *select_shape(alloy_meta *m, const alloy_value *v, int b,
@@ -441,22 +453,8 @@ static alloy_error *select_shape(alloy_meta *m, const alloy_value *v, int b,
   return meta_sym_check(m);
 }
 
-static alloy_error *meta_select(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = select_shape(m, v, 1, out, &r);
-  return e ? e : meta_out_tensor(m, 0, v->dtype, out, r);
-}
-
-static alloy_error *meta_select_scatter(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = select_shape(m, v, 2, out, &r);
-  if (!e) e = check_src(m, 1, out, r);
-  return e ? e : meta_out_like(m, 0, v, v->dtype);
-}
+static alloy_error *meta_select(alloy_meta *m) { return view_result(m, select_shape); }
+static alloy_error *meta_select_scatter(alloy_meta *m) { return scatter_result(m, select_shape); }
 
 /* narrow_copy(dim, start, length). */
 static alloy_error *meta_narrow_copy(alloy_meta *m) {
@@ -884,22 +882,8 @@ static alloy_error *diagonal_shape(alloy_meta *m, const alloy_value *v, int b,
   return meta_sym_check(m);
 }
 
-static alloy_error *meta_diagonal(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = diagonal_shape(m, v, 1, out, &r);
-  return e ? e : meta_out_tensor(m, 0, v->dtype, out, r);
-}
-
-static alloy_error *meta_diagonal_scatter(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = diagonal_shape(m, v, 2, out, &r);
-  if (!e) e = check_src(m, 1, out, r);
-  return e ? e : meta_out_like(m, 0, v, v->dtype);
-}
+static alloy_error *meta_diagonal(alloy_meta *m) { return view_result(m, diagonal_shape); }
+static alloy_error *meta_diagonal_scatter(alloy_meta *m) { return scatter_result(m, diagonal_shape); }
 
 /* diag_embed(offset, dim1, dim2): the last dim becomes a square of side
  * size + |offset| at dim1 and dim2 of the result. */
@@ -927,7 +911,8 @@ static alloy_error *meta_diag_embed(alloy_meta *m) {
 /* --- as_strided / unfold ---------------------------------------------------*/
 
 /* size, stride and storage_offset at b, b + 1, b + 2. */
-static alloy_error *as_strided_shape(alloy_meta *m, int b, alloy_dim *out, int *rank) {
+static alloy_error *as_strided_shape(alloy_meta *m, const alloy_value *v, int b, alloy_dim *out,
+                                     int *rank) {
   alloy_dim stride[ALLOY_MAX_RANK];
   int ns;
   alloy_error *e = meta_dims(m, b, out, ALLOY_MAX_RANK, rank);
@@ -945,25 +930,11 @@ static alloy_error *as_strided_shape(alloy_meta *m, int b, alloy_dim *out, int *
     return meta_error(m, "Tensor: invalid storage offset %s", dim_text(offset).s);
   if ((e = check_sizes_nonneg(m, b, out, *rank))) return e;
   /* The storage the window reaches must be one that can exist. */
-  return meta_check_window(m, self_of(m)->dtype, out, stride, *rank, offset);
+  return meta_check_window(m, v->dtype, out, stride, *rank, offset);
 }
 
-static alloy_error *meta_as_strided(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = as_strided_shape(m, 1, out, &r);
-  return e ? e : meta_out_tensor(m, 0, v->dtype, out, r);
-}
-
-static alloy_error *meta_as_strided_scatter(alloy_meta *m) {
-  const alloy_value *v = self_of(m);
-  alloy_dim out[ALLOY_MAX_RANK];
-  int r;
-  alloy_error *e = as_strided_shape(m, 2, out, &r);
-  if (!e) e = check_src(m, 1, out, r);
-  return e ? e : meta_out_like(m, 0, v, v->dtype);
-}
+static alloy_error *meta_as_strided(alloy_meta *m) { return view_result(m, as_strided_shape); }
+static alloy_error *meta_as_strided_scatter(alloy_meta *m) { return scatter_result(m, as_strided_shape); }
 
 /* unfold, unfold_copy(dimension, size, step): a 0-d tensor is a 1-element
  * row. */
