@@ -290,7 +290,8 @@ static void upsample_backward(decomp *d) {
 
 /* --- norms -----------------------------------------------------------------------------*/
 
-/* Where a batch norm backward keeps its arguments. */
+/* Where a batch norm backward keeps its arguments; train < 0: always in
+ * training (cuDNN and MIOpen, whose backward reads the saved statistics). */
 typedef struct {
   int g, in, w, rmean, rvar, smean, sinvstd, train, eps;
 } bn_args;
@@ -323,7 +324,7 @@ static void batch_norm_backward_of(decomp *d, const bn_args *a) {
   /* m: the math type of the CPU kernel, t itself unless mixed */
   alloy_dtype m = t != c && !bn_mixed(d, a, t) ? t : c;
   alloy_value *g = d_tensor(d, a->g), *w = d_tensor(d, a->w);
-  bool train = d_bool(d, a->train);
+  bool train = a->train < 0 || d_bool(d, a->train);
   alloy_value *mean, *invstd;
   if (train) {
     mean = d_tensor(d, a->smean);
@@ -382,6 +383,16 @@ static void batch_norm_impl_index_backward(decomp *d) {
   static const bn_args a = {2, 1, 3, 4, 5, 6, 7, 8, 9};
   if (d_int(d, 0) != 0) return d_decline(d, "impl_index %lld is a cuDNN or MIOpen batch norm",
                                          (long long)d_int(d, 0));
+  batch_norm_backward_of(d, &a);
+}
+
+/* cudnn_batch_norm_backward(input, grad_output, weight, running_mean,
+ * running_var, save_mean, save_var, epsilon, reserveSpace) and
+ * miopen_batch_norm_backward (the same but the reserve), as PyTorch
+ * decomposes them: native_batch_norm_backward in training, save_var being
+ * the saved inverse standard deviation. */
+static void vendor_batch_norm_backward(decomp *d) {
+  static const bn_args a = {1, 0, 2, 3, 4, 5, 6, -1, 7};
   batch_norm_backward_of(d, &a);
 }
 
@@ -1013,6 +1024,8 @@ const decomp_rule decomp_rules_backward_nn[] = {
     {"aten.native_batch_norm_backward.default", native_batch_norm_backward, DECOMP_TO_CORE},
     {"aten.batch_norm_backward.default", native_batch_norm_backward, DECOMP_TO_CORE},
     {"aten._batch_norm_impl_index_backward.default", batch_norm_impl_index_backward, DECOMP_TO_CORE},
+    {"aten.cudnn_batch_norm_backward.default", vendor_batch_norm_backward, DECOMP_TO_CORE},
+    {"aten.miopen_batch_norm_backward.default", vendor_batch_norm_backward, DECOMP_TO_CORE},
     {"aten.batch_norm_backward_reduce.default", batch_norm_backward_reduce, DECOMP_TO_CORE},
     {"aten.batch_norm_backward_elemt.default", batch_norm_backward_elemt, DECOMP_TO_CORE},
     {"aten._fused_rms_norm_backward.default", fused_rms_norm_backward, DECOMP_TO_CORE},

@@ -1,10 +1,10 @@
 /*
  * decompositions/rules_nn.c: the neural-network composites, from ATen to
  * Core ATen: matrix products (linear, matmul, dot, mv, addmv, addr,
- * baddbmm, addbmm, _trilinear, bilinear, _addmm_activation), attention
- * (and its math and CPU flash variants), prelu, embedding_renorm, the
- * normalizations (layer,
- * batch in all its modes, group, instance, RMS, weight), conv2d, dropout,
+ * baddbmm, addbmm, CUDA's addmm.dtype and baddbmm.dtype, _trilinear,
+ * bilinear, _addmm_activation), attention (and its math and CPU flash
+ * variants), prelu, embedding_renorm, the normalizations (layer, batch in
+ * all its modes and cuDNN's, group, instance, RMS, weight), conv2d, dropout,
  * linalg_cross and embedding_bag. The rest of the family: convolutions in
  * rules_conv.c, pooling in rules_pooling.c, losses and distances in
  * rules_losses.c, padding, shuffles and upsampling in rules_resample.c,
@@ -306,6 +306,20 @@ static void baddbmm(decomp *d) {
     r = D(d, "aten.expand.default", V(r), d_dim_list(d, shape, 3));
   }
   d_out(d, 0, d_to(d, r, t));
+}
+
+/* addmm.dtype and baddbmm.dtype(self, A, B, out_dtype, beta, alpha): CUDA's
+ * product of float16 or bfloat16 factors into a float32 result (cuBLAS
+ * accumulates in float32; self is added in float32), or in the factors'
+ * own dtype: the plain op on the operands converted to out_dtype (the
+ * shape function refuses the other combinations as PyTorch does). A
+ * float16 product is exact in float32, so only the sums round, as there. */
+static void matmul_out_dtype(decomp *d) {
+  alloy_value *self = d_tensor(d, 0), *a = d_tensor(d, 1), *b = d_tensor(d, 2);
+  alloy_dtype t = d_out_dtype(d, 0);
+  const char *op = d_rank(a) == 3 ? "aten.baddbmm.default" : "aten.addmm.default";
+  d_out(d, 0, D(d, op, V(d_to(d, self, t)), V(d_to(d, a, t)), V(d_to(d, b, t)), *d_arg(d, 4),
+                *d_arg(d, 5)));
 }
 
 /* addbmm(self, A, B) = beta * self + alpha * sum_b A_b B_b, in opmath.
@@ -879,6 +893,23 @@ static void batch_norm_no_update(decomp *d) {
   d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
 }
 
+/* cudnn_batch_norm(input, weight, bias, running_mean, running_var,
+ * training, exponential_average_factor, epsilon), as PyTorch decomposes it:
+ * native_batch_norm, whose saved statistics it returns in training and
+ * empty ones of weight's dtype in evaluation, and an empty reserve (cuDNN's
+ * workspace, which no other backend has). */
+static void cudnn_batch_norm(decomp *d) {
+  alloy_value *w = d_tensor(d, 1), *o[3] = {0};
+  bool training = d_bool(d, 5);
+  if (batch_norm_of(d, d_tensor(d, 0), w, d_tensor(d, 2), d_tensor(d, 3), d_tensor(d, 4), training,
+                    d_float(d, 6), d_float(d, 7), o) < 3)
+    return;
+  d_out(d, 0, o[0]);
+  for (int k = 1; k < 3; k++)
+    d_out(d, k, training ? o[k] : D(d, "aten.full.default", LIST(I(0)), I(0), DT(d_dtype(w))));
+  d_out(d, 3, D(d, "aten.full.default", LIST(I(0)), I(0), DT(ALLOY_U8)));
+}
+
 /* The running statistics after a training step, as the CPU kernel updates
  * them: momentum * batch mean + (1 - momentum) * running mean, and the
  * same of the unbiased batch variance (n / (n - 1) times the biased one),
@@ -1178,6 +1209,8 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.addmv.default", addmv, DECOMP_TO_CORE},
     {"aten.addr.default", addr, DECOMP_TO_CORE},
     {"aten.baddbmm.default", baddbmm, DECOMP_TO_CORE},
+    {"aten.addmm.dtype", matmul_out_dtype, DECOMP_TO_CORE},
+    {"aten.baddbmm.dtype", matmul_out_dtype, DECOMP_TO_CORE},
     {"aten.addbmm.default", addbmm, DECOMP_TO_CORE},
     {"aten._trilinear.default", trilinear, DECOMP_TO_CORE},
     {"aten._addmm_activation.default", addmm_activation, DECOMP_TO_CORE},
@@ -1194,6 +1227,7 @@ const decomp_rule decomp_rules_nn[] = {
     {"aten.batch_norm.default", batch_norm, DECOMP_TO_CORE},
     {"aten._batch_norm_with_update.default", batch_norm_with_update, DECOMP_TO_CORE},
     {"aten._batch_norm_no_update.default", batch_norm_no_update, DECOMP_TO_CORE},
+    {"aten.cudnn_batch_norm.default", cudnn_batch_norm, DECOMP_TO_CORE},
     {"aten.batch_norm_update_stats.default", batch_norm_update_stats, DECOMP_TO_CORE},
     {"aten._masked_softmax.default", masked_softmax, DECOMP_TO_CORE},
     {"aten._batch_norm_with_update_functional.default", batch_norm_with_update_functional,

@@ -399,8 +399,9 @@ static alloy_error *channel_grad(alloy_meta *m, int k, const alloy_value *in,
 }
 
 /* native_batch_norm_backward(grad_out, input, weight, ...), and
- * batch_norm_backward, _batch_norm_impl_index_backward with their own
- * argument positions; param: input | weight << 4 | grad << 8. */
+ * batch_norm_backward, _batch_norm_impl_index_backward,
+ * cudnn_batch_norm_backward and miopen_batch_norm_backward (input first)
+ * with their own argument positions; param: input | weight << 4 | grad << 8. */
 #define BN_ARGS(in, w, g) ((in) | (w) << 4 | (g) << 8)
 static alloy_error *bw_batch_norm(alloy_meta *m) {
   int i_in = m->param & 15, i_w = (m->param >> 4) & 15, i_g = (m->param >> 8) & 15;
@@ -916,6 +917,8 @@ const alloy_meta_entry alloy_meta_backward[] = {
     {"aten.native_batch_norm_backward.default", bw_batch_norm, BN_NATIVE},
     {"aten.batch_norm_backward.default", bw_batch_norm, BN_NATIVE},
     {"aten._batch_norm_impl_index_backward.default", bw_batch_norm, BN_ARGS(1, 3, 2)},
+    {"aten.cudnn_batch_norm_backward.default", bw_batch_norm, BN_ARGS(0, 2, 1)},
+    {"aten.miopen_batch_norm_backward.default", bw_batch_norm, BN_ARGS(0, 2, 1)},
     {"aten.batch_norm_backward_reduce.default", bw_batch_norm_reduce, 0},
     {"aten.batch_norm_backward_elemt.default", bw_like, LIKE(0, 1)},
     {"aten._fused_rms_norm_backward.default", bw_rms_norm, 0},

@@ -100,11 +100,27 @@ static alloy_error *batch_broadcast(alloy_meta *m, const alloy_value *a, const a
 /* --- matrix products ----------------------------------------------------*/
 
 enum { MM, BMM, MV, DOT, OUTER, BATCH_SUM }; /* shapes of a product */
-#define ADDS 8 /* the add* form: self, then the two factors */
+#define ADDS 8       /* the add* form: self, then the two factors */
+#define OUT_DTYPE 16 /* the CUDA .dtype form: out_dtype after the factors */
+
+/* The .dtype forms (addmm.dtype, baddbmm.dtype; CUDA only in PyTorch) give
+ * their result in out_dtype: the factors' own dtype, or float32 from
+ * float16 or bfloat16 factors (the product accumulated in float32); self
+ * is in either. PyTorch's checks and messages (cuda/Blas.cpp). */
+static alloy_error *want_out_dtype(alloy_meta *m, int ia, const alloy_value *a, alloy_dtype out) {
+  bool low = a->dtype == ALLOY_F16 || a->dtype == ALLOY_BF16;
+  if (out != a->dtype && !(out == ALLOY_F32 && low))
+    return meta_error(m, "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs");
+  const alloy_value *self = meta_tensor(m, 0);
+  if (self->dtype != out && self->dtype != a->dtype)
+    return meta_error(m, "self dtype must match either out_dtype or %s dtype", meta_arg_name(m, ia));
+  return NULL;
+}
 
 /* mm, bmm, mv, dot, vdot and addmm, addbmm, baddbmm, addmv, addr. All
- * operands share one dtype; self of the add* forms broadcasts to the
- * product. param: the product's kind | ADDS */
+ * operands share one dtype (but in the .dtype forms); self of the add*
+ * forms broadcasts to the product. param: the product's kind | ADDS |
+ * OUT_DTYPE */
 static alloy_error *meta_matmul(alloy_meta *m) {
   static const int ranks[][2] = {{2, 2}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {3, 3}};
   int kind = m->param & 7, ia = m->param & ADDS ? 1 : 0, ib = ia + 1;
@@ -143,7 +159,9 @@ static alloy_error *meta_matmul(alloy_meta *m) {
     const alloy_value *self = meta_tensor(m, 0);
     alloy_dim bc[ALLOY_MAX_RANK];
     int rbc;
-    if ((e = want_same_dtype(m, 0, self, ia, a))) return e;
+    if (m->param & OUT_DTYPE) e = want_out_dtype(m, ia, a, meta_dtype_or(m, 3, a->dtype));
+    else e = want_same_dtype(m, 0, self, ia, a);
+    if (e) return e;
     e = meta_broadcast(m, self->shape, self->rank, out, rank, bc, &rbc);
     bool fits = !e && rbc == rank;
     for (int d = 0; d < rank && fits; d++) fits = !never_eq(m, bc[d], out[d]);
@@ -153,7 +171,8 @@ static alloy_error *meta_matmul(alloy_meta *m) {
                         "shape %s", meta_shape_text(self->shape, self->rank, sa, sizeof sa),
                         meta_shape_text(out, rank, sb, sizeof sb));
   }
-  return meta_out_tensor(m, 0, a->dtype, out, rank);
+  return meta_out_tensor(m, 0, m->param & OUT_DTYPE ? meta_dtype_or(m, 3, a->dtype) : a->dtype, out,
+                         rank);
 }
 
 /* matmul(a, b), torch.matmul's rank rules: a 1-D operand is a row (a) or a
@@ -1161,6 +1180,8 @@ const alloy_meta_entry alloy_meta_linalg[] = {
     {"aten.vdot.default", meta_matmul, DOT},
     {"aten.addmm.default", meta_matmul, MM | ADDS},
     {"aten.baddbmm.default", meta_matmul, BMM | ADDS},
+    {"aten.addmm.dtype", meta_matmul, MM | ADDS | OUT_DTYPE},
+    {"aten.baddbmm.dtype", meta_matmul, BMM | ADDS | OUT_DTYPE},
     {"aten.addbmm.default", meta_matmul, BATCH_SUM | ADDS},
     {"aten.addmv.default", meta_matmul, MV | ADDS},
     {"aten.addr.default", meta_matmul, OUTER | ADDS},

@@ -756,16 +756,18 @@ typedef struct {
   int weight, bias, mean, var, training; /* -1: absent; training -2: always */
   bool reserve;                          /* a fourth, empty uint8 output     */
   bool running_out; /* then the updated running_mean and running_var (functional) */
+  bool eval_empty_as_weight; /* empty statistics in evaluation take weight's dtype (cuDNN's) */
 } bn_args;
 
 static const bn_args bn_variants[] = {
-    {1, 2, 3, 4, 5, false, false},   /* native_batch_norm, _native_batch_norm_legit */
-    {1, 2, 3, 4, -1, false, false},  /* _native_batch_norm_legit_no_training       */
-    {1, 2, -1, -1, 3, false, false}, /* _native_batch_norm_legit.no_stats          */
-    {1, 2, 3, 4, -2, true, false},   /* _batch_norm_with_update                    */
-    {1, 2, 3, 4, -1, true, false},   /* _batch_norm_no_update                      */
-    {1, 2, 3, 4, -2, true, true},    /* _batch_norm_with_update_functional        */
-    {1, 2, 3, 4, 5, false, true},    /* _native_batch_norm_legit_functional       */
+    {1, 2, 3, 4, 5, false, false, false},   /* native_batch_norm, _native_batch_norm_legit */
+    {1, 2, 3, 4, -1, false, false, false},  /* _native_batch_norm_legit_no_training       */
+    {1, 2, -1, -1, 3, false, false, false}, /* _native_batch_norm_legit.no_stats          */
+    {1, 2, 3, 4, -2, true, false, false},   /* _batch_norm_with_update                    */
+    {1, 2, 3, 4, -1, true, false, false},   /* _batch_norm_no_update                      */
+    {1, 2, 3, 4, -2, true, true, false},    /* _batch_norm_with_update_functional        */
+    {1, 2, 3, 4, 5, false, true, false},    /* _native_batch_norm_legit_functional       */
+    {1, 2, 3, 4, 5, true, false, true},     /* cudnn_batch_norm                           */
 };
 
 /* out has the input's shape; save_mean and save_invstd have one entry per
@@ -788,6 +790,7 @@ static alloy_error *meta_batch_norm(alloy_meta *m) {
   if (!training && a->mean >= 0 && (!meta_tensor(m, a->mean) || !meta_tensor(m, a->var)))
     return meta_error(m, "running_mean and running_var must be defined in evaluation mode");
   alloy_dtype t = stats_dtype(m, in, idx, 4);
+  if (!training && a->eval_empty_as_weight) t = meta_tensor(m, a->weight)->dtype;
   alloy_dim stat = training ? c : C(0);
   if ((e = meta_out_like(m, 0, in, in->dtype)) || (e = meta_out_tensor(m, 1, t, &stat, 1)) ||
       (e = meta_out_tensor(m, 2, t, &stat, 1)))
@@ -1351,6 +1354,7 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten._batch_norm_no_update.default", meta_batch_norm, 4},
     {"aten._batch_norm_with_update_functional.default", meta_batch_norm, 5},
     {"aten._native_batch_norm_legit_functional.default", meta_batch_norm, 6},
+    {"aten.cudnn_batch_norm.default", meta_batch_norm, 7},
 
     {"aten.mse_loss.default", meta_pointwise_loss, 0},
     {"aten.huber_loss.default", meta_pointwise_loss, 0},
