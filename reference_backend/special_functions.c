@@ -475,9 +475,11 @@ static int64_t degree(double n) {
   return isfinite(n) && fabs(n) < 9.2e18 ? (int64_t)n : INT64_MIN;
 }
 
-/* p(k+1) = (2 y) p(k) - p(k-1) from p(0) = 1, p(1) = first: the Chebyshev
- * recurrence shared by T, U, V, W and their shifted forms (y = 2x - 1). */
+/* p(n) by p(k+1) = (2 y) p(k) - p(k-1) from p(0) = 1, p(1) = first: the
+ * Chebyshev recurrence shared by T, U, V, W and their shifted forms
+ * (y = 2x - 1). */
 static double chebyshev_recurrence(double y, double first, int64_t n, bool single) {
+  if (n == 0) return 1;
   double p = 1, q = first, r = first, y2 = rnd(single, y + y);
   for (int64_t k = 2; k <= n && !isnan(q); k++) {
     r = rnd(single, rnd(single, y2 * q) - p);
@@ -487,13 +489,48 @@ static double chebyshev_recurrence(double y, double first, int64_t n, bool singl
   return r;
 }
 
+/* The trigonometric forms, in t = acos(y), that PyTorch takes instead of
+ * the recurrence for a high degree inside (-1, 1); each caller has its own
+ * threshold. Where a quotient's denominator rounds to 0 the form takes the
+ * limit or the value at the end it is near. */
+
+/* T(n) = cos(n t). */
+static double chebyshev_t_trig(double y, int64_t n, bool single) {
+  return rnd(single, cos(rnd(single, n * rnd(single, acos(y)))));
+}
+
+/* U(n) = sin((n + 1) t) / sin(t); where sin(t) rounds to 0, the limit
+ * (n + 1) cos((n + 1) t) / y. */
+static double chebyshev_u_trig(double y, int64_t n, bool single) {
+  double t = rnd(single, acos(y)), s = rnd(single, sin(t));
+  if (s != 0) return rnd(single, rnd(single, sin(rnd(single, (n + 1) * t))) / s);
+  return rnd(single, (n + 1) * rnd(single, cos(rnd(single, (n + 1) * t))) / y);
+}
+
+/* V(n) = cos((n + 1/2) t) / cos(t / 2); where sin(t / 2) rounds to 1 (y at
+ * -1), V(-1) = (-1)^n (2n + 1). */
+static double chebyshev_v_trig(double y, int64_t n, bool single) {
+  double t = rnd(single, acos(y)), half = rnd(single, t / 2);
+  if (rnd(single, sin(half)) == 1) return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
+  double num = rnd(single, cos(rnd(single, (n + 0.5) * t)));
+  return rnd(single, num / rnd(single, cos(half)));
+}
+
+/* W(n) = sin((n + 1/2) t) / sin(t / 2); where cos(t / 2) rounds to 1 (y at
+ * 1) the caller's value there, at_one: PyTorch's W takes 2n + 1, its
+ * shifted W (-1)^n. */
+static double chebyshev_w_trig(double y, int64_t n, bool single, double at_one) {
+  double t = rnd(single, acos(y)), half = rnd(single, t / 2);
+  if (rnd(single, cos(half)) == 1) return at_one;
+  double num = rnd(single, sin(rnd(single, (n + 0.5) * t)));
+  return rnd(single, num / rnd(single, sin(half)));
+}
+
 double ref_chebyshev_t(double x, double nf, bool single) {
   int64_t n = degree(nf);
   if (n < 0) return 0;
   if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? 1 : -1;
-  if (n > 6 && fabs(x) < 1) return rnd(single, cos(rnd(single, n * rnd(single, acos(x)))));
-  if (n == 0) return 1;
-  if (n == 1) return x;
+  if (n > 6 && fabs(x) < 1) return chebyshev_t_trig(x, n, single);
   return chebyshev_recurrence(x, x, n, single);
 }
 
@@ -501,14 +538,8 @@ double ref_chebyshev_u(double x, double nf, bool single) {
   int64_t n = degree(nf);
   if (n < 0) return 0;
   if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? (double)(n + 1) : -(double)(n + 1);
-  if (n > 8 && fabs(x) < 1) {
-    double t = rnd(single, acos(x)), s = rnd(single, sin(t));
-    if (s != 0) return rnd(single, rnd(single, sin(rnd(single, (n + 1) * t))) / s);
-    return rnd(single, (n + 1) * rnd(single, cos(rnd(single, (n + 1) * t))) / x);
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, x + x);
-  return n == 1 ? first : chebyshev_recurrence(x, first, n, single);
+  if (n > 8 && fabs(x) < 1) return chebyshev_u_trig(x, n, single);
+  return chebyshev_recurrence(x, rnd(single, x + x), n, single);
 }
 
 double ref_chebyshev_v(double x, double nf, bool single) {
@@ -518,34 +549,19 @@ double ref_chebyshev_v(double x, double nf, bool single) {
     if (x > 0) return 1;
     return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
   }
-  if (n > 8 && fabs(x) < 1) {
-    double t = rnd(single, acos(x));
-    if (rnd(single, sin(rnd(single, t / 2))) != 1)
-      return rnd(single, rnd(single, cos(rnd(single, (n + 0.5) * t))) / rnd(single, cos(rnd(single, t / 2))));
-    return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, rnd(single, x + x) - 1);
-  return n == 1 ? first : chebyshev_recurrence(x, first, n, single);
+  if (n > 8 && fabs(x) < 1) return chebyshev_v_trig(x, n, single);
+  return chebyshev_recurrence(x, rnd(single, rnd(single, x + x) - 1), n, single);
 }
 
 double ref_chebyshev_w(double x, double nf, bool single) {
   int64_t n = degree(nf);
   if (n < 0) return 0;
-  if (fabs(x) == 1) {
-    if (x > 0) return (double)(n + n + 1);
-    return n % 2 == 0 ? 1 : -1;
-  }
-  if (n > 8 && fabs(x) < 1) {
-    double t = rnd(single, acos(x));
-    if (rnd(single, cos(rnd(single, t / 2))) != 1)
-      return rnd(single, rnd(single, sin(rnd(single, (n + 0.5) * t))) / rnd(single, sin(rnd(single, t / 2))));
-    if (x > 0) return (double)(n + n + 1);
-    return n % 2 == 0 ? 1 : -1;
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, rnd(single, x + x) + 1);
-  return n == 1 ? first : chebyshev_recurrence(x, first, n, single);
+  /* W(1) = 2n + 1, W(-1) = (-1)^n; the trigonometric form's fallback
+   * takes the same test on x */
+  double at_end = x > 0 ? (double)(n + n + 1) : n % 2 == 0 ? 1 : -1;
+  if (fabs(x) == 1) return at_end;
+  if (n > 8 && fabs(x) < 1) return chebyshev_w_trig(x, n, single, at_end);
+  return chebyshev_recurrence(x, rnd(single, rnd(single, x + x) + 1), n, single);
 }
 
 /* The shifted forms: the same in y = 2x - 1, with their own thresholds for
@@ -556,9 +572,7 @@ double ref_shifted_chebyshev_t(double x, double nf, bool single) {
   if (x == 1) return 1;
   if (x == 0) return n % 2 == 0 ? 1 : -1;
   double y = rnd(single, rnd(single, x + x) - 1);
-  if (n > 6 && fabs(y) < 1) return rnd(single, cos(rnd(single, n * rnd(single, acos(y)))));
-  if (n == 0) return 1;
-  if (n == 1) return y;
+  if (n > 6 && fabs(y) < 1) return chebyshev_t_trig(y, n, single);
   return chebyshev_recurrence(y, y, n, single);
 }
 
@@ -568,14 +582,8 @@ double ref_shifted_chebyshev_u(double x, double nf, bool single) {
   if (x == 1) return (double)(n + 1);
   if (x == 0) return n % 2 == 0 ? (double)(n + 1) : -(double)(n + 1);
   double y = rnd(single, rnd(single, x + x) - 1);
-  if (n > 6 && fabs(y) < 1) {
-    double t = rnd(single, acos(y)), s = rnd(single, sin(t));
-    if (s != 0) return rnd(single, rnd(single, sin(rnd(single, (n + 1) * t))) / s);
-    return rnd(single, (n + 1) * rnd(single, cos(rnd(single, (n + 1) * t))) / y);
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, y + y);
-  return n == 1 ? first : chebyshev_recurrence(y, first, n, single);
+  if (n > 6 && fabs(y) < 1) return chebyshev_u_trig(y, n, single);
+  return chebyshev_recurrence(y, rnd(single, y + y), n, single);
 }
 
 double ref_shifted_chebyshev_v(double x, double nf, bool single) {
@@ -584,67 +592,46 @@ double ref_shifted_chebyshev_v(double x, double nf, bool single) {
   if (x == 1) return 1;
   if (x == 0) return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
   double y = rnd(single, rnd(single, x + x) - 1);
-  if (n > 6 && fabs(y) < 1) {
-    double t = rnd(single, acos(y));
-    if (rnd(single, sin(rnd(single, t / 2))) != 1)
-      return rnd(single, rnd(single, cos(rnd(single, (n + 0.5) * t))) / rnd(single, cos(rnd(single, t / 2))));
-    return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, rnd(single, y + y) - 1);
-  return n == 1 ? first : chebyshev_recurrence(y, first, n, single);
+  if (n > 6 && fabs(y) < 1) return chebyshev_v_trig(y, n, single);
+  return chebyshev_recurrence(y, rnd(single, rnd(single, y + y) - 1), n, single);
 }
 
 double ref_shifted_chebyshev_w(double x, double nf, bool single) {
   int64_t n = degree(nf);
   if (n < 0) return 0;
+  double at_zero = n % 2 == 0 ? 1 : -1; /* W at y = -1 */
   if (x == 1) return (double)(n + n + 1);
-  if (x == 0) return n % 2 == 0 ? 1 : -1;
+  if (x == 0) return at_zero;
   double y = rnd(single, rnd(single, x + x) - 1);
-  if (n > 4 && fabs(y) < 1) {
-    double t = rnd(single, acos(y));
-    if (rnd(single, cos(rnd(single, t / 2))) != 1)
-      return rnd(single, rnd(single, sin(rnd(single, (n + 0.5) * t))) / rnd(single, sin(rnd(single, t / 2))));
-    return n % 2 == 0 ? 1 : -1;
-  }
-  if (n == 0) return 1;
-  double first = rnd(single, rnd(single, y + y) + 1);
-  return n == 1 ? first : chebyshev_recurrence(y, first, n, single);
+  if (n > 4 && fabs(y) < 1) return chebyshev_w_trig(y, n, single, at_zero);
+  return chebyshev_recurrence(y, rnd(single, rnd(single, y + y) + 1), n, single);
 }
 
-/* Physicists' Hermite H: H(k+1) = 2x H(k) - 2k H(k-1). PyTorch returns
- * NaN above degree 128 (float) or 512 (double). */
-double ref_hermite_h(double x, double nf, bool single) {
+/* The Hermite polynomials, physicists' H (H(k+1) = 2x H(k) - 2k H(k-1))
+ * and probabilists' He (He(k+1) = x He(k) - k He(k-1)): one recurrence
+ * p(k+1) = s p(k) - c k p(k-1) from p(0) = 1, p(1) = s, with s = 2x, c = 2
+ * for H and s = x, c = 1 for He. PyTorch returns NaN above degree 128
+ * (float) or 512 (double). */
+static double hermite(double s, double c, double nf, bool single) {
   int64_t n = degree(nf);
   if (n < 0) return 0;
   if (n == 0) return 1;
-  double x2 = rnd(single, x + x);
-  if (n == 1) return x2;
+  if (n == 1) return s;
   if (n > (single ? 128 : 512)) return NAN;
-  double p = 1, q = x2, r = 0;
-  for (int64_t k = 2; k < n + n; k += 2) {
-    r = rnd(single, rnd(single, x2 * q) - rnd(single, (double)k * p));
-    p = q;
-    q = r;
-  }
-  return r;
-}
-
-/* Probabilists' Hermite He: He(k+1) = x He(k) - k He(k-1). */
-double ref_hermite_he(double x, double nf, bool single) {
-  int64_t n = degree(nf);
-  if (n < 0) return 0;
-  if (n == 0) return 1;
-  if (n == 1) return x;
-  if (n > (single ? 128 : 512)) return NAN;
-  double p = 1, q = x, r = 0;
+  double p = 1, q = s, r = 0;
   for (int64_t k = 1; k < n; k++) {
-    r = rnd(single, rnd(single, x * q) - rnd(single, (double)k * p));
+    r = rnd(single, rnd(single, s * q) - rnd(single, c * (double)k * p));
     p = q;
     q = r;
   }
   return r;
 }
+
+double ref_hermite_h(double x, double nf, bool single) {
+  return hermite(rnd(single, x + x), 2, nf, single);
+}
+
+double ref_hermite_he(double x, double nf, bool single) { return hermite(x, 1, nf, single); }
 
 /* Laguerre: (k+1) L(k+1) = (2k + 1 - x) L(k) - k L(k-1); 1 at x = 0. */
 double ref_laguerre_l(double x, double nf, bool single) {
