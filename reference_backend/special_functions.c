@@ -385,32 +385,21 @@ static double bessel_k_scaled(double nu, double x) {
   return sum * h;
 }
 
-/* PyTorch's edges: inf at 0, NaN for negative x. */
-static bool bessel_k_edge(double x, double at_inf, double *out) {
-  if (isnan(x)) *out = x;
-  else if (x == 0) *out = INFINITY;
-  else if (x < 0) *out = NAN;
-  else if (isinf(x)) *out = at_inf;
-  else return false;
-  return true;
+/* K_nu(x), times e^x when scaled, with PyTorch's edges: inf at 0, NaN for
+ * negative x, 0 at inf. */
+static double bessel_k(double nu, double x, bool scaled) {
+  if (isnan(x)) return x;
+  if (x == 0) return INFINITY;
+  if (x < 0) return NAN;
+  if (isinf(x)) return 0;
+  double k = bessel_k_scaled(nu, x);
+  return scaled ? k : k * exp(-x);
 }
 
-double ref_bessel_k0(double x) {
-  double r;
-  return bessel_k_edge(x, 0, &r) ? r : bessel_k_scaled(0, x) * exp(-x);
-}
-double ref_bessel_k0e(double x) {
-  double r;
-  return bessel_k_edge(x, 0, &r) ? r : bessel_k_scaled(0, x);
-}
-double ref_bessel_k1(double x) {
-  double r;
-  return bessel_k_edge(x, 0, &r) ? r : bessel_k_scaled(1, x) * exp(-x);
-}
-double ref_bessel_k1e(double x) {
-  double r;
-  return bessel_k_edge(x, 0, &r) ? r : bessel_k_scaled(1, x);
-}
+double ref_bessel_k0(double x) { return bessel_k(0, x, false); }
+double ref_bessel_k0e(double x) { return bessel_k(0, x, true); }
+double ref_bessel_k1(double x) { return bessel_k(1, x, false); }
+double ref_bessel_k1e(double x) { return bessel_k(1, x, true); }
 
 /* Ai(x): the Maclaurin series on [-8, 1) (cancellation there costs at most
  * eight digits of sixteen), Ai(x) = sqrt(x/3) K_1/3(zeta) / pi above, and
