@@ -1,4 +1,7 @@
-# tests/vectors/rnn/extra.py: samples of the recurrent layers for record.py:
+# tests/vectors/rnn/extra.py: samples of the recurrent layers for
+# tests/vectors/backward_cuda/record.py (which keeps these ops, tagged
+# nondeterministic_seeded for their dropout between layers, deterministic in
+# evaluation; on CPU tensors its copy to the CPU changes nothing):
 # the packed-sequence forms (rnn_tanh.data, rnn_relu.data, gru.data, lstm.data) on
 # padded batches of sequences of different lengths packed with
 # torch.nn.utils.rnn.pack_padded_sequence and run through nn.RNN, nn.GRU and
@@ -9,6 +12,9 @@
 # is checked here to give the module's own results. The padded forms (.input)
 # on the same batches follow, but LSTM's in float16 and bfloat16 (oneDNN's
 # path on the CPU, which Alloy's rule declines). Each yields (op, args, kwargs).
+
+OPS = ["aten.%s.%s" % (op, form) for op in ("rnn_tanh", "rnn_relu", "gru", "lstm")
+       for form in ("data", "input")]
 
 
 def samples(torch):
