@@ -510,13 +510,17 @@ static bool expect_end(parser *p, const char *after) {
   if (at_end(p)) return true;
   return fail_at(p, p->pos, "expected the end of the line after %s", after);
 }
+
+/* Takes c when it is next: the parser's every optional or closing mark. */
+static bool accept(parser *p, char c) {
+  if (peek(p) != (unsigned char)c) return false;
+  p->pos++;
+  return true;
+}
+
 static bool expect_char(parser *p, char c, const char *what) {
   skip_ws(p);
-  if (peek(p) == (unsigned char)c) {
-    p->pos++;
-    return true;
-  }
-  return fail_at(p, p->pos, "expected %s", what);
+  return accept(p, c) || fail_at(p, p->pos, "expected %s", what);
 }
 
 /* Length of the identifier [A-Za-z_][A-Za-z0-9_]* at pos (0 if none). */
@@ -606,8 +610,7 @@ static bool parse_device(parser *p, alloy_device *out) {
   p->pos += n;
   out->type = (alloy_device_type)type;
   out->index = -1;
-  if (peek(p) == ':') {
-    p->pos++;
+  if (accept(p, ':')) {
     size_t at = p->pos;
     int64_t idx;
     if (!is_digit(peek(p))) return fail_at(p, at, "expected a device index after ':'");
@@ -623,10 +626,7 @@ static bool parse_dims(parser *p, alloy_dim *out, int *n, bool sizes) {
   *n = 0;
   if (!expect_char(p, '[', "'['")) return false;
   skip_ws(p);
-  if (peek(p) == ']') {
-    p->pos++;
-    return true;
-  }
+  if (accept(p, ']')) return true;
   for (;;) {
     skip_ws(p);
     size_t at = p->pos;
@@ -638,14 +638,8 @@ static bool parse_dims(parser *p, alloy_dim *out, int *n, bool sizes) {
       return fail_at(p, at, "size %lld is negative", (long long)d.value);
     out[(*n)++] = d;
     skip_ws(p);
-    if (peek(p) == ',') {
-      p->pos++;
-      continue;
-    }
-    if (peek(p) == ']') {
-      p->pos++;
-      return true;
-    }
+    if (accept(p, ',')) continue;
+    if (accept(p, ']')) return true;
     char buf[24];
     return fail_at(p, p->pos, "expected ',' or ']' after a dimension, found %s",
                    describe(p, buf));
@@ -705,11 +699,7 @@ static bool parse_type(parser *p, bool input, parsed_type *t) {
     t->has_strides = true;
     skip_ws(p);
   }
-  if (peek(p) == '@') {
-    p->pos++;
-    if (!parse_device(p, &t->device)) return false;
-  }
-  return true;
+  return !accept(p, '@') || parse_device(p, &t->device);
 }
 
 /* `sym NAME in [LO, HI]` */
@@ -927,23 +917,15 @@ static bool parse_list(parser *p, int hint, int depth, alloy_arg *out) {
   vec items = {0};
   bool ok = true;
   skip_ws(p);
-  if (peek(p) == ']') {
-    p->pos++;
-  } else {
+  if (!accept(p, ']')) {
     for (;;) {
       alloy_arg item;
       if (!(ok = parse_arg(p, hint, depth + 1, &item) &&
                  vec_push(p, &items, &item, sizeof item)))
         break;
       skip_ws(p);
-      if (peek(p) == ',') {
-        p->pos++;
-        continue;
-      }
-      if (peek(p) == ']') {
-        p->pos++;
-        break;
-      }
+      if (accept(p, ',')) continue;
+      if (accept(p, ']')) break;
       char buf[24];
       ok = fail_at(p, p->pos, "expected ',' or ']' in a list, found %s", describe(p, buf));
       break;
@@ -1045,10 +1027,7 @@ static bool parse_args(parser *p, const alloy_op *op, node_parts *np) {
   const alloy_schema *s = op->schema;
   if (!expect_char(p, '(', "'(' after the op name")) return false;
   skip_ws(p);
-  if (peek(p) == ')') {
-    p->pos++;
-    return true;
-  }
+  if (accept(p, ')')) return true;
   for (;;) {
     skip_ws(p);
     size_t at = p->pos, n = word_len(p), q = p->pos + n;
@@ -1077,14 +1056,8 @@ static bool parse_args(parser *p, const alloy_op *op, node_parts *np) {
       if (!parse_arg(p, hint, 0, &a) || !vec_push(p, &np->pos, &a, sizeof a)) return false;
     }
     skip_ws(p);
-    if (peek(p) == ',') {
-      p->pos++;
-      continue;
-    }
-    if (peek(p) == ')') {
-      p->pos++;
-      return true;
-    }
+    if (accept(p, ',')) continue;
+    if (accept(p, ')')) return true;
     return fail_at(p, p->pos, "expected ')' after argument list");
   }
 }
@@ -1150,10 +1123,7 @@ static bool build_node(parser *p, size_t node_at, const alloy_op *op, node_parts
     if ((e = alloy_graph_rename(p->g, n->outs[k], names[k]))) return wrap_at(p, node_at, e);
   p->seen_node = true;
   skip_ws(p);
-  if (peek(p) == ':') {
-    p->pos++;
-    return check_annotations(p, n);
-  }
+  if (accept(p, ':')) return check_annotations(p, n);
   return expect_end(p, "the argument list");
 }
 
@@ -1174,12 +1144,10 @@ static bool parse_node(parser *p) {
     }
     if (!(ok = vec_push(p, &np.names, &name, sizeof name))) break;
     skip_ws(p);
-    if (peek(p) == ',') {
-      p->pos++;
+    if (accept(p, ',')) {
       skip_ws(p);
       if (peek(p) != '%') ok = fail_at(p, p->pos, "expected '%%name' after ','");
-    } else if (peek(p) == '=') {
-      p->pos++;
+    } else if (accept(p, '=')) {
       skip_ws(p);
       break;
     } else {
