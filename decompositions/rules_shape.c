@@ -104,6 +104,31 @@ static bool is_one(const alloy_arg *a) {
  * result shape. */
 static void reshape(decomp *d) { d_out(d, 0, view_as_out(d, self_of(d), 0)); }
 
+static int64_t known_numel(const alloy_value *v);
+
+/* resize(self, size) and resize_as(self, the_template): a new tensor of
+ * the size (the template's), holding self's elements in row-major order as
+ * far as they go, then zeros (PyTorch leaves those uninitialized; the ref
+ * kernel of resize_ zeros them too). A channels_last format would lay the
+ * elements out in another order, which values without strides do not
+ * have: declined. */
+static void resize(decomp *d) {
+  alloy_value *x = self_of(d);
+  const alloy_arg *format = d_arg(d, 2);
+  if (!x || d_failed(d)) return;
+  if (format->kind == ALLOY_ARG_MEMORY_FORMAT && format->u.memory_format != ALLOY_MEMORY_CONTIGUOUS &&
+      format->u.memory_format != ALLOY_MEMORY_PRESERVE)
+    return d_decline(d, "a resize to a channels_last memory format");
+  int64_t have = known_numel(x), want = known_numel(out_type(d, 0));
+  if (have < 0 || want < 0) return d_decline(d, "a resize of symbolic sizes");
+  alloy_dim flat = alloy_dim_const(have);
+  alloy_value *v = view(d, x, &flat, 1);
+  if (want < have) v = D(d, "aten.slice.Tensor", V(v), I(0), I(0), I(want));
+  else if (want > have) v = D(d, "aten.constant_pad_nd.default", V(v), LIST(I(0), I(want - have)));
+  else v = D(d, "aten.clone.default", V(v));
+  d_out(d, 0, view_as_out(d, v, 0));
+}
+
 /* transpose(d0, d1) = permute with the two dims swapped. */
 static void transpose(decomp *d) {
   alloy_value *x = self_of(d);
@@ -1204,6 +1229,8 @@ const decomp_rule decomp_rules_shape[] = {
     {"aten._unsafe_view.default", reshape, DECOMP_TO_CORE},
     {"aten.view_copy.default", reshape, DECOMP_TO_CORE},
     {"aten.flatten.using_ints", reshape, DECOMP_TO_CORE},
+    {"aten.resize.default", resize, DECOMP_TO_CORE},
+    {"aten.resize_as.default", resize, DECOMP_TO_CORE},
     {"aten.unflatten.int", reshape, DECOMP_TO_CORE},
     {"aten.transpose.int", transpose, DECOMP_TO_CORE},
     {"aten.transpose_copy.int", transpose, DECOMP_TO_CORE},

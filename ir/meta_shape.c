@@ -268,9 +268,14 @@ static alloy_error *meta_flatten(alloy_meta *m) {
   return meta_out_tensor(m, 0, v->dtype, out, r);
 }
 
-/* resize_(size): self takes the new shape. */
+/* resize_(size) and resize(size): self takes the new shape; resize_as(the_template)
+ * (param 1) the template's. */
 static alloy_error *meta_resize(alloy_meta *m) {
   const alloy_value *v = self_of(m);
+  if (m->param) {
+    const alloy_value *t = meta_tensor(m, 1);
+    return meta_out_tensor(m, 0, v->dtype, t->shape, t->rank);
+  }
   alloy_dim out[ALLOY_MAX_RANK];
   int r;
   alloy_error *e = meta_dims(m, 1, out, ALLOY_MAX_RANK, &r);
@@ -1322,6 +1327,8 @@ const alloy_meta_entry alloy_meta_shape[] = {
     {"aten.reshape.default", meta_view, 0},
     {"aten.flatten.using_ints", meta_flatten, 0},
     {"aten.resize_.default", meta_resize, 0},
+    {"aten.resize.default", meta_resize, 0},
+    {"aten.resize_as.default", meta_resize, 1},
     {"aten.expand.default", meta_expand, 0},
     {"aten.expand_copy.default", meta_expand, 0},
     {"aten.permute.default", meta_permute, 0},
