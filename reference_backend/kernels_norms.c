@@ -42,6 +42,22 @@ static void moments(const double *x, int64_t n, int64_t stride, double eps, bool
   *rstd = 1.0 / sqrt((var < 0.0 ? 0.0 : var) + eps);
 }
 
+/* The end of a norm's forward: out stored, and mean and rstd where the op
+ * returns them (stats, and outputs for them); then every buffer of the
+ * computation goes. */
+static int norm_forward_done(const alloy_kernel_call *c, int err, bool stats, const double *out,
+                             const double *mean, const double *rstd, double **bufs, int n) {
+  if (!err) {
+    store_all(&c->outputs[0], out);
+    if (stats && c->num_outputs >= 3) {
+      store_all(&c->outputs[1], mean);
+      store_all(&c->outputs[2], rstd);
+    }
+  }
+  for (int i = 0; i < n; i++) free(bufs[i]);
+  return err ? ref_fail(c, "out of memory") : 0;
+}
+
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out,
  * mean, rstd) and layer_norm(...) -> out: each row of the last
  * len(normalized_shape) dims normalized, then scaled and shifted. */
@@ -65,19 +81,7 @@ static int layer_norm(const alloy_kernel_call *c, bool stats) {
     for (int64_t j = 0; j < N; j++)
       row[j] = (row[j] - mean[r]) * rstd[r] * (W ? W[j] : 1.0) + (B ? B[j] : 0.0);
   }
-  if (!err) {
-    store_all(&c->outputs[0], X);
-    if (stats && c->num_outputs >= 3) {
-      store_all(&c->outputs[1], mean);
-      store_all(&c->outputs[2], rstd);
-    }
-  }
-  free(X);
-  free(W);
-  free(B);
-  free(mean);
-  free(rstd);
-  return err ? ref_fail(c, "out of memory") : 0;
+  return norm_forward_done(c, err, stats, X, mean, rstd, (double *[]){X, W, B, mean, rstd}, 5);
 }
 
 static int k_native_layer_norm(const alloy_kernel_call *c) { return layer_norm(c, true); }
@@ -188,17 +192,7 @@ static int k_native_group_norm(const alloy_kernel_call *c) {
         }
       }
     }
-  if (!err) {
-    store_all(&c->outputs[0], X);
-    store_all(&c->outputs[1], mean);
-    store_all(&c->outputs[2], rstd);
-  }
-  free(X);
-  free(W);
-  free(B);
-  free(mean);
-  free(rstd);
-  return err ? ref_fail(c, "out of memory") : 0;
+  return norm_forward_done(c, err, true, X, mean, rstd, (double *[]){X, W, B, mean, rstd}, 5);
 }
 
 /* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
