@@ -106,13 +106,12 @@ static void reshape(decomp *d) { d_out(d, 0, view_as_out(d, self_of(d), 0)); }
 
 static int64_t known_numel(const alloy_value *v);
 
-/* resize(self, size) and resize_as(self, the_template): a new tensor of
- * the size (the template's), holding self's elements in row-major order as
- * far as they go, then zeros (PyTorch leaves those uninitialized; the ref
- * kernel of resize_ zeros them too). A channels_last format would lay the
- * elements out in another order, which values without strides do not
- * have: declined. */
-static void resize(decomp *d) {
+/* resize_as(self, the_template): a new tensor of the template's size,
+ * holding self's elements in row-major order as far as they go, then zeros
+ * (PyTorch leaves those uninitialized; the ref kernel of resize_ zeros them
+ * too). A channels_last format would lay the elements out in another order,
+ * which values without strides do not have: declined. */
+static void resize_as(decomp *d) {
   alloy_value *x = self_of(d);
   const alloy_arg *format = d_arg(d, 2);
   if (!x || d_failed(d)) return;
@@ -1229,8 +1228,7 @@ const decomp_rule decomp_rules_shape[] = {
     {"aten._unsafe_view.default", reshape, DECOMP_TO_CORE},
     {"aten.view_copy.default", reshape, DECOMP_TO_CORE},
     {"aten.flatten.using_ints", reshape, DECOMP_TO_CORE},
-    {"aten.resize.default", resize, DECOMP_TO_CORE},
-    {"aten.resize_as.default", resize, DECOMP_TO_CORE},
+    {"aten.resize_as.default", resize_as, DECOMP_TO_CORE},
     {"aten.unflatten.int", reshape, DECOMP_TO_CORE},
     {"aten.transpose.int", transpose, DECOMP_TO_CORE},
     {"aten.transpose_copy.int", transpose, DECOMP_TO_CORE},

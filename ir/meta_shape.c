@@ -268,8 +268,9 @@ static alloy_error *meta_flatten(alloy_meta *m) {
   return meta_out_tensor(m, 0, v->dtype, out, r);
 }
 
-/* resize_(size) and resize(size): self takes the new shape; resize_as(the_template)
- * (param 1) the template's. */
+/* resize_(size): self takes the new shape; resize_as(the_template) (param
+ * 1) the template's. (The functional resize(size) has none: functionalizing
+ * resize_ through it would write its result back in self's old shape.) */
 static alloy_error *meta_resize(alloy_meta *m) {
   const alloy_value *v = self_of(m);
   if (m->param) {
@@ -1327,7 +1328,6 @@ const alloy_meta_entry alloy_meta_shape[] = {
     {"aten.reshape.default", meta_view, 0},
     {"aten.flatten.using_ints", meta_flatten, 0},
     {"aten.resize_.default", meta_resize, 0},
-    {"aten.resize.default", meta_resize, 0},
     {"aten.resize_as.default", meta_resize, 1},
     {"aten.expand.default", meta_expand, 0},
     {"aten.expand_copy.default", meta_expand, 0},

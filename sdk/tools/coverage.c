@@ -62,6 +62,56 @@ static const struct {
     {"backward", "a backward op (training graphs)"},
 };
 
+/* Ops whose results are complex by definition: Alloy reserves the complex
+ * dtypes (sdk/include/alloy/dtype.h) but computes none. Matched by name
+ * up to the overload. */
+static const char *const complex_results[] = {
+    "aten.complex.", "aten.polar.", "aten.view_as_complex.", "aten.view_as_complex_copy.",
+};
+
+static bool complex_only(const alloy_op *op, char *why, size_t cap) {
+  const char *name = alloy_op_name(op);
+  for (size_t k = 0; k < sizeof complex_results / sizeof *complex_results; k++)
+    if (!strncmp(name, complex_results[k], strlen(complex_results[k]))) {
+      snprintf(why, cap, "its results are complex: complex dtypes are reserved, not computed");
+      return true;
+    }
+  return false;
+}
+
+/* In-place ops that change self's shape, which functionalization cannot
+ * write back (it writes a twin's result in self's shape): resize_as_,
+ * whose twin resize_as runs. (resize_ has a ref kernel.) */
+static const char *const reshaping_inplace[] = {"aten.resize_as_.default"};
+
+static bool reshapes_self(const alloy_op *op, char *why, size_t cap) {
+  for (size_t k = 0; k < sizeof reshaping_inplace / sizeof *reshaping_inplace; k++)
+    if (!strcmp(alloy_op_name(op), reshaping_inplace[k])) {
+      snprintf(why, cap, "resizes self in place: functionalization writes results back in self's "
+                         "shape");
+      return true;
+    }
+  return false;
+}
+
+/* The reason an out= op without a functional twin gives when torchgen's
+ * "<name>_functional" op of the same results exists and runs but the
+ * registry, which pairs out= ops by overload name and signature, did not
+ * pair them (normal.out with normal_functional; ir/registry.c looks for
+ * normal_functional.out). False when there is no such op. */
+static bool unpaired_functional(const alloy_op *op, char *why, size_t cap) {
+  const char *full = alloy_op_name(op), *ov = strrchr(full, '.');
+  if (alloy_op_kind_of(op) != ALLOY_OP_OUT || alloy_op_functional(op) || !ov) return false;
+  char name[300];
+  snprintf(name, sizeof name, "%.*s_functional.default", (int)(ov - full), full);
+  const alloy_op *f = alloy_op_find(name);
+  if (!f || !f->meta ||
+      alloy_schema_num_returns(alloy_op_schema(f)) != alloy_schema_num_returns(alloy_op_schema(op)))
+    return false; /* the twin of a mutable op: more results (batch norm's running statistics) */
+  snprintf(why, cap, "no functional twin: the registry does not pair it with %.50s, which runs", name);
+  return true;
+}
+
 /* Ops no exported graph holds: TorchScript's own, and the named-tensor
  * overloads. */
 static bool script_only(const alloy_op *op, char *why, size_t cap) {
@@ -134,6 +184,10 @@ static const op_cov *assess(coverage *c, const alloy_op *op) {
   v->functionalized = t && t->how != HOW_NOT && t->how != HOW_VISITING;
   char why[160];
   if (script_only(op, why, sizeof why)) {
+    v->how = HOW_NOT;
+    snprintf(v->why, sizeof v->why, "%s", why);
+  } else if (complex_only(op, why, sizeof why) || reshapes_self(op, why, sizeof why) ||
+             (!v->meta && unpaired_functional(op, why, sizeof why))) {
     v->how = HOW_NOT;
     snprintf(v->why, sizeof v->why, "%s", why);
   } else if (!v->meta) {
