@@ -154,26 +154,31 @@ static bool expr(parser *p, alloy_dim *out);
 
 typedef alloy_dim (*dim_op)(alloy_symtab *, alloy_dim, alloy_dim);
 
+/* Between the arguments of "Head(...)": true after a ',' (another
+ * argument follows), false after the ')' and false with p->err set on
+ * anything else. */
+static bool next_arg(parser *p) {
+  char buf[16];
+  skip_ws(p);
+  int c = peek(p);
+  if (c == ',' || c == ')') p->pos++;
+  if (c == ',') return true;
+  if (c != ')') fail(p, ALLOY_ERR_PARSE, p->pos, "expected ',' or ')', found %s", found(p, buf));
+  return false;
+}
+
 /* After "Head(": one or more arguments, folded with op as they are read so
  * that the arity has no limit and nothing is stored, then the ')'. */
 static bool fold_args(parser *p, size_t at, dim_op op, alloy_dim *out) {
-  char buf[16];
   alloy_dim acc, x;
   if (!expr(p, &acc)) return false;
-  for (;;) {
-    skip_ws(p);
-    int c = peek(p);
-    if (c == ')') break;
-    if (c != ',')
-      return fail(p, ALLOY_ERR_PARSE, p->pos, "expected ',' or ')', found %s", found(p, buf));
-    p->pos++;
+  while (next_arg(p)) {
     if (!expr(p, &x)) return false;
     acc = op(p->st, acc, x);
     if (!arith_ok(p, at)) return false;
   }
-  p->pos++;
   *out = acc;
-  return true;
+  return !p->err;
 }
 
 /* After "Head(": exactly n arguments and the ')'; cols[i] is where argument
@@ -216,13 +221,7 @@ static bool symbol(parser *p, size_t at, alloy_dim *out) {
                 SYMPY_MAX_NAME, shown, name);
 
   int integer = -1, positive = -1, nonnegative = -1; /* -1: not given */
-  for (;;) {
-    skip_ws(p);
-    int c = peek(p);
-    if (c == ')') break;
-    if (c != ',')
-      return fail(p, ALLOY_ERR_PARSE, p->pos, "expected ',' or ')', found %s", found(p, buf));
-    p->pos++;
+  while (next_arg(p)) {
     skip_ws(p);
     size_t key_at = p->pos, kn = ident(p);
     if (!kn)
@@ -250,7 +249,7 @@ static bool symbol(parser *p, size_t at, alloy_dim *out) {
                   (int)kn, key);
     if (slot) *slot = val;
   }
-  p->pos++;
+  if (p->err) return false;
   if (integer != 1)
     return fail(p, ALLOY_ERR_UNSUPPORTED, at,
                 "unsupported Symbol '%.*s': a size must be declared integer=True", shown, name);
