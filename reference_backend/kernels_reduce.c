@@ -141,16 +141,23 @@ typedef struct plan {
   int64_t out_len[MAX_OUT], out_step[MAX_OUT];
 } plan;
 
-/* A reduction over the dims in mask: one-element output lanes. The outputs
- * keep the reduced dims (keepdim) exactly when their rank is x's. */
-static void plan_reduce(plan *pl, const alloy_kernel_call *c, const alloy_kernel_tensor *x,
-                        const bool *mask) {
+/* An empty plan over x: no dims yet, x's own dtype, the call's outputs
+ * (at most MAX_OUT) one element long. */
+static void plan_start(plan *pl, const alloy_kernel_call *c, const alloy_kernel_tensor *x) {
   memset(pl, 0, sizeof *pl);
   pl->x = x;
   pl->cast = x->dtype;
   pl->nout = c->num_outputs < MAX_OUT ? c->num_outputs : MAX_OUT;
   pl->outer.nops = 1 + pl->nout;
   pl->lane.nops = 1;
+  for (int k = 0; k < pl->nout; k++) pl->out_len[k] = 1;
+}
+
+/* A reduction over the dims in mask: one-element output lanes. The outputs
+ * keep the reduced dims (keepdim) exactly when their rank is x's. */
+static void plan_reduce(plan *pl, const alloy_kernel_call *c, const alloy_kernel_tensor *x,
+                        const bool *mask) {
+  plan_start(pl, c, x);
   for (int d = 0; d < x->rank; d++) {
     if (mask[d]) {
       pl->lane.size[pl->lane.n] = x->sizes[d];
@@ -166,19 +173,12 @@ static void plan_reduce(plan *pl, const alloy_kernel_call *c, const alloy_kernel
       pl->outer.stride[1 + k][o] = od < out->rank ? out->strides[od] : 0;
     }
   }
-  for (int k = 0; k < pl->nout; k++) pl->out_len[k] = 1;
 }
 
 /* Lanes along one dim of x (scans, softmax, sort): outputs have x's rank and
  * their lanes run along the same dim (topk's shorter). */
 static void plan_dim(plan *pl, const alloy_kernel_call *c, const alloy_kernel_tensor *x, int dim) {
-  memset(pl, 0, sizeof *pl);
-  pl->x = x;
-  pl->cast = x->dtype;
-  pl->nout = c->num_outputs < MAX_OUT ? c->num_outputs : MAX_OUT;
-  pl->outer.nops = 1 + pl->nout;
-  pl->lane.nops = 1;
-  for (int k = 0; k < pl->nout; k++) pl->out_len[k] = 1;
+  plan_start(pl, c, x);
   for (int d = 0; d < x->rank; d++) {
     if (d == dim) {
       pl->lane.size[0] = x->sizes[d];
