@@ -28,6 +28,17 @@
  * values); LAPACK's choice is not reproduced, so outputs holding them may
  * differ from PyTorch's by sign while the factorizations agree. */
 
+/* drot: the plane rotation (x, y) <- (cs x + sn y, cs y - sn x) on cnt
+ * pairs with strides; the Jacobi methods below rotate by -sn, dlahqr and
+ * the eigenvector back-transform further down by sn. */
+static void rotate(int64_t cnt, double *x, int64_t incx, double *y, int64_t incy, double cs, double sn) {
+  for (int64_t k = 0; k < cnt; k++) {
+    double a = x[k * incx], b = y[k * incy];
+    x[k * incx] = cs * a + sn * b;
+    y[k * incy] = cs * b - sn * a;
+  }
+}
+
 /* Thin SVD of the m x n a (m >= n): u (m x n, orthonormal columns,
  * completed where a singular value is 0), sv (n, descending), v (n x n). */
 static void svd_tall(const double *a, int64_t m, int64_t n, double *u, double *sv, double *v) {
@@ -47,16 +58,8 @@ static void svd_tall(const double *a, int64_t m, int64_t n, double *u, double *s
         rotated = true;
         double zeta = (be - al) / (2 * ga), t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
         double cs = 1 / sqrt(1 + t * t), sn = cs * t;
-        for (int64_t i = 0; i < m; i++) {
-          double x = u[i * n + p], y = u[i * n + q];
-          u[i * n + p] = cs * x - sn * y;
-          u[i * n + q] = sn * x + cs * y;
-        }
-        for (int64_t i = 0; i < n; i++) {
-          double x = v[i * n + p], y = v[i * n + q];
-          v[i * n + p] = cs * x - sn * y;
-          v[i * n + q] = sn * x + cs * y;
-        }
+        rotate(m, &u[p], n, &u[q], n, cs, -sn); /* columns p and q of u, then of v */
+        rotate(n, &v[p], n, &v[q], n, cs, -sn);
       }
     if (!rotated) break;
   }
@@ -192,21 +195,9 @@ static int k_eigh(const alloy_kernel_call *c) {
           if (apq == 0) continue;
           double th = (S[q * n + q] - S[p * n + p]) / (2 * apq);
           double t = copysign(1.0, th) / (fabs(th) + sqrt(1 + th * th)), cs = 1 / sqrt(1 + t * t), sn = t * cs;
-          for (int64_t k = 0; k < n; k++) { /* S = J^T S J */
-            double x = S[k * n + p], y = S[k * n + q];
-            S[k * n + p] = cs * x - sn * y;
-            S[k * n + q] = sn * x + cs * y;
-          }
-          for (int64_t k = 0; k < n; k++) {
-            double x = S[p * n + k], y = S[q * n + k];
-            S[p * n + k] = cs * x - sn * y;
-            S[q * n + k] = sn * x + cs * y;
-          }
-          for (int64_t k = 0; k < n; k++) {
-            double x = V[k * n + p], y = V[k * n + q];
-            V[k * n + p] = cs * x - sn * y;
-            V[k * n + q] = sn * x + cs * y;
-          }
+          rotate(n, &S[p], n, &S[q], n, cs, -sn); /* S = J^T S J: its columns, then its rows */
+          rotate(n, &S[p * n], 1, &S[q * n], 1, cs, -sn);
+          rotate(n, &V[p], n, &V[q], n, cs, -sn);
         }
     }
     for (int64_t i = 0; i < n; i++) w[i] = S[i * n + i];
@@ -595,15 +586,6 @@ static void standardize(double *a, double *b, double *c, double *d, double *rt1r
   *rt1r = *a, *rt2r = *d;
   if (*c == 0) *rt1i = *rt2i = 0;
   else *rt1i = sqrt(fabs(*b)) * sqrt(fabs(*c)), *rt2i = -*rt1i;
-}
-
-/* drot on n pairs with strides. */
-static void rotate(int64_t cnt, double *x, int64_t incx, double *y, int64_t incy, double cs, double sn) {
-  for (int64_t k = 0; k < cnt; k++) {
-    double a = x[k * incx], b = y[k * incy];
-    x[k * incx] = cs * a + sn * b;
-    y[k * incy] = cs * b - sn * a;
-  }
 }
 
 /* dlahqr: the eigenvalues (wr, wi) of the Hessenberg h's block ilo..ihi
