@@ -195,7 +195,8 @@ static int k_eigh(const alloy_kernel_call *c) {
           if (apq == 0) continue;
           double th = (S[q * n + q] - S[p * n + p]) / (2 * apq);
           double t = copysign(1.0, th) / (fabs(th) + sqrt(1 + th * th)), cs = 1 / sqrt(1 + t * t), sn = t * cs;
-          rotate(n, &S[p], n, &S[q], n, cs, -sn); /* S = J^T S J: its columns, then its rows */
+          /* S = J^T S J: its columns, then its rows */
+          rotate(n, &S[p], n, &S[q], n, cs, -sn);
           rotate(n, &S[p * n], 1, &S[q * n], 1, cs, -sn);
           rotate(n, &V[p], n, &V[q], n, cs, -sn);
         }
