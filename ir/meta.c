@@ -492,7 +492,9 @@ static alloy_error *meta_mutation(alloy_meta *m) {
     int rb = 0;
     const alloy_dim *ws = alloy_value_shape(written[k]);
     int rw = alloy_value_rank(written[k]);
-    bool fits = !meta_broadcast(m, r->shape, r->rank, ws, rw, b, &rb) && rb == rw;
+    alloy_error *no_fit = meta_broadcast(m, r->shape, r->rank, ws, rw, b, &rb);
+    bool fits = !no_fit && rb == rw;
+    alloy_error_free(no_fit); /* the message below says it better */
     for (int d = 0; fits && d < rb; d++) fits = alloy_dim_same(b[d], ws[d]);
     if (!fits) {
       char have[128], want[128];

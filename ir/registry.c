@@ -325,6 +325,8 @@ int alloy_op_written_args(const alloy_op *op, int *w, int cap);
 static const alloy_op *functional_form(const alloy_op *op, const char *fbase, bool *appends) {
   char buf[400];
   const char *ov = op->schema->overload;
+  /* an out= op's twin is the default overload (normal.out -> normal_functional) */
+  if (op->kind == ALLOY_OP_OUT && !strcmp(ov, "out")) ov = "";
   snprintf(buf, sizeof buf, "%s_functional%s%s", fbase, *ov ? "." : "", ov);
   const alloy_op *f = lookup(buf);
   if (!f || (f->tags & ALLOY_TAG_MUTATES) || !signature_matches(op, f)) return NULL;
