@@ -43,6 +43,14 @@ KT_OBJ    = $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(KT_SRC))
 PLUGIN_CFLAGS = $(CFLAGS) -fvisibility=hidden -DALLOY_PLUGIN_BUILD
 PLUGIN_LIBS   = -lffi -lm
 PLUGIN_NAMES  = $(sort $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c))))
+# The cuda backend compiles against the CUDA toolkit's headers and opens the
+# driver and NVRTC with dlopen, so it builds (and loads, as "no device") on
+# machines without a GPU; without the headers it is left out, and said so.
+CUDA_HOME    ?= /usr/local/cuda
+ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+PLUGIN_NAMES := $(filter-out cuda,$(PLUGIN_NAMES))
+$(info cuda backend not built: no $(CUDA_HOME)/include/cuda.h)
+endif
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
 # Plugins that misbehave on load live in a folder of their own, so that only
@@ -78,6 +86,8 @@ $(BUILD)/lib/alloy/liballoy-%.so: $$(call plugin_objs,$$*) $(KT_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
+$(BUILD)/obj/plugin/plugins/cuda/%.o: PLUGIN_CFLAGS += -isystem $(CUDA_HOME)/include
+$(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
 # The reference backend as a plugin: the same code the host has built in.
 $(BUILD)/lib/alloy/liballoy-ref.so: $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(REF_SRC)) $(KT_A)
 	@mkdir -p $(dir $@)
@@ -133,7 +143,10 @@ $(ALLOY): $(TOOL_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
-$(UNIT): $(TEST_OBJ) $(LIB_A)
+# The cuda backend's planner and code generator need no CUDA: the unit tests
+# link them in (tests/test_cuda_codegen.c).
+CUDA_CODEGEN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cuda/cuda_codegen.c plugins/cuda/cuda_ops.c)
+$(UNIT): $(TEST_OBJ) $(CUDA_CODEGEN_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)

@@ -154,6 +154,15 @@ static void open_backend(alloy_runtime *rt, alloy_loaded *row) {
 static void describe_devices(alloy_loaded *row) {
   const alloy_plugin_api *api = row->api;
   row->num_devices = api->device_count(row->be);
+  /* A backend that opens without a device (no driver, no GPU) says why
+   * through device_info(0)'s error: it stays loaded but runs nothing. */
+  if (row->num_devices == 0) {
+    alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
+    alloy_error *why = api->device_info(row->be, 0, &info);
+    free(row->status);
+    row->status = fmt_str("no device: %s", why ? alloy_error_message(why) : "none found");
+    alloy_error_free(why);
+  }
   size_t len = 0, cap = 256;
   row->devices = calloc(1, cap);
   for (int d = 0; d < row->num_devices && row->devices; d++) {

@@ -1,0 +1,49 @@
+/*
+ * plugins/cuda/cuda_api.h: the CUDA driver and NVRTC entry points the cuda
+ * backend calls, opened with dlopen at backend_open. The plugin links
+ * against neither library: on a machine without a driver it still loads,
+ * and `alloy backends` lists it as "no device" with the reason.
+ *
+ * Each table is an X-macro list of the functions' names as cuda.h and
+ * nvrtc.h spell them; the headers' versioning macros (cuMemAlloc is
+ * cuMemAlloc_v2) apply to the field names and to the symbols looked up
+ * alike, so a call reads api->cuMemAlloc(...) as in plain CUDA code.
+ */
+#ifndef ALLOY_CUDA_API_H
+#define ALLOY_CUDA_API_H
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#define CUDA_DRIVER_FUNCTIONS(X)                                                               \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)    \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemGetInfo)        \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAllocHost)         \
+  X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)           \
+  X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
+  X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)              \
+  X(cuEventQuery) X(cuEventDestroy) X(cuModuleLoadData) X(cuModuleUnload)                   \
+  X(cuModuleGetFunction) X(cuLaunchKernel)
+
+#define CUDA_NVRTC_FUNCTIONS(X)                                                               \
+  X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)       \
+  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) \
+  X(nvrtcGetCUBIN)
+
+#define CUDA_API_FIELD(name) __typeof__(name) *name;
+
+typedef struct cuda_api {
+  void *driver_lib, *nvrtc_lib; /* dlopen handles, closed by cuda_api_close */
+  CUDA_DRIVER_FUNCTIONS(CUDA_API_FIELD)
+  CUDA_NVRTC_FUNCTIONS(CUDA_API_FIELD)
+} cuda_api;
+
+/* Opens libcuda.so.1 and NVRTC and fills *api. Returns NULL, or a static
+ * sentence saying what is missing ("libcuda.so.1 not found: no NVIDIA
+ * driver"), in which case nothing stays open. why_buf (cap bytes) holds
+ * the dlerror text the sentence may point into. */
+const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap);
+void cuda_api_close(cuda_api *api);
+
+#endif

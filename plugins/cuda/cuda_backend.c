@@ -1,0 +1,703 @@
+/*
+ * plugins/cuda/cuda_backend.c: the cuda backend, liballoy-cuda.so. An ABI
+ * 1.2 plugin over the CUDA driver API (opened with dlopen: cuda_api.c), so
+ * that it loads on any machine; without a driver or a GPU it opens with no
+ * device, claims nothing, and device_info(0) says why, which `alloy
+ * backends` shows.
+ *
+ * Objects: a device is a primary context with two non-blocking streams of
+ * its own (the default queue, and the synchronous copies'); a buffer is a
+ * cuMemAlloc'd range; a queue is a stream; an event a CUDA event. A
+ * partition compiles (cuda_codegen.c) to one module of generated kernels,
+ * built by NVRTC for the device's architecture; execute launches them in
+ * order on the queue's stream, with the temporaries of the run in one
+ * scratch range from the stream-ordered pool (cuMemAllocAsync).
+ *
+ * Threads (alloy/plugin.h): each entry makes its device's context current
+ * on the calling thread; the driver is thread-safe, and the backend's own
+ * state is read-only after backend_open, so execute and the copies may run
+ * on several queues at once.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/cuda/cuda_api.h"
+#include "plugins/cuda/cuda_internal.h"
+
+#define CUDA_MAX_DEVICES 16
+
+typedef struct cuda_device {
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream queue, copies; /* the default queue; synchronous copies */
+  char name[128], arch[16];
+  int sms, cc_major, cc_minor;
+  uint64_t memory;
+  double bytes_per_s, flops_per_s; /* the roofline of claims' costs */
+} cuda_device;
+
+struct alloy_backend {
+  const alloy_host_api *host;
+  cuda_api api;
+  int ndev;
+  cuda_device devs[CUDA_MAX_DEVICES];
+  char why[256]; /* why there is no device, when ndev == 0 */
+};
+
+struct alloy_buffer {
+  CUdeviceptr ptr;
+  uint64_t bytes;
+  int device;
+  bool imported;
+};
+
+struct alloy_queue {
+  CUstream stream;
+  int device;
+};
+
+struct alloy_event {
+  CUevent ev;
+  int device;
+};
+
+/* A partition compiled for one layout of its inputs and outputs: the
+ * contiguous one at compile, others as executes bring them. */
+typedef struct cuda_variant {
+  int64_t *key; /* the strides of the inputs, then of the outputs; NULL: contiguous */
+  int nkey;
+  cuda_plan plan;
+  CUmodule module;
+  CUfunction *fns; /* plan.nlaunches */
+  struct cuda_variant *next;
+} cuda_variant;
+
+struct alloy_executable {
+  const alloy_graph *g; /* the host's, alive until the executable is released */
+  int device;
+  pthread_mutex_t lock; /* guards the variant list past its head */
+  cuda_variant *variants;
+};
+
+/* ---- errors ------------------------------------------------------------------*/
+
+static alloy_error *cu_error(alloy_backend *be, CUresult r, const char *what) {
+  const char *s = NULL;
+  if (be->api.cuGetErrorString) be->api.cuGetErrorString(r, &s);
+  char msg[512];
+  snprintf(msg, sizeof msg, "cuda: %s failed: %s (%d)", what, s ? s : "unknown error", (int)r);
+  alloy_error_code code = r == CUDA_ERROR_OUT_OF_MEMORY ? ALLOY_ERR_OUT_OF_MEMORY
+                          : r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_ADDRESS
+                              ? ALLOY_ERR_DEVICE_LOST
+                              : ALLOY_ERR_INTERNAL;
+  return be->host->error_new(code, msg);
+}
+
+#define CU(be, call)                                      \
+  do {                                                    \
+    CUresult r_ = (be)->api.call;                         \
+    if (r_ != CUDA_SUCCESS) return cu_error(be, r_, #call); \
+  } while (0)
+
+static alloy_error *use_device(alloy_backend *be, int device) {
+  if (device < 0 || device >= be->ndev)
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: no such device");
+  CU(be, cuCtxSetCurrent(be->devs[device].ctx));
+  return NULL;
+}
+
+/* ---- open and close ---------------------------------------------------------*/
+
+static int attr(alloy_backend *be, CUdevice d, CUdevice_attribute a) {
+  int v = 0;
+  be->api.cuDeviceGetAttribute(&v, a, d);
+  return v;
+}
+
+static alloy_error *open_device(alloy_backend *be, int i) {
+  cuda_device *d = &be->devs[i];
+  CU(be, cuDeviceGet(&d->dev, i));
+  CU(be, cuDeviceGetName(d->name, sizeof d->name, d->dev));
+  size_t mem = 0;
+  CU(be, cuDeviceTotalMem(&mem, d->dev));
+  d->memory = mem;
+  d->sms = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  d->cc_major = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d->cc_minor = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+  /* The roofline: DRAM bandwidth (double data rate over the bus) and
+   * float32 throughput (128 FMA lanes per SM from sm_80 on). */
+  double mem_khz = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  double bus_bits = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  double clock_khz = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  d->bytes_per_s = mem_khz > 0 && bus_bits > 0 ? 2.0 * mem_khz * 1e3 * bus_bits / 8 : 1e12;
+  d->flops_per_s = clock_khz > 0 ? 2.0 * 128 * d->sms * clock_khz * 1e3 : 1e13;
+  CU(be, cuDevicePrimaryCtxRetain(&d->ctx, d->dev));
+  CU(be, cuCtxSetCurrent(d->ctx));
+  CU(be, cuStreamCreate(&d->queue, CU_STREAM_NON_BLOCKING));
+  CU(be, cuStreamCreate(&d->copies, CU_STREAM_NON_BLOCKING));
+  return NULL;
+}
+
+static void close_devices(alloy_backend *be) {
+  for (int i = 0; i < be->ndev; i++) {
+    cuda_device *d = &be->devs[i];
+    if (!d->ctx) continue;
+    be->api.cuCtxSetCurrent(d->ctx);
+    if (d->queue) be->api.cuStreamDestroy(d->queue);
+    if (d->copies) be->api.cuStreamDestroy(d->copies);
+    be->api.cuDevicePrimaryCtxRelease(d->dev);
+  }
+  be->ndev = 0;
+}
+
+static alloy_error *cuda_backend_open(const alloy_host_api *host, alloy_backend **out) {
+  alloy_backend *be = calloc(1, sizeof *be);
+  if (!be) return host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  be->host = host;
+  char buf[256];
+  const char *why = cuda_api_open(&be->api, buf, sizeof buf);
+  int count = 0;
+  CUresult r = CUDA_SUCCESS;
+  if (!why && (r = be->api.cuInit(0)) != CUDA_SUCCESS) {
+    const char *s = NULL;
+    be->api.cuGetErrorString(r, &s);
+    snprintf(buf, sizeof buf, "cuInit failed: %s", s ? s : "unknown error");
+    why = buf;
+  }
+  if (!why && be->api.cuDeviceGetCount(&count) == CUDA_SUCCESS && count == 0)
+    why = "the driver finds no CUDA device";
+  if (why) {
+    snprintf(be->why, sizeof be->why, "%s", why);
+    *out = be;
+    return NULL;
+  }
+  be->ndev = count < CUDA_MAX_DEVICES ? count : CUDA_MAX_DEVICES;
+  for (int i = 0; i < be->ndev; i++) {
+    alloy_error *e = open_device(be, i);
+    if (e) {
+      /* a device that does not open leaves the backend without devices */
+      snprintf(be->why, sizeof be->why, "device %d: %s", i, host->error_message(e));
+      host->error_free(e);
+      be->ndev = i + 1;
+      close_devices(be);
+      break;
+    }
+  }
+  *out = be;
+  return NULL;
+}
+
+static void cuda_backend_close(alloy_backend *be) {
+  close_devices(be);
+  cuda_api_close(&be->api);
+  free(be);
+}
+
+static int cuda_device_count(alloy_backend *be) { return be->ndev; }
+
+static alloy_error *cuda_device_info(alloy_backend *be, int device, alloy_device_info *info) {
+  if (be->ndev == 0) return be->host->error_new(ALLOY_ERR_UNAVAILABLE, be->why);
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  cuda_device *d = &be->devs[device];
+  alloy_device_info full = {.struct_size = info->struct_size};
+  full.name = d->name;
+  full.kind = ALLOY_DEVICE_KIND_GPU;
+  full.memory_bytes = d->memory;
+  size_t free_b = 0, total = 0;
+  if (be->api.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS) full.free_memory_bytes = free_b;
+  full.arch = d->arch;
+  full.capabilities = ALLOY_DEVICE_CAP_ASYNC | ALLOY_DEVICE_CAP_PINNED_HOST | ALLOY_DEVICE_CAP_IMPORT;
+  full.launch_s = 5e-6;
+  full.host_bytes_per_s = 2e10;
+  size_t n = info->struct_size < sizeof full ? info->struct_size : sizeof full;
+  memcpy(info, &full, n);
+  return NULL;
+}
+
+/* ---- claims -------------------------------------------------------------------*/
+
+static double bytes_of(const alloy_host_api *h, const alloy_value *v) {
+  if (h->value_kind(v) != 0) return 0;
+  double n = (double)alloy_dtype_size(h->value_dtype(v));
+  for (int d = 0; d < h->value_rank(v); d++) {
+    int64_t s = 1;
+    if (!h->value_size(v, d, &s)) {
+      int64_t lo = 1, hi = 1;
+      h->value_size_range(v, d, &lo, &hi);
+      s = hi > 0 && hi < (int64_t)1 << 20 ? hi : 1024;
+    }
+    n *= (double)s;
+  }
+  return n;
+}
+
+/* A node's cost on the roofline: the bytes it reads and writes at the
+ * device's bandwidth (a view moves none). Fusion makes a group cheaper
+ * than the sum; the estimate errs high, as a lone node is. */
+static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_claims *claims) {
+  const alloy_host_api *h = be->host;
+  int nn = h->graph_num_nodes(g);
+  for (int i = 0; i < nn; i++) {
+    const alloy_node *n = h->graph_node(g, i);
+    if (be->ndev == 0) {
+      if (h->claims_reject) h->claims_reject(claims, i, be->why);
+      continue;
+    }
+    const char *why = cuda_node_unsupported(h, n);
+    if (why) {
+      if (h->claims_reject) h->claims_reject(claims, i, why);
+      continue;
+    }
+    const cuda_op *op = cuda_op_find(h->node_op_name(n));
+    double bytes = 0;
+    for (int k = 0; k < h->node_num_outputs(n); k++) bytes += bytes_of(h, h->node_output(n, k));
+    for (int a = 0; a < h->node_num_args(n); a++) {
+      const alloy_arg *arg = h->node_arg(n, a);
+      if (h->arg_type(arg) == ALLOY_ARG_TYPE_VALUE) bytes += bytes_of(h, h->arg_value(arg));
+    }
+    double cost = op->kind == CUDA_OP_VIEW ? 1e-9 : 1e-6 + bytes / be->devs[0].bytes_per_s;
+    h->claims_add(claims, i, cost);
+  }
+  return NULL;
+}
+
+/* ---- compile ------------------------------------------------------------------*/
+
+static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *source, char **cubin,
+                                size_t *size) {
+  nvrtcProgram prog;
+  nvrtcResult r = be->api.nvrtcCreateProgram(&prog, source, "alloy_partition.cu", 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS)
+    return be->host->error_new(ALLOY_ERR_INTERNAL, be->api.nvrtcGetErrorString(r));
+  char arch[64];
+  snprintf(arch, sizeof arch, "--gpu-architecture=%s", d->arch);
+  const char *opts[] = {arch, "--std=c++17", "-default-device"};
+  r = be->api.nvrtcCompileProgram(prog, 3, opts);
+  if (r != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    be->api.nvrtcGetProgramLogSize(prog, &log_size);
+    char *log = malloc(log_size + 1);
+    if (log) {
+      be->api.nvrtcGetProgramLog(prog, log);
+      log[log_size] = 0;
+    }
+    char msg[2048];
+    snprintf(msg, sizeof msg, "cuda: NVRTC could not compile the partition's kernels: %.1900s",
+             log ? log : be->api.nvrtcGetErrorString(r));
+    free(log);
+    be->api.nvrtcDestroyProgram(&prog);
+    return be->host->error_new(ALLOY_ERR_INTERNAL, msg);
+  }
+  be->api.nvrtcGetCUBINSize(prog, size);
+  *cubin = malloc(*size ? *size : 1);
+  if (*cubin) be->api.nvrtcGetCUBIN(prog, *cubin);
+  be->api.nvrtcDestroyProgram(&prog);
+  return *cubin ? NULL : be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+}
+
+static void variant_free(alloy_backend *be, cuda_variant *v) {
+  if (v->module) be->api.cuModuleUnload(v->module);
+  free(v->fns);
+  free(v->key);
+  cuda_plan_free(&v->plan);
+  free(v);
+}
+
+static void cuda_executable_release(alloy_backend *be, alloy_executable *exe) {
+  if (!exe) return;
+  bool current = use_device(be, exe->device) == NULL;
+  for (cuda_variant *v = exe->variants, *next; v; v = next) {
+    next = v->next;
+    if (!current) v->module = NULL;
+    variant_free(be, v);
+  }
+  pthread_mutex_destroy(&exe->lock);
+  free(exe);
+}
+
+/* Plans, generates and loads the kernels of exe's partition for layout. */
+static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
+                                  cuda_variant **out) {
+  cuda_variant *v = calloc(1, sizeof *v);
+  if (!v) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  alloy_error *e = cuda_plan_build(be->host, exe->g, layout, &v->plan);
+  char *cubin = NULL;
+  size_t size = 0;
+  if (!e) e = nvrtc_build(be, &be->devs[exe->device], v->plan.source, &cubin, &size);
+  if (!e) {
+    CUresult r = be->api.cuModuleLoadData(&v->module, cubin);
+    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
+  }
+  free(cubin);
+  if (!e && !(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)))
+    e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  for (int i = 0; !e && i < v->plan.nlaunches; i++) {
+    CUresult r = be->api.cuModuleGetFunction(&v->fns[i], v->module, v->plan.launches[i].name);
+    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleGetFunction");
+  }
+  if (e) {
+    variant_free(be, v);
+    return e;
+  }
+  *out = v;
+  return NULL;
+}
+
+static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition,
+                                 const alloy_compile_options *options, alloy_executable **out) {
+  int device = options ? options->device : 0;
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  alloy_executable *exe = calloc(1, sizeof *exe);
+  if (!exe) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  exe->device = device;
+  exe->g = partition;
+  pthread_mutex_init(&exe->lock, NULL);
+  e = variant_build(be, exe, NULL, &exe->variants);
+  if (e) {
+    cuda_executable_release(be, exe);
+    return e;
+  }
+  *out = exe;
+  return NULL;
+}
+
+/* ---- execute ------------------------------------------------------------------*/
+
+static bool contiguous(const alloy_tensor *t) {
+  int64_t s = 1;
+  for (int d = 0; d < t->rank; d++)
+    if (t->sizes[d] == 0) return true; /* no element: any strides will do */
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->sizes[d] != 1 && t->strides[d] != s) return false;
+    s *= t->sizes[d];
+  }
+  return true;
+}
+
+/* The variant of exe for the layout of args: the contiguous one, one made
+ * before for the same strides, or a new one. */
+static alloy_error *variant_for(alloy_backend *be, alloy_executable *exe, const alloy_execute_args *args,
+                                cuda_variant **out) {
+  int nkey = 0;
+  bool dense = true;
+  for (int i = 0; i < args->num_inputs; i++) nkey += args->inputs[i].rank, dense &= contiguous(&args->inputs[i]);
+  for (int i = 0; i < args->num_outputs; i++)
+    nkey += args->outputs[i].rank, dense &= contiguous(&args->outputs[i]);
+  *out = exe->variants;
+  if (dense) return NULL;
+  int64_t *key = malloc(sizeof *key * (size_t)(nkey + 1));
+  if (!key) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  int k = 0;
+  for (int i = 0; i < args->num_inputs; i++)
+    for (int d = 0; d < args->inputs[i].rank; d++) key[k++] = args->inputs[i].strides[d];
+  for (int i = 0; i < args->num_outputs; i++)
+    for (int d = 0; d < args->outputs[i].rank; d++) key[k++] = args->outputs[i].strides[d];
+  pthread_mutex_lock(&exe->lock);
+  cuda_variant *v = exe->variants->next;
+  while (v && !(v->nkey == nkey && !memcmp(v->key, key, sizeof *key * (size_t)nkey))) v = v->next;
+  alloy_error *e = NULL;
+  if (!v) {
+    cuda_layout layout = {args->inputs, args->outputs};
+    e = variant_build(be, exe, &layout, &v);
+    if (!e) {
+      v->key = key, key = NULL;
+      v->nkey = nkey;
+      v->next = exe->variants->next;
+      exe->variants->next = v;
+    }
+  }
+  pthread_mutex_unlock(&exe->lock);
+  free(key);
+  *out = v;
+  return e;
+}
+
+static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const alloy_execute_args *args) {
+  alloy_error *e = use_device(be, exe->device);
+  if (e) return e;
+  cuda_device *d = &be->devs[exe->device];
+  CUstream stream = args->queue ? args->queue->stream : d->queue;
+  cuda_variant *var;
+  if ((e = variant_for(be, exe, args, &var))) return e;
+  const cuda_plan *p = &var->plan;
+  CUdeviceptr *ptr = calloc((size_t)p->nbases + 1, sizeof *ptr);
+  if (!ptr) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  CUdeviceptr scratch = 0;
+  CUresult r = CUDA_SUCCESS;
+  if (p->scratch_bytes && (r = be->api.cuMemAllocAsync(&scratch, p->scratch_bytes, stream)) != CUDA_SUCCESS) {
+    free(ptr);
+    return cu_error(be, r, "cuMemAllocAsync");
+  }
+  for (int i = 0; i < p->nbases && !e; i++) {
+    const cuda_base *b = &p->bases[i];
+    const alloy_tensor *t = b->kind == BASE_INPUT    ? &args->inputs[b->index]
+                            : b->kind == BASE_OUTPUT ? &args->outputs[b->index]
+                                                     : NULL;
+    if (!t) {
+      ptr[i] = scratch + b->offset;
+    } else if (!t->buffer) {
+      /* the host gives an empty tensor no memory; nothing reads it */
+      bool empty = false;
+      for (int k = 0; k < t->rank; k++) empty |= t->sizes[k] == 0;
+      if (!empty)
+        e = be->host->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: a partition input or output has no buffer");
+    } else {
+      ptr[i] = t->buffer->ptr + t->offset;
+    }
+  }
+  for (int i = 0; i < p->nlaunches && !e; i++) {
+    const cuda_launch *l = &p->launches[i];
+    if (l->n == 0) continue;
+    void *params[66];
+    CUdeviceptr vals[64];
+    for (int k = 0; k < l->nbases; k++) vals[k] = ptr[l->bases[k]], params[k] = &vals[k];
+    int64_t n = l->n;
+    params[l->nbases] = &n;
+    int64_t blocks = (n + 255) / 256, cap = (int64_t)d->sms * 16;
+    unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
+    r = be->api.cuLaunchKernel(var->fns[i], grid, 1, 1, 256, 1, 1, 0, stream, params, NULL);
+    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuLaunchKernel");
+  }
+  if (scratch) be->api.cuMemFreeAsync(scratch, stream);
+  free(ptr);
+  if (e) return e;
+  if (args->queue) {
+    alloy_event *ev = calloc(1, sizeof *ev);
+    if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    ev->device = exe->device;
+    if ((r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS ||
+        (r = be->api.cuEventRecord(ev->ev, stream)) != CUDA_SUCCESS) {
+      if (ev->ev) be->api.cuEventDestroy(ev->ev);
+      free(ev);
+      return cu_error(be, r, "cuEventRecord");
+    }
+    *args->done = ev;
+    return NULL;
+  }
+  CU(be, cuStreamSynchronize(stream));
+  if (args->done) *args->done = NULL;
+  return NULL;
+}
+
+/* ---- memory --------------------------------------------------------------------*/
+
+static alloy_error *cuda_buffer_allocate(alloy_backend *be, int device, uint64_t bytes, alloy_buffer **out) {
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  alloy_buffer *b = calloc(1, sizeof *b);
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  CUresult r = be->api.cuMemAlloc(&b->ptr, bytes ? bytes : 1);
+  if (r != CUDA_SUCCESS) {
+    free(b);
+    return cu_error(be, r, "cuMemAlloc");
+  }
+  b->bytes = bytes;
+  b->device = device;
+  *out = b;
+  return NULL;
+}
+
+static void cuda_buffer_release(alloy_backend *be, alloy_buffer *b) {
+  if (!b) return;
+  if (!b->imported && use_device(be, b->device) == NULL) be->api.cuMemFree(b->ptr);
+  free(b);
+}
+
+static void *cuda_buffer_host_pointer(alloy_backend *be, alloy_buffer *b) {
+  (void)be, (void)b;
+  return NULL; /* device memory: the host uses the copies */
+}
+
+static alloy_error *bounds(alloy_backend *be, const alloy_buffer *b, uint64_t offset, uint64_t bytes) {
+  if (offset > b->bytes || bytes > b->bytes - offset)
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: a copy passes the end of its buffer");
+  return NULL;
+}
+
+/* Ends a copy issued on stream: with a queue, an event for *done; without,
+ * waits for the copy stream. */
+static alloy_error *copy_done(alloy_backend *be, int device, alloy_queue *q, CUstream stream,
+                              alloy_event **done) {
+  if (!q) {
+    CU(be, cuStreamSynchronize(stream));
+    return NULL;
+  }
+  alloy_event *ev = calloc(1, sizeof *ev);
+  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  ev->device = device;
+  CUresult r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS) r = be->api.cuEventRecord(ev->ev, stream);
+  if (r != CUDA_SUCCESS) {
+    if (ev->ev) be->api.cuEventDestroy(ev->ev);
+    free(ev);
+    return cu_error(be, r, "cuEventRecord");
+  }
+  if (done) *done = ev;
+  else be->api.cuEventDestroy(ev->ev), free(ev);
+  return NULL;
+}
+
+static alloy_error *cuda_copy_from_host(alloy_backend *be, alloy_buffer *dst, uint64_t offset, const void *src,
+                                        uint64_t bytes, alloy_queue *q, alloy_event **done) {
+  alloy_error *e = use_device(be, dst->device);
+  if (!e) e = bounds(be, dst, offset, bytes);
+  if (e) return e;
+  CUstream s = q ? q->stream : be->devs[dst->device].copies;
+  if (bytes) CU(be, cuMemcpyHtoDAsync(dst->ptr + offset, src, bytes, s));
+  return copy_done(be, dst->device, q, s, done);
+}
+
+static alloy_error *cuda_copy_to_host(alloy_backend *be, void *dst, alloy_buffer *src, uint64_t offset,
+                                      uint64_t bytes, alloy_queue *q, alloy_event **done) {
+  alloy_error *e = use_device(be, src->device);
+  if (!e) e = bounds(be, src, offset, bytes);
+  if (e) return e;
+  CUstream s = q ? q->stream : be->devs[src->device].copies;
+  if (bytes) CU(be, cuMemcpyDtoHAsync(dst, src->ptr + offset, bytes, s));
+  return copy_done(be, src->device, q, s, done);
+}
+
+static alloy_error *cuda_copy(alloy_backend *be, alloy_buffer *dst, uint64_t dst_offset, alloy_buffer *src,
+                              uint64_t src_offset, uint64_t bytes, alloy_queue *q, alloy_event **done) {
+  alloy_error *e = use_device(be, dst->device);
+  if (!e) e = bounds(be, dst, dst_offset, bytes);
+  if (!e) e = bounds(be, src, src_offset, bytes);
+  if (e) return e;
+  CUstream s = q ? q->stream : be->devs[dst->device].copies;
+  if (bytes) CU(be, cuMemcpyDtoDAsync(dst->ptr + dst_offset, src->ptr + src_offset, bytes, s));
+  return copy_done(be, dst->device, q, s, done);
+}
+
+static alloy_error *cuda_host_buffer_allocate(alloy_backend *be, uint64_t bytes, void **out) {
+  alloy_error *e = use_device(be, 0);
+  if (e) return e;
+  CU(be, cuMemAllocHost(out, bytes ? bytes : 1));
+  return NULL;
+}
+
+static void cuda_host_buffer_release(alloy_backend *be, void *p) {
+  if (p && use_device(be, 0) == NULL) be->api.cuMemFreeHost(p);
+}
+
+static alloy_error *cuda_buffer_import(alloy_backend *be, int device, void *device_pointer, uint64_t bytes,
+                                       const alloy_ext *ext, alloy_buffer **out) {
+  (void)ext;
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  alloy_buffer *b = calloc(1, sizeof *b);
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  *b = (alloy_buffer){.ptr = (CUdeviceptr)(uintptr_t)device_pointer, .bytes = bytes, .device = device,
+                      .imported = true};
+  *out = b;
+  return NULL;
+}
+
+/* ---- queues and events -------------------------------------------------------*/
+
+static alloy_error *cuda_queue_create(alloy_backend *be, int device, alloy_queue **out) {
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  alloy_queue *q = calloc(1, sizeof *q);
+  if (!q) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  CUresult r = be->api.cuStreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    free(q);
+    return cu_error(be, r, "cuStreamCreate");
+  }
+  q->device = device;
+  *out = q;
+  return NULL;
+}
+
+static void cuda_queue_release(alloy_backend *be, alloy_queue *q) {
+  if (!q) return;
+  if (use_device(be, q->device) == NULL) {
+    be->api.cuStreamSynchronize(q->stream);
+    be->api.cuStreamDestroy(q->stream);
+  }
+  free(q);
+}
+
+static alloy_error *cuda_event_wait(alloy_backend *be, alloy_event *ev) {
+  alloy_error *e = use_device(be, ev->device);
+  if (e) return e;
+  CU(be, cuEventSynchronize(ev->ev));
+  return NULL;
+}
+
+static int cuda_event_query(alloy_backend *be, alloy_event *ev) {
+  if (use_device(be, ev->device)) return 1;
+  return be->api.cuEventQuery(ev->ev) != CUDA_ERROR_NOT_READY;
+}
+
+static void cuda_event_release(alloy_backend *be, alloy_event *ev) {
+  if (!ev) return;
+  if (use_device(be, ev->device) == NULL) be->api.cuEventDestroy(ev->ev);
+  free(ev);
+}
+
+static alloy_error *cuda_event_record(alloy_backend *be, alloy_queue *q, alloy_event **out) {
+  alloy_error *e = use_device(be, q->device);
+  if (e) return e;
+  return copy_done(be, q->device, q, q->stream, out);
+}
+
+static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_event *ev) {
+  alloy_error *e = use_device(be, q->device);
+  if (e) return e;
+  CU(be, cuStreamWaitEvent(q->stream, ev->ev, 0));
+  return NULL;
+}
+
+/* ---- the table ------------------------------------------------------------------*/
+
+static const alloy_plugin_api cuda_plugin = {
+    .struct_size = ALLOY_PLUGIN_API_STRUCT_SIZE,
+    .abi_major = ALLOY_ABI_MAJOR,
+    .abi_minor = ALLOY_ABI_MINOR,
+    .name = "cuda",
+    .vendor = "Alloy",
+    .version = "0.1.0",
+    .backend_open = cuda_backend_open,
+    .backend_close = cuda_backend_close,
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .claim = cuda_claim,
+    .compile = cuda_compile,
+    .execute = cuda_execute,
+    .executable_release = cuda_executable_release,
+    .buffer_allocate = cuda_buffer_allocate,
+    .buffer_release = cuda_buffer_release,
+    .buffer_host_pointer = cuda_buffer_host_pointer,
+    .buffer_copy_from_host = cuda_copy_from_host,
+    .buffer_copy_to_host = cuda_copy_to_host,
+    .buffer_copy = cuda_copy,
+    .queue_create = cuda_queue_create,
+    .queue_release = cuda_queue_release,
+    .event_wait = cuda_event_wait,
+    .event_query = cuda_event_query,
+    .event_release = cuda_event_release,
+    .capabilities = 0,
+    .event_record = cuda_event_record,
+    .queue_wait_event = cuda_queue_wait_event,
+    .host_buffer_allocate = cuda_host_buffer_allocate,
+    .host_buffer_release = cuda_host_buffer_release,
+    .buffer_import = cuda_buffer_import,
+};
+
+ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host);
+ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host) {
+  if (host->abi_major != ALLOY_ABI_MAJOR) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "cuda: built for ABI %d.x, the host has %u.x", ALLOY_ABI_MAJOR, host->abi_major);
+    host->log(ALLOY_LOG_ERROR, "cuda", msg);
+    return NULL;
+  }
+  return &cuda_plugin;
+}

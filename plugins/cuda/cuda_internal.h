@@ -1,0 +1,120 @@
+/*
+ * plugins/cuda/cuda_internal.h: what the files of the cuda backend share.
+ *
+ *   cuda_api.c      the driver and NVRTC, opened with dlopen
+ *   cuda_ops.c      the op table: each op the backend runs and the CUDA
+ *                   expression it becomes; claims and their costs
+ *   cuda_codegen.c  a partition -> a plan: tensors (a base buffer and a
+ *                   strided view of it), fused pointwise groups, and the
+ *                   CUDA C source of their kernels (no driver calls: unit
+ *                   tested on machines without a GPU)
+ *   cuda_backend.c  the plugin: devices, buffers, queues, events, compile
+ *                   (NVRTC, module load) and execute (kernel launches)
+ *
+ * A plan is made for concrete sizes: the host specializes a partition with
+ * symbolic sizes per set of sizes (the backend does not declare
+ * ALLOY_CAP_SYMBOLIC_SHAPES), so every stride and size is a constant of
+ * the generated code.
+ */
+#ifndef ALLOY_CUDA_INTERNAL_H
+#define ALLOY_CUDA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy/plugin.h"
+
+#define CUDA_MAX_RANK 8
+
+/* ---- the op table (cuda_ops.c) ---------------------------------------- */
+
+enum {
+  CUDA_OP_POINTWISE = 0, /* out[i] = f(inputs at i): fused into groups     */
+  CUDA_OP_VIEW,          /* a new geometry over its input's buffer: no kernel */
+  CUDA_OP_FILL,          /* out[i] = a scalar argument (full, scalar_tensor) */
+};
+
+/* Compute-type rules of a pointwise op. */
+enum {
+  CT_RESULT = 0,  /* computes in the result's type (opmath: float for 16-bit) */
+  CT_PROMOTED,    /* computes in the promoted type of its operands (eq, lt) */
+  CT_BOOL,        /* its operands as truth values (logical_and)             */
+};
+
+typedef struct cuda_op {
+  const char *name;  /* "aten.add.Tensor" */
+  int kind;          /* CUDA_OP_* */
+  int ct;            /* CT_* */
+  int bool_operand;  /* this tensor operand is a condition (where: 0), or -1 */
+  bool float_only;   /* runs on float results only (sin of an int is a float) */
+  bool no_bool;      /* bool operands are refused (PyTorch refuses neg of bool) */
+  /* The expression, in the operands' compute type: $0.. the tensor
+   * operands in schema order, ${name} a scalar argument of the schema as a
+   * literal of the compute type, $T the compute type's C name. */
+  const char *expr;
+} cuda_op;
+
+const cuda_op *cuda_op_find(const char *name);
+
+/* ---- plans (cuda_codegen.c) -------------------------------------------- */
+
+enum { BASE_INPUT = 0, BASE_OUTPUT, BASE_TEMP };
+
+typedef struct cuda_base {
+  int kind;        /* BASE_* */
+  int index;       /* the partition input or output it is; temps: -1 */
+  uint64_t bytes;  /* temps: its size */
+  uint64_t offset; /* temps: where in the execute's scratch arena */
+} cuda_base;
+
+/* A tensor of the plan: a strided view (in elements) of a base. */
+typedef struct cuda_tensor {
+  int base;
+  alloy_dtype dtype;
+  int rank;
+  int64_t sizes[CUDA_MAX_RANK], strides[CUDA_MAX_RANK], offset;
+} cuda_tensor;
+
+/* One kernel launch: kernel `name` of the plan's module over n elements,
+ * with its parameters the bases listed (device pointers, in order). */
+typedef struct cuda_launch {
+  char name[32];
+  int64_t n;
+  int nbases;
+  int *bases; /* nbases */
+} cuda_launch;
+
+typedef struct cuda_plan {
+  cuda_base *bases;
+  int nbases;
+  cuda_launch *launches;
+  int nlaunches;
+  uint64_t scratch_bytes; /* temps, each 256-byte aligned */
+  char *source;           /* the module's CUDA C, NUL-terminated */
+  size_t source_len;
+  int nkernels;           /* fused groups and copies */
+  int nfused_nodes;       /* nodes that landed in a fused kernel */
+} cuda_plan;
+
+/* The strides an execute gives its partition's inputs and outputs, when
+ * they are not contiguous (a transposed input, a sliced output): a plan is
+ * made for one layout, as for one set of sizes. */
+typedef struct cuda_layout {
+  const alloy_tensor *inputs;  /* the partition's inputs, in order */
+  const alloy_tensor *outputs; /* its outputs */
+} cuda_layout;
+
+/* Builds the plan of a partition every node of which cuda_op_find knows,
+ * for layout (NULL: every input and output contiguous). Returns NULL, or
+ * an error (host->error_new) naming the node. */
+alloy_error *cuda_plan_build(const alloy_host_api *host, const alloy_graph *g, const cuda_layout *layout,
+                             cuda_plan *plan);
+void cuda_plan_free(cuda_plan *plan);
+
+/* Whether node n of g can be claimed: its op is known and its tensors have
+ * concrete sizes and dtypes the generated code handles. Returns NULL, or a
+ * static reason for claims_reject. */
+const char *cuda_node_unsupported(const alloy_host_api *host, const alloy_node *n);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * plugins/cuda/cuda_ops.c: the ops the cuda backend runs, as data. A
+ * pointwise op is a C expression over its operands in the compute type
+ * (PyTorch's opmath: float for float16 and bfloat16, so the arithmetic is
+ * PyTorch's CUDA kernels'); the helpers it calls (op_sigmoid, op_max, ...)
+ * are the generated module's prelude (cuda_codegen.c), written after
+ * PyTorch's CUDA kernels so that NaN, infinities and signed zeros come out
+ * as they do there. View ops make no kernel: their result is a new
+ * geometry over the same buffer.
+ *
+ * Left out on purpose (they run on the next backend): integer division,
+ * fmod and remainder (a zero divisor is an error on the CPU and garbage on
+ * CUDA), and float-to-integer conversion (out-of-range values saturate on
+ * CUDA and wrap on the CPU).
+ */
+#include <string.h>
+
+#include "plugins/cuda/cuda_internal.h"
+
+#define PW(op, ct, expr) {op, CUDA_OP_POINTWISE, ct, -1, false, false, expr}
+#define PWF(op, expr) {op, CUDA_OP_POINTWISE, CT_RESULT, -1, true, false, expr}
+#define PWN(op, expr) {op, CUDA_OP_POINTWISE, CT_RESULT, -1, false, true, expr}
+#define PWC(op, ct, cond, expr) {op, CUDA_OP_POINTWISE, ct, cond, false, false, expr}
+#define VIEW(op) {op, CUDA_OP_VIEW, CT_RESULT, -1, false, false, NULL}
+#define FILL(op, expr) {op, CUDA_OP_FILL, CT_RESULT, -1, false, false, expr}
+
+static const cuda_op ops[] = {
+    /* arithmetic */
+    PWN("aten.add.Tensor", "$0 + ${alpha} * $1"),
+    PWN("aten.add.Scalar", "$0 + ${alpha} * ${other}"),
+    PWN("aten.sub.Tensor", "$0 - ${alpha} * $1"),
+    PWN("aten.sub.Scalar", "$0 - ${alpha} * ${other}"),
+    PWN("aten.rsub.Scalar", "${other} - ${alpha} * $0"),
+    PW("aten.mul.Tensor", CT_RESULT, "op_mul($0, $1)"),
+    PW("aten.mul.Scalar", CT_RESULT, "op_mul($0, ${other})"),
+    PWF("aten.div.Tensor", "$0 / $1"),
+    PWF("aten.div.Scalar", "$0 / ${other}"),
+    PWN("aten.neg.default", "-$0"),
+    PWN("aten.abs.default", "op_abs($0)"),
+    PWF("aten.reciprocal.default", "($T)1 / $0"),
+    PWF("aten.pow.Tensor_Scalar", "op_pow($0, ${exponent})"),
+    PWF("aten.pow.Tensor_Tensor", "op_pow($0, $1)"),
+    PWN("aten.maximum.default", "op_max($0, $1)"),
+    PWN("aten.minimum.default", "op_min($0, $1)"),
+    PWN("aten.clamp.default", "op_clamp($0, ${min?}, ${max?})"),
+    PWN("aten.clamp_min.default", "op_clamp($0, 1, ${min}, 0, ($T)0)"),
+    PWN("aten.clamp_max.default", "op_clamp($0, 0, ($T)0, 1, ${max})"),
+    /* transcendental: float results only */
+    PWF("aten.exp.default", "exp($0)"),
+    PWF("aten.exp2.default", "exp2($0)"),
+    PWF("aten.expm1.default", "expm1($0)"),
+    PWF("aten.log.default", "log($0)"),
+    PWF("aten.log2.default", "log2($0)"),
+    PWF("aten.log10.default", "log10($0)"),
+    PWF("aten.log1p.default", "log1p($0)"),
+    PWF("aten.sqrt.default", "sqrt($0)"),
+    PWF("aten.rsqrt.default", "rsqrt($0)"),
+    PWF("aten.sin.default", "sin($0)"),
+    PWF("aten.cos.default", "cos($0)"),
+    PWF("aten.tan.default", "tan($0)"),
+    PWF("aten.asin.default", "asin($0)"),
+    PWF("aten.acos.default", "acos($0)"),
+    PWF("aten.atan.default", "atan($0)"),
+    PWF("aten.sinh.default", "sinh($0)"),
+    PWF("aten.cosh.default", "cosh($0)"),
+    PWF("aten.tanh.default", "tanh($0)"),
+    PWF("aten.asinh.default", "asinh($0)"),
+    PWF("aten.acosh.default", "acosh($0)"),
+    PWF("aten.atanh.default", "atanh($0)"),
+    PWF("aten.atan2.default", "atan2($0, $1)"),
+    PWF("aten.erf.default", "erf($0)"),
+    PWF("aten.erfc.default", "erfc($0)"),
+    PWF("aten.erfinv.default", "erfinv($0)"),
+    PWF("aten.sigmoid.default", "op_sigmoid($0)"),
+    PWF("aten.ceil.default", "ceil($0)"),
+    PWF("aten.floor.default", "floor($0)"),
+    PWF("aten.round.default", "rint($0)"),
+    PWF("aten.trunc.default", "trunc($0)"),
+    PWF("aten.gelu.default", "op_gelu($0, ${approximate})"),
+    PWN("aten.relu.default", "op_relu($0)"),
+    PWF("aten.hardtanh.default", "op_clamp($0, 1, ${min_val}, 1, ${max_val})"),
+    PWF("aten.leaky_relu.default", "($0 > ($T)0 ? $0 : $0 * ${negative_slope})"),
+    /* comparisons and logic */
+    PW("aten.eq.Tensor", CT_PROMOTED, "$0 == $1"),
+    PW("aten.eq.Scalar", CT_PROMOTED, "$0 == ${other}"),
+    PW("aten.ne.Tensor", CT_PROMOTED, "$0 != $1"),
+    PW("aten.ne.Scalar", CT_PROMOTED, "$0 != ${other}"),
+    PW("aten.lt.Tensor", CT_PROMOTED, "$0 < $1"),
+    PW("aten.lt.Scalar", CT_PROMOTED, "$0 < ${other}"),
+    PW("aten.le.Tensor", CT_PROMOTED, "$0 <= $1"),
+    PW("aten.le.Scalar", CT_PROMOTED, "$0 <= ${other}"),
+    PW("aten.gt.Tensor", CT_PROMOTED, "$0 > $1"),
+    PW("aten.gt.Scalar", CT_PROMOTED, "$0 > ${other}"),
+    PW("aten.ge.Tensor", CT_PROMOTED, "$0 >= $1"),
+    PW("aten.ge.Scalar", CT_PROMOTED, "$0 >= ${other}"),
+    PW("aten.isnan.default", CT_PROMOTED, "op_isnan($0)"),
+    PW("aten.isinf.default", CT_PROMOTED, "op_isinf($0)"),
+    PW("aten.logical_not.default", CT_BOOL, "!$0"),
+    PW("aten.logical_and.default", CT_BOOL, "$0 && $1"),
+    PW("aten.logical_or.default", CT_BOOL, "$0 || $1"),
+    PW("aten.logical_xor.default", CT_BOOL, "$0 != $1"),
+    PWC("aten.where.self", CT_RESULT, 0, "$0 ? $1 : $2"),
+    PWC("aten.masked_fill.Scalar", CT_RESULT, 1, "$1 ? ${value} : $0"),
+    /* copies and conversions: the conversion is the store's */
+    PW("aten._to_copy.default", CT_RESULT, "$0"),
+    PW("aten.clone.default", CT_RESULT, "$0"),
+    PW("aten.lift_fresh_copy.default", CT_RESULT, "$0"),
+    PW("prims.convert_element_type.default", CT_RESULT, "$0"),
+    /* generators */
+    FILL("aten.full.default", "${fill_value}"),
+    FILL("aten.scalar_tensor.default", "${s}"),
+    /* views */
+    VIEW("aten.view.default"),
+    VIEW("aten._unsafe_view.default"),
+    VIEW("aten.reshape.default"),
+    VIEW("aten.alias.default"),
+    VIEW("aten.permute.default"),
+    VIEW("aten.t.default"),
+    VIEW("aten.transpose.int"),
+    VIEW("aten.expand.default"),
+    VIEW("aten.unsqueeze.default"),
+    VIEW("aten.squeeze.dim"),
+    VIEW("aten.squeeze.dims"),
+    VIEW("aten.squeeze.default"),
+    VIEW("aten.slice.Tensor"),
+    VIEW("aten.select.int"),
+};
+
+const cuda_op *cuda_op_find(const char *name) {
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(ops[i].name, name)) return &ops[i];
+  return NULL;
+}

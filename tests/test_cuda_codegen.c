@@ -1,0 +1,109 @@
+/*
+ * tests/test_cuda_codegen.c: the cuda backend's planner and code generator
+ * (plugins/cuda/cuda_codegen.c), which need no GPU: a partition written in
+ * .air becomes a plan whose kernels, launches, bases and CUDA C are checked
+ * here. That the code computes the right numbers is the conformance suite's
+ * job on a machine with a GPU (alloy conform --backend cuda).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "harness.h"
+#include "plugins/cuda/cuda_internal.h"
+#include "sdk/src/host.h"
+
+static alloy_graph *parse(const char *air) {
+  alloy_graph *g = NULL;
+  CHECK_OK(alloy_air_parse(air, strlen(air), "test.air", &g));
+  return g;
+}
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s; p && (p = strstr(p, what)); p += strlen(what)) n++;
+  return n;
+}
+
+/* x * sigmoid(x) + bias: three pointwise nodes over [4, 8] are one kernel
+ * that loads x once and the bias through a broadcast stride, and stores
+ * only the output, straight into the output buffer. */
+TEST(cuda_codegen_fuses_a_pointwise_chain) {
+  alloy_graph *g = parse(
+      "input %x: f32[4, 8]\n"
+      "input %b: f32[8]\n"
+      "%s = aten.sigmoid.default(%x) : f32[4, 8]\n"
+      "%m = aten.mul.Tensor(%x, %s) : f32[4, 8]\n"
+      "%y = aten.add.Tensor(%m, %b) : f32[4, 8]\n"
+      "output %y\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK(p.nlaunches == 1);
+  CHECK(p.nfused_nodes == 3);
+  CHECK(p.launches[0].n == 32);
+  CHECK(p.scratch_bytes == 0);
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  CHECK(count(p.source, "ld_f32(p") == 2); /* x once, b once */
+  CHECK(count(p.source, "st_f32(p") == 1);
+  CHECK(strstr(p.source, "op_sigmoid(") != NULL);
+  CHECK(strstr(p.source, "i1 * 1") != NULL); /* b: dim 1 of the iteration */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* A view between two pointwise nodes splits them: the value before the
+ * transpose is stored in scratch memory and read through transposed
+ * strides; the outputs go straight to the output buffers. */
+TEST(cuda_codegen_views_are_strides) {
+  alloy_graph *g = parse(
+      "input %x: f16[2, 3]\n"
+      "%e = aten.exp.default(%x) : f16[2, 3]\n"
+      "%t = aten.permute.default(%e, [1, 0]) : f16[3, 2]\n"
+      "%y = aten.neg.default(%t) : f16[3, 2]\n"
+      "output %y, %e\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK(p.nlaunches == 2);
+  CHECK(p.scratch_bytes == 0); /* %e is output 1: stored there */
+  CHECK(strstr(p.source, "rnd_f16(") != NULL);
+  CHECK(strstr(p.source, "i0 * 1 + i1 * 3") != NULL); /* e read transposed */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* Comparisons compute in the promoted type; an output that is a graph
+ * input or a view is a copy kernel. */
+TEST(cuda_codegen_promotes_and_copies) {
+  alloy_graph *g = parse(
+      "input %a: i32[5]\n"
+      "input %b: f32[5]\n"
+      "%lt = aten.lt.Tensor(%a, %b) : bool[5]\n"
+      "%v = aten.unsqueeze.default(%b, 0) : f32[1, 5]\n"
+      "output %lt, %a, %v\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK(p.nlaunches == 3);
+  CHECK(strstr(p.source, "((float)v0) < v1") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* What is not claimed says why. */
+TEST(cuda_codegen_refusals_have_reasons) {
+  alloy_graph *g = parse(
+      "input %a: f32[5]\n"
+      "%i = aten._to_copy.default(%a, dtype=i64) : i64[5]\n"
+      "%s, %si = aten.sort.default(%a)\n"
+      "output %i\n");
+  REQUIRE(g);
+  const alloy_host_api *h = alloy_host_table();
+  const char *why = cuda_node_unsupported(h, h->graph_node(g, 0));
+  CHECK(why && strstr(why, "float to integer"));
+  why = cuda_node_unsupported(h, h->graph_node(g, 1));
+  CHECK(why && strstr(why, "no CUDA kernel"));
+  alloy_graph_free(g);
+}
