@@ -176,8 +176,12 @@ run: deps all
 test: all
 	@sh tests/run_suites.sh $(BUILD) $(GOLDEN)
 
+# use_tls=0: LeakSanitizer of clang 14 crashes ("Tracer caught signal 11")
+# reading the main thread's dynamic TLS once a plugin with thread-locals
+# (devsim) is dlclosed. Not scanning TLS can only report more leaks, never
+# fewer: a block held only by a thread-local would show as leaked.
 asan:
-	$(MAKE) BUILD=build-asan CC=clang OPT=-O1 \
+	LSAN_OPTIONS=use_tls=0 $(MAKE) BUILD=build-asan CC=clang OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" test
 
