@@ -107,3 +107,30 @@ TEST(cuda_codegen_refusals_have_reasons) {
   CHECK(why && strstr(why, "no CUDA kernel"));
   alloy_graph_free(g);
 }
+
+/* A reduction is a kernel of its own, a block per row: sum over dim 1 of
+ * an [8, 3, 5] tensor has 8 * 5 rows of 3; softmax over the last dim
+ * reads its input through the same row decomposition and writes rows. */
+TEST(cuda_codegen_reductions_are_rows) {
+  alloy_graph *g = parse(
+      "input %x: f32[8, 3, 5]\n"
+      "%e = aten.exp.default(%x) : f32[8, 3, 5]\n"
+      "%s = aten.sum.dim_IntList(%e, [1], true) : f32[8, 1, 5]\n"
+      "%p = aten._softmax.default(%x, -1, false) : f32[8, 3, 5]\n"
+      "%c = aten.gt.Scalar(%p, 0.5) : bool[8, 3, 5]\n"
+      "%w = aten.where.self(%c, %x, 0) : f32[8, 3, 5]\n"
+      "output %s, %w\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 4); /* exp, sum, softmax, gt+where */
+  CHECK(!p.launches[0].rows && p.launches[0].n == 120);
+  CHECK(p.launches[1].rows && p.launches[1].n == 40);
+  CHECK(p.launches[2].rows && p.launches[2].n == 24);
+  CHECK(strstr(p.source, "block_reduce(a, SumOp(), sh)") != NULL);
+  CHECK(strstr(p.source, "exp(x - m) / s") != NULL);
+  CHECK(strstr(p.source, "((float)0LL)") != NULL); /* where's Python 0 as a literal */
+  CHECK(p.scratch_bytes == 2 * 512); /* e and p, 480 bytes each, 256-aligned */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}

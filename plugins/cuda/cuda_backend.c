@@ -418,6 +418,26 @@ static alloy_error *variant_for(alloy_backend *be, alloy_executable *exe, const 
   return e;
 }
 
+static alloy_error *cuda_buffer_allocate(alloy_backend *be, int device, uint64_t bytes, alloy_buffer **out);
+
+/* Output k of exe's partition, given with no buffer: a buffer of its sizes,
+ * contiguous, which the host owns from here (alloy/plugin.h). */
+static alloy_error *output_allocate(alloy_backend *be, alloy_executable *exe, alloy_tensor *t, int k) {
+  const alloy_host_api *h = be->host;
+  const alloy_value *v = h->graph_output(exe->g, k);
+  int64_t numel = 1;
+  for (int d = 0; d < t->rank; d++) {
+    int64_t s = 0;
+    if (!h->value_size(v, d, &s)) return h->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: an output of unknown size");
+    t->sizes[d] = s;
+    numel *= s;
+  }
+  int64_t stride = 1;
+  for (int d = t->rank - 1; d >= 0; d--) t->strides[d] = stride, stride *= t->sizes[d];
+  t->offset = 0;
+  return cuda_buffer_allocate(be, exe->device, (uint64_t)numel * alloy_dtype_size(t->dtype), &t->buffer);
+}
+
 static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const alloy_execute_args *args) {
   alloy_error *e = use_device(be, exe->device);
   if (e) return e;
@@ -441,12 +461,13 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
                                                      : NULL;
     if (!t) {
       ptr[i] = scratch + b->offset;
+    } else if (!t->buffer && b->kind == BASE_OUTPUT) {
+      /* An output that comes without memory (the host gives an empty one
+       * none) gets its own: every size is known here. */
+      e = output_allocate(be, exe, &args->outputs[b->index], b->index);
+      if (!e) ptr[i] = args->outputs[b->index].buffer->ptr;
     } else if (!t->buffer) {
-      /* the host gives an empty tensor no memory; nothing reads it */
-      bool empty = false;
-      for (int k = 0; k < t->rank; k++) empty |= t->sizes[k] == 0;
-      if (!empty)
-        e = be->host->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: a partition input or output has no buffer");
+      ptr[i] = 0; /* an empty input: nothing reads it */
     } else {
       ptr[i] = t->buffer->ptr + t->offset;
     }
@@ -459,7 +480,7 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
     for (int k = 0; k < l->nbases; k++) vals[k] = ptr[l->bases[k]], params[k] = &vals[k];
     int64_t n = l->n;
     params[l->nbases] = &n;
-    int64_t blocks = (n + 255) / 256, cap = (int64_t)d->sms * 16;
+    int64_t blocks = l->rows ? n : (n + 255) / 256, cap = (int64_t)d->sms * 16;
     unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
     r = be->api.cuLaunchKernel(var->fns[i], grid, 1, 1, 256, 1, 1, 0, stream, params, NULL);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuLaunchKernel");

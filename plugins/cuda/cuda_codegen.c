@@ -64,9 +64,17 @@ static const char prelude[] =
     "__device__ __forceinline__ bool op_isinf(int x) { return false; }\n"
     "__device__ __forceinline__ bool op_isinf(i64 x) { return false; }\n"
     "__device__ __forceinline__ bool op_isinf(bool x) { return false; }\n"
+    "template <class T> __device__ __forceinline__ T op_add(T a, T b) { return a + b; }\n"
+    "template <class T> __device__ __forceinline__ T op_sub(T a, T b) { return a - b; }\n"
     "template <class T> __device__ __forceinline__ T op_mul(T a, T b) { return a * b; }\n"
+    "#define WRAP(T, U) \\\n"
+    "  __device__ __forceinline__ T op_add(T a, T b) { return (T)((U)a + (U)b); } \\\n"
+    "  __device__ __forceinline__ T op_sub(T a, T b) { return (T)((U)a - (U)b); } \\\n"
+    "  __device__ __forceinline__ T op_mul(T a, T b) { return (T)((U)a * (U)b); }\n"
+    "WRAP(int, unsigned) WRAP(i64, unsigned long long)\n"
+    "__device__ __forceinline__ bool op_add(bool a, bool b) { return a || b; }\n"
     "__device__ __forceinline__ bool op_mul(bool a, bool b) { return a && b; }\n"
-    "template <class T> __device__ __forceinline__ T op_abs(T x) { return x < 0 ? -x : x; }\n"
+    "template <class T> __device__ __forceinline__ T op_abs(T x) { return x < 0 ? op_sub((T)0, x) : x; }\n"
     "__device__ __forceinline__ float op_abs(float x) { return fabsf(x); }\n"
     "__device__ __forceinline__ double op_abs(double x) { return fabs(x); }\n"
     "__device__ __forceinline__ bool op_abs(bool x) { return x; }\n"
@@ -100,7 +108,27 @@ static const char prelude[] =
     "  if (e == (T)-0.5) return rsqrt(x);\n"
     "  if (e == (T)-1) return (T)1 / x;\n"
     "  if (e == (T)-2) return (T)1 / (x * x);\n"
-    "  return pow(x, e); }\n";
+    "  return pow(x, e); }\n"
+    /* block reductions: a warp by shuffles, then the warps' partials
+     * through shared memory; every thread gets the result */
+    "struct SumOp { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };\n"
+    "struct MaxOp { template <class T> __device__ T operator()(T a, T b) const {\n"
+    "  return op_isnan(a) ? a : op_isnan(b) ? b : (a > b ? a : b); } };\n"
+    "struct MinOp { template <class T> __device__ T operator()(T a, T b) const {\n"
+    "  return op_isnan(a) ? a : op_isnan(b) ? b : (a < b ? a : b); } };\n"
+    "template <class T, class F> __device__ T block_reduce(T v, F f, T *sh) {\n"
+    "  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
+    "  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+    "  __syncthreads();\n"
+    "  if (lane == 0) sh[warp] = v;\n"
+    "  __syncthreads();\n"
+    "  if (warp == 0) {\n"
+    "    v = lane < (int)(blockDim.x >> 5) ? sh[lane] : sh[0];\n"
+    "    for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
+    "    if (lane == 0) sh[0] = v;\n"
+    "  }\n"
+    "  __syncthreads();\n"
+    "  return sh[0]; }\n";
 
 /* ---- dtypes -------------------------------------------------------------*/
 
@@ -352,6 +380,8 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
     if (why) return why;
     alloy_dtype t = h->value_dtype(o);
     if (op->float_only && !alloy_dtype_is_float(t)) return "an integer result of a float op";
+    if (op->kind == CUDA_OP_REDUCE && (t == ALLOY_BOOL || (nin && h->value_dtype(in[0]) == ALLOY_BOOL)))
+      return "a reduction of bool";
     /* a float converted to an integer: CUDA saturates, the CPU wraps */
     if (op->kind == CUDA_OP_POINTWISE && !alloy_dtype_is_float(t) && t != ALLOY_BOOL)
       for (int j = 0; j < nin; j++)
@@ -517,6 +547,7 @@ typedef struct kernel {
   int nvars;
   int loaded[64], loaded_var[64], nloaded; /* tensors loaded once each */
   bool index_split; /* the per-dim indices are declared */
+  bool rows;        /* a block per row (reductions), not a thread per element */
   text body;
 } kernel;
 
@@ -590,8 +621,9 @@ static void kernel_finish(builder *b, kernel *k) {
   put(&b->src, "extern \"C\" __global__ void __launch_bounds__(256) k%d(", id);
   for (int i = 0; i < k->nbases; i++) put(&b->src, "%schar *__restrict__ p%d", i ? ", " : "", i);
   put(&b->src, "%si64 n) {\n", k->nbases ? ", " : "");
-  put(&b->src, "  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; "
-               "i += (i64)gridDim.x * blockDim.x) {\n");
+  if (k->rows) put(&b->src, "  for (i64 i = blockIdx.x; i < n; i += gridDim.x) {\n");
+  else put(&b->src, "  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; "
+                    "i += (i64)gridDim.x * blockDim.x) {\n");
   put(&b->src, "%s  }\n}\n", k->body.s ? k->body.s : "");
   free(k->body.s);
   k->body = (text){0};
@@ -603,6 +635,7 @@ static void kernel_finish(builder *b, kernel *k) {
   memset(l, 0, sizeof *l);
   snprintf(l->name, sizeof l->name, "k%d", id);
   l->n = numel_of(k->sizes, k->rank);
+  l->rows = k->rows;
   l->nbases = k->nbases;
   l->bases = malloc(sizeof *l->bases * (size_t)(k->nbases ? k->nbases : 1));
   if (!l->bases) return (void)fail(b, NULL, "out of memory");
@@ -640,6 +673,20 @@ static bool rounds_to_dtype(const char *name) {
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (!strcmp(names[i], name)) return true;
   return false;
+}
+
+/* What a value of dtype t goes through to be one: 16-bit floats rounded,
+ * narrow integers wrapped ("" where the register type is the dtype). */
+static const char *storage_cast(alloy_dtype t) {
+  switch (t) {
+    case ALLOY_F16: return "rnd_f16";
+    case ALLOY_BF16: return "rnd_bf16";
+    case ALLOY_U8: return "(unsigned char)";
+    case ALLOY_I8: return "(signed char)";
+    case ALLOY_I16: return "(short)";
+    case ALLOY_I32: return "(int)";
+    default: return "";
+  }
 }
 
 /* A literal of scalar argument a in C type ct. */
@@ -699,9 +746,8 @@ static void expand_expr(builder *b, const alloy_node *n, const char *expr, char 
       char lit[96];
       if (a && h->arg_type(a) != ALLOY_ARG_TYPE_NONE) {
         scalar_text(h, a, ct, lit, sizeof lit);
-        bool half = cd == ALLOY_F16 || cd == ALLOY_BF16;
-        const char *rnd = !half || !rounds_to_dtype(name) ? "" : cd == ALLOY_F16 ? "rnd_f16" : "rnd_bf16";
-        put(out, "%s%s(%s)", optional ? "1, " : "", rnd, lit);
+        const char *to = rounds_to_dtype(name) ? storage_cast(cd) : "";
+        put(out, "%s%s(%s)", optional ? "1, " : "", to, lit);
       } else {
         put(out, optional ? "0, (%s)0" : "((%s)1)", ct); /* an absent bound; an absent alpha */
       }
@@ -782,8 +828,7 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
   expand_expr(b, n, op->expr, ops, op->kind == CUDA_OP_FILL ? reg_type(rt) : ct, cd, &e);
   int v = k->nvars++;
   const char *rty = reg_type(rt);
-  const char *wrap = rt == ALLOY_I8 ? "(signed char)" : rt == ALLOY_U8 ? "(unsigned char)"
-                   : rt == ALLOY_I16 ? "(short)" : "";
+  const char *wrap = storage_cast(rt);
   if (rt == ALLOY_BOOL) put(&k->body, "    bool v%d = (%s) != 0;\n", v, e.s ? e.s : "0");
   else if (rt == ALLOY_F16 || rt == ALLOY_BF16)
     put(&k->body, "    float v%d = rnd_%s((float)(%s));\n", v, dtype_tag(rt), e.s ? e.s : "0");
@@ -793,6 +838,136 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
   vinfo *vi = val(b, out);
   vi->group = gid;
   vi->var = v;
+}
+
+/* ---- reductions ------------------------------------------------------------*/
+
+static int materialize(builder *b, const alloy_value *v);
+
+/* Index text of the dims listed in dims (n of them, of tensor t): the
+ * element offset in t of linear index `var` over those dims, row-major;
+ * declares the per-dim indices as <pfx>K. */
+static void dims_offset(text *body, const cuda_tensor *t, const int *dims, int n, const char *var,
+                        const char *pfx, char *off, size_t cap) {
+  if (n > 0) put(body, "      i64 %s_r = %s;\n", pfx, var);
+  for (int i = n - 1; i >= 0; i--) {
+    if (i > 0)
+      put(body, "      i64 %s%d = %s_r %% %" PRId64 "; %s_r /= %" PRId64 ";\n", pfx, i, pfx, t->sizes[dims[i]], pfx,
+          t->sizes[dims[i]]);
+    else put(body, "      i64 %s0 = %s_r;\n", pfx, pfx);
+  }
+  size_t len = (size_t)snprintf(off, cap, "0");
+  for (int i = 0; i < n && len < cap; i++)
+    if (t->sizes[dims[i]] != 1 && t->strides[dims[i]] != 0)
+      len += (size_t)snprintf(off + len, cap - len, " + %s%d * %" PRId64, pfx, i, t->strides[dims[i]]);
+}
+
+/* The dims node n reduces of its input x (mask), from "dim": a list (None
+ * or empty: every dim), or one int (softmax). */
+static void reduced_dims(builder *b, const alloy_node *n, const cuda_op *op, int rank, bool *mask) {
+  const alloy_host_api *h = b->host;
+  const alloy_arg *a = arg_named(h, n, "dim");
+  bool all = !a || h->arg_type(a) == ALLOY_ARG_TYPE_NONE ||
+             (h->arg_type(a) == ALLOY_ARG_TYPE_LIST && h->arg_list_size(a) == 0);
+  for (int d = 0; d < rank; d++) mask[d] = all;
+  if (all) return;
+  int64_t x;
+  if (h->arg_type(a) == ALLOY_ARG_TYPE_LIST) {
+    for (int k = 0; k < h->arg_list_size(a); k++)
+      if (h->arg_int(h->arg_list_item(a, k), &x) && rank > 0) mask[wrap_dim(x, rank)] = true;
+  } else if (h->arg_int(a, &x) && rank > 0) {
+    mask[wrap_dim(x, rank)] = true;
+  }
+  (void)op;
+}
+
+/* A reduction node: one block per row of the reduced elements (a row per
+ * output element; softmax writes a whole row back). */
+static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
+  const alloy_host_api *h = b->host;
+  const alloy_value *in[1], *out = h->node_output(n, 0);
+  if (tensor_operands(h, n, in, 1) != 1) return (void)fail(b, n, "expected one tensor operand");
+  vinfo *vi = val(b, in[0]);
+  if (vi->tensor < 0) return (void)fail(b, n, "its input is not in memory");
+  int ot = materialize(b, out);
+  if (ot < 0) return;
+  const cuda_tensor x = b->tensors[vi->tensor], y = b->tensors[ot];
+  bool mask[CUDA_MAX_RANK];
+  reduced_dims(b, n, op, x.rank, mask);
+  int outer[CUDA_MAX_RANK], inner[CUDA_MAX_RANK], no = 0, ni = 0;
+  int64_t rows = 1, cols = 1;
+  for (int d = 0; d < x.rank; d++) {
+    if (mask[d]) inner[ni++] = d, cols *= x.sizes[d];
+    else outer[no++] = d, rows *= x.sizes[d];
+  }
+  bool row_out = op->reduce == RED_SOFTMAX || op->reduce == RED_LOG_SOFTMAX;
+  alloy_dtype yt = y.dtype;
+  /* PyTorch's CUDA acc_type: float for the 16-bit floats and float32,
+   * double for float64, int64 for integers and bool */
+  const char *acc = yt == ALLOY_F64 ? "double" : alloy_dtype_is_float(yt) ? "float" : "i64";
+  if (op->reduce == RED_MAX || op->reduce == RED_MIN) acc = reg_type(yt);
+  kernel k;
+  int64_t one = rows;
+  kernel_begin(&k, &one, 1);
+  int px = kernel_param(&k, x.base), py = kernel_param(&k, y.base);
+  char xo[512], yo[512], io[512];
+  put(&k.body, "    __shared__ %s sh[32];\n", acc);
+  put(&k.body, "    {\n");
+  dims_offset(&k.body, &x, outer, no, "i", "o", xo, sizeof xo);
+  put(&k.body, "      const i64 xb = %" PRId64 " + %s;\n", x.offset, xo);
+  if (row_out) {
+    dims_offset(&k.body, &y, outer, no, "i", "q", yo, sizeof yo);
+    put(&k.body, "      const i64 yb = %s;\n", yo);
+  }
+  /* the loop over the row's elements, its body given */
+  text loop = {0};
+  put(&loop, "      for (i64 j = threadIdx.x; j < %" PRId64 "; j += blockDim.x) {\n", cols);
+  dims_offset(&loop, &x, inner, ni, "j", "r", io, sizeof io);
+  put(&loop, "      %s x = (%s)ld_%s(p%d, xb + %s);\n", acc, acc, dtype_tag(x.dtype), px, io);
+  const char *lp = loop.s ? loop.s : "";
+  switch (op->reduce) {
+    case RED_SUM:
+    case RED_MEAN:
+      put(&k.body, "      %s a = 0;\n%s        a += x;\n      }\n", acc, lp);
+      put(&k.body, "      a = block_reduce(a, SumOp(), sh);\n");
+      if (op->reduce == RED_MEAN) put(&k.body, "      a = a / (%s)%" PRId64 ";\n", acc, cols);
+      put(&k.body, "      if (threadIdx.x == 0) st_%s(p%d, %" PRId64 " + i, (%s)a);\n", dtype_tag(yt), py,
+          y.offset, reg_type(yt));
+      break;
+    case RED_MAX:
+    case RED_MIN: {
+      const char *f = op->reduce == RED_MAX ? "MaxOp" : "MinOp";
+      /* the identity: the row's first element (rows are never empty here) */
+      put(&k.body, "      %s a = (%s)ld_%s(p%d, xb);\n%s        a = %s()(a, x);\n      }\n", acc, acc,
+          dtype_tag(x.dtype), px, lp, f);
+      put(&k.body, "      a = block_reduce(a, %s(), sh);\n", f);
+      put(&k.body, "      if (threadIdx.x == 0) st_%s(p%d, %" PRId64 " + i, a);\n", dtype_tag(yt), py, y.offset);
+      break;
+    }
+    default: { /* softmax, log_softmax: max, then the sum of exp, then the row */
+      put(&k.body, "      %s m = (%s)ld_%s(p%d, xb);\n%s        m = MaxOp()(m, x);\n      }\n", acc, acc,
+          dtype_tag(x.dtype), px, lp);
+      put(&k.body, "      m = block_reduce(m, MaxOp(), sh);\n");
+      put(&k.body, "      %s s = 0;\n%s        s += exp(x - m);\n      }\n", acc, lp);
+      put(&k.body, "      s = block_reduce(s, SumOp(), sh);\n");
+      char yi[512];
+      text wr = {0};
+      put(&wr, "%s", lp);
+      dims_offset(&wr, &y, inner, ni, "j", "w", yi, sizeof yi);
+      if (op->reduce == RED_SOFTMAX)
+        put(&k.body, "%s        st_%s(p%d, yb + %s, (%s)(exp(x - m) / s));\n      }\n", wr.s ? wr.s : "",
+            dtype_tag(yt), py, yi, reg_type(yt));
+      else
+        put(&k.body, "%s        st_%s(p%d, yb + %s, (%s)(x - m - log(s)));\n      }\n", wr.s ? wr.s : "",
+            dtype_tag(yt), py, yi, reg_type(yt));
+      free(wr.s);
+      break;
+    }
+  }
+  free(loop.s);
+  put(&k.body, "    }\n");
+  k.rows = true;
+  kernel_finish(b, &k);
 }
 
 /* ---- the plan ----------------------------------------------------------------*/
@@ -869,7 +1044,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       break;
     }
     group_of[i] = -1;
-    if (op->kind == CUDA_OP_VIEW) {
+    if (op->kind == CUDA_OP_VIEW || op->kind == CUDA_OP_REDUCE) {
       grank = -1;
       continue;
     }
@@ -931,6 +1106,10 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       if (!grow((void **)&b.tensors, &b.cap_tensors, b.ntensors + 1, sizeof *b.tensors)) break;
       b.tensors[b.ntensors] = view;
       vo->tensor = b.ntensors++;
+      continue;
+    }
+    if (op->kind == CUDA_OP_REDUCE) {
+      emit_reduce(&b, n, op);
       continue;
     }
     if (group_of[i] != open) {

@@ -33,6 +33,17 @@ enum {
   CUDA_OP_POINTWISE = 0, /* out[i] = f(inputs at i): fused into groups     */
   CUDA_OP_VIEW,          /* a new geometry over its input's buffer: no kernel */
   CUDA_OP_FILL,          /* out[i] = a scalar argument (full, scalar_tensor) */
+  CUDA_OP_REDUCE,        /* rows of the reduced dims, one block a row      */
+};
+
+/* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */
+enum {
+  RED_SUM = 0,
+  RED_MEAN,
+  RED_MAX,         /* NaN propagates */
+  RED_MIN,
+  RED_SOFTMAX,     /* a row in, a row out */
+  RED_LOG_SOFTMAX,
 };
 
 /* Compute-type rules of a pointwise op. */
@@ -53,6 +64,7 @@ typedef struct cuda_op {
    * operands in schema order, ${name} a scalar argument of the schema as a
    * literal of the compute type, $T the compute type's C name. */
   const char *expr;
+  int reduce; /* CUDA_OP_REDUCE: RED_* */
 } cuda_op;
 
 const cuda_op *cuda_op_find(const char *name);
@@ -80,7 +92,8 @@ typedef struct cuda_tensor {
  * with its parameters the bases listed (device pointers, in order). */
 typedef struct cuda_launch {
   char name[32];
-  int64_t n;
+  int64_t n;  /* elements, or rows for a reduction */
+  bool rows;  /* a block per row (n rows), else a thread per element */
   int nbases;
   int *bases; /* nbases */
 } cuda_launch;

@@ -5,7 +5,9 @@
  * PyTorch's CUDA kernels'); the helpers it calls (op_sigmoid, op_max, ...)
  * are the generated module's prelude (cuda_codegen.c), written after
  * PyTorch's CUDA kernels so that NaN, infinities and signed zeros come out
- * as they do there. View ops make no kernel: their result is a new
+ * as they do there, and integers wrap as they do there (the helpers add,
+ * subtract and multiply integers through unsigned types: a signed overflow
+ * is undefined in C++, and the compiler would fold x + 3 > 0 to x > -3). View ops make no kernel: their result is a new
  * geometry over the same buffer.
  *
  * Left out on purpose (they run on the next backend): integer division,
@@ -17,25 +19,26 @@
 
 #include "plugins/cuda/cuda_internal.h"
 
-#define PW(op, ct, expr) {op, CUDA_OP_POINTWISE, ct, -1, false, false, expr}
-#define PWF(op, expr) {op, CUDA_OP_POINTWISE, CT_RESULT, -1, true, false, expr}
-#define PWN(op, expr) {op, CUDA_OP_POINTWISE, CT_RESULT, -1, false, true, expr}
-#define PWC(op, ct, cond, expr) {op, CUDA_OP_POINTWISE, ct, cond, false, false, expr}
-#define VIEW(op) {op, CUDA_OP_VIEW, CT_RESULT, -1, false, false, NULL}
-#define FILL(op, expr) {op, CUDA_OP_FILL, CT_RESULT, -1, false, false, expr}
+#define PW(op, ct_, e) {.name = op, .kind = CUDA_OP_POINTWISE, .ct = ct_, .bool_operand = -1, .expr = e}
+#define PWF(op, e) {.name = op, .kind = CUDA_OP_POINTWISE, .bool_operand = -1, .float_only = true, .expr = e}
+#define PWN(op, e) {.name = op, .kind = CUDA_OP_POINTWISE, .bool_operand = -1, .no_bool = true, .expr = e}
+#define PWC(op, ct_, cond, e) {.name = op, .kind = CUDA_OP_POINTWISE, .ct = ct_, .bool_operand = cond, .expr = e}
+#define VIEW(op) {.name = op, .kind = CUDA_OP_VIEW, .bool_operand = -1}
+#define FILL(op, e) {.name = op, .kind = CUDA_OP_FILL, .bool_operand = -1, .expr = e}
+#define RED(op, what, fl) {.name = op, .kind = CUDA_OP_REDUCE, .bool_operand = -1, .float_only = fl, .reduce = what}
 
 static const cuda_op ops[] = {
     /* arithmetic */
-    PWN("aten.add.Tensor", "$0 + ${alpha} * $1"),
-    PWN("aten.add.Scalar", "$0 + ${alpha} * ${other}"),
-    PWN("aten.sub.Tensor", "$0 - ${alpha} * $1"),
-    PWN("aten.sub.Scalar", "$0 - ${alpha} * ${other}"),
-    PWN("aten.rsub.Scalar", "${other} - ${alpha} * $0"),
+    PW("aten.add.Tensor", CT_RESULT, "op_add($0, op_mul(${alpha}, $1))"),
+    PW("aten.add.Scalar", CT_RESULT, "op_add($0, op_mul(${alpha}, ${other}))"),
+    PWN("aten.sub.Tensor", "op_sub($0, op_mul(${alpha}, $1))"),
+    PWN("aten.sub.Scalar", "op_sub($0, op_mul(${alpha}, ${other}))"),
+    PWN("aten.rsub.Scalar", "op_sub(${other}, op_mul(${alpha}, $0))"),
     PW("aten.mul.Tensor", CT_RESULT, "op_mul($0, $1)"),
     PW("aten.mul.Scalar", CT_RESULT, "op_mul($0, ${other})"),
     PWF("aten.div.Tensor", "$0 / $1"),
     PWF("aten.div.Scalar", "$0 / ${other}"),
-    PWN("aten.neg.default", "-$0"),
+    PWN("aten.neg.default", "op_sub(($T)0, $0)"),
     PWN("aten.abs.default", "op_abs($0)"),
     PWF("aten.reciprocal.default", "($T)1 / $0"),
     PWF("aten.pow.Tensor_Scalar", "op_pow($0, ${exponent})"),
@@ -109,6 +112,16 @@ static const cuda_op ops[] = {
     /* generators */
     FILL("aten.full.default", "${fill_value}"),
     FILL("aten.scalar_tensor.default", "${s}"),
+    /* reductions over dims: one block a row of the reduced elements,
+     * accumulating in PyTorch's CUDA acc_type (float for the 16-bit floats) */
+    RED("aten.sum.dim_IntList", RED_SUM, false),
+    RED("aten.sum.default", RED_SUM, false),
+    RED("aten.mean.dim", RED_MEAN, true),
+    RED("aten.mean.default", RED_MEAN, true),
+    RED("aten.amax.default", RED_MAX, false),
+    RED("aten.amin.default", RED_MIN, false),
+    RED("aten._softmax.default", RED_SOFTMAX, true),
+    RED("aten._log_softmax.default", RED_LOG_SOFTMAX, true),
     /* views */
     VIEW("aten.view.default"),
     VIEW("aten._unsafe_view.default"),

@@ -1,0 +1,96 @@
+/*
+ * plugins/cuda/cuda_blas.h: matrix products (mm, bmm, addmm, baddbmm,
+ * linear, with a bias and relu or gelu fused) through cuBLASLt, which the
+ * cuda backend opens with dlopen like the driver (cuda_api.h): the plugin
+ * links against no CUDA library and loads where there is none.
+ *
+ * Tensors are ROW-MAJOR, as PyTorch lays them out; cuda_blas.c turns each
+ * product into cuBLASLt's column-major terms. A product is planned once
+ * (descriptors and an algorithm from cuBLASLt's heuristic, for a workspace
+ * the caller bounds) and run many times; the library allocates no device
+ * memory: the caller hands in the workspace and every operand.
+ *
+ * Threads: cuda_blas_open and cuda_gemm_plan run with the device's context
+ * current. A cuda_blas (one cuBLASLt handle) and a cuda_gemm are shared
+ * read-only after they are made: cuda_gemm_run may be called from several
+ * threads at once, on several streams, with the same plan (the one field it
+ * sets per call, the bias pointer, is set under the plan's lock).
+ *
+ * Alignment: plans assume every pointer (a, bm, c, d, bias, workspace) is
+ * 16-byte aligned, as PyTorch's allocator gives (cuMemAlloc gives 256);
+ * cuda_gemm_run refuses a less aligned one with a sentence, so that the
+ * caller can fall back to its own kernel.
+ */
+#ifndef ALLOY_CUDA_BLAS_H
+#define ALLOY_CUDA_BLAS_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy/dtype.h"
+
+/* The pointer alignment (bytes) every plan assumes of its operands. */
+#define CUDA_BLAS_ALIGNMENT 16
+
+/* The cuBLASLt library and one handle; made by cuda_blas_open, owned by the
+ * caller, freed by cuda_blas_close after every plan made from it. */
+typedef struct cuda_blas cuda_blas;
+
+/* Opens libcublasLt (libcublasLt.so.13, .so.12, .so, or under $CUDA_HOME/lib64,
+ * default /usr/local/cuda) and creates a handle with the device's context
+ * current. Returns NULL and sets *out, or a sentence saying why not (library
+ * missing, a symbol missing, cublasLtCreate failed), which may point into why
+ * (cap bytes); then *out is NULL and nothing stays open. */
+const char *cuda_blas_open(cuda_blas **out, char *why, size_t cap);
+/* Destroys the handle and closes the library; b may be NULL. */
+void cuda_blas_close(cuda_blas *b);
+/* cublasLtGetVersion() of the library opened, e.g. 130100 for 13.1.0. */
+size_t cuda_blas_version(const cuda_blas *b);
+
+/* One product D = alpha * op(A) @ op(B) + beta * C (+ bias on every row),
+ * then relu or gelu, over `batch` matrices. All fields are in, copied by
+ * cuda_gemm_plan. D is packed: [batch, m, n] with row stride n. */
+typedef struct cuda_gemm_desc {
+  alloy_dtype dtype;          /* of A, B, C, D and bias: ALLOY_F32, ALLOY_F16, ALLOY_BF16 */
+  int64_t m, n, k, batch;     /* batch 1 for mm; each >= 1 */
+  int64_t lda, ldb, ldc;      /* row-major leading dims (elements between rows) */
+  int64_t stride_a, stride_b, stride_c; /* between batches (elements); 0 broadcasts */
+  bool trans_a, trans_b;      /* A given as [k, m] / B given as [n, k] (row-major): linear's weight */
+  double alpha, beta;         /* beta != 0: C is read (C may equal D if ldc == n, stride_c == m*n) */
+  bool has_c;                 /* C given: [batch, m, n] with ldc, stride_c; or ldc == 0 and stride_c == 0,
+                                 one row broadcast to all (then beta must be 1 and bias false: it
+                                 becomes the bias epilogue) */
+  bool bias;                  /* a vector of n elements added to every row, before the activation */
+  int activation;             /* 0 none, 1 relu, 2 gelu (cuBLASLt's, the tanh approximation) */
+  bool allow_tf32;            /* f32 only: TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), else exact f32 */
+} cuda_gemm_desc;
+
+/* A planned product: descriptors and the algorithm chosen; made by
+ * cuda_gemm_plan, owned by the caller, freed by cuda_gemm_free before the
+ * cuda_blas it was made from is closed. */
+typedef struct cuda_gemm cuda_gemm;
+
+/* Checks desc, builds cuBLASLt's descriptors and picks the heuristic's first
+ * algorithm for a workspace of at most max_workspace bytes (32 MiB is what
+ * PyTorch gives Hopper); *workspace gets the bytes it needs (often 0).
+ * Returns NULL and sets *out, or a sentence (maybe in why, cap bytes) saying
+ * why not: a dtype or shape outside the above, or cuBLASLt has no algorithm
+ * for it. Calls no kernel and allocates no device memory. */
+const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t max_workspace,
+                           cuda_gemm **out, uint64_t *workspace, char *why, size_t cap);
+
+/* Enqueues the product on stream (any stream of the context current on the
+ * calling thread). c may be 0 when !has_c, bias 0 when !bias; workspace holds
+ * workspace_bytes >= what the plan said (0 if it said 0). The operands must
+ * stay allocated until the stream reaches the product. Returns NULL, or a
+ * sentence (maybe in why, cap bytes) saying why nothing was enqueued. */
+const char *cuda_gemm_run(cuda_blas *b, const cuda_gemm *g, CUdeviceptr a, CUdeviceptr bm,
+                          CUdeviceptr c, CUdeviceptr d, CUdeviceptr bias, CUdeviceptr workspace,
+                          uint64_t workspace_bytes, CUstream stream, char *why, size_t cap);
+
+/* Frees the plan's descriptors and the plan; g may be NULL. */
+void cuda_gemm_free(cuda_gemm *g);
+
+#endif
