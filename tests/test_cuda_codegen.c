@@ -127,7 +127,7 @@ TEST(cuda_codegen_reductions_are_rows) {
   CHECK(!p.launches[0].rows && p.launches[0].n == 120);
   CHECK(p.launches[1].rows && p.launches[1].n == 40);
   CHECK(p.launches[2].rows && p.launches[2].n == 24);
-  CHECK(strstr(p.source, "block_reduce(a, SumOp(), sh)") != NULL);
+  CHECK(strstr(p.source, "block_reduce(a, SumOp(), sh, (float)0)") != NULL);
   CHECK(strstr(p.source, "exp(x - m) / s") != NULL);
   CHECK(strstr(p.source, "((float)0LL)") != NULL); /* where's Python 0 as a literal */
   CHECK(p.scratch_bytes == 2 * 512); /* e and p, 480 bytes each, 256-aligned */

@@ -433,7 +433,8 @@ static alloy_error *output_allocate(alloy_backend *be, alloy_executable *exe, al
     numel *= s;
   }
   int64_t stride = 1;
-  for (int d = t->rank - 1; d >= 0; d--) t->strides[d] = stride, stride *= t->sizes[d];
+  /* PyTorch's contiguous strides: an empty dim counts as 1 */
+  for (int d = t->rank - 1; d >= 0; d--) t->strides[d] = stride, stride *= t->sizes[d] > 1 ? t->sizes[d] : 1;
   t->offset = 0;
   return cuda_buffer_allocate(be, exe->device, (uint64_t)numel * alloy_dtype_size(t->dtype), &t->buffer);
 }

@@ -116,14 +116,14 @@ static const char prelude[] =
     "  return op_isnan(a) ? a : op_isnan(b) ? b : (a > b ? a : b); } };\n"
     "struct MinOp { template <class T> __device__ T operator()(T a, T b) const {\n"
     "  return op_isnan(a) ? a : op_isnan(b) ? b : (a < b ? a : b); } };\n"
-    "template <class T, class F> __device__ T block_reduce(T v, F f, T *sh) {\n"
+    "template <class T, class F> __device__ T block_reduce(T v, F f, T *sh, T id) {\n"
     "  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
     "  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
     "  __syncthreads();\n"
     "  if (lane == 0) sh[warp] = v;\n"
     "  __syncthreads();\n"
     "  if (warp == 0) {\n"
-    "    v = lane < (int)(blockDim.x >> 5) ? sh[lane] : sh[0];\n"
+    "    v = lane < (int)(blockDim.x >> 5) ? sh[lane] : id;\n"
     "    for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
     "    if (lane == 0) sh[0] = v;\n"
     "  }\n"
@@ -747,7 +747,7 @@ static void expand_expr(builder *b, const alloy_node *n, const char *expr, char 
       if (a && h->arg_type(a) != ALLOY_ARG_TYPE_NONE) {
         scalar_text(h, a, ct, lit, sizeof lit);
         const char *to = rounds_to_dtype(name) ? storage_cast(cd) : "";
-        put(out, "%s%s(%s)", optional ? "1, " : "", to, lit);
+        put(out, "%s((%s)%s(%s))", optional ? "1, " : "", ct, to, lit);
       } else {
         put(out, optional ? "0, (%s)0" : "((%s)1)", ct); /* an absent bound; an absent alpha */
       }
@@ -929,7 +929,7 @@ static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
     case RED_SUM:
     case RED_MEAN:
       put(&k.body, "      %s a = 0;\n%s        a += x;\n      }\n", acc, lp);
-      put(&k.body, "      a = block_reduce(a, SumOp(), sh);\n");
+      put(&k.body, "      a = block_reduce(a, SumOp(), sh, (%s)0);\n", acc);
       if (op->reduce == RED_MEAN) put(&k.body, "      a = a / (%s)%" PRId64 ";\n", acc, cols);
       put(&k.body, "      if (threadIdx.x == 0) st_%s(p%d, %" PRId64 " + i, (%s)a);\n", dtype_tag(yt), py,
           y.offset, reg_type(yt));
@@ -940,16 +940,16 @@ static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
       /* the identity: the row's first element (rows are never empty here) */
       put(&k.body, "      %s a = (%s)ld_%s(p%d, xb);\n%s        a = %s()(a, x);\n      }\n", acc, acc,
           dtype_tag(x.dtype), px, lp, f);
-      put(&k.body, "      a = block_reduce(a, %s(), sh);\n", f);
+      put(&k.body, "      a = block_reduce(a, %s(), sh, a);\n", f); /* a repeated value is harmless */
       put(&k.body, "      if (threadIdx.x == 0) st_%s(p%d, %" PRId64 " + i, a);\n", dtype_tag(yt), py, y.offset);
       break;
     }
     default: { /* softmax, log_softmax: max, then the sum of exp, then the row */
       put(&k.body, "      %s m = (%s)ld_%s(p%d, xb);\n%s        m = MaxOp()(m, x);\n      }\n", acc, acc,
           dtype_tag(x.dtype), px, lp);
-      put(&k.body, "      m = block_reduce(m, MaxOp(), sh);\n");
+      put(&k.body, "      m = block_reduce(m, MaxOp(), sh, m);\n");
       put(&k.body, "      %s s = 0;\n%s        s += exp(x - m);\n      }\n", acc, lp);
-      put(&k.body, "      s = block_reduce(s, SumOp(), sh);\n");
+      put(&k.body, "      s = block_reduce(s, SumOp(), sh, (%s)0);\n", acc);
       char yi[512];
       text wr = {0};
       put(&wr, "%s", lp);

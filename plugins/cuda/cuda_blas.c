@@ -1,0 +1,384 @@
+/*
+ * plugins/cuda/cuda_blas.c: the cuda backend's matrix products through
+ * cuBLASLt (cuda_blas.h), opened with dlopen and bound from a symbol table
+ * the way cuda_api.c binds the driver. The rest of the backend's kernels
+ * are generated (cuda_codegen.c); a product big enough to matter goes here.
+ *
+ * Row-major on a column-major library: a row-major [r, c] matrix with row
+ * stride ld is, byte for byte, the column-major [c, r] matrix with leading
+ * dimension ld, its transpose. So PyTorch's D = op(A) op(B) is computed as
+ * cuBLASLt's D^T = op(B)^T op(A)^T: B goes in cuBLASLt's A slot and A in its
+ * B slot, m and n trade places, and each operand keeps its own transpose
+ * flag (a row-major B [k, n] is already the column-major B^T [n, k] the
+ * product wants; B given as [n, k], linear's weight, needs op T). D^T is
+ * [n, m] column-major with ld n, which is D packed row-major; the bias
+ * epilogue adds a vector along D^T's rows, i.e. bias[j] to D's column j.
+ *
+ * Precision as PyTorch's CUDA matmuls: f16 and bf16 multiply on tensor
+ * cores and accumulate in f32 (CUBLAS_COMPUTE_32F, scale type float); f32 is
+ * exact (CUBLAS_COMPUTE_32F) unless the caller allows TF32.
+ */
+#include "plugins/cuda/cuda_blas.h"
+
+#include <cublasLt.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The cublasLt.h entry points called, bound by name from the library. */
+#define CUDA_BLAS_FUNCTIONS(X)                                                                  \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtGetStatusName)        \
+  X(cublasLtMatmul) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)                 \
+  X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)                            \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                         \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                       \
+  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)
+
+#define CUDA_BLAS_FIELD(name) __typeof__(name) *name;
+
+struct cuda_blas {
+  void *lib;               /* dlopen handle, closed by cuda_blas_close */
+  cublasLtHandle_t handle; /* destroyed by cuda_blas_close */
+  size_t version;          /* cublasLtGetVersion() */
+  CUDA_BLAS_FUNCTIONS(CUDA_BLAS_FIELD)
+};
+
+struct cuda_gemm {
+  const cuda_blas *b;                       /* made from; its destroyers free the plan */
+  cublasLtMatmulDesc_t op;                  /* compute type, transposes, epilogue */
+  cublasLtMatrixLayout_t la, lb, lc, ld;    /* cuBLASLt's A (our B), B (our A), C, D; lc NULL: use ld */
+  cublasLtMatmulAlgo_t algo;                /* the heuristic's first choice */
+  uint64_t workspace;                       /* bytes the algorithm needs */
+  float alpha, beta;                        /* scale type float; beta 0 when C is not read */
+  bool has_c, c_is_bias, bias, c_in_place_ok; /* C read; C's broadcast row fed as the bias */
+  pthread_mutex_t lock;                     /* serialises setting the bias pointer and the call */
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef struct symbol_row {
+  const char *name; /* the symbol as cublasLt.h spells it */
+  size_t offset;    /* of its field in struct cuda_blas */
+} symbol_row;
+
+#define SYMBOL_ROW(name) {STR(name), offsetof(struct cuda_blas, name)},
+static const symbol_row blas_symbols[] = {CUDA_BLAS_FUNCTIONS(SYMBOL_ROW)};
+
+/* The library matching the header first (13); 12's matmul API is the same. */
+static void *open_cublaslt(void) {
+  static const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (lib) return lib;
+  }
+  const char *home = getenv("CUDA_HOME");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/lib64/libcublasLt.so", home && *home ? home : "/usr/local/cuda");
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+const char *cuda_blas_open(cuda_blas **out, char *why, size_t cap) {
+  *out = NULL;
+  cuda_blas *b = calloc(1, sizeof *b);
+  if (!b) return "out of memory opening cuBLASLt";
+  b->lib = open_cublaslt();
+  if (!b->lib) {
+    free(b);
+    return "libcublasLt.so not found (set CUDA_HOME to the CUDA toolkit)";
+  }
+  for (size_t i = 0; i < sizeof blas_symbols / sizeof *blas_symbols; i++) {
+    void *fn = dlsym(b->lib, blas_symbols[i].name);
+    if (!fn) {
+      snprintf(why, cap, "libcublasLt.so has no %s: it is older than CUDA 12", blas_symbols[i].name);
+      dlclose(b->lib);
+      free(b);
+      return why;
+    }
+    memcpy((char *)b + blas_symbols[i].offset, &fn, sizeof fn);
+  }
+  cublasStatus_t st = b->cublasLtCreate(&b->handle);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, cap, "cublasLtCreate failed: %s", b->cublasLtGetStatusName(st));
+    dlclose(b->lib);
+    free(b);
+    return why;
+  }
+  b->version = b->cublasLtGetVersion();
+  *out = b;
+  return NULL;
+}
+
+void cuda_blas_close(cuda_blas *b) {
+  if (!b) return;
+  if (b->handle) b->cublasLtDestroy(b->handle);
+  dlclose(b->lib);
+  free(b);
+}
+
+size_t cuda_blas_version(const cuda_blas *b) { return b->version; }
+
+void cuda_gemm_free(cuda_gemm *g) {
+  if (!g) return;
+  const cuda_blas *b = g->b;
+  if (g->la) b->cublasLtMatrixLayoutDestroy(g->la);
+  if (g->lb) b->cublasLtMatrixLayoutDestroy(g->lb);
+  if (g->lc) b->cublasLtMatrixLayoutDestroy(g->lc);
+  if (g->ld) b->cublasLtMatrixLayoutDestroy(g->ld);
+  if (g->op) b->cublasLtMatmulDescDestroy(g->op);
+  pthread_mutex_destroy(&g->lock);
+  free(g);
+}
+
+/* One column-major operand as cuBLASLt sees it (rows, cols, ld) and its batch
+ * stride; name says which of the caller's operands it is, for sentences. */
+typedef struct blas_operand {
+  const char *name;
+  int64_t rows, cols, ld, stride;
+} blas_operand;
+
+/* A leading dimension is only read past the first column: with one column any
+ * ld will do, and PyTorch gives odd strides to size-1 dims, so it is mended.
+ * Whether the operand is a matrix cuBLASLt can read; if not, why says so. */
+static bool operand_ok(blas_operand *o, char *why, size_t cap) {
+  if (o->cols == 1 && o->ld < o->rows) o->ld = o->rows;
+  if (o->ld < o->rows) {
+    snprintf(why, cap, "cuBLASLt needs %s's row stride %lld to be at least its row length %lld",
+             o->name, (long long)o->ld, (long long)o->rows);
+    return false;
+  }
+  if (o->stride < 0) {
+    snprintf(why, cap, "%s's batch stride %lld is negative", o->name, (long long)o->stride);
+    return false;
+  }
+  return true;
+}
+
+/* Creates *out for o; the first failing call's status (SUCCESS when none). */
+static cublasStatus_t make_layout(const cuda_blas *b, cublasLtMatrixLayout_t *out, cudaDataType type,
+                                  const blas_operand *o, int32_t batch) {
+  cublasStatus_t st = b->cublasLtMatrixLayoutCreate(out, type, (uint64_t)o->rows, (uint64_t)o->cols, o->ld);
+  if (st != CUBLAS_STATUS_SUCCESS || batch == 1) return st;
+  st = b->cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  return b->cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &o->stride,
+                                             sizeof o->stride);
+}
+
+/* Sets one attribute of the matmul descriptor unless an earlier call failed. */
+static void set_op(const cuda_blas *b, cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t attr,
+                   const void *value, size_t size, cublasStatus_t *st) {
+  if (*st == CUBLAS_STATUS_SUCCESS) *st = b->cublasLtMatmulDescSetAttribute(op, attr, value, size);
+}
+
+/* The same for the heuristic's preferences. */
+static void set_pref(const cuda_blas *b, cublasLtMatmulPreference_t pref,
+                     cublasLtMatmulPreferenceAttributes_t attr, const void *value, size_t size,
+                     cublasStatus_t *st) {
+  if (*st == CUBLAS_STATUS_SUCCESS) *st = b->cublasLtMatmulPreferenceSetAttribute(pref, attr, value, size);
+}
+
+/* The product in the caller's terms, for sentences: "bf16 [4, 256, 128] @ [128, 512]". */
+static void describe(const cuda_gemm_desc *d, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s [%lld, %lld, %lld]%s @ [%lld, %lld]%s", alloy_dtype_short_name(d->dtype),
+           (long long)d->batch, (long long)d->m, (long long)d->k, d->trans_a ? " (given transposed)" : "",
+           (long long)d->k, (long long)d->n, d->trans_b ? " (given transposed)" : "");
+}
+
+const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t max_workspace,
+                           cuda_gemm **out, uint64_t *workspace, char *why, size_t cap) {
+  *out = NULL;
+  *workspace = 0;
+  cudaDataType type;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  switch (desc->dtype) {
+  case ALLOY_F32:
+    type = CUDA_R_32F;
+    if (desc->allow_tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    break;
+  case ALLOY_F16: type = CUDA_R_16F; break;
+  case ALLOY_BF16: type = CUDA_R_16BF; break;
+  default:
+    snprintf(why, cap, "cuBLASLt products take float32, float16 or bfloat16, not %s",
+             alloy_dtype_name(desc->dtype));
+    return why;
+  }
+  if (desc->m < 1 || desc->n < 1 || desc->k < 1 || desc->batch < 1 || desc->batch > INT32_MAX) {
+    snprintf(why, cap, "a product of m %lld, n %lld, k %lld, batch %lld is empty or too big for cuBLASLt",
+             (long long)desc->m, (long long)desc->n, (long long)desc->k, (long long)desc->batch);
+    return why;
+  }
+  if (desc->activation < 0 || desc->activation > 2) {
+    snprintf(why, cap, "activation %d is none of 0 (none), 1 (relu), 2 (gelu)", desc->activation);
+    return why;
+  }
+  /* cuBLASLt's A is our B and its B our A (the file's opening paragraph). */
+  const int64_t m = desc->m, n = desc->n, k = desc->k;
+  blas_operand ob = {"B", desc->trans_b ? k : n, desc->trans_b ? n : k, desc->ldb, desc->stride_b};
+  blas_operand oa = {"A", desc->trans_a ? m : k, desc->trans_a ? k : m, desc->lda, desc->stride_a};
+  blas_operand od = {"D", n, m, n, m * n};
+  blas_operand oc = {"C", n, m, desc->ldc, desc->stride_c};
+  if (!operand_ok(&ob, why, cap) || !operand_ok(&oa, why, cap)) return why;
+
+  bool c_is_bias = false;
+  if (desc->has_c) {
+    if (oc.cols == 1 && oc.ld < oc.rows) oc.ld = oc.rows;
+    if (oc.ld == 0 && (desc->batch == 1 || oc.stride == 0)) {
+      /* One row broadcast to every row is a bias vector; cuBLASLt's C must
+       * not overlap itself, so the row goes in through the bias epilogue,
+       * which adds it unscaled. */
+      if (desc->beta != 1.0 || desc->bias) {
+        snprintf(why, cap, "a broadcast row C (ldc 0) needs beta 1 and no separate bias, not beta %g%s",
+                 desc->beta, desc->bias ? " and a bias" : "");
+        return why;
+      }
+      c_is_bias = true;
+    } else if (!operand_ok(&oc, why, cap)) {
+      return why;
+    }
+  }
+
+  cuda_gemm *g = calloc(1, sizeof *g);
+  if (!g) return "out of memory planning a cuBLASLt product";
+  g->b = b;
+  pthread_mutex_init(&g->lock, NULL);
+  g->alpha = (float)desc->alpha;
+  g->beta = desc->has_c && !c_is_bias ? (float)desc->beta : 0.0f;
+  g->has_c = desc->has_c && !c_is_bias;
+  g->c_is_bias = c_is_bias;
+  g->bias = desc->bias || c_is_bias;
+  g->c_in_place_ok = oc.ld == n && (desc->batch == 1 || oc.stride == m * n);
+
+  const int32_t batch = (int32_t)desc->batch;
+  const char *step = "cublasLtMatrixLayoutCreate";
+  cublasStatus_t st = make_layout(b, &g->la, type, &ob, batch);
+  if (st == CUBLAS_STATUS_SUCCESS) st = make_layout(b, &g->lb, type, &oa, batch);
+  if (st == CUBLAS_STATUS_SUCCESS) st = make_layout(b, &g->ld, type, &od, batch);
+  if (st == CUBLAS_STATUS_SUCCESS && g->has_c) st = make_layout(b, &g->lc, type, &oc, batch);
+
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    step = "cublasLtMatmulDescCreate";
+    st = b->cublasLtMatmulDescCreate(&g->op, compute, CUDA_R_32F);
+  }
+  const int32_t trans_first = desc->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_second = desc->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set_op(b, g->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first, sizeof trans_first, &st);
+  set_op(b, g->op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second, sizeof trans_second, &st);
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (desc->activation == 1) epilogue = g->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  else if (desc->activation == 2) epilogue = g->bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  else if (g->bias) epilogue = CUBLASLT_EPILOGUE_BIAS;
+  set_op(b, g->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue, &st);
+  if (g->bias) {
+    /* The bias is of D's type (cublasLt.h, BIAS_DATA_TYPE). The heuristic
+     * reads the pointer's alignment only: a stand-in with the alignment
+     * every run checks; cuda_gemm_run sets the real one. */
+    const int32_t bias_type = type;
+    const void *stand_in = (const void *)(uintptr_t)CUDA_BLAS_ALIGNMENT;
+    set_op(b, g->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type, &st);
+    set_op(b, g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in, sizeof stand_in, &st);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, cap, "%s failed: %s", step, b->cublasLtGetStatusName(st));
+    cuda_gemm_free(g);
+    return why;
+  }
+
+  /* The algorithm: the heuristic's first, for pointers aligned as every run
+   * checks (the default assumes 256 bytes and picks kernels that a 16-byte
+   * aligned view would break) and at most max_workspace bytes of scratch. */
+  cublasLtMatmulPreference_t pref = NULL;
+  st = b->cublasLtMatmulPreferenceCreate(&pref);
+  const uint32_t align = CUDA_BLAS_ALIGNMENT;
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align, sizeof align, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align, sizeof align, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align, sizeof align, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align, sizeof align, &st);
+  cublasLtMatmulHeuristicResult_t result;
+  memset(&result, 0, sizeof result);
+  int found = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = b->cublasLtMatmulAlgoGetHeuristic(b->handle, g->op, g->la, g->lb, g->lc ? g->lc : g->ld, g->ld, pref,
+                                           1, &result, &found);
+  if (pref) b->cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+    char what[160];
+    describe(desc, what, sizeof what);
+    if (st == CUBLAS_STATUS_SUCCESS) st = found < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : result.state;
+    snprintf(why, cap, "cuBLASLt has no algorithm for %s%s%s within %llu bytes of workspace (%s)", what,
+             desc->bias || c_is_bias ? " with a bias" : "",
+             desc->activation == 1 ? " and relu" : desc->activation == 2 ? " and gelu" : "",
+             (unsigned long long)max_workspace,
+             b->cublasLtGetStatusName(st));
+    cuda_gemm_free(g);
+    return why;
+  }
+  g->algo = result.algo;
+  g->workspace = result.workspaceSize;
+  *workspace = g->workspace;
+  *out = g;
+  return NULL;
+}
+
+/* Whether the plan's kernels can read ptr, the operand named; if not, why
+ * says so. */
+static bool pointer_ok(CUdeviceptr ptr, const char *name, char *why, size_t cap) {
+  if (ptr == 0) {
+    snprintf(why, cap, "the cuBLASLt product's %s is a null pointer", name);
+    return false;
+  }
+  if (ptr % CUDA_BLAS_ALIGNMENT) {
+    snprintf(why, cap, "the cuBLASLt product's %s at 0x%llx is not %d-byte aligned", name,
+             (unsigned long long)ptr, CUDA_BLAS_ALIGNMENT);
+    return false;
+  }
+  return true;
+}
+
+const char *cuda_gemm_run(cuda_blas *b, const cuda_gemm *g, CUdeviceptr a, CUdeviceptr bm,
+                          CUdeviceptr c, CUdeviceptr d, CUdeviceptr bias, CUdeviceptr workspace,
+                          uint64_t workspace_bytes, CUstream stream, char *why, size_t cap) {
+  bool ok = pointer_ok(a, "A", why, cap) && pointer_ok(bm, "B", why, cap) && pointer_ok(d, "D", why, cap);
+  if (ok && (g->has_c || g->c_is_bias)) ok = pointer_ok(c, "C", why, cap);
+  if (ok && g->bias && !g->c_is_bias) ok = pointer_ok(bias, "bias", why, cap);
+  if (ok && g->workspace) ok = pointer_ok(workspace, "workspace", why, cap);
+  if (!ok) return why;
+  if (workspace_bytes < g->workspace) {
+    snprintf(why, cap, "the cuBLASLt product needs %llu bytes of workspace, given %llu",
+             (unsigned long long)g->workspace, (unsigned long long)workspace_bytes);
+    return why;
+  }
+  if (g->has_c && c == d && !g->c_in_place_ok)
+    return "cuBLASLt writes D over C only when C is laid out as D (ldc n, stride_c m*n)";
+  /* Without C, D stands in for it: beta is 0, so it is not read. */
+  const void *c_ptr = (const void *)(uintptr_t)(g->has_c ? c : d);
+  cublasStatus_t st;
+  cuda_gemm *mut = (cuda_gemm *)g; /* the lock and the bias pointer; the plan was made non-const */
+  if (g->bias) {
+    /* The bias pointer lives in the shared descriptor, which cublasLtMatmul
+     * reads on the host while enqueueing: hold the lock across both. */
+    const void *bias_ptr = (const void *)(uintptr_t)(g->c_is_bias ? c : bias);
+    pthread_mutex_lock(&mut->lock);
+    st = b->cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                           sizeof bias_ptr);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = b->cublasLtMatmul(b->handle, g->op, &g->alpha, (const void *)(uintptr_t)bm, g->la,
+                             (const void *)(uintptr_t)a, g->lb, &g->beta, c_ptr, g->lc ? g->lc : g->ld,
+                             (void *)(uintptr_t)d, g->ld, &g->algo, (void *)(uintptr_t)workspace,
+                             (size_t)workspace_bytes, stream);
+    pthread_mutex_unlock(&mut->lock);
+  } else {
+    st = b->cublasLtMatmul(b->handle, g->op, &g->alpha, (const void *)(uintptr_t)bm, g->la,
+                           (const void *)(uintptr_t)a, g->lb, &g->beta, c_ptr, g->lc ? g->lc : g->ld,
+                           (void *)(uintptr_t)d, g->ld, &g->algo, (void *)(uintptr_t)workspace,
+                           (size_t)workspace_bytes, stream);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, cap, "cublasLtMatmul failed: %s", b->cublasLtGetStatusName(st));
+    return why;
+  }
+  return NULL;
+}
