@@ -1,0 +1,357 @@
+/*
+ * tests/cuda/blas_check.c: checks plugins/cuda/cuda_blas.c on a GPU. A
+ * standalone program, outside `make test` (that runs on machines without a
+ * GPU): it opens the driver (cuda_api.c) and cuBLASLt, runs each kind of
+ * product the cuda backend hands to cuBLASLt (mm, linear's transposed
+ * weight, addmm in place and out of place, bias with relu or gelu, a
+ * broadcast row as C, f16 and bf16, a bmm with a broadcast B, TF32), and
+ * compares every element of D with a double-precision reference computed
+ * from the same (rounded) inputs. Then it times 4096^3 products.
+ *
+ * Build and run (from the repository root, on a machine with a GPU):
+ *   cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Isdk/include \
+ *      -isystem /usr/local/cuda/include -o build/blas_check tests/cuda/blas_check.c \
+ *      plugins/cuda/cuda_blas.c plugins/cuda/cuda_api.c -ldl -lm -pthread
+ *   ./build/blas_check
+ * Prints "PASS|FAIL name max_abs_err" per case; exits 1 on a failure, 2 when
+ * there is no GPU or no cuBLASLt.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/cuda/cuda_api.h"
+#include "plugins/cuda/cuda_blas.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static cuda_api api;
+static cuda_blas *blas;
+static CUstream stream;
+static CUdeviceptr workspace;
+static const uint64_t workspace_cap = 32u << 20; /* PyTorch's cuBLASLt workspace on Hopper */
+static int failures;
+
+/* Aborts the program on a driver error: the check cannot go on without it. */
+static void check_cu(CUresult r, const char *what) {
+  if (r == CUDA_SUCCESS) return;
+  const char *s = NULL;
+  api.cuGetErrorString(r, &s);
+  fprintf(stderr, "blas_check: %s failed: %s\n", what, s ? s : "unknown error");
+  exit(2);
+}
+
+/* The next of a fixed sequence of values in [-1, 1). */
+static double next_value(uint64_t *state) {
+  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(*state >> 40) / (double)(1ull << 23) - 1.0;
+}
+
+/* x rounded to dtype t, as the device will hold it. */
+static double round_to(alloy_dtype t, double x) {
+  float f = (float)x;
+  if (t == ALLOY_F16) return alloy_f32_from_f16(alloy_f16_from_f32(f));
+  if (t == ALLOY_BF16) return alloy_f32_from_bf16(alloy_bf16_from_f32(f));
+  return f;
+}
+
+/* A device copy of n values (already rounded) in dtype t; the caller frees it. */
+static CUdeviceptr upload(alloy_dtype t, const double *v, size_t n) {
+  size_t es = alloy_dtype_size(t);
+  unsigned char *host = malloc(n * es + 1);
+  for (size_t i = 0; i < n; i++) {
+    float f = (float)v[i];
+    if (t == ALLOY_F32) memcpy(host + i * 4, &f, 4);
+    else {
+      uint16_t h = t == ALLOY_F16 ? alloy_f16_from_f32(f) : alloy_bf16_from_f32(f);
+      memcpy(host + i * 2, &h, 2);
+    }
+  }
+  CUdeviceptr d;
+  check_cu(api.cuMemAlloc(&d, n * es + 256), "cuMemAlloc");
+  check_cu(api.cuMemcpyHtoDAsync(d, host, n * es, stream), "cuMemcpyHtoDAsync");
+  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  free(host);
+  return d;
+}
+
+/* n values of dtype t from the device, widened to double; the caller frees them. */
+static double *download(alloy_dtype t, CUdeviceptr d, size_t n) {
+  size_t es = alloy_dtype_size(t);
+  unsigned char *host = malloc(n * es + 1);
+  double *v = malloc(n * sizeof *v + 1);
+  check_cu(api.cuMemcpyDtoHAsync(host, d, n * es, stream), "cuMemcpyDtoHAsync");
+  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  for (size_t i = 0; i < n; i++) {
+    if (t == ALLOY_F32) {
+      float f;
+      memcpy(&f, host + i * 4, 4);
+      v[i] = f;
+    } else {
+      uint16_t h;
+      memcpy(&h, host + i * 2, 2);
+      v[i] = t == ALLOY_F16 ? alloy_f32_from_f16(h) : alloy_f32_from_bf16(h);
+    }
+  }
+  free(host);
+  return v;
+}
+
+/* n deterministic values in [-1, 1) rounded to t; the caller frees them. */
+static double *fill(alloy_dtype t, size_t n, uint64_t seed) {
+  double *v = malloc(n * sizeof *v + 1);
+  for (size_t i = 0; i < n; i++) v[i] = round_to(t, next_value(&seed));
+  return v;
+}
+
+static double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* One case: fills A, B, C, bias per desc, runs the product (in place over C
+ * when in_place), compares D with the double reference, prints the line. */
+static void run_case(const char *name, const cuda_gemm_desc *g, bool in_place, double rtol, double atol) {
+  const alloy_dtype t = g->dtype;
+  const int64_t m = g->m, n = g->n, k = g->k, nb = g->batch;
+  /* Elements spanned: up to the last row's start, plus one row. */
+  const int64_t span_a = g->trans_a ? (k - 1) * g->lda + m : (m - 1) * g->lda + k;
+  const int64_t span_b = g->trans_b ? (n - 1) * g->ldb + k : (k - 1) * g->ldb + n;
+  const size_t na = (size_t)((nb - 1) * g->stride_a + span_a);
+  const size_t nbm = (size_t)((nb - 1) * g->stride_b + span_b);
+  const size_t nc = g->has_c ? (size_t)((nb - 1) * g->stride_c + (g->ldc ? (m - 1) * g->ldc : 0) + n) : 0;
+  const size_t nd = (size_t)(nb * m * n);
+  double *a = fill(t, na, 1), *bm = fill(t, nbm, 2), *c = g->has_c ? fill(t, nc, 3) : NULL;
+  double *bias = g->bias ? fill(t, (size_t)n, 4) : NULL;
+  CUdeviceptr da = upload(t, a, na), db = upload(t, bm, nbm);
+  CUdeviceptr dc = c ? upload(t, c, nc) : 0, dbias = bias ? upload(t, bias, (size_t)n) : 0;
+  CUdeviceptr dd = in_place ? dc : 0;
+  if (!in_place) check_cu(api.cuMemAlloc(&dd, nd * alloy_dtype_size(t)), "cuMemAlloc");
+
+  char why[512];
+  cuda_gemm *plan = NULL;
+  uint64_t need = 0;
+  const char *err = cuda_gemm_plan(blas, g, workspace_cap, &plan, &need, why, sizeof why);
+  if (!err)
+    err = cuda_gemm_run(blas, plan, da, db, dc, dd, dbias, workspace, workspace_cap, stream, why, sizeof why);
+  if (!err && api.cuStreamSynchronize(stream) != CUDA_SUCCESS) err = "the product failed on the device";
+  double max_err = 0, max_err_erf = 0;
+  bool ok = err == NULL;
+  if (ok) {
+    double *d = download(t, dd, nd);
+    for (int64_t b = 0; b < nb; b++)
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double sum = 0;
+          for (int64_t p = 0; p < k; p++) {
+            double av = a[b * g->stride_a + (g->trans_a ? p * g->lda + i : i * g->lda + p)];
+            double bv = bm[b * g->stride_b + (g->trans_b ? j * g->ldb + p : p * g->ldb + j)];
+            sum += av * bv;
+          }
+          double ref = g->alpha * sum;
+          if (g->has_c) ref += g->beta * c[b * g->stride_c + i * g->ldc + j];
+          if (g->bias) ref += bias[j];
+          double ref_erf = 0.5 * ref * (1.0 + erf(ref / sqrt(2.0)));
+          if (g->activation == 1) ref = ref > 0 ? ref : 0;
+          if (g->activation == 2) ref = gelu_tanh(ref);
+          double got = d[b * m * n + i * n + j], e = fabs(got - ref);
+          if (e > max_err) max_err = e;
+          if (fabs(got - ref_erf) > max_err_erf) max_err_erf = fabs(got - ref_erf);
+          if (!(e <= atol + rtol * fabs(ref))) ok = false;
+        }
+    free(d);
+  }
+  if (err) printf("FAIL %s: %s\n", name, err);
+  else if (g->activation == 2)
+    printf("%s %s %.3g (workspace %llu; vs erf gelu %.3g)\n", ok ? "PASS" : "FAIL", name, max_err,
+           (unsigned long long)need, max_err_erf);
+  else printf("%s %s %.3g (workspace %llu)\n", ok ? "PASS" : "FAIL", name, max_err, (unsigned long long)need);
+  if (!ok) failures++;
+  cuda_gemm_free(plan);
+  api.cuMemFree(da);
+  api.cuMemFree(db);
+  if (dc) api.cuMemFree(dc);
+  if (dbias) api.cuMemFree(dbias);
+  if (!in_place) api.cuMemFree(dd);
+  free(a);
+  free(bm);
+  free(c);
+  free(bias);
+}
+
+/* A row-major mm desc: A [m, k], B [k, n] (or [n, k] when trans_b). */
+static cuda_gemm_desc mm(alloy_dtype t, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  cuda_gemm_desc g = {.dtype = t, .m = m, .n = n, .k = k, .batch = 1, .lda = k, .ldb = trans_b ? k : n,
+                      .ldc = n, .trans_b = trans_b, .alpha = 1.0};
+  return g;
+}
+
+/* Expects plan or run to refuse; prints PASS with the sentence. */
+static void expect_refusal(const char *name, const cuda_gemm_desc *g, CUdeviceptr offset) {
+  char why[512];
+  cuda_gemm *plan = NULL;
+  uint64_t need = 0;
+  const char *err = cuda_gemm_plan(blas, g, workspace_cap, &plan, &need, why, sizeof why);
+  if (!err) {
+    CUdeviceptr buf;
+    check_cu(api.cuMemAlloc(&buf, 1 << 20), "cuMemAlloc");
+    err = cuda_gemm_run(blas, plan, buf + offset, buf, 0, buf, 0, workspace, workspace_cap, stream, why,
+                        sizeof why);
+    api.cuStreamSynchronize(stream);
+    api.cuMemFree(buf);
+  }
+  cuda_gemm_free(plan);
+  printf("%s %s: %s\n", err ? "PASS" : "FAIL", name, err ? err : "accepted");
+  if (!err) failures++;
+}
+
+/* Times 10 runs after 3 warm-ups of an n^3 product; prints TFLOP/s. */
+static void time_case(const char *name, alloy_dtype t, int64_t n, bool tf32) {
+  /* cuda_api.h lists no cuEventElapsedTime: looked up here, as cuda.h versions it. */
+  typedef __typeof__(cuEventElapsedTime) elapsed_fn;
+  elapsed_fn *elapsed = (elapsed_fn *)dlsym(api.driver_lib, STR(cuEventElapsedTime));
+  size_t bytes = (size_t)(n * n) * alloy_dtype_size(t);
+  CUdeviceptr a, b, d;
+  check_cu(api.cuMemAlloc(&a, bytes), "cuMemAlloc");
+  check_cu(api.cuMemAlloc(&b, bytes), "cuMemAlloc");
+  check_cu(api.cuMemAlloc(&d, bytes), "cuMemAlloc");
+  check_cu(api.cuMemsetD8Async(a, 0x3c, bytes, stream), "cuMemsetD8Async"); /* ~0.01 in every dtype */
+  check_cu(api.cuMemsetD8Async(b, 0x3c, bytes, stream), "cuMemsetD8Async");
+  cuda_gemm_desc g = mm(t, n, n, n, false);
+  g.allow_tf32 = tf32;
+  char why[512];
+  cuda_gemm *plan = NULL;
+  uint64_t need = 0;
+  const char *err = cuda_gemm_plan(blas, &g, workspace_cap, &plan, &need, why, sizeof why);
+  CUevent start, stop;
+  check_cu(api.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  check_cu(api.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (int i = 0; i < 3 && !err; i++)
+    err = cuda_gemm_run(blas, plan, a, b, 0, d, 0, workspace, workspace_cap, stream, why, sizeof why);
+  check_cu(api.cuEventRecord(start, stream), "cuEventRecord");
+  for (int i = 0; i < 10 && !err; i++)
+    err = cuda_gemm_run(blas, plan, a, b, 0, d, 0, workspace, workspace_cap, stream, why, sizeof why);
+  check_cu(api.cuEventRecord(stop, stream), "cuEventRecord");
+  check_cu(api.cuEventSynchronize(stop), "cuEventSynchronize");
+  float ms = 0;
+  if (!err && elapsed) check_cu(elapsed(&ms, start, stop), "cuEventElapsedTime");
+  if (err) {
+    printf("FAIL time %s: %s\n", name, err);
+    failures++;
+  } else {
+    double tflops = 2.0 * (double)n * (double)n * (double)n * 10 / (ms * 1e-3) / 1e12;
+    printf("TIME %s %lldx%lldx%lld: %.3f ms per product, %.1f TFLOP/s (workspace %llu)\n", name,
+           (long long)n, (long long)n, (long long)n, ms / 10, tflops, (unsigned long long)need);
+  }
+  cuda_gemm_free(plan);
+  api.cuEventDestroy(start);
+  api.cuEventDestroy(stop);
+  api.cuMemFree(a);
+  api.cuMemFree(b);
+  api.cuMemFree(d);
+}
+
+int main(void) {
+  char why[512];
+  const char *err = cuda_api_open(&api, why, sizeof why);
+  if (err) {
+    printf("SKIP no CUDA: %s\n", err);
+    return 2;
+  }
+  check_cu(api.cuInit(0), "cuInit");
+  CUdevice dev;
+  CUcontext ctx;
+  char name[128] = "";
+  check_cu(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
+  api.cuDeviceGetName(name, sizeof name, dev);
+  check_cu(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check_cu(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  check_cu(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  err = cuda_blas_open(&blas, why, sizeof why);
+  if (err) {
+    printf("SKIP no cuBLASLt: %s\n", err);
+    return 2;
+  }
+  printf("device %s, cuBLASLt %zu\n", name, cuda_blas_version(blas));
+  check_cu(api.cuMemAlloc(&workspace, workspace_cap), "cuMemAlloc");
+
+  const double f32_tol = 1e-4, half_tol = 1e-2;
+  cuda_gemm_desc g = mm(ALLOY_F32, 256, 512, 128, false);
+  run_case("f32 mm 256x512x128", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, true);
+  run_case("f32 linear (B given [n, k]) 256x512x128", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, false);
+  g.has_c = true, g.beta = 1.0;
+  run_case("f32 addmm beta 1, C is D", &g, true, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 200, 136, 72, false);
+  g.trans_a = true, g.lda = 200, g.has_c = true, g.ldc = 144, g.alpha = 2.0, g.beta = 0.5;
+  run_case("f32 addmm alpha 2 beta 0.5, A given [k, m], ldc 144 > n", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, true);
+  g.bias = true, g.activation = 1;
+  run_case("f32 linear + bias + relu", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, true);
+  g.bias = true, g.activation = 2;
+  run_case("f32 linear + bias + gelu (tanh)", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, true);
+  g.has_c = true, g.ldc = 0, g.beta = 1.0;
+  run_case("f32 addmm with a broadcast row C (ldc 0)", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_BF16, 256, 512, 128, false);
+  run_case("bf16 mm 256x512x128", &g, false, half_tol, half_tol);
+
+  g = mm(ALLOY_F16, 256, 512, 128, false);
+  run_case("f16 mm 256x512x128", &g, false, half_tol, half_tol);
+
+  g = mm(ALLOY_BF16, 256, 512, 128, true);
+  g.bias = true, g.activation = 1;
+  run_case("bf16 linear + bias + relu", &g, false, half_tol, half_tol);
+
+  g = mm(ALLOY_F16, 256, 512, 128, true);
+  g.bias = true, g.activation = 2;
+  run_case("f16 linear + bias + gelu", &g, false, half_tol, half_tol);
+
+  g = mm(ALLOY_F32, 64, 96, 32, false);
+  g.batch = 4, g.stride_a = 64 * 32, g.stride_b = 0;
+  run_case("f32 bmm batch 4, B broadcast (stride_b 0)", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_BF16, 64, 96, 32, true);
+  g.batch = 4, g.stride_a = 64 * 32, g.stride_b = 96 * 32, g.has_c = true, g.stride_c = 64 * 96, g.beta = 1.0;
+  run_case("bf16 baddbmm batch 4, B given [n, k], C is D", &g, true, half_tol, half_tol);
+
+  g = mm(ALLOY_F32, 256, 512, 128, false);
+  g.allow_tf32 = true;
+  run_case("f32 mm with TF32 allowed", &g, false, 5e-3, 5e-3);
+
+  g = mm(ALLOY_F32, 1, 512, 128, true);
+  g.lda = 1; /* a size-1 dim's stride is arbitrary in PyTorch */
+  run_case("f32 linear of one row, lda 1", &g, false, f32_tol, f32_tol);
+
+  g = mm(ALLOY_F32, 64, 64, 64, false);
+  expect_refusal("refuses an A that is not 16-byte aligned", &g, 4);
+  g = mm(ALLOY_I32, 64, 64, 64, false);
+  expect_refusal("refuses int32", &g, 0);
+  g = mm(ALLOY_F32, 64, 64, 64, false);
+  g.lda = 32;
+  expect_refusal("refuses lda < k", &g, 0);
+
+  time_case("f32", ALLOY_F32, 4096, false);
+  time_case("f32 tf32", ALLOY_F32, 4096, true);
+  time_case("bf16", ALLOY_BF16, 4096, false);
+  time_case("f16", ALLOY_F16, 4096, false);
+
+  api.cuMemFree(workspace);
+  cuda_blas_close(blas);
+  api.cuStreamDestroy(stream);
+  api.cuDevicePrimaryCtxRelease(dev);
+  cuda_api_close(&api);
+  printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
+  return failures ? 1 : 0;
+}
