@@ -28,6 +28,14 @@ backends=$(ALLOY_PLUGIN_PATH="$build/tests/plugins" "$alloy" backends 2>&1)
 row() { printf '%s\n' "$backends" | grep -E "^$1 "; }
 check "backends lists ref, ok" sh -c "printf '%s\n' \"$(row ref)\" | grep -q ' ok '"
 check "backends lists example, ok" sh -c "printf '%s\n' \"$(row example)\" | grep -q ' ok '"
+# The cuda backend (when the toolkit's headers let it build) loads on any
+# machine: with a GPU it lists the card, without one "no device" and why.
+if [ -f "$build/lib/alloy/liballoy-cuda.so" ]; then
+  check "backends lists cuda: its GPU, or no device with the reason" \
+    sh -c "printf '%s\n' \"$(row cuda)\" | grep -Eq '\(gpu\) +ok|no device: [a-z]'"
+else
+  echo "skipped: backends lists cuda (not built: no CUDA headers)"
+fi
 check "backends shows a refused plugin with its reason" \
   sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.2'"
 check "ALLOY_BACKENDS puts example first, ref stays last" \

@@ -92,6 +92,17 @@ run_suite "generated samples, meta backend (shape inference against ref)" "$buil
 run_suite "conformance suite, devsim (simulated accelerator)" env ALLOY_DEVSIM_DELAY_US=2 \
   ALLOY_PLUGIN_PATH="$build/tests/plugins" "$build/bin/alloy" conform --backend devsim -j2 \
   --only samples,graphs,abi $with_models
+# The cuda backend on its GPU: every claimed op's samples, the graphs and
+# the golden corpus against ref (its known differences listed with their
+# reasons). Without a GPU (CI) it says so and counts nothing.
+if [ -f "$build/lib/alloy/liballoy-cuda.so" ] &&
+   "$build/bin/alloy" backends 2>/dev/null | grep -Eq '^cuda .*\(gpu\) +ok'; then
+  run_suite "conformance suite, cuda backend" "$build/bin/alloy" conform --backend cuda -j"$(nproc)" \
+    --only "samples,graphs${with_models:+,golden}" $with_models --known-failures conformance/cuda_known_failures.txt
+else
+  echo "== conformance suite, cuda backend"
+  echo "skipped: no CUDA device"
+fi
 run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
   --only samples,graphs,abi $with_models
 echo "$total_pass passed, $total_fail failed"
