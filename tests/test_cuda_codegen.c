@@ -134,3 +134,33 @@ TEST(cuda_codegen_reductions_are_rows) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* nn.Linear as torch.export writes it, permute(W) then addmm(b, x, W^T):
+ * one cuBLASLt product reading W transposed in place, the bias as the
+ * epilogue; the relu after it a kernel reading D. */
+TEST(cuda_codegen_linear_is_one_product) {
+  alloy_graph *g = parse(
+      "input %x: f32[8, 64]\n"
+      "input %w: f32[32, 64]\n"
+      "input %b: f32[32]\n"
+      "%t = aten.permute.default(%w, [1, 0]) : f32[64, 32]\n"
+      "%y = aten.addmm.default(%b, %x, %t) : f32[8, 32]\n"
+      "%r = aten.relu.default(%y) : f32[8, 32]\n"
+      "%z = aten.mm.default(%r, %w) : f32[8, 64]\n"
+      "output %z\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 3);
+  const cuda_launch *l = &p.launches[0];
+  CHECK(l->kind == LAUNCH_GEMM);
+  CHECK(l->gemm.m == 8 && l->gemm.n == 32 && l->gemm.k == 64 && l->gemm.batch == 1);
+  CHECK(!l->gemm.trans_a && l->gemm.lda == 64);
+  CHECK(l->gemm.trans_b && l->gemm.ldb == 64); /* W [32, 64] read as W^T */
+  CHECK(l->gemm.bias && !l->gemm.has_c && l->gemm.alpha == 1.0);
+  CHECK(l->gbase[GEMM_BIAS] >= 0 && l->gbase[GEMM_C] < 0);
+  CHECK(p.launches[1].kind == LAUNCH_KERNEL);
+  CHECK(p.launches[2].kind == LAUNCH_GEMM && !p.launches[2].gemm.trans_b && p.launches[2].gemm.ldb == 64);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "plugins/cuda/cuda_api.h"
+#include "plugins/cuda/cuda_blas.h"
 #include "plugins/cuda/cuda_internal.h"
 
 #define CUDA_MAX_DEVICES 16
@@ -37,11 +38,14 @@ typedef struct cuda_device {
   int sms, cc_major, cc_minor;
   uint64_t memory;
   double bytes_per_s, flops_per_s; /* the roofline of claims' costs */
+  cuda_blas *blas;                 /* cuBLASLt, or NULL (blas_why says why) */
+  char blas_why[160];
 } cuda_device;
 
 struct alloy_backend {
   const alloy_host_api *host;
   cuda_api api;
+  bool allow_tf32; /* option allow_tf32: float32 products on TF32 tensor cores */
   int ndev;
   cuda_device devs[CUDA_MAX_DEVICES];
   char why[256]; /* why there is no device, when ndev == 0 */
@@ -71,7 +75,9 @@ typedef struct cuda_variant {
   int nkey;
   cuda_plan plan;
   CUmodule module;
-  CUfunction *fns; /* plan.nlaunches */
+  CUfunction *fns;   /* plan.nlaunches: each kernel launch's */
+  cuda_gemm **gemms; /* plan.nlaunches: each product's cuBLASLt plan */
+  uint64_t workspace; /* the products' workspace, after the scratch */
   struct cuda_variant *next;
 } cuda_variant;
 
@@ -139,6 +145,9 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   CU(be, cuCtxSetCurrent(d->ctx));
   CU(be, cuStreamCreate(&d->queue, CU_STREAM_NON_BLOCKING));
   CU(be, cuStreamCreate(&d->copies, CU_STREAM_NON_BLOCKING));
+  /* without cuBLASLt the products stay on the next backend */
+  const char *why = cuda_blas_open(&d->blas, d->blas_why, sizeof d->blas_why);
+  if (why && why != d->blas_why) snprintf(d->blas_why, sizeof d->blas_why, "%s", why);
   return NULL;
 }
 
@@ -149,6 +158,7 @@ static void close_devices(alloy_backend *be) {
     be->api.cuCtxSetCurrent(d->ctx);
     if (d->queue) be->api.cuStreamDestroy(d->queue);
     if (d->copies) be->api.cuStreamDestroy(d->copies);
+    if (d->blas) cuda_blas_close(d->blas);
     be->api.cuDevicePrimaryCtxRelease(d->dev);
   }
   be->ndev = 0;
@@ -254,6 +264,10 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       continue;
     }
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
+    if (op->kind == CUDA_OP_GEMM && !be->devs[0].blas) {
+      if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
+      continue;
+    }
     double bytes = 0;
     for (int k = 0; k < h->node_num_outputs(n); k++) bytes += bytes_of(h, h->node_output(n, k));
     for (int a = 0; a < h->node_num_args(n); a++) {
@@ -261,6 +275,20 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       if (h->arg_type(arg) == ALLOY_ARG_TYPE_VALUE) bytes += bytes_of(h, h->arg_value(arg));
     }
     double cost = op->kind == CUDA_OP_VIEW ? 1e-9 : 1e-6 + bytes / be->devs[0].bytes_per_s;
+    if (op->kind == CUDA_OP_GEMM) { /* 2 m n k flops, tensor cores for the 16-bit floats */
+      const alloy_value *o = h->node_output(n, 0);
+      double flops = 2.0 * bytes_of(h, o) / (double)alloy_dtype_size(h->value_dtype(o));
+      const alloy_value *ops[3];
+      int nops = 0;
+      for (int a = 0; a < h->node_num_args(n) && nops < 3; a++) {
+        const alloy_arg *arg = h->node_arg(n, a);
+        if (h->arg_type(arg) == ALLOY_ARG_TYPE_VALUE) ops[nops++] = h->arg_value(arg);
+      }
+      int64_t kdim = 1;
+      if (nops >= 2) h->value_size(ops[nops - 2], h->value_rank(ops[nops - 2]) - 1, &kdim);
+      double peak = h->value_dtype(o) == ALLOY_F32 ? be->devs[0].flops_per_s : 12.0 * be->devs[0].flops_per_s;
+      cost += flops * (double)kdim / peak;
+    }
     h->claims_add(claims, i, cost);
   }
   return NULL;
@@ -301,6 +329,8 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
 }
 
 static void variant_free(alloy_backend *be, cuda_variant *v) {
+  for (int i = 0; v->gemms && i < v->plan.nlaunches; i++) cuda_gemm_free(v->gemms[i]);
+  free(v->gemms);
   if (v->module) be->api.cuModuleUnload(v->module);
   free(v->fns);
   free(v->key);
@@ -334,10 +364,24 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
   }
   free(cubin);
-  if (!e && !(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)))
+  if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
+             !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms))))
     e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  cuda_device *d = &be->devs[exe->device];
   for (int i = 0; !e && i < v->plan.nlaunches; i++) {
-    CUresult r = be->api.cuModuleGetFunction(&v->fns[i], v->module, v->plan.launches[i].name);
+    cuda_launch *l = &v->plan.launches[i];
+    if (l->kind == LAUNCH_GEMM) {
+      char why[512];
+      uint64_t ws = 0;
+      l->gemm.allow_tf32 = be->allow_tf32;
+      const char *no = d->blas ? cuda_gemm_plan(d->blas, &l->gemm, (uint64_t)32 << 20, &v->gemms[i], &ws,
+                                                why, sizeof why)
+                               : d->blas_why;
+      if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
+      if (ws > v->workspace) v->workspace = ws;
+      continue;
+    }
+    CUresult r = be->api.cuModuleGetFunction(&v->fns[i], v->module, l->name);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleGetFunction");
   }
   if (e) {
@@ -451,7 +495,8 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
   if (!ptr) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
   CUdeviceptr scratch = 0;
   CUresult r = CUDA_SUCCESS;
-  if (p->scratch_bytes && (r = be->api.cuMemAllocAsync(&scratch, p->scratch_bytes, stream)) != CUDA_SUCCESS) {
+  uint64_t scratch_bytes = p->scratch_bytes + var->workspace;
+  if (scratch_bytes && (r = be->api.cuMemAllocAsync(&scratch, scratch_bytes, stream)) != CUDA_SUCCESS) {
     free(ptr);
     return cu_error(be, r, "cuMemAllocAsync");
   }
@@ -475,6 +520,18 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
   }
   for (int i = 0; i < p->nlaunches && !e; i++) {
     const cuda_launch *l = &p->launches[i];
+    if (l->kind == LAUNCH_GEMM) {
+      CUdeviceptr at[GEMM_OPERANDS] = {0};
+      size_t es = alloy_dtype_size(l->gemm.dtype);
+      for (int k = 0; k < GEMM_OPERANDS; k++)
+        if (l->gbase[k] >= 0) at[k] = ptr[l->gbase[k]] + (CUdeviceptr)l->goff[k] * es;
+      char why[512];
+      const char *no = cuda_gemm_run(d->blas, var->gemms[i], at[GEMM_A], at[GEMM_B], at[GEMM_C], at[GEMM_D],
+                                     at[GEMM_BIAS], scratch + p->scratch_bytes, var->workspace, stream, why,
+                                     sizeof why);
+      if (no) e = be->host->error_new(ALLOY_ERR_INTERNAL, no);
+      continue;
+    }
     if (l->n == 0) continue;
     void *params[66];
     CUdeviceptr vals[64];
@@ -677,6 +734,22 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
   return NULL;
 }
 
+/* ---- options ------------------------------------------------------------------*/
+
+/* allow_tf32=0|1: float32 matrix products on TF32 tensor cores (as
+ * torch.backends.cuda.matmul.allow_tf32; off by default, as there). */
+static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
+  if (strcmp(key, "allow_tf32") != 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32)", key);
+    return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
+  }
+  if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: allow_tf32 takes 0 or 1");
+  be->allow_tf32 = value[0] == '1';
+  return NULL;
+}
+
 /* ---- the table ------------------------------------------------------------------*/
 
 static const alloy_plugin_api cuda_plugin = {
@@ -711,6 +784,7 @@ static const alloy_plugin_api cuda_plugin = {
     .host_buffer_allocate = cuda_host_buffer_allocate,
     .host_buffer_release = cuda_host_buffer_release,
     .buffer_import = cuda_buffer_import,
+    .backend_set_option = cuda_backend_set_option,
 };
 
 ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host);

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "alloy/dtype.h"
+#include "plugins/cuda/cuda_internal.h"
 
 /* The pointer alignment (bytes) every plan assumes of its operands. */
 #define CUDA_BLAS_ALIGNMENT 16
@@ -49,23 +50,7 @@ void cuda_blas_close(cuda_blas *b);
 /* cublasLtGetVersion() of the library opened, e.g. 130100 for 13.1.0. */
 size_t cuda_blas_version(const cuda_blas *b);
 
-/* One product D = alpha * op(A) @ op(B) + beta * C (+ bias on every row),
- * then relu or gelu, over `batch` matrices. All fields are in, copied by
- * cuda_gemm_plan. D is packed: [batch, m, n] with row stride n. */
-typedef struct cuda_gemm_desc {
-  alloy_dtype dtype;          /* of A, B, C, D and bias: ALLOY_F32, ALLOY_F16, ALLOY_BF16 */
-  int64_t m, n, k, batch;     /* batch 1 for mm; each >= 1 */
-  int64_t lda, ldb, ldc;      /* row-major leading dims (elements between rows) */
-  int64_t stride_a, stride_b, stride_c; /* between batches (elements); 0 broadcasts */
-  bool trans_a, trans_b;      /* A given as [k, m] / B given as [n, k] (row-major): linear's weight */
-  double alpha, beta;         /* beta != 0: C is read (C may equal D if ldc == n, stride_c == m*n) */
-  bool has_c;                 /* C given: [batch, m, n] with ldc, stride_c; or ldc == 0 and stride_c == 0,
-                                 one row broadcast to all (then beta must be 1 and bias false: it
-                                 becomes the bias epilogue) */
-  bool bias;                  /* a vector of n elements added to every row, before the activation */
-  int activation;             /* 0 none, 1 relu, 2 gelu (cuBLASLt's, the tanh approximation) */
-  bool allow_tf32;            /* f32 only: TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), else exact f32 */
-} cuda_gemm_desc;
+/* cuda_gemm_desc, the product a plan asks for, is in cuda_internal.h. */
 
 /* A planned product: descriptors and the algorithm chosen; made by
  * cuda_gemm_plan, owned by the caller, freed by cuda_gemm_free before the

@@ -382,6 +382,11 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
     if (op->float_only && !alloy_dtype_is_float(t)) return "an integer result of a float op";
     if (op->kind == CUDA_OP_REDUCE && (t == ALLOY_BOOL || (nin && h->value_dtype(in[0]) == ALLOY_BOOL)))
       return "a reduction of bool";
+    if (op->kind == CUDA_OP_GEMM) {
+      if (t != ALLOY_F32 && t != ALLOY_F16 && t != ALLOY_BF16) return "cuBLASLt products take float32, float16 or bfloat16";
+      for (int j = 0; j < nin; j++)
+        if (h->value_dtype(in[j]) != t) return "operands of mixed dtypes";
+    }
     /* a float converted to an integer: CUDA saturates, the CPU wraps */
     if (op->kind == CUDA_OP_POINTWISE && !alloy_dtype_is_float(t) && t != ALLOY_BOOL)
       for (int j = 0; j < nin; j++)
@@ -970,6 +975,146 @@ static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
   kernel_finish(b, &k);
 }
 
+/* ---- matrix products ---------------------------------------------------------*/
+
+static double float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt) {
+  const alloy_arg *a = arg_named(h, n, name);
+  double v;
+  return a && h->arg_float(a, &v) ? v : dflt;
+}
+
+/* Operand t of a product as cuBLASLt reads it: its last two dims a matrix
+ * with one unit stride (row-major, or transposed: column-major), a batch
+ * stride before them; false when it is not one (then it is copied). */
+static bool as_matrix(const cuda_tensor *t, bool *trans, int64_t *ld, int64_t *bstride) {
+  int r = t->rank;
+  if (r < 2) return false;
+  int64_t rows = t->sizes[r - 2], cols = t->sizes[r - 1], s0 = t->strides[r - 2], s1 = t->strides[r - 1];
+  *bstride = r == 3 && t->sizes[0] > 1 ? t->strides[0] : 0;
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= cols)) {
+    *trans = false;
+    *ld = rows == 1 ? cols : s0;
+  } else if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= rows)) {
+    *trans = true;
+    *ld = cols == 1 ? rows : s1;
+  } else {
+    return false;
+  }
+  size_t es = alloy_dtype_size(t->dtype);
+  return (uint64_t)t->offset * es % 16 == 0;
+}
+
+/* A dense copy of t in a new temporary (a product operand no layout of
+ * cuBLASLt reads): its plan tensor. */
+static cuda_tensor dense_copy(builder *b, const cuda_tensor *t) {
+  cuda_tensor d = *t;
+  d.base = add_base(b, BASE_TEMP, -1, (uint64_t)numel_of(t->sizes, t->rank) * alloy_dtype_size(t->dtype));
+  d.offset = 0;
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 0; k--) d.strides[k] = s, s *= t->sizes[k];
+  emit_copy(b, t, &d);
+  return d;
+}
+
+static bool dense(const cuda_tensor *t) {
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 0; k--) {
+    if (t->sizes[k] != 1 && t->strides[k] != s) return false;
+    s *= t->sizes[k];
+  }
+  return t->offset == 0;
+}
+
+static cuda_launch *add_launch(builder *b) {
+  cuda_plan *p = b->plan;
+  if (!grow((void **)&p->launches, &b->cap_launches, p->nlaunches + 1, sizeof *p->launches)) {
+    fail(b, NULL, "out of memory");
+    return NULL;
+  }
+  cuda_launch *l = &p->launches[p->nlaunches++];
+  memset(l, 0, sizeof *l);
+  return l;
+}
+
+/* mm(a, b), bmm(a, b), addmm(c, a, b, beta, alpha), baddbmm(...): one
+ * cuBLASLt product into D, the node's output (dense). addmm's c is the
+ * bias epilogue when it is a row and beta is 1, read as C when it is a
+ * full matrix, else first expanded into D and read back from there. */
+static void emit_gemm(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const char *name = h->node_op_name(n);
+  bool with_c = !strcmp(name, "aten.addmm.default") || !strcmp(name, "aten.baddbmm.default");
+  const alloy_value *in[3];
+  int nin = tensor_operands(h, n, in, 3);
+  if (nin != (with_c ? 3 : 2)) return (void)fail(b, n, "expected %d tensor operands", with_c ? 3 : 2);
+  cuda_tensor op[3];
+  for (int j = 0; j < nin; j++) {
+    vinfo *vi = val(b, in[j]);
+    if (vi->tensor < 0) return (void)fail(b, n, "an operand is not in memory");
+    op[j] = b->tensors[vi->tensor];
+  }
+  const cuda_tensor *c = with_c ? &op[0] : NULL;
+  cuda_tensor a = op[with_c], bm = op[with_c + 1];
+  int dt = materialize(b, h->node_output(n, 0));
+  if (dt < 0) return;
+  cuda_tensor d = b->tensors[dt];
+  if (!dense(&d)) return (void)fail(b, n, "its output is not dense");
+  cuda_launch l = {.kind = LAUNCH_GEMM};
+  cuda_gemm_desc *g = &l.gemm;
+  for (int k = 0; k < GEMM_OPERANDS; k++) l.gbase[k] = -1;
+  int r = d.rank;
+  g->dtype = d.dtype;
+  g->m = d.sizes[r - 2], g->n = d.sizes[r - 1], g->k = a.sizes[a.rank - 1];
+  g->batch = r == 3 ? d.sizes[0] : 1;
+  g->alpha = with_c ? float_arg(h, n, "alpha", 1.0) : 1.0;
+  if (!as_matrix(&a, &g->trans_a, &g->lda, &g->stride_a)) {
+    a = dense_copy(b, &a);
+    as_matrix(&a, &g->trans_a, &g->lda, &g->stride_a);
+  }
+  if (!as_matrix(&bm, &g->trans_b, &g->ldb, &g->stride_b)) {
+    bm = dense_copy(b, &bm);
+    as_matrix(&bm, &g->trans_b, &g->ldb, &g->stride_b);
+  }
+  l.gbase[GEMM_A] = a.base, l.goff[GEMM_A] = a.offset;
+  l.gbase[GEMM_B] = bm.base, l.goff[GEMM_B] = bm.offset;
+  l.gbase[GEMM_D] = d.base, l.goff[GEMM_D] = 0;
+  if (c) {
+    double beta = float_arg(h, n, "beta", 1.0);
+    int lead = r - c->rank;
+    bool row = lead >= 0 && (c->rank < 2 || c->sizes[c->rank - 2] == 1) &&
+               (c->rank < 3 || c->sizes[0] == 1) && c->sizes[c->rank - 1] == g->n &&
+               (c->strides[c->rank - 1] == 1 || g->n == 1) && (uint64_t)c->offset * alloy_dtype_size(c->dtype) % 16 == 0;
+    bool full = !row && c->rank == r && c->sizes[r - 2] == g->m && c->sizes[r - 1] == g->n &&
+                (r < 3 || c->sizes[0] == g->batch) && c->strides[r - 1] == 1 &&
+                (uint64_t)c->offset * alloy_dtype_size(c->dtype) % 16 == 0;
+    if (beta == 0) {
+      /* beta 0 ignores self, NaN included, as PyTorch's addmm does */
+    } else if (row && beta == 1) {
+      g->bias = true;
+      l.gbase[GEMM_BIAS] = c->base, l.goff[GEMM_BIAS] = c->offset;
+    } else if (full) {
+      g->has_c = true, g->beta = beta;
+      g->ldc = c->strides[r - 2], g->stride_c = r == 3 ? c->strides[0] : 0;
+      l.gbase[GEMM_C] = c->base, l.goff[GEMM_C] = c->offset;
+    } else {
+      /* expand self into D, then D = alpha a b + beta D */
+      cuda_tensor ex = *c;
+      ex.rank = r;
+      for (int k = 0; k < r; k++) {
+        int kc = k - lead;
+        ex.sizes[k] = d.sizes[k];
+        ex.strides[k] = kc < 0 || c->sizes[kc] == 1 ? 0 : c->strides[kc];
+      }
+      emit_copy(b, &ex, &d);
+      g->has_c = true, g->beta = beta;
+      g->ldc = g->n, g->stride_c = g->m * g->n;
+      l.gbase[GEMM_C] = d.base, l.goff[GEMM_C] = 0;
+    }
+  }
+  cuda_launch *slot = add_launch(b);
+  if (slot) *slot = l;
+}
+
 /* ---- the plan ----------------------------------------------------------------*/
 
 static bool same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank) {
@@ -1044,7 +1189,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       break;
     }
     group_of[i] = -1;
-    if (op->kind == CUDA_OP_VIEW || op->kind == CUDA_OP_REDUCE) {
+    if (op->kind == CUDA_OP_VIEW || op->kind == CUDA_OP_REDUCE || op->kind == CUDA_OP_GEMM) {
       grank = -1;
       continue;
     }
@@ -1110,6 +1255,10 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     if (op->kind == CUDA_OP_REDUCE) {
       emit_reduce(&b, n, op);
+      continue;
+    }
+    if (op->kind == CUDA_OP_GEMM) {
+      emit_gemm(&b, n);
       continue;
     }
     if (group_of[i] != open) {

@@ -34,6 +34,7 @@ enum {
   CUDA_OP_VIEW,          /* a new geometry over its input's buffer: no kernel */
   CUDA_OP_FILL,          /* out[i] = a scalar argument (full, scalar_tensor) */
   CUDA_OP_REDUCE,        /* rows of the reduced dims, one block a row      */
+  CUDA_OP_GEMM,          /* mm, bmm, addmm: cuBLASLt                       */
 };
 
 /* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */
@@ -88,9 +89,39 @@ typedef struct cuda_tensor {
   int64_t sizes[CUDA_MAX_RANK], strides[CUDA_MAX_RANK], offset;
 } cuda_tensor;
 
-/* One kernel launch: kernel `name` of the plan's module over n elements,
- * with its parameters the bases listed (device pointers, in order). */
+/* One product D = alpha * op(A) @ op(B) + beta * C (+ bias on every row),
+ * then relu or gelu, over `batch` matrices. All fields are in, copied by
+ * cuda_gemm_plan. D is packed: [batch, m, n] with row stride n. */
+typedef struct cuda_gemm_desc {
+  alloy_dtype dtype;          /* of A, B, C, D and bias: ALLOY_F32, ALLOY_F16, ALLOY_BF16 */
+  int64_t m, n, k, batch;     /* batch 1 for mm; each >= 1 */
+  int64_t lda, ldb, ldc;      /* row-major leading dims (elements between rows) */
+  int64_t stride_a, stride_b, stride_c; /* between batches (elements); 0 broadcasts */
+  bool trans_a, trans_b;      /* A given as [k, m] / B given as [n, k] (row-major): linear's weight */
+  double alpha, beta;         /* beta != 0: C is read (C may equal D if ldc == n, stride_c == m*n) */
+  bool has_c;                 /* C given: [batch, m, n] with ldc, stride_c; or ldc == 0 and stride_c == 0,
+                                 one row broadcast to all (then beta must be 1 and bias false: it
+                                 becomes the bias epilogue) */
+  bool bias;                  /* a vector of n elements added to every row, before the activation */
+  int activation;             /* 0 none, 1 relu, 2 gelu (cuBLASLt's, the tanh approximation) */
+  bool allow_tf32;            /* f32 only: TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), else exact f32 */
+} cuda_gemm_desc;
+
+/* One step of a plan: a launch of kernel `name` of the plan's module over
+ * n elements, with its parameters the bases listed (device pointers, in
+ * order); or a matrix product through cuBLASLt. */
+enum { LAUNCH_KERNEL = 0, LAUNCH_GEMM };
+
+/* GEMM operands, in cuda_launch.gbase order */
+enum { GEMM_A = 0, GEMM_B, GEMM_C, GEMM_D, GEMM_BIAS, GEMM_OPERANDS };
+
 typedef struct cuda_launch {
+  int kind; /* LAUNCH_* */
+  /* LAUNCH_GEMM: the product (cuda_blas.c), its operands' bases (-1:
+   * absent) and element offsets in them */
+  cuda_gemm_desc gemm;
+  int gbase[GEMM_OPERANDS];
+  int64_t goff[GEMM_OPERANDS];
   char name[32];
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */

@@ -25,6 +25,7 @@
 #define PWC(op, ct_, cond, e) {.name = op, .kind = CUDA_OP_POINTWISE, .ct = ct_, .bool_operand = cond, .expr = e}
 #define VIEW(op) {.name = op, .kind = CUDA_OP_VIEW, .bool_operand = -1}
 #define FILL(op, e) {.name = op, .kind = CUDA_OP_FILL, .bool_operand = -1, .expr = e}
+#define GEMM(op) {.name = op, .kind = CUDA_OP_GEMM, .bool_operand = -1, .float_only = true}
 #define RED(op, what, fl) {.name = op, .kind = CUDA_OP_REDUCE, .bool_operand = -1, .float_only = fl, .reduce = what}
 
 static const cuda_op ops[] = {
@@ -122,6 +123,12 @@ static const cuda_op ops[] = {
     RED("aten.amin.default", RED_MIN, false),
     RED("aten._softmax.default", RED_SOFTMAX, true),
     RED("aten._log_softmax.default", RED_LOG_SOFTMAX, true),
+    /* matrix products: cuBLASLt (cuda_blas.c), float32 exact unless TF32
+     * is allowed, the 16-bit floats accumulating in float */
+    GEMM("aten.mm.default"),
+    GEMM("aten.bmm.default"),
+    GEMM("aten.addmm.default"),
+    GEMM("aten.baddbmm.default"),
     /* views */
     VIEW("aten.view.default"),
     VIEW("aten._unsafe_view.default"),
