@@ -164,3 +164,33 @@ TEST(cuda_codegen_linear_is_one_product) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* The rest of a transformer's front: embedding (a gather kernel), arange
+ * (a generator of the linear index), cat (copies into slices), layer norm
+ * (a block per row writing y, mean and rstd). */
+TEST(cuda_codegen_embedding_cat_layer_norm) {
+  alloy_graph *g = parse(
+      "input %w: f32[100, 16]\n"
+      "input %ids: i64[2, 5]\n"
+      "input %g: f32[16]\n"
+      "input %b: f32[16]\n"
+      "%e = aten.embedding.default(%w, %ids) : f32[2, 5, 16]\n"
+      "%a = aten.arange.start_step(0, 5, 1, dtype=i64) : i64[5]\n"
+      "%c = aten.cat.default([%e, %e], 1) : f32[2, 10, 16]\n"
+      "%y, %m, %r = aten.native_layer_norm.default(%c, [16], %g, %b, 1e-05)\n"
+      "output %y, %a\n");
+  REQUIRE(g);
+  const alloy_host_api *h = alloy_host_table();
+  for (int i = 0; i < h->graph_num_nodes(g); i++) CHECK(cuda_node_unsupported(h, h->graph_node(g, i)) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
+  REQUIRE(p.nlaunches == 5); /* embedding, arange, two copies, layer norm */
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  CHECK(p.launches[0].n == 160 && !p.launches[0].rows);
+  CHECK(p.launches[4].rows && p.launches[4].n == 20);
+  CHECK(strstr(p.source, "row >= 0 && row < 100") != NULL);
+  CHECK(strstr(p.source, "((i64)1LL))) * (i64)i") != NULL);
+  CHECK(strstr(p.source, "rsqrt(") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}

@@ -343,15 +343,23 @@ static const char *value_unsupported(const alloy_host_api *h, const alloy_value 
   return NULL;
 }
 
-/* The node's tensor operands in schema order (Python numbers excluded). */
+/* The node's tensor operands in schema order, the items of a Tensor[]
+ * (cat) in place (Python numbers excluded); how many there are. */
 static int tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out,
                            int cap) {
   int k = 0;
   for (int i = 0; i < h->node_num_args(n); i++) {
     const alloy_arg *a = h->node_arg(n, i);
-    if (h->arg_type(a) != ALLOY_ARG_TYPE_VALUE) continue;
-    const alloy_value *v = h->arg_value(a);
-    if (v && h->value_kind(v) == 0 && k < cap) out[k++] = v;
+    int items = h->arg_type(a) == ALLOY_ARG_TYPE_LIST ? h->arg_list_size(a) : 1;
+    for (int j = 0; j < items; j++) {
+      const alloy_arg *x = h->arg_type(a) == ALLOY_ARG_TYPE_LIST ? h->arg_list_item(a, j) : a;
+      if (h->arg_type(x) != ALLOY_ARG_TYPE_VALUE) continue;
+      const alloy_value *v = h->arg_value(x);
+      if (v && h->value_kind(v) == 0) {
+        if (k < cap) out[k] = v;
+        k++;
+      }
+    }
   }
   return k;
 }
@@ -367,8 +375,9 @@ static const alloy_arg *arg_named(const alloy_host_api *h, const alloy_node *n, 
 const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
   const cuda_op *op = cuda_op_find(h->node_op_name(n));
   if (!op) return "no CUDA kernel for this op yet";
-  const alloy_value *in[8];
-  int nin = tensor_operands(h, n, in, 8);
+  const alloy_value *in[64];
+  int nin = tensor_operands(h, n, in, 64);
+  if (nin > 64) return "more than 64 tensor operands";
   for (int k = 0; k < nin; k++) {
     const char *why = value_unsupported(h, in[k]);
     if (why) return why;
@@ -384,6 +393,11 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
       return "a reduction of bool";
     if (op->kind == CUDA_OP_GEMM) {
       if (t != ALLOY_F32 && t != ALLOY_F16 && t != ALLOY_BF16) return "cuBLASLt products take float32, float16 or bfloat16";
+      for (int j = 0; j < nin; j++)
+        for (int d = 0; d < h->value_rank(in[j]); d++) {
+          int64_t size = 1;
+          if (h->value_size(in[j], d, &size) && size == 0) return "an empty product (cuBLASLt takes none)";
+        }
       for (int j = 0; j < nin; j++)
         if (h->value_dtype(in[j]) != t) return "operands of mixed dtypes";
     }
@@ -1115,6 +1129,152 @@ static void emit_gemm(builder *b, const alloy_node *n) {
   if (slot) *slot = l;
 }
 
+/* ---- layer norm, embedding, cat -------------------------------------------------*/
+
+/* The plan tensor holding value v, or NULL after failing. */
+static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
+  vinfo *vi = val(b, v);
+  if (vi->tensor >= 0) return &b->tensors[vi->tensor];
+  fail(b, n, "an operand is not in memory");
+  return NULL;
+}
+
+/* native_layer_norm(x, normalized_shape, w?, b?, eps) -> (y, mean, rstd):
+ * a block per row of the normalized dims; mean, then the variance of the
+ * centered values (two passes, in acc_type), rstd = rsqrt(var + eps), then
+ * y = (x - mean) * rstd * w + b, as PyTorch's CUDA kernel. */
+static void emit_layer_norm(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const alloy_arg *wa = arg_named(h, n, "weight"), *ba = arg_named(h, n, "bias");
+  const alloy_value *xv = h->arg_value(h->node_arg(n, 0));
+  const alloy_value *wv = wa && h->arg_type(wa) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(wa) : NULL;
+  const alloy_value *bv = ba && h->arg_type(ba) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(ba) : NULL;
+  const cuda_tensor *xp = in_memory(b, n, xv), *wp = wv ? in_memory(b, n, wv) : NULL,
+                    *bp = bv ? in_memory(b, n, bv) : NULL;
+  if (!xp || (wv && !wp) || (bv && !bp)) return;
+  const alloy_arg *ns = arg_named(h, n, "normalized_shape");
+  int nd = ns ? h->arg_list_size(ns) : 0;
+  cuda_tensor x = *xp;
+  if (nd < 1 || nd > x.rank) return (void)fail(b, n, "normalized_shape of %d dims", nd);
+  int ty = materialize(b, h->node_output(n, 0)), tm = materialize(b, h->node_output(n, 1)),
+      tr = materialize(b, h->node_output(n, 2));
+  if (ty < 0 || tm < 0 || tr < 0) return;
+  cuda_tensor y = b->tensors[ty], mean = b->tensors[tm], rstd = b->tensors[tr];
+  int outer[CUDA_MAX_RANK], inner[CUDA_MAX_RANK], no = x.rank - nd;
+  int64_t rows = 1, cols = 1;
+  for (int d = 0; d < x.rank; d++) {
+    if (d < no) outer[d] = d, rows *= x.sizes[d];
+    else inner[d - no] = d, cols *= x.sizes[d];
+  }
+  const char *acc = x.dtype == ALLOY_F64 ? "double" : "float";
+  double eps = float_arg(h, n, "eps", 1e-5);
+  kernel k;
+  kernel_begin(&k, &rows, 1);
+  int px = kernel_param(&k, x.base), py = kernel_param(&k, y.base), pm = kernel_param(&k, mean.base),
+      pr = kernel_param(&k, rstd.base), pw = wp ? kernel_param(&k, wp->base) : -1,
+      pb = bp ? kernel_param(&k, bp->base) : -1;
+  char xo[512], yo[512], io[512], yi[512], wi[512], bi[512];
+  put(&k.body, "    __shared__ %s sh[32];\n    {\n", acc);
+  dims_offset(&k.body, &x, outer, no, "i", "o", xo, sizeof xo);
+  dims_offset(&k.body, &y, outer, no, "i", "q", yo, sizeof yo);
+  put(&k.body, "      const i64 xb = %" PRId64 " + %s, yb = %" PRId64 " + %s;\n", x.offset, xo, y.offset, yo);
+  text loop = {0};
+  put(&loop, "      for (i64 j = threadIdx.x; j < %" PRId64 "; j += blockDim.x) {\n", cols);
+  dims_offset(&loop, &x, inner, nd, "j", "r", io, sizeof io);
+  put(&loop, "      %s x = (%s)ld_%s(p%d, xb + %s);\n", acc, acc, dtype_tag(x.dtype), px, io);
+  const char *lp = loop.s ? loop.s : "";
+  put(&k.body, "      %s s = 0;\n%s        s += x;\n      }\n", acc, lp);
+  put(&k.body, "      const %s mu = block_reduce(s, SumOp(), sh, (%s)0) / (%s)%" PRId64 ";\n", acc, acc, acc, cols);
+  put(&k.body, "      %s v = 0;\n%s        v += (x - mu) * (x - mu);\n      }\n", acc, lp);
+  put(&k.body, "      const %s rs = rsqrt(block_reduce(v, SumOp(), sh, (%s)0) / (%s)%" PRId64 " + (%s)%.17g);\n",
+      acc, acc, acc, cols, acc, eps);
+  text wr = {0};
+  put(&wr, "%s", lp);
+  dims_offset(&wr, &y, inner, nd, "j", "w", yi, sizeof yi);
+  put(&wr, "        %s r = (x - mu) * rs;\n", acc);
+  /* w and b span the normalized dims: index j over their own strides */
+  int wdims[CUDA_MAX_RANK];
+  for (int d = 0; d < nd; d++) wdims[d] = d;
+  if (wp) {
+    dims_offset(&wr, wp, wdims, nd, "j", "u", wi, sizeof wi);
+    put(&wr, "        r = r * (%s)ld_%s(p%d, %" PRId64 " + %s);\n", acc, dtype_tag(wp->dtype), pw, wp->offset, wi);
+  }
+  if (bp) {
+    dims_offset(&wr, bp, wdims, nd, "j", "c", bi, sizeof bi);
+    put(&wr, "        r = r + (%s)ld_%s(p%d, %" PRId64 " + %s);\n", acc, dtype_tag(bp->dtype), pb, bp->offset, bi);
+  }
+  put(&k.body, "%s        st_%s(p%d, yb + %s, (%s)r);\n      }\n", wr.s ? wr.s : "", dtype_tag(y.dtype), py, yi,
+      reg_type(y.dtype));
+  put(&k.body, "      if (threadIdx.x == 0) { st_%s(p%d, %" PRId64 " + i, (%s)mu); st_%s(p%d, %" PRId64
+               " + i, (%s)rs); }\n    }\n",
+      dtype_tag(mean.dtype), pm, mean.offset, reg_type(mean.dtype), dtype_tag(rstd.dtype), pr, rstd.offset,
+      reg_type(rstd.dtype));
+  free(wr.s);
+  free(loop.s);
+  k.rows = true;
+  kernel_finish(b, &k);
+}
+
+/* embedding(weight, indices): out[..., j] = weight[indices[...], j]; an
+ * index out of range gives NaN (PyTorch's CUDA kernel asserts) rather
+ * than a read outside the table. */
+static void emit_embedding(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const cuda_tensor *wp = in_memory(b, n, h->arg_value(h->node_arg(n, 0))),
+                    *ip = in_memory(b, n, h->arg_value(h->node_arg(n, 1)));
+  if (!wp || !ip) return;
+  if (wp->rank != 2) return (void)fail(b, n, "a weight of rank %d", wp->rank);
+  int to = materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  cuda_tensor y = b->tensors[to], idx = *ip;
+  /* the indices as an operand of the output's shape: a trailing dim of
+   * stride 0 */
+  idx.rank = y.rank;
+  idx.sizes[y.rank - 1] = y.sizes[y.rank - 1];
+  idx.strides[y.rank - 1] = 0;
+  kernel k;
+  kernel_begin(&k, y.sizes, y.rank);
+  k.index_split = false;
+  char io[512];
+  /* force the per-dim indices: the table's column is the last one */
+  cuda_tensor probe = y;
+  probe.strides[y.rank - 1] = 0;
+  offset_text(&k, &probe, io, sizeof io);
+  offset_text(&k, &idx, io, sizeof io);
+  int pi = kernel_param(&k, idx.base), pw = kernel_param(&k, wp->base);
+  int v = k.nvars++;
+  const char *rt = reg_type(y.dtype);
+  put(&k.body, "    i64 row = (i64)ld_%s(p%d, %s);\n", dtype_tag(idx.dtype), pi, io);
+  put(&k.body, "    %s v%d = row >= 0 && row < %" PRId64 " ? (%s)ld_%s(p%d, %" PRId64 " + row * %" PRId64
+               " + i%d * %" PRId64 ") : (%s)__longlong_as_double(0x7ff8000000000000LL);\n",
+      rt, v, wp->sizes[0], rt, dtype_tag(wp->dtype), pw, wp->offset, wp->strides[0], y.rank - 1, wp->strides[1], rt);
+  kernel_store(&k, &y, v);
+  kernel_finish(b, &k);
+}
+
+/* cat(tensors, dim): each non-empty input copied into its slice of the
+ * output along dim. */
+static void emit_cat(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const alloy_value *in[64];
+  int nin = tensor_operands(h, n, in, 64);
+  int to = materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  cuda_tensor y = b->tensors[to];
+  int dim = wrap_dim(int_arg(h, n, "dim", 0), y.rank);
+  int64_t at = 0;
+  for (int j = 0; j < nin && j < 64 && !b->err; j++) {
+    const cuda_tensor *xp = in_memory(b, n, in[j]);
+    if (!xp) return;
+    if (xp->rank == 1 && xp->sizes[0] == 0 && y.rank != 1) continue; /* a legacy empty tensor */
+    cuda_tensor slice = y;
+    slice.offset = y.offset + at * y.strides[dim];
+    slice.sizes[dim] = xp->sizes[dim];
+    at += xp->sizes[dim];
+    if (numel_of(slice.sizes, slice.rank) > 0) emit_copy(b, xp, &slice);
+  }
+}
+
 /* ---- the plan ----------------------------------------------------------------*/
 
 static bool same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank) {
@@ -1189,7 +1349,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       break;
     }
     group_of[i] = -1;
-    if (op->kind == CUDA_OP_VIEW || op->kind == CUDA_OP_REDUCE || op->kind == CUDA_OP_GEMM) {
+    if (op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL) { /* kernels of their own */
       grank = -1;
       continue;
     }
@@ -1206,8 +1366,9 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   }
   for (int i = 0; i < nn && !b.err; i++) {
     const alloy_node *n = h->graph_node(g, i);
-    const alloy_value *in[8];
-    int nin = tensor_operands(h, n, in, 8);
+    const alloy_value *in[64];
+    int nin = tensor_operands(h, n, in, 64);
+    if (nin > 64) nin = 64; /* refused at claim */
     for (int j = 0; j < nin; j++) {
       vinfo *vi = val(&b, in[j]);
       if (vi->group >= 0 && vi->group != group_of[i]) vi->stored = true;
@@ -1257,8 +1418,12 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       emit_reduce(&b, n, op);
       continue;
     }
-    if (op->kind == CUDA_OP_GEMM) {
-      emit_gemm(&b, n);
+    if (op->kind == CUDA_OP_GEMM || op->kind == CUDA_OP_LAYER_NORM || op->kind == CUDA_OP_EMBEDDING ||
+        op->kind == CUDA_OP_CAT) {
+      (op->kind == CUDA_OP_GEMM         ? emit_gemm
+       : op->kind == CUDA_OP_LAYER_NORM ? emit_layer_norm
+       : op->kind == CUDA_OP_EMBEDDING  ? emit_embedding
+                                        : emit_cat)(&b, n);
       continue;
     }
     if (group_of[i] != open) {

@@ -35,6 +35,9 @@ enum {
   CUDA_OP_FILL,          /* out[i] = a scalar argument (full, scalar_tensor) */
   CUDA_OP_REDUCE,        /* rows of the reduced dims, one block a row      */
   CUDA_OP_GEMM,          /* mm, bmm, addmm: cuBLASLt                       */
+  CUDA_OP_LAYER_NORM,    /* native_layer_norm: a block per row             */
+  CUDA_OP_EMBEDDING,     /* rows of a table gathered by index              */
+  CUDA_OP_CAT,           /* each input copied into its slice of the output */
 };
 
 /* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */

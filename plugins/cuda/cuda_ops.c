@@ -110,9 +110,15 @@ static const cuda_op ops[] = {
     PW("aten.clone.default", CT_RESULT, "$0"),
     PW("aten.lift_fresh_copy.default", CT_RESULT, "$0"),
     PW("prims.convert_element_type.default", CT_RESULT, "$0"),
-    /* generators */
+    /* generators: i is the element's linear index */
     FILL("aten.full.default", "${fill_value}"),
     FILL("aten.scalar_tensor.default", "${s}"),
+    FILL("aten.arange.start_step", "${start} + ${step} * ($T)i"),
+    /* rows: layer norm (two passes over the row in acc_type), embedding
+     * (a gather of table rows), cat (copies into slices of the output) */
+    {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true},
+    {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1},
+    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1},
     /* reductions over dims: one block a row of the reduced elements,
      * accumulating in PyTorch's CUDA acc_type (float for the 16-bit floats) */
     RED("aten.sum.dim_IntList", RED_SUM, false),
