@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""bench/cuda_models.py: the cuda backend side by side with PyTorch on the
+same GPU, in the same run (the machines are noisy: never compare numbers
+from two runs).
+
+    python3 bench/cuda_models.py --alloy build/bin/alloy --out results.txt \\
+        [--models bert,llama] [--repeat 20] [--no-compile]
+
+For each model it builds the network with random weights (seeded), exports
+it with torch.export on the CPU (no weights are carried: they are made
+here), writes its inputs and PyTorch's GPU outputs as safetensors, and
+times, each as the median of --repeat steady-state runs:
+
+  - PyTorch eager on the GPU (CUDA events around each call);
+  - torch.compile (Inductor, default mode): its first call (the compile)
+    and its steady state;
+  - `alloy run MODEL --backends cuda,ref --check` (per-run wall time as
+    alloy run reports it: the inputs' upload and the outputs' download
+    included, which PyTorch's numbers do not have), and Alloy's compile.
+
+It prints one table row per model and writes the table to --out. Needs a
+GPU, PyTorch and transformers; the alloy binary finds liballoy-cuda.so as
+usual ($ALLOY_PLUGIN_PATH).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+from safetensors.torch import save_file
+
+
+def bert(device_dtype):
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                     intermediate_size=3072, vocab_size=30522, attn_implementation="sdpa")
+    model = BertModel(cfg).eval()
+    ids = torch.randint(0, cfg.vocab_size, (32, 128))
+    return "bert-base b32 s128 fp32", model, (ids,), torch.float32
+
+
+def llama(device_dtype):
+    from transformers import LlamaConfig, LlamaModel
+    cfg = LlamaConfig(hidden_size=1024, num_hidden_layers=4, num_attention_heads=16,
+                      num_key_value_heads=16, intermediate_size=2816, vocab_size=32000,
+                      use_cache=False, attn_implementation="sdpa")
+    model = LlamaModel(cfg).eval().to(torch.bfloat16)
+    ids = torch.randint(0, cfg.vocab_size, (8, 512))
+    return "llama 4x1024 b8 s512 bf16", model, (ids,), torch.bfloat16
+
+
+MODELS = {"bert": bert, "llama": llama}
+
+
+def tensors_of(out):
+    """The model's tensor outputs in export order (a ModelOutput's fields)."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    return [t for t in out if isinstance(t, torch.Tensor)]
+
+
+def time_gpu(fn, repeat):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def run_alloy(alloy, pt2, io, outputs, repeat):
+    cmd = [alloy, "run", pt2, "--backends", "cuda,ref", "--inputs", io, "--outputs", outputs,
+           "--repeat", str(repeat)]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after 300 s"}
+    out = p.stdout + p.stderr
+    runs = [float(x) for x in re.findall(r"^\s*run \d+\s+([0-9.]+) ms", out, re.M)]
+    comp = re.search(r"^\s*compile\s+([0-9.]+) ms", out, re.M)
+    parts = re.findall(r"^\s*#\d+\s+(\w+)\s+(\d+) nodes", out, re.M)
+    on = {}
+    for backend, nodes in parts:
+        on[backend] = on.get(backend, 0) + int(nodes)
+    return {
+        "ok": p.returncode == 0,
+        "run_ms": statistics.median(runs[2:]) if len(runs) > 2 else float("nan"),
+        "compile_ms": float(comp.group(1)) if comp else float("nan"),
+        "nodes": on,
+        "wall_s": time.time() - t0,
+        "tail": "" if p.returncode == 0 else out[-600:],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--alloy", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default="bert,llama")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--no-compile", action="store_true")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    dev = torch.cuda.get_device_name()
+    lines = [f"# {time.strftime('%Y-%m-%d %H:%M')} on {dev}, torch {torch.__version__}",
+             "| model | eager ms | inductor ms | inductor 1st call s | alloy ms | alloy compile ms | "
+             "alloy/inductor | nodes cuda/ref | rel RMS err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    tmp = tempfile.mkdtemp()
+    for key in args.models.split(","):
+        name, model, inputs, dtype = MODELS[key](None)
+        with torch.no_grad():
+            ep = torch.export.export(model, inputs, strict=False)
+        pt2 = os.path.join(tmp, key + ".pt2")
+        torch.export.save(ep, pt2)
+        gm = model.cuda()
+        gi = tuple(x.cuda() for x in inputs)
+        with torch.no_grad():
+            refs = [t.float().cpu() for t in tensors_of(gm(*gi))]
+            eager = time_gpu(lambda: gm(*gi), args.repeat)
+            ind = first = float("nan")
+            if not args.no_compile:
+                cm = torch.compile(gm)
+                t0 = time.time()
+                cm(*gi)
+                torch.cuda.synchronize()
+                first = time.time() - t0
+                ind = time_gpu(lambda: cm(*gi), args.repeat)
+        io = os.path.join(tmp, key + ".io.safetensors")
+        save_file({f"input{i}": x.contiguous() for i, x in enumerate(inputs)}, io)
+        outs = os.path.join(tmp, key + ".out.safetensors")
+        r = run_alloy(args.alloy, pt2, io, outs, args.repeat)
+        # the check: each output's error relative to PyTorch's on the GPU,
+        # as an RMS over the tensor (bf16 networks differ elementwise by
+        # more than one op's tolerance after a few layers)
+        err = float("nan")
+        if r.get("ok"):
+            from safetensors.torch import load_file
+            got = load_file(outs)
+            err = max(((got[f"output{i}"].float() - t).norm() / t.norm()).item()
+                      for i, t in enumerate(refs))
+            r["ok"] = err < (2e-2 if dtype != torch.float32 else 1e-4)
+        if "error" in r:
+            row = f"| {name} | {eager:.2f} | {ind:.2f} | {first:.1f} | {r['error']} | | | | |"
+        else:
+            ratio = r["run_ms"] / ind if ind == ind else float("nan")
+            nodes = f"{r['nodes'].get('cuda', 0)}/{r['nodes'].get('ref', 0)}"
+            row = (f"| {name} | {eager:.2f} | {ind:.2f} | {first:.1f} | {r['run_ms']:.2f} | "
+                   f"{r['compile_ms']:.0f} | {ratio:.2f} | {nodes} | {err:.1e} {'PASS' if r['ok'] else 'FAIL'} |")
+            if r["tail"]:
+                row += "\n<!-- " + r["tail"].replace("\n", " / ") + " -->"
+        print(row, flush=True)
+        lines.append(row)
+        del gm
+        torch.cuda.empty_cache()
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines[:3]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
