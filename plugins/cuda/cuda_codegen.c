@@ -389,7 +389,8 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
     if (why) return why;
     alloy_dtype t = h->value_dtype(o);
     if (op->float_only && !alloy_dtype_is_float(t)) return "an integer result of a float op";
-    if (op->kind == CUDA_OP_REDUCE && (t == ALLOY_BOOL || (nin && h->value_dtype(in[0]) == ALLOY_BOOL)))
+    bool truth = op->kind == CUDA_OP_REDUCE && (op->reduce == RED_ANY || op->reduce == RED_ALL);
+    if (op->kind == CUDA_OP_REDUCE && !truth && (t == ALLOY_BOOL || (nin && h->value_dtype(in[0]) == ALLOY_BOOL)))
       return "a reduction of bool";
     if (op->kind == CUDA_OP_GEMM) {
       if (t != ALLOY_F32 && t != ALLOY_F16 && t != ALLOY_BF16) return "cuBLASLt products take float32, float16 or bfloat16";
@@ -925,6 +926,7 @@ static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
    * double for float64, int64 for integers and bool */
   const char *acc = yt == ALLOY_F64 ? "double" : alloy_dtype_is_float(yt) ? "float" : "i64";
   if (op->reduce == RED_MAX || op->reduce == RED_MIN) acc = reg_type(yt);
+  if (op->reduce == RED_ANY || op->reduce == RED_ALL) acc = "int"; /* truth values, 0 or 1 */
   kernel k;
   int64_t one = rows;
   kernel_begin(&k, &one, 1);
@@ -942,9 +944,19 @@ static void emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
   text loop = {0};
   put(&loop, "      for (i64 j = threadIdx.x; j < %" PRId64 "; j += blockDim.x) {\n", cols);
   dims_offset(&loop, &x, inner, ni, "j", "r", io, sizeof io);
-  put(&loop, "      %s x = (%s)ld_%s(p%d, xb + %s);\n", acc, acc, dtype_tag(x.dtype), px, io);
+  bool truth = op->reduce == RED_ANY || op->reduce == RED_ALL;
+  if (truth) put(&loop, "      int x = ld_%s(p%d, xb + %s) != 0;\n", dtype_tag(x.dtype), px, io);
+  else put(&loop, "      %s x = (%s)ld_%s(p%d, xb + %s);\n", acc, acc, dtype_tag(x.dtype), px, io);
   const char *lp = loop.s ? loop.s : "";
   switch (op->reduce) {
+    case RED_ANY:
+    case RED_ALL: {
+      bool any = op->reduce == RED_ANY;
+      put(&k.body, "      int a = %d;\n%s        a = %s(a, x);\n      }\n", any ? 0 : 1, lp, any ? "max" : "min");
+      put(&k.body, "      a = block_reduce(a, %s(), sh, %d);\n", any ? "MaxOp" : "MinOp", any ? 0 : 1);
+      put(&k.body, "      if (threadIdx.x == 0) st_%s(p%d, %" PRId64 " + i, a != 0);\n", dtype_tag(yt), py, y.offset);
+      break;
+    }
     case RED_SUM:
     case RED_MEAN:
       put(&k.body, "      %s a = 0;\n%s        a += x;\n      }\n", acc, lp);

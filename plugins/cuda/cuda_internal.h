@@ -48,6 +48,8 @@ enum {
   RED_MIN,
   RED_SOFTMAX,     /* a row in, a row out */
   RED_LOG_SOFTMAX,
+  RED_ANY,         /* bool results: any / all of the row's truth values */
+  RED_ALL,
 };
 
 /* Compute-type rules of a pointwise op. */

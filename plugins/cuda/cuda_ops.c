@@ -127,6 +127,12 @@ static const cuda_op ops[] = {
     RED("aten.mean.default", RED_MEAN, true),
     RED("aten.amax.default", RED_MAX, false),
     RED("aten.amin.default", RED_MIN, false),
+    RED("aten.any.dim", RED_ANY, false),
+    RED("aten.any.dims", RED_ANY, false),
+    RED("aten.any.default", RED_ANY, false),
+    RED("aten.all.dim", RED_ALL, false),
+    RED("aten.all.dims", RED_ALL, false),
+    RED("aten.all.default", RED_ALL, false),
     RED("aten._softmax.default", RED_SOFTMAX, true),
     RED("aten._log_softmax.default", RED_LOG_SOFTMAX, true),
     /* matrix products: cuBLASLt (cuda_blas.c), float32 exact unless TF32
