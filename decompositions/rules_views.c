@@ -59,9 +59,11 @@ static void alias(decomp *d) {
       return d_decline(d, "complex tensors are not computed on");
   }
   for (int j = 0; j < a->nargs; j++) args[j] = meta_alias_arg(a, j, src);
+  int want = alloy_node_num_outputs(n);
+  if (a->first_out + want > MAX_ALIAS_OUTS)
+    return d_decline(d, "%d outputs are more than a rule can give", want);
   alloy_value *outs[MAX_ALIAS_OUTS];
   int got = d_op_n(d, a->as, args, a->nargs, outs, MAX_ALIAS_OUTS);
-  int want = alloy_node_num_outputs(n);
   if (d_failed(d)) return;
   if (a->first_out + want > got)
     return d_decline(d, "%s gives %d outputs, %d wanted", a->as, got, a->first_out + want);
