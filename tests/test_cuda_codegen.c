@@ -194,3 +194,30 @@ TEST(cuda_codegen_embedding_cat_layer_norm) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* A llama's rotary tables and causal mask: cos[position_ids] (index.Tensor
+ * with one index tensor), a cumsum along a row, a bitwise and of masks and
+ * the metadata assertion torch.export leaves (no kernel). */
+TEST(cuda_codegen_index_cumsum_bitwise) {
+  alloy_graph *g = parse(
+      "input %cos: f32[64, 8]\n"
+      "input %pos: i64[2, 5]\n"
+      "input %m: bool[2, 5]\n"
+      "input %k: bool[2, 5]\n"
+      "aten._assert_tensor_metadata.default(%pos, dtype=i64)\n"
+      "%c = aten.index.Tensor(%cos, [%pos]) : f32[2, 5, 8]\n"
+      "%s = aten.cumsum.default(%pos, 1) : i64[2, 5]\n"
+      "%a = aten.bitwise_and.Tensor(%m, %k) : bool[2, 5]\n"
+      "output %c, %s, %a\n");
+  REQUIRE(g);
+  const alloy_host_api *h = alloy_host_table();
+  for (int i = 0; i < h->graph_num_nodes(g); i++) CHECK(cuda_node_unsupported(h, h->graph_node(g, i)) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
+  REQUIRE(p.nlaunches == 3);
+  CHECK(p.launches[0].n == 80 && p.launches[1].n == 2 && p.launches[2].n == 10);
+  CHECK(strstr(p.source, "if (at < 0) at += 64;") != NULL);
+  CHECK(strstr(p.source, "for (i64 j = 0; j < 5; j++)") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}

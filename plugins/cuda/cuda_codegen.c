@@ -67,6 +67,8 @@ static const char prelude[] =
     "template <class T> __device__ __forceinline__ T op_add(T a, T b) { return a + b; }\n"
     "template <class T> __device__ __forceinline__ T op_sub(T a, T b) { return a - b; }\n"
     "template <class T> __device__ __forceinline__ T op_mul(T a, T b) { return a * b; }\n"
+    "template <class T> __device__ __forceinline__ T op_bitnot(T x) { return ~x; }\n"
+    "__device__ __forceinline__ bool op_bitnot(bool x) { return !x; }\n"
     "#define WRAP(T, U) \\\n"
     "  __device__ __forceinline__ T op_add(T a, T b) { return (T)((U)a + (U)b); } \\\n"
     "  __device__ __forceinline__ T op_sub(T a, T b) { return (T)((U)a - (U)b); } \\\n"
@@ -372,6 +374,24 @@ static const alloy_arg *arg_named(const alloy_host_api *h, const alloy_node *n, 
   return NULL;
 }
 
+/* index.Tensor(self, indices): the dim of its one integer index tensor
+ * (the others None), or -1 for any other pattern. */
+static int index_position(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_arg *list = h->node_arg(n, 1);
+  if (!list || h->arg_type(list) != ALLOY_ARG_TYPE_LIST) return -1;
+  int pos = -1;
+  for (int k = 0; k < h->arg_list_size(list); k++) {
+    const alloy_arg *a = h->arg_list_item(list, k);
+    if (h->arg_type(a) == ALLOY_ARG_TYPE_NONE) continue;
+    const alloy_value *v = h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
+    if (!v || pos >= 0) return -1;
+    alloy_dtype t = h->value_dtype(v);
+    if (t != ALLOY_I64 && t != ALLOY_I32) return -1;
+    pos = k;
+  }
+  return pos;
+}
+
 const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
   const cuda_op *op = cuda_op_find(h->node_op_name(n));
   if (!op) return "no CUDA kernel for this op yet";
@@ -408,6 +428,11 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
         if (alloy_dtype_is_float(h->value_dtype(in[j])) && op->ct == CT_RESULT)
           return "float to integer conversion";
   }
+  if (op->kind == CUDA_OP_INDEX && index_position(h, n) < 0)
+    return "index.Tensor other than one integer index tensor";
+  if (!strncmp(op->name, "aten.bitwise_", 13))
+    for (int j = 0; j < nin; j++)
+      if (alloy_dtype_is_float(h->value_dtype(in[j]))) return "bitwise ops of floats";
   /* scalar arguments given as graph values (SymInt, a run-time float) */
   for (int i = 0; i < h->node_num_args(n); i++) {
     const alloy_arg *a = h->node_arg(n, i);
@@ -1264,6 +1289,80 @@ static void emit_embedding(builder *b, const alloy_node *n) {
   kernel_finish(b, &k);
 }
 
+/* index.Tensor(x, [None.., idx, None..]): out[pre, j.., post] =
+ * x[pre, idx[j..], post], a negative index counting from the end and one
+ * out of range giving NaN, as embedding. */
+static void emit_index(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  int p = index_position(h, n);
+  const alloy_arg *list = h->node_arg(n, 1);
+  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0))),
+                    *ip = in_memory(b, n, h->arg_value(h->arg_list_item(list, p)));
+  if (!xp || !ip) return;
+  int to = materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  cuda_tensor y = b->tensors[to], x = *xp, idx = *ip;
+  int ri = idx.rank, post = x.rank - p - 1;
+  if (y.rank != p + ri + post) return (void)fail(b, n, "an output of rank %d", y.rank);
+  /* the index tensor as an operand of the output's shape: its dims in the
+   * middle, stride 0 elsewhere */
+  cuda_tensor iv = y;
+  iv.base = idx.base, iv.dtype = idx.dtype, iv.offset = idx.offset;
+  for (int d = 0; d < y.rank; d++) iv.strides[d] = d >= p && d < p + ri ? idx.strides[d - p] : 0;
+  kernel k;
+  kernel_begin(&k, y.sizes, y.rank);
+  char io[512];
+  cuda_tensor probe = y;
+  if (y.rank) probe.strides[0] = 0;
+  offset_text(&k, &probe, io, sizeof io); /* declares the per-dim indices */
+  offset_text(&k, &iv, io, sizeof io);
+  int pi = kernel_param(&k, iv.base), px = kernel_param(&k, x.base);
+  put(&k.body, "    i64 at = (i64)ld_%s(p%d, %s);\n    if (at < 0) at += %" PRId64 ";\n", dtype_tag(iv.dtype), pi,
+      io, x.sizes[p]);
+  text off = {0};
+  put(&off, "%" PRId64 " + at * %" PRId64, x.offset, x.strides[p]);
+  for (int d = 0; d < p; d++) put(&off, " + i%d * %" PRId64, d, x.strides[d]);
+  for (int d = 0; d < post; d++) put(&off, " + i%d * %" PRId64, p + ri + d, x.strides[p + 1 + d]);
+  const char *rt = reg_type(y.dtype);
+  int v = k.nvars++;
+  put(&k.body, "    %s v%d = at >= 0 && at < %" PRId64 " ? (%s)ld_%s(p%d, %s) : (%s)__longlong_as_double(0x7ff8000000000000LL);\n",
+      rt, v, x.sizes[p], rt, dtype_tag(x.dtype), px, off.s ? off.s : "0", rt);
+  free(off.s);
+  kernel_store(&k, &y, v);
+  kernel_finish(b, &k);
+}
+
+/* cumsum(x, dim, dtype): a thread per row along dim, summing in order in
+ * acc_type (PyTorch's CUDA scan sums in a tree; within the tolerance). */
+static void emit_scan(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
+  if (!xp) return;
+  int to = materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  cuda_tensor x = *xp, y = b->tensors[to];
+  int dim = wrap_dim(int_arg(h, n, "dim", 0), x.rank);
+  int64_t len = x.rank ? x.sizes[dim] : 1, xs = x.rank ? x.strides[dim] : 0, ys = y.rank ? y.strides[dim] : 0;
+  /* iterate the other dims: the tensors with dim of size 1 */
+  cuda_tensor xr = x, yr = y;
+  if (x.rank) xr.sizes[dim] = 1, yr.sizes[dim] = 1;
+  kernel k;
+  kernel_begin(&k, yr.sizes, yr.rank);
+  char xo[512], yo[512];
+  cuda_tensor probe = yr;
+  if (yr.rank) probe.strides[0] = 0;
+  offset_text(&k, &probe, xo, sizeof xo);
+  offset_text(&k, &xr, xo, sizeof xo);
+  offset_text(&k, &yr, yo, sizeof yo);
+  int px = kernel_param(&k, x.base), py = kernel_param(&k, y.base);
+  alloy_dtype yt = y.dtype;
+  const char *acc = yt == ALLOY_F64 ? "double" : alloy_dtype_is_float(yt) ? "float" : "i64";
+  put(&k.body, "    %s a = 0;\n    for (i64 j = 0; j < %" PRId64 "; j++) {\n", acc, len);
+  put(&k.body, "      a = op_add(a, (%s)ld_%s(p%d, %s + j * %" PRId64 "));\n", acc, dtype_tag(x.dtype), px, xo, xs);
+  put(&k.body, "      st_%s(p%d, %s + j * %" PRId64 ", (%s)a);\n    }\n", dtype_tag(yt), py, yo, ys, reg_type(yt));
+  kernel_finish(b, &k);
+}
+
 /* cat(tensors, dim): each non-empty input copied into its slice of the
  * output along dim. */
 static void emit_cat(builder *b, const alloy_node *n) {
@@ -1379,7 +1478,8 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   for (int i = 0; i < nn && !b.err; i++) {
     const alloy_node *n = h->graph_node(g, i);
     const alloy_value *in[64];
-    int nin = tensor_operands(h, n, in, 64);
+    const cuda_op *nop = cuda_op_find(h->node_op_name(n));
+    int nin = nop && nop->kind == CUDA_OP_NOP ? 0 : tensor_operands(h, n, in, 64);
     if (nin > 64) nin = 64; /* refused at claim */
     for (int j = 0; j < nin; j++) {
       vinfo *vi = val(&b, in[j]);
@@ -1389,7 +1489,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   for (int j = 0; j < no; j++) val(&b, h->graph_output(g, j))->stored = true;
   for (int i = 0; i < nn && !b.err; i++) {
     const alloy_node *n = h->graph_node(g, i);
-    val(&b, h->node_output(n, 0))->group = -1; /* set again as each is emitted */
+    if (h->node_num_outputs(n) > 0) val(&b, h->node_output(n, 0))->group = -1; /* set again as each is emitted */
   }
 
   /* Pass 2: emit. */
@@ -1430,11 +1530,14 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       emit_reduce(&b, n, op);
       continue;
     }
+    if (op->kind == CUDA_OP_NOP) continue;
     if (op->kind == CUDA_OP_GEMM || op->kind == CUDA_OP_LAYER_NORM || op->kind == CUDA_OP_EMBEDDING ||
-        op->kind == CUDA_OP_CAT) {
+        op->kind == CUDA_OP_CAT || op->kind == CUDA_OP_INDEX || op->kind == CUDA_OP_SCAN) {
       (op->kind == CUDA_OP_GEMM         ? emit_gemm
        : op->kind == CUDA_OP_LAYER_NORM ? emit_layer_norm
        : op->kind == CUDA_OP_EMBEDDING  ? emit_embedding
+       : op->kind == CUDA_OP_INDEX      ? emit_index
+       : op->kind == CUDA_OP_SCAN       ? emit_scan
                                         : emit_cat)(&b, n);
       continue;
     }

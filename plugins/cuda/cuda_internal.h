@@ -38,6 +38,9 @@ enum {
   CUDA_OP_LAYER_NORM,    /* native_layer_norm: a block per row             */
   CUDA_OP_EMBEDDING,     /* rows of a table gathered by index              */
   CUDA_OP_CAT,           /* each input copied into its slice of the output */
+  CUDA_OP_INDEX,         /* index.Tensor with one index tensor: a gather   */
+  CUDA_OP_SCAN,          /* cumsum: a thread per row, in order             */
+  CUDA_OP_NOP,           /* metadata assertions: checked when the graph was built */
 };
 
 /* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */

@@ -103,6 +103,13 @@ static const cuda_op ops[] = {
     PW("aten.logical_and.default", CT_BOOL, "$0 && $1"),
     PW("aten.logical_or.default", CT_BOOL, "$0 || $1"),
     PW("aten.logical_xor.default", CT_BOOL, "$0 != $1"),
+    PW("aten.bitwise_and.Tensor", CT_RESULT, "$0 & $1"),
+    PW("aten.bitwise_and.Scalar", CT_RESULT, "$0 & ${other}"),
+    PW("aten.bitwise_or.Tensor", CT_RESULT, "$0 | $1"),
+    PW("aten.bitwise_or.Scalar", CT_RESULT, "$0 | ${other}"),
+    PW("aten.bitwise_xor.Tensor", CT_RESULT, "$0 ^ $1"),
+    PW("aten.bitwise_xor.Scalar", CT_RESULT, "$0 ^ ${other}"),
+    PW("aten.bitwise_not.default", CT_RESULT, "op_bitnot($0)"),
     PWC("aten.where.self", CT_RESULT, 0, "$0 ? $1 : $2"),
     PWC("aten.masked_fill.Scalar", CT_RESULT, 1, "$1 ? ${value} : $0"),
     /* copies and conversions: the conversion is the store's */
@@ -119,6 +126,9 @@ static const cuda_op ops[] = {
     {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true},
     {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1},
     {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1},
+    {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1},
+    {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1},
+    {.name = "aten._assert_tensor_metadata.default", .kind = CUDA_OP_NOP, .bool_operand = -1},
     /* reductions over dims: one block a row of the reduced elements,
      * accumulating in PyTorch's CUDA acc_type (float for the 16-bit floats) */
     RED("aten.sum.dim_IntList", RED_SUM, false),
