@@ -12,37 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
+#define DRIVER_ROW(name) CUDA_SYMBOL(cuda_api, name)
+static const cuda_symbol driver_symbols[] = {CUDA_DRIVER_FUNCTIONS(DRIVER_ROW)};
+static const cuda_symbol nvrtc_symbols[] = {CUDA_NVRTC_FUNCTIONS(DRIVER_ROW)};
 
-typedef struct symbol_row {
-  const char *name; /* the symbol, after cuda.h's versioning macros */
-  size_t offset;    /* of its field in cuda_api */
-} symbol_row;
-
-#define SYMBOL_ROW(name) {STR(name), offsetof(cuda_api, name)},
-static const symbol_row driver_symbols[] = {CUDA_DRIVER_FUNCTIONS(SYMBOL_ROW)};
-static const symbol_row nvrtc_symbols[] = {CUDA_NVRTC_FUNCTIONS(SYMBOL_ROW)};
-
-/* Fills the fields of rows from lib; the first missing symbol's name, or NULL. */
-static const char *bind(cuda_api *api, void *lib, const symbol_row *rows, size_t n) {
+const char *cuda_library_bind(void *table, void *lib, const cuda_symbol *rows, size_t n) {
   for (size_t i = 0; i < n; i++) {
     void *fn = dlsym(lib, rows[i].name);
     if (!fn) return rows[i].name;
-    memcpy((char *)api + rows[i].offset, &fn, sizeof fn);
+    memcpy((char *)table + rows[i].offset, &fn, sizeof fn);
   }
   return NULL;
 }
 
-static void *open_nvrtc(void) {
-  static const char *names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+void *cuda_library_open(const char *const *names, size_t n, const char *fallback) {
+  for (size_t i = 0; i < n; i++) {
     void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (lib) return lib;
   }
   const char *home = getenv("CUDA_HOME");
   char path[4096];
-  snprintf(path, sizeof path, "%s/lib64/libnvrtc.so", home && *home ? home : "/usr/local/cuda");
+  snprintf(path, sizeof path, "%s/lib64/%s", home && *home ? home : "/usr/local/cuda", fallback);
   return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
@@ -50,19 +40,20 @@ const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap) {
   memset(api, 0, sizeof *api);
   api->driver_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!api->driver_lib) return "libcuda.so.1 not found: no NVIDIA driver on this machine";
-  const char *missing = bind(api, api->driver_lib, driver_symbols,
-                             sizeof driver_symbols / sizeof *driver_symbols);
+  const char *missing = cuda_library_bind(api, api->driver_lib, driver_symbols,
+                                          sizeof driver_symbols / sizeof *driver_symbols);
   if (missing) {
     snprintf(why_buf, cap, "libcuda.so.1 has no %s: the driver is older than CUDA 12", missing);
     cuda_api_close(api);
     return why_buf;
   }
-  api->nvrtc_lib = open_nvrtc();
+  static const char *const nvrtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+  api->nvrtc_lib = cuda_library_open(nvrtc_names, 3, "libnvrtc.so");
   if (!api->nvrtc_lib) {
     cuda_api_close(api);
     return "libnvrtc.so not found (set CUDA_HOME to the CUDA toolkit)";
   }
-  missing = bind(api, api->nvrtc_lib, nvrtc_symbols, sizeof nvrtc_symbols / sizeof *nvrtc_symbols);
+  missing = cuda_library_bind(api, api->nvrtc_lib, nvrtc_symbols, sizeof nvrtc_symbols / sizeof *nvrtc_symbols);
   if (missing) {
     snprintf(why_buf, cap, "libnvrtc.so has no %s", missing);
     cuda_api_close(api);

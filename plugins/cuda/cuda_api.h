@@ -39,6 +39,22 @@ typedef struct cuda_api {
   CUDA_NVRTC_FUNCTIONS(CUDA_API_FIELD)
 } cuda_api;
 
+/* A library entry point to look up: its symbol (after the headers'
+ * versioning macros) and where its pointer goes in the table being filled. */
+typedef struct cuda_symbol {
+  const char *name;
+  size_t offset;
+} cuda_symbol;
+#define CUDA_STR_(x) #x
+#define CUDA_STR(x) CUDA_STR_(x)
+#define CUDA_SYMBOL(table, name) {CUDA_STR(name), offsetof(table, name)},
+
+/* Opens the first of names (sonames) that loads, else lib64/<fallback>
+ * under $CUDA_HOME (default /usr/local/cuda); NULL when none does. */
+void *cuda_library_open(const char *const *names, size_t n, const char *fallback);
+/* Fills table's fields from lib; the first missing symbol's name, or NULL. */
+const char *cuda_library_bind(void *table, void *lib, const cuda_symbol *rows, size_t n);
+
 /* Opens libcuda.so.1 and NVRTC and fills *api. Returns NULL, or a static
  * sentence saying what is missing ("libcuda.so.1 not found: no NVIDIA
  * driver"), in which case nothing stays open. why_buf (cap bytes) holds

@@ -18,6 +18,7 @@
  * cores and accumulate in f32 (CUBLAS_COMPUTE_32F, scale type float); f32 is
  * exact (CUBLAS_COMPUTE_32F) unless the caller allows TF32.
  */
+#include "plugins/cuda/cuda_api.h"
 #include "plugins/cuda/cuda_blas.h"
 
 #include <cublasLt.h>
@@ -56,48 +57,26 @@ struct cuda_gemm {
   pthread_mutex_t lock;                     /* serialises setting the bias pointer and the call */
 };
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-typedef struct symbol_row {
-  const char *name; /* the symbol as cublasLt.h spells it */
-  size_t offset;    /* of its field in struct cuda_blas */
-} symbol_row;
-
-#define SYMBOL_ROW(name) {STR(name), offsetof(struct cuda_blas, name)},
-static const symbol_row blas_symbols[] = {CUDA_BLAS_FUNCTIONS(SYMBOL_ROW)};
-
-/* The library matching the header first (13); 12's matmul API is the same. */
-static void *open_cublaslt(void) {
-  static const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (lib) return lib;
-  }
-  const char *home = getenv("CUDA_HOME");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/lib64/libcublasLt.so", home && *home ? home : "/usr/local/cuda");
-  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
-}
+#define BLAS_ROW(name) CUDA_SYMBOL(struct cuda_blas, name)
+static const cuda_symbol blas_symbols[] = {CUDA_BLAS_FUNCTIONS(BLAS_ROW)};
 
 const char *cuda_blas_open(cuda_blas **out, char *why, size_t cap) {
   *out = NULL;
   cuda_blas *b = calloc(1, sizeof *b);
   if (!b) return "out of memory opening cuBLASLt";
-  b->lib = open_cublaslt();
+  /* the library matching the header first (13); 12's matmul API is the same */
+  static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+  b->lib = cuda_library_open(names, 3, "libcublasLt.so");
   if (!b->lib) {
     free(b);
     return "libcublasLt.so not found (set CUDA_HOME to the CUDA toolkit)";
   }
-  for (size_t i = 0; i < sizeof blas_symbols / sizeof *blas_symbols; i++) {
-    void *fn = dlsym(b->lib, blas_symbols[i].name);
-    if (!fn) {
-      snprintf(why, cap, "libcublasLt.so has no %s: it is older than CUDA 12", blas_symbols[i].name);
-      dlclose(b->lib);
-      free(b);
-      return why;
-    }
-    memcpy((char *)b + blas_symbols[i].offset, &fn, sizeof fn);
+  const char *missing = cuda_library_bind(b, b->lib, blas_symbols, sizeof blas_symbols / sizeof *blas_symbols);
+  if (missing) {
+    snprintf(why, cap, "libcublasLt.so has no %s: it is older than CUDA 12", missing);
+    dlclose(b->lib);
+    free(b);
+    return why;
   }
   cublasStatus_t st = b->cublasLtCreate(&b->handle);
   if (st != CUBLAS_STATUS_SUCCESS) {
