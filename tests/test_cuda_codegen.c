@@ -221,3 +221,27 @@ TEST(cuda_codegen_index_cumsum_bitwise) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* Two layers of the same shapes make the same kernels over other buffers:
+ * the module holds each once, the launches name it twice. */
+TEST(cuda_codegen_same_kernels_are_written_once) {
+  alloy_graph *g = parse(
+      "input %x: f32[4, 8]\n"
+      "input %y: f32[4, 8]\n"
+      "%a = aten.tanh.default(%x) : f32[4, 8]\n"
+      "%s = aten.sum.dim_IntList(%a, [1]) : f32[4]\n"
+      "%b = aten.tanh.default(%y) : f32[4, 8]\n"
+      "%t = aten.sum.dim_IntList(%b, [1]) : f32[4]\n"
+      "output %s, %t\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 4);
+  CHECK(p.nkernels == 2);
+  CHECK(!strcmp(p.launches[0].name, p.launches[2].name));
+  CHECK(!strcmp(p.launches[1].name, p.launches[3].name));
+  CHECK(strcmp(p.launches[0].name, p.launches[1].name) != 0);
+  CHECK(p.launches[0].bases[0] != p.launches[2].bases[0]);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}

@@ -7,7 +7,9 @@
  *   cuda_codegen.c  a partition -> a plan: tensors (a base buffer and a
  *                   strided view of it), fused pointwise groups, and the
  *                   CUDA C source of their kernels (no driver calls: unit
- *                   tested on machines without a GPU)
+ *                   tested on machines without a GPU); cuda_codegen_rows.c
+ *                   the other steps (reductions, norms, gathers, products)
+ *   cuda_blas.c     matrix products through cuBLASLt
  *   cuda_backend.c  the plugin: devices, buffers, queues, events, compile
  *                   (NVRTC, module load) and execute (kernel launches)
  *

@@ -1,0 +1,103 @@
+/*
+ * plugins/cuda/cuda_codegen.h: what the two halves of the code generator
+ * share. cuda_codegen.c makes the plan (bases, views, the fused pointwise
+ * kernels, the module's text); cuda_codegen_rows.c writes the steps that
+ * are not fused pointwise work: reductions and softmax, layer norm,
+ * gathers, scans, cat and the cuBLASLt products. Internal to the plugin;
+ * every function here works on one builder, from one thread.
+ */
+#ifndef ALLOY_CUDA_CODEGEN_H
+#define ALLOY_CUDA_CODEGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plugins/cuda/cuda_internal.h"
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} text;
+
+/* A kernel written into the module: its text's hash and body, its id. */
+typedef struct seen_kernel {
+  uint64_t hash;
+  char *body;
+  int nbases;
+  bool rows;
+  int id;
+} seen_kernel;
+
+/* What the plan knows of one graph value. */
+typedef struct vinfo {
+  const alloy_value *v;
+  int tensor; /* plan tensor holding it in memory, or -1 */
+  int group;  /* the fused group computing it, or -1 */
+  int var;    /* its register in that group's kernel */
+  int output; /* the partition output it is written to directly, or -1 */
+  bool stored; /* read outside its group: written to memory */
+} vinfo;
+
+typedef struct builder {
+  const alloy_host_api *host;
+  const alloy_graph *g;
+  const cuda_layout *layout; /* the execute's strides, or NULL: contiguous */
+  cuda_plan *plan;
+  cuda_tensor *tensors;
+  int ntensors, cap_tensors, cap_bases, cap_launches;
+  vinfo *vals; /* open addressing on the value pointer */
+  int cap_vals;
+  seen_kernel *seen; /* the kernels written, by text */
+  int nseen, cap_seen;
+  text src;
+  alloy_error *err;
+} builder;
+
+/* A kernel being written: its iteration shape, parameters (bases) and body. */
+typedef struct kernel {
+  int64_t sizes[CUDA_MAX_RANK];
+  int rank;
+  int bases[64], nbases;
+  int nvars;
+  int loaded[64], loaded_var[64], nloaded; /* tensors loaded once each */
+  bool index_split; /* the per-dim indices are declared */
+  bool rows;        /* a block per row (reductions), not a thread per element */
+  text body;
+} kernel;
+
+/* ---- cuda_codegen.c ------------------------------------------------------ */
+
+void cg_put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+alloy_error *cg_fail(builder *b, const alloy_node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+vinfo *cg_val(builder *b, const alloy_value *v);
+bool cg_grow(void **p, int *cap, int need, size_t size);
+int cg_add_base(builder *b, int kind, int index, uint64_t bytes);
+int64_t cg_numel_of(const int64_t *sizes, int rank);
+int cg_materialize(builder *b, const alloy_value *v);
+void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank);
+void cg_kernel_finish(builder *b, kernel *k);
+int cg_kernel_param(kernel *k, int base);
+int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id);
+void cg_kernel_store(kernel *k, const cuda_tensor *t, int var);
+void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap);
+void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst);
+const char *cg_dtype_tag(alloy_dtype t);
+const char *cg_reg_type(alloy_dtype t);
+const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name);
+int64_t cg_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
+int cg_wrap_dim(int64_t d, int rank);
+int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap);
+int cg_index_position(const alloy_host_api *h, const alloy_node *n);
+
+/* ---- cuda_codegen_rows.c: each writes node n's steps into the plan ----- */
+
+void cg_emit_reduce(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_gemm(builder *b, const alloy_node *n);
+void cg_emit_layer_norm(builder *b, const alloy_node *n);
+void cg_emit_embedding(builder *b, const alloy_node *n);
+void cg_emit_index(builder *b, const alloy_node *n);
+void cg_emit_scan(builder *b, const alloy_node *n);
+void cg_emit_cat(builder *b, const alloy_node *n);
+
+#endif
