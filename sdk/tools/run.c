@@ -189,6 +189,26 @@ static alloy_error *compile_on(alloy_runtime *rt, const char *list, alloy_model 
   return last;
 }
 
+/* Without --backends or $ALLOY_BACKENDS, the shipped backends that found a
+ * device come first, in DESIGN.md's order (cuda, hip, then cpu), and ref
+ * last: "cuda,ref" on a GPU machine; NULL (ref alone) where none did. */
+static const char *default_backends(alloy_runtime *rt, char *buf, size_t cap) {
+  static const char *const shipped[] = {"cuda", "hip", "cpu"};
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t k = 0; k < sizeof shipped / sizeof *shipped; k++) {
+    int i = alloy_runtime_find_backend(rt, shipped[k]);
+    if (i < 0) continue;
+    alloy_backend_info info = {.struct_size = sizeof info};
+    alloy_runtime_backend_info(rt, i, &info);
+    if (info.ok && info.num_devices > 0 && len + strlen(shipped[k]) + 6 < cap)
+      len += (size_t)snprintf(buf + len, cap - len, "%s,", shipped[k]);
+  }
+  if (!len) return NULL;
+  snprintf(buf + len, cap - len, "ref");
+  return buf;
+}
+
 /* Nodes of the graph that runs, after decomposition (-1: not known yet). */
 static int runner_nodes(const runner *r) {
   if (r->iso) return isolate_num_nodes(r->iso);
@@ -485,6 +505,8 @@ int cmd_run(int argc, char **argv) {
     alloy_safetensors_close(check);
     return 2;
   }
+  char defaults[64];
+  if (!e && !o.backends && !o.isolate) o.backends = default_backends(rt, defaults, sizeof defaults);
   if (!e && o.trace) e = alloy_trace_start();
   if (!e) e = compile_on(rt, o.backends, m, level, o.cost && !strcmp(o.cost, "free"), &o, &rn);
   double compile_ms = now_ms() - t2;
