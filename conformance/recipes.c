@@ -12,6 +12,11 @@ const conform_recipe conform_recipes[] = {
     {"aten.add.Tensor", "T[S] T[B] alpha={1|2}"},
     {"aten.sub.Tensor", "T[S] T[B] alpha={1|2}"},
     {"aten.div.Tensor_mode", "T[S] T[B] rounding_mode={None|'trunc'|'floor'}"},
+    /* Laguerre and Legendre run their recurrence n times, in PyTorch as in
+     * every backend: a degree of 2^31 - 1 (an int32 edge value) is 25 s of
+     * one core for one element. x keeps its edge values; n is a degree. */
+    {"aten.special_laguerre_polynomial_l.default", "T[S] idx64:i64[S]"},
+    {"aten.special_legendre_polynomial_p.default", "T[S] idx64:i64[S]"},
     /* ---- linear algebra ---- */
     {"aten.mm.default", "T[3,4] T[4,5]"},
     {"aten.mm.default", "T[64,300] T[300,64]"},
