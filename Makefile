@@ -194,7 +194,7 @@ build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC    $< (fuzz)"
 	@clang -std=c11 -O1 -g $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -I. -Isdk/include \
-	  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -c $< -o $@
+	  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -MMD -MP -c $< -o $@
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	@mkdir -p build-fuzz
 	@echo "  LD    $@"
@@ -231,3 +231,6 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# The fuzz library's objects too: without them a header change left stale
+# objects of another struct layout linked into the targets.
+-include $(shell find build-fuzz/obj -name '*.d' 2>/dev/null)
