@@ -424,6 +424,29 @@ static bool contiguous(const alloy_tensor *t) {
   return true;
 }
 
+/* Ends work issued on stream (a run, a copy): with a queue, an event for
+ * *done; without, waits for the stream. */
+static alloy_error *work_done(alloy_backend *be, int device, alloy_queue *q, CUstream stream,
+                              alloy_event **done) {
+  if (!q) {
+    CU(be, cuStreamSynchronize(stream));
+    return NULL;
+  }
+  alloy_event *ev = calloc(1, sizeof *ev);
+  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  ev->device = device;
+  CUresult r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS) r = be->api.cuEventRecord(ev->ev, stream);
+  if (r != CUDA_SUCCESS) {
+    if (ev->ev) be->api.cuEventDestroy(ev->ev);
+    free(ev);
+    return cu_error(be, r, "cuEventRecord");
+  }
+  if (done) *done = ev;
+  else be->api.cuEventDestroy(ev->ev), free(ev);
+  return NULL;
+}
+
 /* The variant of exe for the layout of args: the contiguous one, one made
  * before for the same strides, or a new one. */
 static alloy_error *variant_for(alloy_backend *be, alloy_executable *exe, const alloy_execute_args *args,
@@ -546,22 +569,8 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
   if (scratch) be->api.cuMemFreeAsync(scratch, stream);
   free(ptr);
   if (e) return e;
-  if (args->queue) {
-    alloy_event *ev = calloc(1, sizeof *ev);
-    if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-    ev->device = exe->device;
-    if ((r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS ||
-        (r = be->api.cuEventRecord(ev->ev, stream)) != CUDA_SUCCESS) {
-      if (ev->ev) be->api.cuEventDestroy(ev->ev);
-      free(ev);
-      return cu_error(be, r, "cuEventRecord");
-    }
-    *args->done = ev;
-    return NULL;
-  }
-  CU(be, cuStreamSynchronize(stream));
-  if (args->done) *args->done = NULL;
-  return NULL;
+  if (!args->queue && args->done) *args->done = NULL;
+  return work_done(be, exe->device, args->queue, stream, args->done);
 }
 
 /* ---- memory --------------------------------------------------------------------*/
@@ -599,29 +608,6 @@ static alloy_error *bounds(alloy_backend *be, const alloy_buffer *b, uint64_t of
   return NULL;
 }
 
-/* Ends a copy issued on stream: with a queue, an event for *done; without,
- * waits for the copy stream. */
-static alloy_error *copy_done(alloy_backend *be, int device, alloy_queue *q, CUstream stream,
-                              alloy_event **done) {
-  if (!q) {
-    CU(be, cuStreamSynchronize(stream));
-    return NULL;
-  }
-  alloy_event *ev = calloc(1, sizeof *ev);
-  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-  ev->device = device;
-  CUresult r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING);
-  if (r == CUDA_SUCCESS) r = be->api.cuEventRecord(ev->ev, stream);
-  if (r != CUDA_SUCCESS) {
-    if (ev->ev) be->api.cuEventDestroy(ev->ev);
-    free(ev);
-    return cu_error(be, r, "cuEventRecord");
-  }
-  if (done) *done = ev;
-  else be->api.cuEventDestroy(ev->ev), free(ev);
-  return NULL;
-}
-
 static alloy_error *cuda_copy_from_host(alloy_backend *be, alloy_buffer *dst, uint64_t offset, const void *src,
                                         uint64_t bytes, alloy_queue *q, alloy_event **done) {
   alloy_error *e = use_device(be, dst->device);
@@ -629,7 +615,7 @@ static alloy_error *cuda_copy_from_host(alloy_backend *be, alloy_buffer *dst, ui
   if (e) return e;
   CUstream s = q ? q->stream : be->devs[dst->device].copies;
   if (bytes) CU(be, cuMemcpyHtoDAsync(dst->ptr + offset, src, bytes, s));
-  return copy_done(be, dst->device, q, s, done);
+  return work_done(be, dst->device, q, s, done);
 }
 
 static alloy_error *cuda_copy_to_host(alloy_backend *be, void *dst, alloy_buffer *src, uint64_t offset,
@@ -639,7 +625,7 @@ static alloy_error *cuda_copy_to_host(alloy_backend *be, void *dst, alloy_buffer
   if (e) return e;
   CUstream s = q ? q->stream : be->devs[src->device].copies;
   if (bytes) CU(be, cuMemcpyDtoHAsync(dst, src->ptr + offset, bytes, s));
-  return copy_done(be, src->device, q, s, done);
+  return work_done(be, src->device, q, s, done);
 }
 
 static alloy_error *cuda_copy(alloy_backend *be, alloy_buffer *dst, uint64_t dst_offset, alloy_buffer *src,
@@ -650,7 +636,7 @@ static alloy_error *cuda_copy(alloy_backend *be, alloy_buffer *dst, uint64_t dst
   if (e) return e;
   CUstream s = q ? q->stream : be->devs[dst->device].copies;
   if (bytes) CU(be, cuMemcpyDtoDAsync(dst->ptr + dst_offset, src->ptr + src_offset, bytes, s));
-  return copy_done(be, dst->device, q, s, done);
+  return work_done(be, dst->device, q, s, done);
 }
 
 static alloy_error *cuda_host_buffer_allocate(alloy_backend *be, uint64_t bytes, void **out) {
@@ -724,7 +710,7 @@ static void cuda_event_release(alloy_backend *be, alloy_event *ev) {
 static alloy_error *cuda_event_record(alloy_backend *be, alloy_queue *q, alloy_event **out) {
   alloy_error *e = use_device(be, q->device);
   if (e) return e;
-  return copy_done(be, q->device, q, q->stream, out);
+  return work_done(be, q->device, q, q->stream, out);
 }
 
 static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_event *ev) {
