@@ -1009,19 +1009,9 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       vo->tensor = b.ntensors++;
       continue;
     }
-    if (op->kind == CUDA_OP_REDUCE) {
-      cg_emit_reduce(&b, n, op);
-      continue;
-    }
     if (op->kind == CUDA_OP_NOP) continue;
-    if (op->kind == CUDA_OP_GEMM || op->kind == CUDA_OP_LAYER_NORM || op->kind == CUDA_OP_EMBEDDING ||
-        op->kind == CUDA_OP_CAT || op->kind == CUDA_OP_INDEX || op->kind == CUDA_OP_SCAN) {
-      (op->kind == CUDA_OP_GEMM         ? cg_emit_gemm
-       : op->kind == CUDA_OP_LAYER_NORM ? cg_emit_layer_norm
-       : op->kind == CUDA_OP_EMBEDDING  ? cg_emit_embedding
-       : op->kind == CUDA_OP_INDEX      ? cg_emit_index
-       : op->kind == CUDA_OP_SCAN       ? cg_emit_scan
-                                        : cg_emit_cat)(&b, n);
+    if (op->emit) { /* a step of its own (cuda_codegen_rows.c and the like) */
+      op->emit(&b, n, op);
       continue;
     }
     if (group_of[i] != open) {

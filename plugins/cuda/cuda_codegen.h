@@ -92,12 +92,15 @@ int cg_index_position(const alloy_host_api *h, const alloy_node *n);
 
 /* ---- cuda_codegen_rows.c: each writes node n's steps into the plan ----- */
 
+/* The emitters the op table names (cuda_op.emit). */
 void cg_emit_reduce(builder *b, const alloy_node *n, const cuda_op *op);
-void cg_emit_gemm(builder *b, const alloy_node *n);
-void cg_emit_layer_norm(builder *b, const alloy_node *n);
-void cg_emit_embedding(builder *b, const alloy_node *n);
-void cg_emit_index(builder *b, const alloy_node *n);
-void cg_emit_scan(builder *b, const alloy_node *n);
-void cg_emit_cat(builder *b, const alloy_node *n);
+void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_layer_norm(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_embedding(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_scan(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_cat(builder *b, const alloy_node *n, const cuda_op *op);
+/* A new, zeroed step at the end of the plan (NULL: out of memory, b->err set). */
+cuda_launch *cg_add_launch(builder *b);
 
 #endif

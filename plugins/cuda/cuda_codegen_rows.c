@@ -205,7 +205,7 @@ static bool dense(const cuda_tensor *t) {
   return t->offset == 0;
 }
 
-static cuda_launch *add_launch(builder *b) {
+cuda_launch *cg_add_launch(builder *b) {
   cuda_plan *p = b->plan;
   if (!cg_grow((void **)&p->launches, &b->cap_launches, p->nlaunches + 1, sizeof *p->launches)) {
     cg_fail(b, NULL, "out of memory");
@@ -220,7 +220,8 @@ static cuda_launch *add_launch(builder *b) {
  * cuBLASLt product into D, the node's output (dense). addmm's c is the
  * bias epilogue when it is a row and beta is 1, read as C when it is a
  * full matrix, else first expanded into D and read back from there. */
-void cg_emit_gemm(builder *b, const alloy_node *n) {
+void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
+  (void)entry;
   const alloy_host_api *h = b->host;
   const char *name = h->node_op_name(n);
   bool with_c = !strcmp(name, "aten.addmm.default") || !strcmp(name, "aten.baddbmm.default");
@@ -291,7 +292,7 @@ void cg_emit_gemm(builder *b, const alloy_node *n) {
       l.gbase[GEMM_C] = d.base, l.goff[GEMM_C] = 0;
     }
   }
-  cuda_launch *slot = add_launch(b);
+  cuda_launch *slot = cg_add_launch(b);
   if (slot) *slot = l;
 }
 
@@ -309,7 +310,8 @@ static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy
  * a block per row of the normalized dims; mean, then the variance of the
  * centered values (two passes, in acc_type), rstd = rsqrt(var + eps), then
  * y = (x - mean) * rstd * w + b, as PyTorch's CUDA kernel. */
-void cg_emit_layer_norm(builder *b, const alloy_node *n) {
+void cg_emit_layer_norm(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
   const alloy_host_api *h = b->host;
   const alloy_arg *wa = cg_arg_named(h, n, "weight"), *ba = cg_arg_named(h, n, "bias");
   const alloy_value *xv = h->arg_value(h->node_arg(n, 0));
@@ -384,7 +386,8 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n) {
 /* embedding(weight, indices): out[..., j] = weight[indices[...], j]; an
  * index out of range gives NaN (PyTorch's CUDA kernel asserts) rather
  * than a read outside the table. */
-void cg_emit_embedding(builder *b, const alloy_node *n) {
+void cg_emit_embedding(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
   const alloy_host_api *h = b->host;
   const cuda_tensor *wp = in_memory(b, n, h->arg_value(h->node_arg(n, 0))),
                     *ip = in_memory(b, n, h->arg_value(h->node_arg(n, 1)));
@@ -421,7 +424,8 @@ void cg_emit_embedding(builder *b, const alloy_node *n) {
 /* index.Tensor(x, [None.., idx, None..]): out[pre, j.., post] =
  * x[pre, idx[j..], post], a negative index counting from the end and one
  * out of range giving NaN, as embedding. */
-void cg_emit_index(builder *b, const alloy_node *n) {
+void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
   const alloy_host_api *h = b->host;
   int p = cg_index_position(h, n);
   const alloy_arg *list = h->node_arg(n, 1);
@@ -463,7 +467,8 @@ void cg_emit_index(builder *b, const alloy_node *n) {
 
 /* cumsum(x, dim, dtype): a thread per row along dim, summing in order in
  * acc_type (PyTorch's CUDA scan sums in a tree; within the tolerance). */
-void cg_emit_scan(builder *b, const alloy_node *n) {
+void cg_emit_scan(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
   const alloy_host_api *h = b->host;
   const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
   if (!xp) return;
@@ -494,7 +499,8 @@ void cg_emit_scan(builder *b, const alloy_node *n) {
 
 /* cat(tensors, dim): each non-empty input copied into its slice of the
  * output along dim. */
-void cg_emit_cat(builder *b, const alloy_node *n) {
+void cg_emit_cat(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
   const alloy_host_api *h = b->host;
   const alloy_value *in[64];
   int nin = cg_tensor_operands(h, n, in, 64);

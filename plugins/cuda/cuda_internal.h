@@ -64,6 +64,8 @@ enum {
   CT_BOOL,        /* its operands as truth values (logical_and)             */
 };
 
+struct builder; /* cuda_codegen.h */
+
 typedef struct cuda_op {
   const char *name;  /* "aten.add.Tensor" */
   int kind;          /* CUDA_OP_* */
@@ -76,6 +78,9 @@ typedef struct cuda_op {
    * literal of the compute type, $T the compute type's C name. */
   const char *expr;
   int reduce; /* CUDA_OP_REDUCE: RED_* */
+  /* Writes the node's steps into the plan: every op that is not fused
+   * pointwise work, a view, a fill or a no-op (cuda_codegen_rows.c). */
+  void (*emit)(struct builder *b, const alloy_node *n, const struct cuda_op *op);
 } cuda_op;
 
 const cuda_op *cuda_op_find(const char *name);
@@ -135,6 +140,10 @@ typedef struct cuda_launch {
   char name[32];
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */
+  /* A kernel of its own geometry (attention, convolution helpers): when
+   * block is not 0, the launch is grid x block threads with shmem bytes of
+   * dynamic shared memory, else the grid-stride geometry of n and rows. */
+  unsigned grid[3], block, shmem;
   int nbases;
   int *bases; /* nbases */
 } cuda_launch;

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "plugins/cuda/cuda_internal.h"
+#include "plugins/cuda/cuda_codegen.h"
 
 #define PW(op, ct_, e) {.name = op, .kind = CUDA_OP_POINTWISE, .ct = ct_, .bool_operand = -1, .expr = e}
 #define PWF(op, e) {.name = op, .kind = CUDA_OP_POINTWISE, .bool_operand = -1, .float_only = true, .expr = e}
@@ -25,8 +25,8 @@
 #define PWC(op, ct_, cond, e) {.name = op, .kind = CUDA_OP_POINTWISE, .ct = ct_, .bool_operand = cond, .expr = e}
 #define VIEW(op) {.name = op, .kind = CUDA_OP_VIEW, .bool_operand = -1}
 #define FILL(op, e) {.name = op, .kind = CUDA_OP_FILL, .bool_operand = -1, .expr = e}
-#define GEMM(op) {.name = op, .kind = CUDA_OP_GEMM, .bool_operand = -1, .float_only = true}
-#define RED(op, what, fl) {.name = op, .kind = CUDA_OP_REDUCE, .bool_operand = -1, .float_only = fl, .reduce = what}
+#define GEMM(op) {.name = op, .kind = CUDA_OP_GEMM, .bool_operand = -1, .float_only = true, .emit = cg_emit_gemm}
+#define RED(op, what, fl) {.name = op, .kind = CUDA_OP_REDUCE, .bool_operand = -1, .float_only = fl, .reduce = what, .emit = cg_emit_reduce}
 
 static const cuda_op ops[] = {
     /* arithmetic */
@@ -123,11 +123,11 @@ static const cuda_op ops[] = {
     FILL("aten.arange.start_step", "${start} + ${step} * ($T)i"),
     /* rows: layer norm (two passes over the row in acc_type), embedding
      * (a gather of table rows), cat (copies into slices of the output) */
-    {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true},
-    {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1},
-    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1},
-    {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1},
-    {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1},
+    {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true, .emit = cg_emit_layer_norm},
+    {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1, .emit = cg_emit_embedding},
+    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat},
+    {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1, .emit = cg_emit_index},
+    {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1, .emit = cg_emit_scan},
     {.name = "aten._assert_tensor_metadata.default", .kind = CUDA_OP_NOP, .bool_operand = -1},
     /* reductions over dims: one block a row of the reduced elements,
      * accumulating in PyTorch's CUDA acc_type (float for the 16-bit floats) */
