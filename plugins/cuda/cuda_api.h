@@ -24,7 +24,9 @@
   X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
   X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)              \
   X(cuEventQuery) X(cuEventDestroy) X(cuModuleLoadData) X(cuModuleUnload)                   \
-  X(cuModuleGetFunction) X(cuLaunchKernel)
+  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuFuncSetAttribute) X(cuEventElapsedTime)         \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphExecUpdate)   \
+  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 #define CUDA_NVRTC_FUNCTIONS(X)                                                               \
   X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)       \

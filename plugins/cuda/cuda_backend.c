@@ -46,6 +46,7 @@ struct alloy_backend {
   const alloy_host_api *host;
   cuda_api api;
   bool allow_tf32; /* option allow_tf32: float32 products on TF32 tensor cores */
+  bool no_graphs;  /* option graphs=0: steps are launched one by one */
   int ndev;
   cuda_device devs[CUDA_MAX_DEVICES];
   char why[256]; /* why there is no device, when ndev == 0 */
@@ -78,6 +79,22 @@ typedef struct cuda_variant {
   CUfunction *fns;   /* plan.nlaunches: each kernel launch's */
   cuda_gemm **gemms; /* plan.nlaunches: each product's cuBLASLt plan */
   uint64_t workspace; /* the products' workspace, after the scratch */
+  /* Its steps captured as a CUDA graph (option graphs, on by default):
+   * replayed while the bases' device pointers are those it was captured
+   * with (the host's arena keeps them from run to run), captured again
+   * otherwise. The graph's temporaries live in memory of its own, since
+   * captured steps read fixed addresses. graph_lock keeps two runs from
+   * issuing it at once (a run that finds it taken issues its steps one by
+   * one, as without graphs); a run on another stream than the last one's
+   * waits for graph_done, the end of the last replay, since both use that
+   * memory. */
+  pthread_mutex_t graph_lock;
+  CUgraphExec graph;
+  CUdeviceptr *graph_ptr; /* plan.nbases: the pointers captured */
+  CUdeviceptr graph_scratch;
+  CUstream graph_stream; /* of the last replay */
+  CUevent graph_done;    /* recorded after the last replay */
+  bool graph_failed;     /* capture failed once: steps one by one from then on */
   struct cuda_variant *next;
 } cuda_variant;
 
@@ -329,6 +346,11 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
 }
 
 static void variant_free(alloy_backend *be, cuda_variant *v) {
+  if (v->graph) be->api.cuGraphExecDestroy(v->graph);
+  if (v->graph_done) be->api.cuEventDestroy(v->graph_done);
+  if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
+  free(v->graph_ptr);
+  pthread_mutex_destroy(&v->graph_lock);
   for (int i = 0; v->gemms && i < v->plan.nlaunches; i++) cuda_gemm_free(v->gemms[i]);
   free(v->gemms);
   if (v->module) be->api.cuModuleUnload(v->module);
@@ -343,7 +365,7 @@ static void cuda_executable_release(alloy_backend *be, alloy_executable *exe) {
   bool current = use_device(be, exe->device) == NULL;
   for (cuda_variant *v = exe->variants, *next; v; v = next) {
     next = v->next;
-    if (!current) v->module = NULL;
+    if (!current) v->module = NULL, v->graph = NULL, v->graph_scratch = 0, v->graph_done = NULL;
     variant_free(be, v);
   }
   pthread_mutex_destroy(&exe->lock);
@@ -355,6 +377,7 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
                                   cuda_variant **out) {
   cuda_variant *v = calloc(1, sizeof *v);
   if (!v) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  pthread_mutex_init(&v->graph_lock, NULL);
   alloy_error *e = cuda_plan_build(be->host, exe->g, layout, &v->plan);
   char *cubin = NULL;
   size_t size = 0;
@@ -383,6 +406,10 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
     }
     CUresult r = be->api.cuModuleGetFunction(&v->fns[i], v->module, l->name);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleGetFunction");
+    else if (l->shmem > 48 * 1024 &&
+             (r = be->api.cuFuncSetAttribute(v->fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)l->shmem)) != CUDA_SUCCESS)
+      e = cu_error(be, r, "cuFuncSetAttribute"); /* past 48 KiB a kernel asks for it */
   }
   if (e) {
     variant_free(be, v);
@@ -506,6 +533,142 @@ static alloy_error *output_allocate(alloy_backend *be, alloy_executable *exe, al
   return cuda_buffer_allocate(be, exe->device, (uint64_t)numel * alloy_dtype_size(t->dtype), &t->buffer);
 }
 
+/* Issues step i of var's plan on stream: a kernel launch or a product.
+ * ptr: the device pointer of each base; scratch: the run's temporaries,
+ * the products' workspace after them. */
+static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_variant *var, int i,
+                               const CUdeviceptr *ptr, CUdeviceptr scratch, CUstream stream) {
+  const cuda_plan *p = &var->plan;
+  const cuda_launch *l = &p->launches[i];
+  if (l->kind == LAUNCH_GEMM) {
+    CUdeviceptr at[GEMM_OPERANDS] = {0};
+    size_t es = alloy_dtype_size(l->gemm.dtype);
+    for (int k = 0; k < GEMM_OPERANDS; k++)
+      if (l->gbase[k] >= 0) at[k] = ptr[l->gbase[k]] + (CUdeviceptr)l->goff[k] * es;
+    char why[512];
+    const char *no = cuda_gemm_run(d->blas, var->gemms[i], at[GEMM_A], at[GEMM_B], at[GEMM_C], at[GEMM_D],
+                                   at[GEMM_BIAS], scratch + p->scratch_bytes, var->workspace, stream, why,
+                                   sizeof why);
+    return no ? be->host->error_new(ALLOY_ERR_INTERNAL, no) : NULL;
+  }
+  if (l->n == 0) return NULL;
+  void *params[66];
+  CUdeviceptr vals[64];
+  for (int k = 0; k < l->nbases; k++) vals[k] = ptr[l->bases[k]], params[k] = &vals[k];
+  int64_t n = l->n;
+  params[l->nbases] = &n;
+  unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]}, block = l->block;
+  if (!block) { /* grid-stride: a block per row, or 256 elements a block, at most 16 blocks an SM */
+    int64_t blocks = l->rows ? n : (n + 255) / 256, cap = (int64_t)d->sms * 16;
+    grid[0] = (unsigned)(blocks < cap ? blocks : cap), grid[1] = grid[2] = 1, block = 256;
+  }
+  CU(be, cuLaunchKernel(var->fns[i], grid[0], grid[1] ? grid[1] : 1, grid[2] ? grid[2] : 1, block, 1, 1,
+                        l->shmem, stream, params, NULL));
+  return NULL;
+}
+
+/* Issues every step, each between two timing events, then waits for the
+ * stream and puts each step's GPU time on the trace's "gpu" track (the
+ * events' times, anchored at the host's clock when the last one ended). */
+static alloy_error *steps_traced(alloy_backend *be, cuda_device *d, const cuda_variant *var,
+                                 const CUdeviceptr *ptr, CUdeviceptr scratch, CUstream stream) {
+  const alloy_host_api *h = be->host;
+  int n = var->plan.nlaunches;
+  CUevent *ev = calloc((size_t)n + 1, sizeof *ev);
+  if (!ev) return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  alloy_error *e = NULL;
+  int made = 0;
+  for (; made <= n; made++)
+    if (be->api.cuEventCreate(&ev[made], CU_EVENT_DEFAULT) != CUDA_SUCCESS) break;
+  if (made <= n) e = h->error_new(ALLOY_ERR_INTERNAL, "cuda: cuEventCreate failed");
+  for (int i = 0; i < n && !e; i++) {
+    CUresult r = be->api.cuEventRecord(ev[i], stream);
+    e = r != CUDA_SUCCESS ? cu_error(be, r, "cuEventRecord") : step_issue(be, d, var, i, ptr, scratch, stream);
+  }
+  if (!e && be->api.cuEventRecord(ev[n], stream) == CUDA_SUCCESS &&
+      be->api.cuEventSynchronize(ev[n]) == CUDA_SUCCESS) {
+    uint64_t end = h->clock_ns();
+    for (int i = 0; i < n; i++) {
+      float to_begin = 0, to_end = 0;
+      if (be->api.cuEventElapsedTime(&to_begin, ev[i], ev[n]) != CUDA_SUCCESS ||
+          be->api.cuEventElapsedTime(&to_end, ev[i + 1], ev[n]) != CUDA_SUCCESS)
+        continue;
+      const cuda_launch *l = &var->plan.launches[i];
+      h->trace_range("cuda", "gpu", l->what[0] ? l->what : l->name, end - (uint64_t)(to_begin * 1e6),
+                     end - (uint64_t)(to_end * 1e6));
+    }
+  }
+  for (int i = 0; i < made; i++) be->api.cuEventDestroy(ev[i]);
+  free(ev);
+  return e;
+}
+
+/* Issues var's steps as its CUDA graph: replayed when ptr is what it was
+ * captured with, else captured (again) first. Returns false, having issued
+ * nothing, when another run is issuing it. */
+static bool steps_graphed(alloy_backend *be, cuda_device *d, cuda_variant *var, CUdeviceptr *ptr,
+                          CUstream stream, alloy_error **err) {
+  const cuda_plan *p = &var->plan;
+  if (pthread_mutex_trylock(&var->graph_lock) != 0) return false;
+  if (var->graph_failed) {
+    pthread_mutex_unlock(&var->graph_lock);
+    return false;
+  }
+  alloy_error *e = NULL;
+  CUresult r = CUDA_SUCCESS;
+  uint64_t bytes = p->scratch_bytes + var->workspace;
+  if (bytes && !var->graph_scratch && (r = be->api.cuMemAlloc(&var->graph_scratch, bytes)) != CUDA_SUCCESS)
+    e = cu_error(be, r, "cuMemAlloc");
+  if (!e && !var->graph_done && (r = be->api.cuEventCreate(&var->graph_done, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+    var->graph_done = NULL, e = cu_error(be, r, "cuEventCreate");
+  if (!e && var->graph_stream && var->graph_stream != stream &&
+      (r = be->api.cuStreamWaitEvent(stream, var->graph_done, 0)) != CUDA_SUCCESS)
+    e = cu_error(be, r, "cuStreamWaitEvent");
+  for (int i = 0; i < p->nbases && !e; i++)
+    if (p->bases[i].kind == BASE_TEMP) ptr[i] = var->graph_scratch + p->bases[i].offset;
+  size_t key = sizeof *ptr * (size_t)p->nbases;
+  if (!e && !(var->graph && !memcmp(var->graph_ptr, ptr, key))) {
+    if (!var->graph_ptr && !(var->graph_ptr = malloc(key + 1)))
+      e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    CUgraph graph = NULL;
+    if (!e && (r = be->api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
+      e = cu_error(be, r, "cuStreamBeginCapture");
+    else if (!e) {
+      for (int i = 0; i < p->nlaunches && !e; i++)
+        e = step_issue(be, d, var, i, ptr, var->graph_scratch, stream);
+      r = be->api.cuStreamEndCapture(stream, &graph);
+      if (!e && r != CUDA_SUCCESS) e = cu_error(be, r, "cuStreamEndCapture");
+    }
+    /* the pointers changed, not the steps: update the graph in place when
+     * the driver can, else instantiate it anew */
+    CUgraphExecUpdateResultInfo info;
+    if (!e && !(var->graph && be->api.cuGraphExecUpdate(var->graph, graph, &info) == CUDA_SUCCESS)) {
+      if (var->graph) be->api.cuGraphExecDestroy(var->graph), var->graph = NULL;
+      if ((r = be->api.cuGraphInstantiate(&var->graph, graph, 0)) != CUDA_SUCCESS)
+        var->graph = NULL, e = cu_error(be, r, "cuGraphInstantiate");
+    }
+    if (graph) be->api.cuGraphDestroy(graph);
+    if (!e) memcpy(var->graph_ptr, ptr, key);
+    if (e) {
+      /* Nothing ran: a step that cannot be captured (a library that
+       * synchronizes) makes the variant issue its steps one by one. */
+      char msg[640];
+      snprintf(msg, sizeof msg, "a partition runs without a CUDA graph: %s", be->host->error_message(e));
+      be->host->log(ALLOY_LOG_WARNING, "cuda", msg);
+      be->host->error_free(e);
+      var->graph_failed = true;
+      pthread_mutex_unlock(&var->graph_lock);
+      return false;
+    }
+  }
+  if (!e && (r = be->api.cuGraphLaunch(var->graph, stream)) != CUDA_SUCCESS) e = cu_error(be, r, "cuGraphLaunch");
+  if (!e && (r = be->api.cuEventRecord(var->graph_done, stream)) != CUDA_SUCCESS) e = cu_error(be, r, "cuEventRecord");
+  if (!e) var->graph_stream = stream;
+  pthread_mutex_unlock(&var->graph_lock);
+  *err = e;
+  return true;
+}
+
 static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const alloy_execute_args *args) {
   alloy_error *e = use_device(be, exe->device);
   if (e) return e;
@@ -516,57 +679,36 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
   const cuda_plan *p = &var->plan;
   CUdeviceptr *ptr = calloc((size_t)p->nbases + 1, sizeof *ptr);
   if (!ptr) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-  CUdeviceptr scratch = 0;
-  CUresult r = CUDA_SUCCESS;
-  uint64_t scratch_bytes = p->scratch_bytes + var->workspace;
-  if (scratch_bytes && (r = be->api.cuMemAllocAsync(&scratch, scratch_bytes, stream)) != CUDA_SUCCESS) {
-    free(ptr);
-    return cu_error(be, r, "cuMemAllocAsync");
-  }
   for (int i = 0; i < p->nbases && !e; i++) {
     const cuda_base *b = &p->bases[i];
     const alloy_tensor *t = b->kind == BASE_INPUT    ? &args->inputs[b->index]
                             : b->kind == BASE_OUTPUT ? &args->outputs[b->index]
                                                      : NULL;
-    if (!t) {
-      ptr[i] = scratch + b->offset;
-    } else if (!t->buffer && b->kind == BASE_OUTPUT) {
+    if (!t) continue; /* a temporary: placed below */
+    if (!t->buffer && b->kind == BASE_OUTPUT) {
       /* An output that comes without memory (the host gives an empty one
        * none) gets its own: every size is known here. */
       e = output_allocate(be, exe, &args->outputs[b->index], b->index);
       if (!e) ptr[i] = args->outputs[b->index].buffer->ptr;
-    } else if (!t->buffer) {
-      ptr[i] = 0; /* an empty input: nothing reads it */
-    } else {
+    } else if (t->buffer) {
       ptr[i] = t->buffer->ptr + t->offset;
-    }
+    } /* else an empty input: nothing reads it */
   }
-  for (int i = 0; i < p->nlaunches && !e; i++) {
-    const cuda_launch *l = &p->launches[i];
-    if (l->kind == LAUNCH_GEMM) {
-      CUdeviceptr at[GEMM_OPERANDS] = {0};
-      size_t es = alloy_dtype_size(l->gemm.dtype);
-      for (int k = 0; k < GEMM_OPERANDS; k++)
-        if (l->gbase[k] >= 0) at[k] = ptr[l->gbase[k]] + (CUdeviceptr)l->goff[k] * es;
-      char why[512];
-      const char *no = cuda_gemm_run(d->blas, var->gemms[i], at[GEMM_A], at[GEMM_B], at[GEMM_C], at[GEMM_D],
-                                     at[GEMM_BIAS], scratch + p->scratch_bytes, var->workspace, stream, why,
-                                     sizeof why);
-      if (no) e = be->host->error_new(ALLOY_ERR_INTERNAL, no);
-      continue;
-    }
-    if (l->n == 0) continue;
-    void *params[66];
-    CUdeviceptr vals[64];
-    for (int k = 0; k < l->nbases; k++) vals[k] = ptr[l->bases[k]], params[k] = &vals[k];
-    int64_t n = l->n;
-    params[l->nbases] = &n;
-    int64_t blocks = l->rows ? n : (n + 255) / 256, cap = (int64_t)d->sms * 16;
-    unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
-    r = be->api.cuLaunchKernel(var->fns[i], grid, 1, 1, 256, 1, 1, 0, stream, params, NULL);
-    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuLaunchKernel");
+  bool tracing = be->host->trace_enabled && be->host->trace_enabled();
+  bool issued = false;
+  if (!e && !tracing && !be->no_graphs && p->nlaunches > 1) issued = steps_graphed(be, d, var, ptr, stream, &e);
+  if (!e && !issued) {
+    CUdeviceptr scratch = 0;
+    uint64_t scratch_bytes = p->scratch_bytes + var->workspace;
+    CUresult r = CUDA_SUCCESS;
+    if (scratch_bytes && (r = be->api.cuMemAllocAsync(&scratch, scratch_bytes, stream)) != CUDA_SUCCESS)
+      e = cu_error(be, r, "cuMemAllocAsync");
+    for (int i = 0; i < p->nbases && !e; i++)
+      if (p->bases[i].kind == BASE_TEMP) ptr[i] = scratch + p->bases[i].offset;
+    if (!e && tracing) e = steps_traced(be, d, var, ptr, scratch, stream);
+    for (int i = 0; i < p->nlaunches && !e && !tracing; i++) e = step_issue(be, d, var, i, ptr, scratch, stream);
+    if (scratch) be->api.cuMemFreeAsync(scratch, stream);
   }
-  if (scratch) be->api.cuMemFreeAsync(scratch, stream);
   free(ptr);
   if (e) return e;
   if (!args->queue && args->done) *args->done = NULL;
@@ -722,17 +864,23 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
 
 /* ---- options ------------------------------------------------------------------*/
 
-/* allow_tf32=0|1: float32 matrix products on TF32 tensor cores (as
- * torch.backends.cuda.matmul.allow_tf32; off by default, as there). */
+/* The options, each 0 or 1:
+ *   allow_tf32  float32 matrix products on TF32 tensor cores (as
+ *               torch.backends.cuda.matmul.allow_tf32; off by default, as there);
+ *   graphs      each partition's steps replayed as a CUDA graph (on by default). */
 static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
-  if (strcmp(key, "allow_tf32") != 0) {
+  bool *flag = !strcmp(key, "allow_tf32") ? &be->allow_tf32 : !strcmp(key, "graphs") ? &be->no_graphs : NULL;
+  if (!flag) {
     char msg[160];
-    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32)", key);
+    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32, graphs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
-  if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: allow_tf32 takes 0 or 1");
-  be->allow_tf32 = value[0] == '1';
+  if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "cuda: option %s takes 0 or 1, not '%.40s'", key, value);
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, msg);
+  }
+  *flag = (value[0] == '1') != (flag == &be->no_graphs);
   return NULL;
 }
 

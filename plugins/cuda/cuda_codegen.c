@@ -663,6 +663,8 @@ void cg_kernel_finish(builder *b, kernel *k) {
   cuda_launch *l = &p->launches[p->nlaunches++];
   memset(l, 0, sizeof *l);
   snprintf(l->name, sizeof l->name, "k%d", id);
+  if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, k->nwhat - 3);
+  else snprintf(l->what, sizeof l->what, "%s", k->nwhat ? k->what : b->what);
   l->n = cg_numel_of(k->sizes, k->rank);
   l->rows = k->rows;
   l->nbases = k->nbases;
@@ -681,6 +683,8 @@ void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank) {
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst) {
   kernel k;
   cg_kernel_begin(&k, dst->sizes, dst->rank);
+  snprintf(k.what, sizeof k.what, "copy");
+  k.nwhat = 1;
   int v = cg_kernel_load(b, &k, src, -1);
   if (src->dtype != dst->dtype) {
     int w = k.nvars++;
@@ -823,9 +827,24 @@ static int operand_var(builder *b, kernel *k, int gid, const alloy_value *v) {
   return cg_kernel_load(b, k, &b->tensors[vi->tensor], vi->tensor);
 }
 
+/* The short name of node n's op, for labels: "aten.add.Tensor" -> "add". */
+static void short_name(const alloy_host_api *h, const alloy_node *n, char *buf, size_t cap) {
+  const char *s = h->node_op_name(n), *dot = strchr(s, '.');
+  if (dot) s = dot + 1;
+  size_t len = strcspn(s, ".");
+  snprintf(buf, cap, "%.*s", (int)len, s);
+}
+
 /* Emits node n (pointwise or fill) into kernel k of group gid. */
 static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op) {
   const alloy_host_api *h = b->host;
+  if (k->nwhat < 3) {
+    size_t len = strlen(k->what);
+    char nm[32];
+    short_name(h, n, nm, sizeof nm);
+    snprintf(k->what + len, sizeof k->what - len, "%s%s", len ? "+" : "fused ", nm);
+  }
+  k->nwhat++;
   const alloy_value *out = h->node_output(n, 0);
   alloy_dtype rt = h->value_dtype(out);
   alloy_dtype cd = compute_dtype(b, n, op, rt);
@@ -1010,6 +1029,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       continue;
     }
     if (op->kind == CUDA_OP_NOP) continue;
+    short_name(h, n, b.what, sizeof b.what);
     if (op->emit) { /* a step of its own (cuda_codegen_rows.c and the like) */
       op->emit(&b, n, op);
       continue;

@@ -52,6 +52,7 @@ typedef struct builder {
   int nseen, cap_seen;
   text src;
   alloy_error *err;
+  char what[48]; /* the node being emitted, short: labels its launches */
 } builder;
 
 /* A kernel being written: its iteration shape, parameters (bases) and body. */
@@ -63,6 +64,8 @@ typedef struct kernel {
   int loaded[64], loaded_var[64], nloaded; /* tensors loaded once each */
   bool index_split; /* the per-dim indices are declared */
   bool rows;        /* a block per row (reductions), not a thread per element */
+  char what[36];    /* the fused nodes, short ("add+mul+2"); empty: builder.what */
+  int nwhat;        /* nodes in what */
   text body;
 } kernel;
 

@@ -213,6 +213,7 @@ cuda_launch *cg_add_launch(builder *b) {
   }
   cuda_launch *l = &p->launches[p->nlaunches++];
   memset(l, 0, sizeof *l);
+  snprintf(l->what, sizeof l->what, "%s", b->what);
   return l;
 }
 

@@ -138,6 +138,7 @@ typedef struct cuda_launch {
   int gbase[GEMM_OPERANDS];
   int64_t goff[GEMM_OPERANDS];
   char name[32];
+  char what[48]; /* what it computes, for traces: "mm", "fused add+mul+2" */
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */
   /* A kernel of its own geometry (attention, convolution helpers): when
