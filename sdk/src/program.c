@@ -168,11 +168,17 @@ static alloy_error *claims_round(const alloy_graph *g, void *ctx) {
   return e;
 }
 
+/* The last backend of several is the fallback (ref, in the default order).
+ * Its claim keeps a node whole only at Core ATen: an ATen-level composite
+ * (linear, layer_norm, scaled_dot_product_attention) that no backend before
+ * it claims is decomposed, so that its pieces can go to those backends,
+ * instead of running whole on the fallback with copies around it. */
 static bool claims_accept(const alloy_graph *g, int i, void *ctx) {
   claims_ctx *c = ctx;
-  for (int b = 0; b < c->nrows; b++)
+  int last = c->nrows - 1;
+  for (int b = 0; b < last; b++)
     if (claim_accept(g, i, &c->each[b])) return true;
-  return false;
+  return last >= 0 && claim_accept(g, i, &c->each[last]) && (last == 0 || decomp_accept_core(g, i, NULL));
 }
 
 alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g0,
