@@ -26,6 +26,7 @@
 
 #include "plugins/cuda/cuda_api.h"
 #include "plugins/cuda/cuda_blas.h"
+#include "plugins/cuda/cuda_dnn.h"
 #include "plugins/cuda/cuda_internal.h"
 
 #define CUDA_MAX_DEVICES 16
@@ -40,12 +41,15 @@ typedef struct cuda_device {
   double bytes_per_s, flops_per_s; /* the roofline of claims' costs */
   cuda_blas *blas;                 /* cuBLASLt, or NULL (blas_why says why) */
   char blas_why[160];
+  cuda_dnn *dnn;                   /* cuDNN, or NULL (dnn_why says why) */
+  char dnn_why[320];
 } cuda_device;
 
 struct alloy_backend {
   const alloy_host_api *host;
   cuda_api api;
   bool allow_tf32; /* option allow_tf32: float32 products on TF32 tensor cores */
+  bool cudnn_tf32; /* option cudnn_allow_tf32: float32 convolutions on TF32 tensor cores */
   bool no_graphs;  /* option graphs=0: steps are launched one by one */
   int ndev;
   cuda_device devs[CUDA_MAX_DEVICES];
@@ -78,6 +82,7 @@ typedef struct cuda_variant {
   CUmodule module;
   CUfunction *fns;   /* plan.nlaunches: each kernel launch's */
   cuda_gemm **gemms; /* plan.nlaunches: each product's cuBLASLt plan */
+  cuda_conv **convs; /* plan.nlaunches: each convolution's cuDNN plan */
   uint64_t workspace; /* the products' workspace, after the scratch */
   /* Its steps captured as a CUDA graph (option graphs, on by default):
    * replayed while the bases' device pointers are those it was captured
@@ -165,6 +170,16 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   /* without cuBLASLt the products stay on the next backend */
   const char *why = cuda_blas_open(&d->blas, d->blas_why, sizeof d->blas_why);
   if (why && why != d->blas_why) snprintf(d->blas_why, sizeof d->blas_why, "%s", why);
+  /* without cuDNN the convolutions stay on the next backend */
+  why = cuda_dnn_open(&d->dnn, d->dnn_why, sizeof d->dnn_why);
+  if (why && why != d->dnn_why) snprintf(d->dnn_why, sizeof d->dnn_why, "%s", why);
+  if (d->dnn) {
+    char msg[640];
+    size_t v = cuda_dnn_version(d->dnn);
+    snprintf(msg, sizeof msg, "device %d: cuDNN %zu.%zu.%zu from %s", i, v / 10000, v / 100 % 100, v % 100,
+             cuda_dnn_path(d->dnn));
+    be->host->log(ALLOY_LOG_DEBUG, "cuda", msg);
+  }
   return NULL;
 }
 
@@ -176,6 +191,7 @@ static void close_devices(alloy_backend *be) {
     if (d->queue) be->api.cuStreamDestroy(d->queue);
     if (d->copies) be->api.cuStreamDestroy(d->copies);
     if (d->blas) cuda_blas_close(d->blas);
+    if (d->dnn) cuda_dnn_close(d->dnn);
     be->api.cuDevicePrimaryCtxRelease(d->dev);
   }
   be->ndev = 0;
@@ -285,6 +301,10 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
       continue;
     }
+    if ((op->check && (why = op->check(h, n))) || (op->kind == CUDA_OP_CONV && !be->devs[0].dnn)) {
+      if (h->claims_reject) h->claims_reject(claims, i, why ? why : be->devs[0].dnn_why);
+      continue;
+    }
     double bytes = 0;
     for (int k = 0; k < h->node_num_outputs(n); k++) bytes += bytes_of(h, h->node_output(n, k));
     for (int a = 0; a < h->node_num_args(n); a++) {
@@ -305,6 +325,11 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       if (nops >= 2) h->value_size(ops[nops - 2], h->value_rank(ops[nops - 2]) - 1, &kdim);
       double peak = h->value_dtype(o) == ALLOY_F32 ? be->devs[0].flops_per_s : 12.0 * be->devs[0].flops_per_s;
       cost += flops * (double)kdim / peak;
+    }
+    if (op->kind == CUDA_OP_CONV) { /* as a product: tensor cores for the 16-bit floats */
+      const alloy_value *o = h->node_output(n, 0);
+      double peak = h->value_dtype(o) == ALLOY_F32 ? be->devs[0].flops_per_s : 12.0 * be->devs[0].flops_per_s;
+      cost += cuda_conv_flops(h, n) / peak;
     }
     h->claims_add(claims, i, cost);
   }
@@ -353,6 +378,8 @@ static void variant_free(alloy_backend *be, cuda_variant *v) {
   pthread_mutex_destroy(&v->graph_lock);
   for (int i = 0; v->gemms && i < v->plan.nlaunches; i++) cuda_gemm_free(v->gemms[i]);
   free(v->gemms);
+  for (int i = 0; v->convs && i < v->plan.nlaunches; i++) cuda_conv_free(v->convs[i]);
+  free(v->convs);
   if (v->module) be->api.cuModuleUnload(v->module);
   free(v->fns);
   free(v->key);
@@ -388,7 +415,8 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
   }
   free(cubin);
   if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
-             !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms))))
+             !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
+             !(v->convs = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->convs))))
     e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
   cuda_device *d = &be->devs[exe->device];
   for (int i = 0; !e && i < v->plan.nlaunches; i++) {
@@ -401,6 +429,27 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
                                                 why, sizeof why)
                                : d->blas_why;
       if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
+      if (ws > v->workspace) v->workspace = ws;
+      continue;
+    }
+    if (l->kind == LAUNCH_DNN) {
+      /* a cuDNN plan (64 MiB of workspace at most); once it fuses the
+       * bias, the kernel the plan carries to add it has nothing to do */
+      char why[640];
+      uint64_t ws = 0;
+      bool fused = false;
+      l->conv.allow_tf32 = be->allow_tf32 || be->cudnn_tf32;
+      const char *no = d->dnn ? cuda_conv_plan(d->dnn, &l->conv, (uint64_t)64 << 20, &v->convs[i], &ws, &fused,
+                                               why, sizeof why)
+                              : d->dnn_why;
+      if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
+      if (!no && fused && l->dnn_bias_step > i && l->dnn_bias_step < v->plan.nlaunches)
+        v->plan.launches[l->dnn_bias_step].n = 0;
+      if (!no) {
+        char msg[200];
+        cuda_conv_describe(v->convs[i], msg, sizeof msg);
+        be->host->log(ALLOY_LOG_DEBUG, "cuda", msg);
+      }
       if (ws > v->workspace) v->workspace = ws;
       continue;
     }
@@ -549,6 +598,16 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
     const char *no = cuda_gemm_run(d->blas, var->gemms[i], at[GEMM_A], at[GEMM_B], at[GEMM_C], at[GEMM_D],
                                    at[GEMM_BIAS], scratch + p->scratch_bytes, var->workspace, stream, why,
                                    sizeof why);
+    return no ? be->host->error_new(ALLOY_ERR_INTERNAL, no) : NULL;
+  }
+  if (l->kind == LAUNCH_DNN) {
+    CUdeviceptr at[DNN_OPERANDS] = {0};
+    size_t es = alloy_dtype_size(l->conv.dtype);
+    for (int k = 0; k < DNN_OPERANDS; k++)
+      if (l->dbase[k] >= 0) at[k] = ptr[l->dbase[k]] + (CUdeviceptr)l->doff[k] * es;
+    char why[512];
+    const char *no = cuda_conv_run(d->dnn, var->convs[i], at[DNN_X], at[DNN_W], at[DNN_BIAS], at[DNN_Y],
+                                   scratch + p->scratch_bytes, var->workspace, stream, why, sizeof why);
     return no ? be->host->error_new(ALLOY_ERR_INTERNAL, no) : NULL;
   }
   if (l->n == 0) return NULL;
@@ -867,12 +926,19 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
 /* The options, each 0 or 1:
  *   allow_tf32  float32 matrix products on TF32 tensor cores (as
  *               torch.backends.cuda.matmul.allow_tf32; off by default, as there);
+ *   cudnn_allow_tf32  float32 convolutions on TF32 tensor cores (as
+ *               torch.backends.cudnn.allow_tf32, which PyTorch turns on by
+ *               default; off here, so that float32 agrees with the
+ *               reference backend; allow_tf32=1 turns it on too);
  *   graphs      each partition's steps replayed as a CUDA graph (on by default). */
 static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
-  bool *flag = !strcmp(key, "allow_tf32") ? &be->allow_tf32 : !strcmp(key, "graphs") ? &be->no_graphs : NULL;
+  bool *flag = !strcmp(key, "allow_tf32")         ? &be->allow_tf32
+               : !strcmp(key, "cudnn_allow_tf32") ? &be->cudnn_tf32
+               : !strcmp(key, "graphs")           ? &be->no_graphs
+                                                  : NULL;
   if (!flag) {
     char msg[160];
-    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32, graphs)", key);
+    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32, cudnn_allow_tf32, graphs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
   if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {

@@ -106,4 +106,16 @@ void cg_emit_cat(builder *b, const alloy_node *n, const cuda_op *op);
 /* A new, zeroed step at the end of the plan (NULL: out of memory, b->err set). */
 cuda_launch *cg_add_launch(builder *b);
 
+/* ---- cuda_codegen_conv.c: convolutions (cuDNN steps), pooling, batch norm - */
+
+void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
+void cg_emit_batch_norm(builder *b, const alloy_node *n, const cuda_op *op);
+/* Their claims' own rules (cuda_op.check): a static sentence, or NULL. */
+const char *cg_check_conv(const alloy_host_api *h, const alloy_node *n);
+const char *cg_check_pool(const alloy_host_api *h, const alloy_node *n);
+const char *cg_check_batch_norm(const alloy_host_api *h, const alloy_node *n);
+
 #endif

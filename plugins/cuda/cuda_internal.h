@@ -10,6 +10,9 @@
  *                   tested on machines without a GPU); cuda_codegen_rows.c
  *                   the other steps (reductions, norms, gathers, products)
  *   cuda_blas.c     matrix products through cuBLASLt
+ *   cuda_dnn.c      convolutions through cuDNN's graph API;
+ *                   cuda_codegen_conv.c plans them, and the pooling and
+ *                   batch norm kernels
  *   cuda_backend.c  the plugin: devices, buffers, queues, events, compile
  *                   (NVRTC, module load) and execute (kernel launches)
  *
@@ -43,6 +46,9 @@ enum {
   CUDA_OP_INDEX,         /* index.Tensor with one index tensor: a gather   */
   CUDA_OP_SCAN,          /* cumsum: a thread per row, in order             */
   CUDA_OP_NOP,           /* metadata assertions: checked when the graph was built */
+  CUDA_OP_CONV,          /* convolution: cuDNN (cuda_dnn.c)                */
+  CUDA_OP_POOL,          /* max / average pooling: a thread per output     */
+  CUDA_OP_BATCH_NORM,    /* inference batch norm: a pointwise kernel       */
 };
 
 /* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */
@@ -81,6 +87,9 @@ typedef struct cuda_op {
   /* Writes the node's steps into the plan: every op that is not fused
    * pointwise work, a view, a fill or a no-op (cuda_codegen_rows.c). */
   void (*emit)(struct builder *b, const alloy_node *n, const struct cuda_op *op);
+  /* (optional) Why node n cannot be claimed, past the table's general
+   * rules (cuda_node_unsupported): a static sentence, or NULL. */
+  const char *(*check)(const alloy_host_api *h, const alloy_node *n);
 } cuda_op;
 
 const cuda_op *cuda_op_find(const char *name);
@@ -122,10 +131,31 @@ typedef struct cuda_gemm_desc {
   bool allow_tf32;            /* f32 only: TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), else exact f32 */
 } cuda_gemm_desc;
 
+/* One convolution forward y = conv(x, w) (+ bias along dim 1), through
+ * cuDNN's graph API (cuda_dnn.c). Tensors of rank 4 or 5 (N, C, then 2 or
+ * 3 spatial dims: a 1-d convolution comes with a height of 1), sizes and
+ * strides in elements; w is [C_out, C_in / groups, k...], so the groups
+ * are x's C over w's. All fields in, copied by cuda_conv_plan. */
+typedef struct cuda_conv_desc {
+  alloy_dtype dtype; /* of x, w, y and the bias: ALLOY_F32, ALLOY_F16, ALLOY_BF16 */
+  int rank;          /* 4 or 5 */
+  int64_t x_sizes[5], x_strides[5];
+  int64_t w_sizes[5], w_strides[5];
+  int64_t y_sizes[5], y_strides[5];
+  int64_t stride[3], padding[3], dilation[3]; /* per spatial dim; padding on both sides */
+  bool bias;       /* a dense vector of y_sizes[1] elements, fused into cuDNN's graph when an
+                      engine takes it, else added by the launch cuda_launch.dnn_bias_step */
+  bool allow_tf32; /* f32 only: engines on TF32 tensor cores allowed, else exact f32 */
+} cuda_conv_desc;
+
 /* One step of a plan: a launch of kernel `name` of the plan's module over
  * n elements, with its parameters the bases listed (device pointers, in
- * order); or a matrix product through cuBLASLt. */
-enum { LAUNCH_KERNEL = 0, LAUNCH_GEMM };
+ * order); or a matrix product through cuBLASLt; or a convolution through
+ * cuDNN. */
+enum { LAUNCH_KERNEL = 0, LAUNCH_GEMM, LAUNCH_DNN };
+
+/* Convolution operands, in cuda_launch.dbase order */
+enum { DNN_X = 0, DNN_W, DNN_BIAS, DNN_Y, DNN_OPERANDS };
 
 /* GEMM operands, in cuda_launch.gbase order */
 enum { GEMM_A = 0, GEMM_B, GEMM_C, GEMM_D, GEMM_BIAS, GEMM_OPERANDS };
@@ -137,6 +167,14 @@ typedef struct cuda_launch {
   cuda_gemm_desc gemm;
   int gbase[GEMM_OPERANDS];
   int64_t goff[GEMM_OPERANDS];
+  /* LAUNCH_DNN: the convolution (cuda_dnn.c), its operands' bases (-1:
+   * absent) and element offsets in them, and the kernel step adding the
+   * bias when cuDNN does not fuse it (-1: none; the compile sets that
+   * step's n to 0 when cuDNN does) */
+  cuda_conv_desc conv;
+  int dbase[DNN_OPERANDS];
+  int64_t doff[DNN_OPERANDS];
+  int dnn_bias_step;
   char name[32];
   char what[48]; /* what it computes, for traces: "mm", "fused add+mul+2" */
   int64_t n;  /* elements, or rows for a reduction */
@@ -180,5 +218,9 @@ void cuda_plan_free(cuda_plan *plan);
  * concrete sizes and dtypes the generated code handles. Returns NULL, or a
  * static reason for claims_reject. */
 const char *cuda_node_unsupported(const alloy_host_api *host, const alloy_node *n);
+
+/* The multiply-adds of convolution node n times 2, for its claim's cost
+ * (cuda_codegen_conv.c); 0 when its sizes are not known. */
+double cuda_conv_flops(const alloy_host_api *host, const alloy_node *n);
 
 #endif

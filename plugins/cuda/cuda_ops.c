@@ -84,6 +84,10 @@ static const cuda_op ops[] = {
     PWN("aten.relu.default", "op_relu($0)"),
     PWF("aten.hardtanh.default", "op_clamp($0, 1, ${min_val}, 1, ${max_val})"),
     PWF("aten.leaky_relu.default", "($0 > ($T)0 ? $0 : $0 * ${negative_slope})"),
+    /* hardsigmoid and hardswish as PyTorch's CUDA kernels: opmath x,
+     * min(max(x + 3, 0), 6) (NaN stays NaN) times 1/6 rounded to float */
+    PWF("aten.hardsigmoid.default", "op_clamp($0 + ($T)3, 1, ($T)0, 1, ($T)6) * ($T)(1.0f / 6.0f)"),
+    PWF("aten.hardswish.default", "$0 * op_clamp($0 + ($T)3, 1, ($T)0, 1, ($T)6) * ($T)(1.0f / 6.0f)"),
     /* comparisons and logic */
     PW("aten.eq.Tensor", CT_PROMOTED, "$0 == $1"),
     PW("aten.eq.Scalar", CT_PROMOTED, "$0 == ${other}"),
@@ -145,6 +149,19 @@ static const cuda_op ops[] = {
     RED("aten.all.default", RED_ALL, false),
     RED("aten._softmax.default", RED_SOFTMAX, true),
     RED("aten._log_softmax.default", RED_LOG_SOFTMAX, true),
+    /* convolutions: cuDNN (cuda_dnn.c), float32 exact unless TF32 is
+     * allowed; pooling and inference batch norm: kernels after PyTorch's
+     * CUDA ones (cuda_codegen_conv.c); max pooling's indices are int64 */
+    {.name = "aten.convolution.default", .kind = CUDA_OP_CONV, .bool_operand = -1, .float_only = true,
+     .emit = cg_emit_conv, .check = cg_check_conv},
+    {.name = "aten.max_pool2d_with_indices.default", .kind = CUDA_OP_POOL, .bool_operand = -1,
+     .emit = cg_emit_max_pool, .check = cg_check_pool},
+    {.name = "aten.avg_pool2d.default", .kind = CUDA_OP_POOL, .bool_operand = -1, .float_only = true,
+     .emit = cg_emit_avg_pool, .check = cg_check_pool},
+    {.name = "aten._adaptive_avg_pool2d.default", .kind = CUDA_OP_POOL, .bool_operand = -1, .float_only = true,
+     .emit = cg_emit_adaptive_avg_pool, .check = cg_check_pool},
+    {.name = "aten._native_batch_norm_legit_no_training.default", .kind = CUDA_OP_BATCH_NORM, .bool_operand = -1,
+     .float_only = true, .emit = cg_emit_batch_norm, .check = cg_check_batch_norm},
     /* matrix products: cuBLASLt (cuda_blas.c), float32 exact unless TF32
      * is allowed, the 16-bit floats accumulating in float */
     GEMM("aten.mm.default"),

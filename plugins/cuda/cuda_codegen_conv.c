@@ -1,0 +1,575 @@
+/*
+ * plugins/cuda/cuda_codegen_conv.c: the plan's steps for a convolutional
+ * network: convolutions (one cuDNN step each, cuda_dnn.c), max and average
+ * pooling, adaptive average pooling and inference batch norm (kernels of
+ * their own, written after PyTorch's CUDA kernels so that indices, NaNs,
+ * padding and divisors come out as they do there). Like the rest of the
+ * code generator it needs no GPU: tests/test_cuda_conv.c checks the plans.
+ *
+ * A convolution reads x, w and the bias where they are when cuDNN can
+ * (packed, 16-byte aligned), else from a dense copy, and writes y in place
+ * when y is packed, else into a temporary copied out after. A bias goes
+ * into cuDNN's graph when an engine fuses it; for when none does, the plan
+ * carries a kernel adding it (y += bias along dim 1, in float for the
+ * 16-bit types, as PyTorch's output.add_(bias) after cudnn_convolution),
+ * which the compile disables once cuDNN has fused it.
+ *
+ * The pooling kernels take a thread per output element over [..., C, OH,
+ * OW] (a batch dim or not), with every size, stride and window a constant
+ * of the code. The claims' own rules (transposed convolutions, dtypes,
+ * argument shapes) are the op table's check functions, here too.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/cuda/cuda_codegen.h"
+
+/* ---- arguments ----------------------------------------------------------------*/
+
+/* The tensor value of argument `name`, or NULL when it is None or absent
+ * (a node's arguments are its schema's, each named). */
+static const alloy_value *tensor_arg(const alloy_host_api *h, const alloy_node *n, const char *name) {
+  const alloy_arg *a = cg_arg_named(h, n, name);
+  if (!a || h->arg_type(a) != ALLOY_ARG_TYPE_VALUE) return NULL;
+  const alloy_value *v = h->arg_value(a);
+  return v && h->value_kind(v) == 0 ? v : NULL;
+}
+
+/* The int list argument `name` as `want` ints: absent or [] gives dflt
+ * each (and *given false), one int (or a list of one) is repeated. False
+ * when it is none of these. */
+static bool int_list(const alloy_host_api *h, const alloy_node *n, const char *name, int want, int64_t dflt,
+                     int64_t *out, bool *given) {
+  const alloy_arg *a = cg_arg_named(h, n, name);
+  int size = !a || h->arg_type(a) == ALLOY_ARG_TYPE_NONE ? 0
+             : h->arg_type(a) == ALLOY_ARG_TYPE_LIST     ? h->arg_list_size(a)
+                                                         : 1;
+  if (given) *given = size > 0;
+  for (int k = 0; k < want; k++)
+    out[k] = dflt;
+  if (size == 0) return true;
+  if (size != 1 && size != want) return false;
+  for (int k = 0; k < want; k++) {
+    const alloy_arg *item =
+        h->arg_type(a) == ALLOY_ARG_TYPE_LIST ? h->arg_list_item(a, size == 1 ? 0 : k) : a;
+    if (!h->arg_int(item, &out[k])) return false;
+  }
+  return true;
+}
+
+static bool bool_arg(const alloy_host_api *h, const alloy_node *n, const char *name, bool dflt) {
+  const alloy_arg *a = cg_arg_named(h, n, name);
+  int v;
+  return a && h->arg_bool(a, &v) ? v != 0 : dflt;
+}
+
+static double float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt) {
+  const alloy_arg *a = cg_arg_named(h, n, name);
+  double v;
+  return a && h->arg_float(a, &v) ? v : dflt;
+}
+
+/* Value v's sizes, when all are known; its rank, or -1. */
+static int sizes_of(const alloy_host_api *h, const alloy_value *v, int64_t *sizes) {
+  int r = h->value_rank(v);
+  if (r > CUDA_MAX_RANK) return -1;
+  for (int d = 0; d < r; d++)
+    if (!h->value_size(v, d, &sizes[d])) return -1;
+  return r;
+}
+
+static bool conv_float(alloy_dtype t) { return t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16; }
+
+/* ---- claims --------------------------------------------------------------------*/
+
+/* convolution(input, weight, bias?, stride, padding, dilation, transposed,
+ * output_padding, groups): what cuDNN's forward convolution computes. */
+const char *cg_check_conv(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_value *x = tensor_arg(h, n, "input"), *w = tensor_arg(h, n, "weight"),
+                    *bias = tensor_arg(h, n, "bias");
+  if (!x || !w || h->node_num_outputs(n) < 1) return "a convolution without its input or weight";
+  if (bool_arg(h, n, "transposed", false))
+    return "transposed convolutions are not claimed (cuDNN's backward data)";
+  const alloy_value *y = h->node_output(n, 0);
+  int r = h->value_rank(x);
+  if (r < 3 || r > 5 || h->value_rank(w) != r || h->value_rank(y) != r)
+    return "convolutions of 1 to 3 spatial dims with a batch dim only";
+  alloy_dtype t = h->value_dtype(x);
+  if (!conv_float(t)) return "cuDNN convolutions take float32, float16 or bfloat16";
+  if (h->value_dtype(w) != t || h->value_dtype(y) != t || (bias && h->value_dtype(bias) != t))
+    return "a convolution of mixed dtypes";
+  if (bias && h->value_rank(bias) != 1) return "a convolution bias that is not a vector";
+  /* stride and dilation at least 1, padding at least 0, one per spatial dim */
+  static const struct {
+    const char *name;
+    int64_t dflt, least;
+  } lists[] = {{"stride", 1, 1}, {"padding", 0, 0}, {"dilation", 1, 1}};
+  for (int i = 0; i < 3; i++) {
+    int64_t v[3];
+    bool ok = int_list(h, n, lists[i].name, r - 2, lists[i].dflt, v, NULL);
+    for (int d = 0; ok && d < r - 2; d++)
+      ok = v[d] >= lists[i].least;
+    if (!ok) return "a convolution stride, padding or dilation cuDNN does not take";
+  }
+  int64_t groups = cg_int_arg(h, n, "groups", 1), xs[CUDA_MAX_RANK], ws[CUDA_MAX_RANK], ys[CUDA_MAX_RANK];
+  if (groups < 1) return "a convolution of fewer than one group";
+  if (sizes_of(h, x, xs) == r && sizes_of(h, w, ws) == r) {
+    if (xs[1] != ws[1] * groups) return "a convolution whose channels do not match its weight and groups";
+    for (int d = 0; d < r; d++)
+      if (xs[d] == 0 || ws[d] == 0) return "an empty convolution (cuDNN takes none)";
+  }
+  if (sizes_of(h, y, ys) == r)
+    for (int d = 0; d < r; d++)
+      if (ys[d] == 0) return "an empty convolution (cuDNN takes none)";
+  return NULL;
+}
+
+/* max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d over [C, H, W]
+ * or [N, C, H, W] of a float dtype. */
+const char *cg_check_pool(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_value *x = tensor_arg(h, n, "self");
+  if (!x || h->node_num_outputs(n) < 1) return "a pooling without its input";
+  int r = h->value_rank(x);
+  if (r != 3 && r != 4) return "2-d pooling of [C, H, W] or [N, C, H, W] only";
+  alloy_dtype t = h->value_dtype(x);
+  if (!alloy_dtype_is_float(t) || h->value_dtype(h->node_output(n, 0)) != t)
+    return "pooling of float dtypes only";
+  if (strstr(h->node_op_name(n), "adaptive")) {
+    int64_t o[2];
+    if (!int_list(h, n, "output_size", 2, 0, o, NULL) || o[0] < 1 || o[1] < 1)
+      return "an adaptive pooling of no output";
+    return NULL;
+  }
+  int64_t k[2], s[2], p[2], d[2];
+  bool strided = false;
+  if (!int_list(h, n, "kernel_size", 2, 0, k, NULL) || k[0] < 1 || k[1] < 1)
+    return "a pooling window of no size";
+  if (!int_list(h, n, "stride", 2, 1, s, &strided) || s[0] < 1 || s[1] < 1) return "a pooling stride below 1";
+  if (!int_list(h, n, "padding", 2, 0, p, NULL) || p[0] < 0 || p[1] < 0) return "a negative pooling padding";
+  if (!int_list(h, n, "dilation", 2, 1, d, NULL) || d[0] < 1 || d[1] < 1) return "a pooling dilation below 1";
+  const alloy_arg *div = cg_arg_named(h, n, "divisor_override");
+  int64_t dv;
+  if (div && h->arg_type(div) != ALLOY_ARG_TYPE_NONE && (!h->arg_int(div, &dv) || dv == 0))
+    return "a divisor_override of 0";
+  if (h->node_num_outputs(n) > 1 && h->value_dtype(h->node_output(n, 1)) != ALLOY_I64)
+    return "max pooling indices other than int64";
+  return NULL;
+}
+
+/* _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean,
+ * running_var, momentum, eps): float input of at least 2 dims. */
+const char *cg_check_batch_norm(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_value *x = tensor_arg(h, n, "input"), *m = tensor_arg(h, n, "running_mean"),
+                    *v = tensor_arg(h, n, "running_var");
+  if (!x || !m || !v) return "an inference batch norm without its running statistics";
+  if (h->value_rank(x) < 2) return "a batch norm of fewer than 2 dims";
+  const char *names[] = {"weight", "bias", "running_mean", "running_var"};
+  for (int i = 0; i < 4; i++) {
+    const alloy_value *p = tensor_arg(h, n, names[i]);
+    if (p && (h->value_rank(p) != 1 || !alloy_dtype_is_float(h->value_dtype(p))))
+      return "batch norm parameters that are not float vectors";
+  }
+  return NULL;
+}
+
+double cuda_conv_flops(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_value *w = tensor_arg(h, n, "weight");
+  if (!w || h->node_num_outputs(n) < 1) return 0;
+  int64_t ws[CUDA_MAX_RANK], ys[CUDA_MAX_RANK];
+  int rw = sizes_of(h, w, ws), ry = sizes_of(h, h->node_output(n, 0), ys);
+  if (rw < 3 || ry < 0) return 0;
+  double macs = (double)cg_numel_of(ys, ry);
+  for (int d = 1; d < rw; d++)
+    macs *= (double)ws[d]; /* C_in / groups times the window */
+  return 2.0 * macs;
+}
+
+/* ---- tensors --------------------------------------------------------------------*/
+
+static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
+  vinfo *vi = cg_val(b, v);
+  if (vi->tensor >= 0) return &b->tensors[vi->tensor];
+  cg_fail(b, n, "an operand is not in memory");
+  return NULL;
+}
+
+/* Whether t is packed row-major (a dim of size 1 may have any stride) and
+ * 16-byte aligned at its offset, as cuDNN's plans assume. */
+static bool cudnn_reads(const cuda_tensor *t) {
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 0; k--) {
+    if (t->sizes[k] != 1 && t->strides[k] != s) return false;
+    s *= t->sizes[k];
+  }
+  return (uint64_t)t->offset * alloy_dtype_size(t->dtype) % 16 == 0;
+}
+
+/* A packed tensor of t's sizes and dtype in a new temporary. */
+static cuda_tensor temp_like(builder *b, const cuda_tensor *t) {
+  cuda_tensor d = *t;
+  d.base =
+      cg_add_base(b, BASE_TEMP, -1, (uint64_t)cg_numel_of(t->sizes, t->rank) * alloy_dtype_size(t->dtype));
+  d.offset = 0;
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 0; k--)
+    d.strides[k] = s, s *= t->sizes[k];
+  return d;
+}
+
+/* t as cuDNN reads it: itself, or a packed copy (a copy kernel first). */
+static cuda_tensor readable(builder *b, const cuda_tensor *t) {
+  if (cudnn_reads(t)) return *t;
+  cuda_tensor d = temp_like(b, t);
+  if (d.base >= 0) cg_emit_copy(b, t, &d);
+  return d;
+}
+
+/* t's sizes and packed strides into cuDNN's rank: a 1-d convolution's
+ * tensors get a height of 1 before their last dim. */
+static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_t *strides) {
+  int k = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->rank == 3 && d == 2) sizes[k++] = 1;
+    sizes[k++] = t->sizes[d];
+  }
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--)
+    strides[d] = s, s *= sizes[d];
+}
+
+/* y += bias along dim 1 (the bias a [C] vector), in the compute type and
+ * rounded to y's dtype once: the step cuDNN may make unneeded. */
+static void emit_bias_add(builder *b, const cuda_tensor *y, const cuda_tensor *bias) {
+  cuda_tensor bv = *y;
+  bv.base = bias->base, bv.dtype = bias->dtype, bv.offset = bias->offset;
+  for (int d = 0; d < y->rank; d++)
+    bv.sizes[d] = d == 1 ? y->sizes[1] : 1, bv.strides[d] = d == 1 ? bias->strides[0] : 0;
+  kernel k;
+  cg_kernel_begin(&k, y->sizes, y->rank);
+  snprintf(k.what, sizeof k.what, "conv bias");
+  k.nwhat = 1;
+  int vy = cg_kernel_load(b, &k, y, -1), vb = cg_kernel_load(b, &k, &bv, -1), v = k.nvars++;
+  cg_put(&k.body, "    %s v%d = v%d + v%d;\n", cg_reg_type(y->dtype), v, vy, vb);
+  cg_kernel_store(&k, y, v);
+  cg_kernel_finish(b, &k);
+}
+
+/* ---- convolution ------------------------------------------------------------------*/
+
+void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  const char *why = cg_check_conv(h, n);
+  if (why) return (void)cg_fail(b, n, "%s", why);
+  const alloy_value *xv = tensor_arg(h, n, "input"), *wv = tensor_arg(h, n, "weight"),
+                    *bv = tensor_arg(h, n, "bias");
+  const cuda_tensor *xp = in_memory(b, n, xv), *wp = in_memory(b, n, wv),
+                    *bp = bv ? in_memory(b, n, bv) : NULL;
+  if (!xp || !wp || (bv && !bp)) return;
+  int to = cg_materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  const cuda_tensor y = b->tensors[to];
+  const int nsp = y.rank - 2, rank = y.rank == 3 ? 4 : y.rank;
+  cuda_launch l = {.kind = LAUNCH_DNN, .dnn_bias_step = -1};
+  for (int k = 0; k < DNN_OPERANDS; k++)
+    l.dbase[k] = -1;
+  cuda_conv_desc *c = &l.conv;
+  c->dtype = y.dtype;
+  c->rank = rank;
+  int64_t st[3], pad[3], dil[3];
+  int_list(h, n, "stride", nsp, 1, st, NULL);
+  int_list(h, n, "padding", nsp, 0, pad, NULL);
+  int_list(h, n, "dilation", nsp, 1, dil, NULL);
+  for (int d = 0, k = 0; d < rank - 2; d++) { /* a 1-d convolution: a height of 1, stride 1, no padding */
+    bool lifted = nsp == 1 && d == 0;
+    c->stride[d] = lifted ? 1 : st[k], c->padding[d] = lifted ? 0 : pad[k],
+    c->dilation[d] = lifted ? 1 : dil[k];
+    if (!lifted) k++;
+  }
+  cuda_tensor x = readable(b, xp), w = readable(b, wp), bias = bp ? readable(b, bp) : x;
+  /* y is written in place when cuDNN can, else into a packed temporary */
+  cuda_tensor yd = cudnn_reads(&y) ? y : temp_like(b, &y);
+  if (b->err || x.base < 0 || w.base < 0 || yd.base < 0 || (bp && bias.base < 0))
+    return (void)cg_fail(b, n, "out of memory");
+  conv_geometry(&x, rank, c->x_sizes, c->x_strides);
+  conv_geometry(&w, rank, c->w_sizes, c->w_strides);
+  conv_geometry(&yd, rank, c->y_sizes, c->y_strides);
+  l.dbase[DNN_X] = x.base, l.doff[DNN_X] = x.offset;
+  l.dbase[DNN_W] = w.base, l.doff[DNN_W] = w.offset;
+  l.dbase[DNN_Y] = yd.base, l.doff[DNN_Y] = yd.offset;
+  if (bp) {
+    c->bias = true;
+    l.dbase[DNN_BIAS] = bias.base, l.doff[DNN_BIAS] = bias.offset;
+  }
+  cuda_launch *slot = cg_add_launch(b);
+  if (!slot) return;
+  snprintf(l.what, sizeof l.what, "%s", slot->what);
+  *slot = l;
+  int at = b->plan->nlaunches - 1;
+  if (bp) {
+    emit_bias_add(b, &yd, &bias);
+    if (!b->err) b->plan->launches[at].dnn_bias_step = b->plan->nlaunches - 1;
+  }
+  if (yd.base != y.base) cg_emit_copy(b, &yd, &y);
+}
+
+/* ---- pooling ------------------------------------------------------------------------*/
+
+/* The text of a pooling kernel's start: the output element's indices from
+ * i (ow, oh, then the leading dims l0, l1), and the element offset of its
+ * plane in each of ts (named xb, yb, ib, ... after names). */
+static void plane_indices(kernel *k, const cuda_tensor *y, const cuda_tensor *const *ts,
+                          const char *const *names, int nts) {
+  const int r = y->rank, lead = r - 2;
+  cg_put(&k->body, "    i64 q = i;\n");
+  cg_put(&k->body, "    const i64 ow = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[r - 1],
+         y->sizes[r - 1]);
+  cg_put(&k->body, "    const i64 oh = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[r - 2],
+         y->sizes[r - 2]);
+  for (int d = lead - 1; d >= 0; d--) {
+    if (d > 0)
+      cg_put(&k->body, "    const i64 l%d = q %% %" PRId64 "; q /= %" PRId64 ";\n", d, y->sizes[d],
+             y->sizes[d]);
+    else
+      cg_put(&k->body, "    const i64 l0 = q;\n");
+  }
+  for (int t = 0; t < nts; t++) {
+    cg_put(&k->body, "    const i64 %s = %" PRId64, names[t], ts[t]->offset);
+    for (int d = 0; d < lead; d++)
+      if (ts[t]->sizes[d] != 1) cg_put(&k->body, " + l%d * %" PRId64, d, ts[t]->strides[d]);
+    cg_put(&k->body, ";\n");
+  }
+}
+
+/* The offset text of output tensor t at (oh, ow) of its plane pb. */
+static void out_at(const cuda_tensor *t, const char *pb, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s + oh * %" PRId64 " + ow * %" PRId64, pb, t->strides[t->rank - 2],
+           t->strides[t->rank - 1]);
+}
+
+/* The pooling window of n: kernel, stride (default: the kernel), padding,
+ * dilation, each [h, w]. */
+static void window(const alloy_host_api *h, const alloy_node *n, int64_t *k, int64_t *s, int64_t *p,
+                   int64_t *d) {
+  bool strided = false;
+  int_list(h, n, "kernel_size", 2, 1, k, NULL);
+  int_list(h, n, "stride", 2, 1, s, &strided);
+  if (!strided) s[0] = k[0], s[1] = k[1];
+  int_list(h, n, "padding", 2, 0, p, NULL);
+  int_list(h, n, "dilation", 2, 1, d, NULL);
+}
+
+/* The input, its first output and the kernel over that output, begun; the
+ * input's plane height and width. False after failing. */
+static bool pool_begin(builder *b, const alloy_node *n, kernel *k, cuda_tensor *x, cuda_tensor *y,
+                       const char *what) {
+  const alloy_host_api *h = b->host;
+  const char *why = cg_check_pool(h, n);
+  if (why) return cg_fail(b, n, "%s", why), false;
+  const cuda_tensor *xp = in_memory(b, n, tensor_arg(h, n, "self"));
+  int to = xp ? cg_materialize(b, h->node_output(n, 0)) : -1;
+  if (to < 0) return false;
+  *x = *xp, *y = b->tensors[to];
+  cg_kernel_begin(k, y->sizes, y->rank);
+  snprintf(k->what, sizeof k->what, "%s", what);
+  k->nwhat = 1;
+  return true;
+}
+
+/* max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+ * ceil_mode) -> (values, indices), as PyTorch's max_pool_forward_nchw: the
+ * window's first in-bounds row and column start the search (with the
+ * index of that element); a value replaces the maximum when it is greater
+ * or NaN, so a NaN wins and the last NaN's index is kept; an empty window
+ * gives -inf. Indices count within the input's H x W plane. */
+void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  kernel k;
+  cuda_tensor x, y;
+  if (!pool_begin(b, n, &k, &x, &y, "max_pool2d")) return;
+  int ti = h->node_num_outputs(n) > 1 ? cg_materialize(b, h->node_output(n, 1)) : -1;
+  if (h->node_num_outputs(n) > 1 && ti < 0) return;
+  int64_t ks[2], s[2], p[2], d[2];
+  window(h, n, ks, s, p, d);
+  const int r = x.rank;
+  const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1];
+  const char *acc = cg_reg_type(x.dtype);
+  const cuda_tensor *ts[3] = {&x, &y, ti >= 0 ? &b->tensors[ti] : NULL};
+  const char *names[3] = {"xb", "yb", "ib"};
+  plane_indices(&k, &y, ts, names, ti >= 0 ? 3 : 2);
+  int px = cg_kernel_param(&k, x.base), py = cg_kernel_param(&k, y.base);
+  cg_put(&k.body, "    i64 hs = oh * %" PRId64 " - %" PRId64 ", ws = ow * %" PRId64 " - %" PRId64 ";\n", s[0],
+         p[0], s[1], p[1]);
+  cg_put(&k.body, "    const i64 he = hs + %" PRId64 " < %" PRId64 " ? hs + %" PRId64 " : %" PRId64 ";\n",
+         (ks[0] - 1) * d[0] + 1, H, (ks[0] - 1) * d[0] + 1, H);
+  cg_put(&k.body, "    const i64 we = ws + %" PRId64 " < %" PRId64 " ? ws + %" PRId64 " : %" PRId64 ";\n",
+         (ks[1] - 1) * d[1] + 1, W, (ks[1] - 1) * d[1] + 1, W);
+  cg_put(&k.body, "    while (hs < 0) hs += %" PRId64 ";\n    while (ws < 0) ws += %" PRId64 ";\n", d[0],
+         d[1]);
+  cg_put(&k.body, "    %s m = -(%s)(1.0 / 0.0);\n    i64 mi = hs * %" PRId64 " + ws;\n", acc, acc, W);
+  cg_put(&k.body,
+         "    for (i64 h = hs; h < he; h += %" PRId64 ")\n      for (i64 w = ws; w < we; w += %" PRId64
+         ") {\n",
+         d[0], d[1]);
+  cg_put(&k.body, "        const %s v = (%s)ld_%s(p%d, xb + h * %" PRId64 " + w * %" PRId64 ");\n", acc, acc,
+         cg_dtype_tag(x.dtype), px, x.strides[r - 2], x.strides[r - 1]);
+  cg_put(&k.body, "        if (v > m || op_isnan(v)) { mi = h * %" PRId64 " + w; m = v; }\n      }\n", W);
+  char off[160];
+  out_at(&y, "yb", off, sizeof off);
+  cg_put(&k.body, "    st_%s(p%d, %s, m);\n", cg_dtype_tag(y.dtype), py, off);
+  if (ti >= 0) {
+    const cuda_tensor *it = &b->tensors[ti];
+    int pi = cg_kernel_param(&k, it->base);
+    out_at(it, "ib", off, sizeof off);
+    cg_put(&k.body, "    st_i64(p%d, %s, mi);\n", pi, off);
+  }
+  cg_kernel_finish(b, &k);
+}
+
+/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override), as PyTorch's
+ * avg_pool2d_out_cuda_frame: the window clipped to the padded input gives
+ * the count with padding, clipped to the input the elements summed (in
+ * acc_type) and the count without; an empty window gives 0. */
+void cg_emit_avg_pool(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  kernel k;
+  cuda_tensor x, y;
+  if (!pool_begin(b, n, &k, &x, &y, "avg_pool2d")) return;
+  int64_t ks[2], s[2], p[2], d[2];
+  window(h, n, ks, s, p, d);
+  const int r = x.rank;
+  const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1];
+  const char *acc = cg_reg_type(x.dtype);
+  bool include_pad = bool_arg(h, n, "count_include_pad", true);
+  const alloy_arg *div = cg_arg_named(h, n, "divisor_override");
+  int64_t divisor = 0;
+  bool override = div && h->arg_type(div) != ALLOY_ARG_TYPE_NONE && h->arg_int(div, &divisor);
+  const cuda_tensor *ts[2] = {&x, &y};
+  const char *names[2] = {"xb", "yb"};
+  plane_indices(&k, &y, ts, names, 2);
+  int px = cg_kernel_param(&k, x.base), py = cg_kernel_param(&k, y.base);
+  cg_put(&k.body, "    i64 hs = oh * %" PRId64 " - %" PRId64 ", ws = ow * %" PRId64 " - %" PRId64 ";\n", s[0],
+         p[0], s[1], p[1]);
+  cg_put(&k.body, "    i64 he = hs + %" PRId64 " < %" PRId64 " ? hs + %" PRId64 " : %" PRId64 ";\n", ks[0],
+         H + p[0], ks[0], H + p[0]);
+  cg_put(&k.body, "    i64 we = ws + %" PRId64 " < %" PRId64 " ? ws + %" PRId64 " : %" PRId64 ";\n", ks[1],
+         W + p[1], ks[1], W + p[1]);
+  cg_put(&k.body, "    const i64 pool = (he - hs) * (we - ws);\n");
+  cg_put(&k.body, "    if (hs < 0) hs = 0;\n    if (ws < 0) ws = 0;\n");
+  cg_put(&k.body,
+         "    if (he > %" PRId64 ") he = %" PRId64 ";\n    if (we > %" PRId64 ") we = %" PRId64 ";\n", H, H,
+         W, W);
+  cg_put(&k.body, "    %s a = 0;\n    if (hs < he && ws < we) {\n", acc);
+  cg_put(&k.body, "      for (i64 h = hs; h < he; h++)\n        for (i64 w = ws; w < we; w++)\n");
+  cg_put(&k.body, "          a += (%s)ld_%s(p%d, xb + h * %" PRId64 " + w * %" PRId64 ");\n", acc,
+         cg_dtype_tag(x.dtype), px, x.strides[r - 2], x.strides[r - 1]);
+  if (override)
+    cg_put(&k.body, "      a = a / (%s)%" PRId64 ";\n    }\n", acc, divisor);
+  else if (include_pad)
+    cg_put(&k.body, "      a = a / (%s)pool;\n    }\n", acc);
+  else
+    cg_put(&k.body, "      a = a / (%s)((he - hs) * (we - ws));\n    }\n", acc);
+  char off[160];
+  out_at(&y, "yb", off, sizeof off);
+  cg_put(&k.body, "    (void)pool;\n    st_%s(p%d, %s, a);\n", cg_dtype_tag(y.dtype), py, off);
+  cg_kernel_finish(b, &k);
+}
+
+/* _adaptive_avg_pool2d(self, output_size), as PyTorch's
+ * adaptive_average_pool: output row oh averages input rows
+ * [floor(oh H / OH), ceil((oh + 1) H / OH)), the same for columns; the sum
+ * in opmath, divided by the rows, then by the columns. */
+void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  kernel k;
+  cuda_tensor x, y;
+  if (!pool_begin(b, n, &k, &x, &y, "adaptive_avg_pool2d")) return;
+  const int r = x.rank;
+  const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1], OH = y.sizes[r - 2], OW = y.sizes[r - 1];
+  const char *acc = cg_reg_type(x.dtype);
+  const cuda_tensor *ts[2] = {&x, &y};
+  const char *names[2] = {"xb", "yb"};
+  plane_indices(&k, &y, ts, names, 2);
+  int px = cg_kernel_param(&k, x.base), py = cg_kernel_param(&k, y.base);
+  cg_put(&k.body,
+         "    const i64 hs = oh * %" PRId64 " / %" PRId64 ", he = 1 + ((oh + 1) * %" PRId64 " - 1) / %" PRId64
+         ";\n",
+         H, OH, H, OH);
+  cg_put(&k.body,
+         "    const i64 ws = ow * %" PRId64 " / %" PRId64 ", we = 1 + ((ow + 1) * %" PRId64 " - 1) / %" PRId64
+         ";\n",
+         W, OW, W, OW);
+  cg_put(&k.body, "    %s a = 0;\n    for (i64 h = hs; h < he; h++)\n      for (i64 w = ws; w < we; w++)\n",
+         acc);
+  cg_put(&k.body, "        a += (%s)ld_%s(p%d, xb + h * %" PRId64 " + w * %" PRId64 ");\n", acc,
+         cg_dtype_tag(x.dtype), px, x.strides[r - 2], x.strides[r - 1]);
+  cg_put(&k.body, "    a = a / (%s)(he - hs) / (%s)(we - ws);\n", acc, acc);
+  char off[160];
+  out_at(&y, "yb", off, sizeof off);
+  cg_put(&k.body, "    st_%s(p%d, %s, a);\n", cg_dtype_tag(y.dtype), py, off);
+  cg_kernel_finish(b, &k);
+}
+
+/* ---- batch norm ---------------------------------------------------------------------*/
+
+/* _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean,
+ * running_var, momentum, eps) -> (y, [0], [0]), as PyTorch's CUDA
+ * batch_norm_cuda_out in inference: invstd = rsqrt(var + eps) in acc_type
+ * (float for the 16-bit types and float32, eps rounded to it), then
+ * y = (x - mean) * weight * invstd + bias per element, the parameters read
+ * in acc_type along dim 1 (weight 1 and bias 0 when absent); the other two
+ * outputs are the empty tensors PyTorch returns for them. */
+void cg_emit_batch_norm(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  const char *why = cg_check_batch_norm(h, n);
+  if (why) return (void)cg_fail(b, n, "%s", why);
+  static const char *const names[] = {"weight", "bias", "running_mean", "running_var"};
+  const cuda_tensor *xp = in_memory(b, n, tensor_arg(h, n, "input")), *pp[4];
+  if (!xp) return;
+  for (int i = 0; i < 4; i++) {
+    const alloy_value *v = tensor_arg(h, n, names[i]);
+    pp[i] = v ? in_memory(b, n, v) : NULL;
+    if (v && !pp[i]) return;
+  }
+  int to = cg_materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  for (int k = 1; k < h->node_num_outputs(n); k++) /* empty: in memory, never written */
+    if (cg_materialize(b, h->node_output(n, k)) < 0) return;
+  const cuda_tensor x = *xp, y = b->tensors[to];
+  const char *acc = x.dtype == ALLOY_F64 ? "double" : "float";
+  kernel k;
+  cg_kernel_begin(&k, y.sizes, y.rank);
+  snprintf(k.what, sizeof k.what, "batch_norm");
+  k.nwhat = 1;
+  int vx = cg_kernel_load(b, &k, &x, -1), vp[4] = {-1, -1, -1, -1};
+  for (int i = 0; i < 4; i++) {
+    if (!pp[i]) continue;
+    cuda_tensor pv = y; /* the vector along dim 1, broadcast elsewhere */
+    pv.base = pp[i]->base, pv.dtype = pp[i]->dtype, pv.offset = pp[i]->offset;
+    for (int d = 0; d < y.rank; d++)
+      pv.sizes[d] = d == 1 ? y.sizes[1] : 1, pv.strides[d] = d == 1 ? pp[i]->strides[0] : 0;
+    vp[i] = cg_kernel_load(b, &k, &pv, -1);
+  }
+  int v = k.nvars++;
+  double eps = float_arg(h, n, "eps", 1e-5);
+  cg_put(&k.body, "    const %s inv = rsqrt((%s)v%d + (%s)%.17g);\n", acc, acc, vp[3], acc, eps);
+  char w[32], bb[32];
+  if (vp[0] >= 0)
+    snprintf(w, sizeof w, "(%s)v%d", acc, vp[0]);
+  else
+    snprintf(w, sizeof w, "(%s)1", acc);
+  if (vp[1] >= 0)
+    snprintf(bb, sizeof bb, "(%s)v%d", acc, vp[1]);
+  else
+    snprintf(bb, sizeof bb, "(%s)0", acc);
+  cg_put(&k.body, "    const %s v%d = ((%s)v%d - (%s)v%d) * %s * inv + %s;\n", acc, v, acc, vx, acc, vp[2], w,
+         bb);
+  cg_kernel_store(&k, &y, v);
+  cg_kernel_finish(b, &k);
+}

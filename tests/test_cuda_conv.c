@@ -1,0 +1,274 @@
+/*
+ * tests/test_cuda_conv.c: the cuda backend's plans for convolutional
+ * networks (plugins/cuda/cuda_codegen_conv.c), which need no GPU: a
+ * partition written in .air becomes a plan whose cuDNN steps (their
+ * descriptors and operands), pooling and batch norm kernels are checked
+ * here, and the claims' own rules say why a node is refused. That cuDNN
+ * and the kernels compute PyTorch's numbers is the conformance suite's job
+ * on a machine with a GPU (alloy conform --backend cuda).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloy/graph.h"
+#include "harness.h"
+#include "plugins/cuda/cuda_internal.h"
+#include "sdk/src/host.h"
+
+static alloy_graph *parse(const char *air) {
+  alloy_graph *g = NULL;
+  CHECK_OK(alloy_air_parse(air, strlen(air), "test.air", &g));
+  return g;
+}
+
+/* Why node i would not be claimed: the general rules, then its op's own. */
+static const char *refusal(const alloy_graph *g, int i) {
+  const alloy_host_api *h = alloy_host_table();
+  const alloy_node *n = h->graph_node(g, i);
+  const char *why = cuda_node_unsupported(h, n);
+  const cuda_op *op = cuda_op_find(h->node_op_name(n));
+  if (!why && op && op->check) why = op->check(h, n);
+  return why;
+}
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s; p && (p = strstr(p, what)); p += strlen(what))
+    n++;
+  return n;
+}
+
+/* conv (with a bias) + inference batch norm + relu, the block of a
+ * ResNet: a cuDNN step reading x and w in place and writing y, then the
+ * kernel adding the bias should cuDNN not fuse it, then batch norm as a
+ * kernel of its own and relu; batch norm's two other outputs are empty. */
+TEST(cuda_conv_block_is_a_cudnn_step_and_kernels) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 3, 8, 8]\n"
+            "input %w: f32[8, 3, 3, 3]\n"
+            "input %cb: f32[8]\n"
+            "input %gamma: f32[8]\n"
+            "input %beta: f32[8]\n"
+            "input %mean: f32[8]\n"
+            "input %var: f32[8]\n"
+            "%conv = aten.convolution.default(%x, %w, %cb, [2, 1], [1, 1], [1, 1], false, [0, 0], 1)"
+            " : f32[2, 8, 4, 8]\n"
+            "%bn, %bm, %bv = aten._native_batch_norm_legit_no_training.default(%conv, %gamma, %beta,"
+            " %mean, %var, 0.1, 1e-05) : f32[2, 8, 4, 8], f32[0], f32[0]\n"
+            "%y = aten.relu.default(%bn) : f32[2, 8, 4, 8]\n"
+            "output %y\n");
+  REQUIRE(g);
+  const alloy_host_api *h = alloy_host_table();
+  for (int i = 0; i < h->graph_num_nodes(g); i++)
+    CHECK(refusal(g, i) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 4); /* conv, its bias, batch norm, relu */
+  const cuda_launch *l = &p.launches[0];
+  CHECK(l->kind == LAUNCH_DNN);
+  const cuda_conv_desc *c = &l->conv;
+  CHECK(c->dtype == ALLOY_F32 && c->rank == 4 && c->bias && !c->allow_tf32);
+  CHECK(c->x_sizes[0] == 2 && c->x_sizes[1] == 3 && c->x_sizes[3] == 8 && c->x_strides[0] == 192);
+  CHECK(c->w_sizes[0] == 8 && c->w_strides[0] == 27);
+  CHECK(c->y_sizes[2] == 4 && c->y_strides[1] == 32);
+  CHECK(c->stride[0] == 2 && c->stride[1] == 1 && c->padding[0] == 1 && c->dilation[1] == 1);
+  /* x, w and the bias are partition inputs 0, 1, 2, read in place */
+  CHECK(p.bases[l->dbase[DNN_X]].kind == BASE_INPUT && p.bases[l->dbase[DNN_X]].index == 0);
+  CHECK(p.bases[l->dbase[DNN_W]].index == 1 && p.bases[l->dbase[DNN_BIAS]].index == 2);
+  CHECK(p.bases[l->dbase[DNN_Y]].kind == BASE_TEMP);
+  CHECK(l->dnn_bias_step == 1);
+  CHECK(p.launches[1].kind == LAUNCH_KERNEL && p.launches[1].n == 2 * 8 * 4 * 8);
+  CHECK(!strcmp(p.launches[1].what, "conv bias"));
+  CHECK(strstr(p.source, "float v2 = v0 + v1;") != NULL); /* y + bias */
+  CHECK(strstr(p.source, "i1 * 1") != NULL);              /* bias along dim 1 */
+  CHECK(strstr(p.source, "rsqrt((float)v") != NULL);      /* invstd in float */
+  CHECK(strstr(p.source, "(float)1.0000000000000001e-05") != NULL);
+  CHECK(strstr(p.source, " * inv + (float)v") != NULL);
+  CHECK(!strcmp(p.launches[2].what, "batch_norm"));
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* A 1-d convolution of groups over a transposed input: the input is
+ * copied packed first (cuDNN's plans read packed tensors), and every
+ * tensor gets a height of 1 before its last dim. No bias: no bias step. */
+TEST(cuda_conv_one_dim_grouped_reads_a_packed_copy) {
+  alloy_graph *g =
+      parse("input %xt: f16[9, 2, 4]\n"
+            "input %w: f16[6, 2, 3]\n"
+            "%x = aten.permute.default(%xt, [1, 2, 0]) : f16[2, 4, 9]\n"
+            "%y = aten.convolution.default(%x, %w, None, [2], [1], [2], false, [0], 2) : f16[2, 6, 4]\n"
+            "output %y\n");
+  REQUIRE(g);
+  for (int i = 0; i < 2; i++)
+    CHECK(refusal(g, i) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 2); /* the copy, the convolution */
+  CHECK(p.launches[0].kind == LAUNCH_KERNEL && p.launches[0].n == 72);
+  const cuda_launch *l = &p.launches[1];
+  REQUIRE(l->kind == LAUNCH_DNN);
+  const cuda_conv_desc *c = &l->conv;
+  CHECK(c->dtype == ALLOY_F16 && c->rank == 4 && !c->bias && l->dnn_bias_step == -1);
+  CHECK(c->x_sizes[1] == 4 && c->x_sizes[2] == 1 && c->x_sizes[3] == 9 && c->x_strides[2] == 9);
+  CHECK(c->w_sizes[1] == 2 && c->w_sizes[2] == 1 && c->w_sizes[3] == 3);
+  CHECK(c->y_sizes[1] == 6 && c->y_sizes[3] == 4);
+  CHECK(c->stride[0] == 1 && c->stride[1] == 2 && c->padding[0] == 0 && c->padding[1] == 1);
+  CHECK(c->dilation[0] == 1 && c->dilation[1] == 2);
+  CHECK(p.bases[l->dbase[DNN_X]].kind == BASE_TEMP);                               /* the copy */
+  CHECK(p.bases[l->dbase[DNN_Y]].kind == BASE_OUTPUT && l->dbase[DNN_BIAS] == -1); /* in place */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* An output given channels-last: cuDNN writes a packed temporary, copied
+ * out through the output's strides. */
+TEST(cuda_conv_strided_output_is_copied_out) {
+  alloy_graph *g = parse("input %x: bf16[1, 4, 5, 5]\n"
+                         "input %w: bf16[4, 1, 3, 3]\n"
+                         "%y = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], "
+                         "4) : bf16[1, 4, 5, 5]\n"
+                         "output %y\n");
+  REQUIRE(g);
+  int64_t xs[] = {1, 4, 5, 5}, xst[] = {100, 25, 5, 1}, ws[] = {4, 1, 3, 3}, wst[] = {9, 9, 3, 1};
+  int64_t ys[] = {1, 4, 5, 5}, yst[] = {100, 1, 20, 4}; /* channels-last */
+  alloy_tensor in[2] = {{.dtype = ALLOY_BF16, .rank = 4, .sizes = xs, .strides = xst},
+                        {.dtype = ALLOY_BF16, .rank = 4, .sizes = ws, .strides = wst}};
+  alloy_tensor out[1] = {{.dtype = ALLOY_BF16, .rank = 4, .sizes = ys, .strides = yst}};
+  cuda_layout layout = {in, out};
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, &layout, &p));
+  REQUIRE(p.nlaunches == 2);
+  CHECK(p.launches[0].kind == LAUNCH_DNN && p.bases[p.launches[0].dbase[DNN_Y]].kind == BASE_TEMP);
+  CHECK(p.launches[0].conv.y_strides[1] == 25); /* packed */
+  CHECK(p.launches[1].kind == LAUNCH_KERNEL && p.bases[p.launches[1].bases[1]].kind == BASE_OUTPUT);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* What a convolution claim refuses, with its reason. */
+TEST(cuda_conv_refusals_have_reasons) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 4, 5]\n"
+            "input %w: f32[4, 3, 3]\n"
+            "input %wh: f16[6, 4, 3]\n"
+            "input %xi: i64[1, 2, 4, 4]\n"
+            "%t = aten.convolution.default(%x, %w, None, [2], [1], [1], true, [0], 2) : f32[2, 6, 9]\n"
+            "%m = aten.convolution.default(%x, %wh, None, [1], [0], [1], false, [0], 1) : f32[2, 6, 3]\n"
+            "%p, %pi = aten.max_pool2d_with_indices.default(%xi, [2, 2]) : i64[1, 2, 2, 2], i64[1, 2, 2, 2]\n"
+            "output %t, %m, %p\n");
+  REQUIRE(g);
+  const char *why = refusal(g, 0);
+  CHECK(why && strstr(why, "transposed"));
+  why = refusal(g, 1);
+  CHECK(why && strstr(why, "mixed dtypes"));
+  why = refusal(g, 2);
+  CHECK(why && strstr(why, "float"));
+  alloy_graph_free(g);
+}
+
+/* max_pool2d_with_indices with padding, dilation and ceil_mode (the
+ * output sizes are the graph's): a thread per output, the window's start
+ * stepped past the padding by the dilation, NaN winning, the index within
+ * the input plane stored as int64; a [C, H, W] input has one leading dim. */
+TEST(cuda_conv_max_pool_follows_pytorch_cuda) {
+  alloy_graph *g =
+      parse("input %x: f16[2, 3, 7, 8]\n"
+            "input %u: f32[3, 5, 5]\n"
+            "%v, %i = aten.max_pool2d_with_indices.default(%x, [3, 2], [2, 1], [1, 1], [2, 1], true)"
+            " : f16[2, 3, 3, 9], i64[2, 3, 3, 9]\n"
+            "%w, %j = aten.max_pool2d_with_indices.default(%u, [2, 2]) : f32[3, 2, 2], i64[3, 2, 2]\n"
+            "output %v, %i, %w\n");
+  REQUIRE(g);
+  for (int i = 0; i < 2; i++)
+    CHECK(refusal(g, i) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 2);
+  CHECK(p.launches[0].n == 2 * 3 * 3 * 9 && p.launches[1].n == 12);
+  CHECK(strstr(p.source, "i64 hs = oh * 2 - 1, ws = ow * 1 - 1;") != NULL);
+  CHECK(strstr(p.source, "const i64 he = hs + 5 < 7 ? hs + 5 : 7;") != NULL); /* (3 - 1) * 2 + 1 */
+  CHECK(strstr(p.source, "while (hs < 0) hs += 2;") != NULL);
+  CHECK(strstr(p.source, "if (v > m || op_isnan(v)) { mi = h * 8 + w; m = v; }") != NULL);
+  CHECK(strstr(p.source, "float m = -(float)(1.0 / 0.0);") != NULL);
+  CHECK(count(p.source, "st_i64(p") == 2);
+  CHECK(strstr(p.source, "const i64 l1 = q % 3; q /= 3;") != NULL); /* N, C */
+  CHECK(strstr(p.source, "const i64 xb = 0 + l0 * 25;") != NULL);   /* C only */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* avg_pool2d's divisors: the window clipped to the padded input (with
+ * padding), to the input (without), or divisor_override. */
+TEST(cuda_conv_avg_pool_divisors) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 3, 7, 8]\n"
+            "%a = aten.avg_pool2d.default(%x, [3, 2], [2, 1], [1, 1], true, false) : f32[2, 3, 4, 9]\n"
+            "%b = aten.avg_pool2d.default(%x, [3, 2], [2, 1], [1, 1], false, true) : f32[2, 3, 4, 9]\n"
+            "%c = aten.avg_pool2d.default(%x, [2, 2], [], [0, 0], false, true, 3) : f32[2, 3, 3, 4]\n"
+            "output %a, %b, %c\n");
+  REQUIRE(g);
+  for (int i = 0; i < 3; i++)
+    CHECK(refusal(g, i) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 3);
+  CHECK(strstr(p.source, "i64 he = hs + 3 < 8 ? hs + 3 : 8;") != NULL); /* H + padding */
+  CHECK(strstr(p.source, "a = a / (float)((he - hs) * (we - ws));") != NULL);
+  CHECK(strstr(p.source, "a = a / (float)pool;") != NULL);
+  CHECK(strstr(p.source, "a = a / (float)3;") != NULL);
+  CHECK(strstr(p.source, "i64 hs = oh * 2 - 0, ws = ow * 2 - 0;") != NULL); /* stride []: the kernel */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* _adaptive_avg_pool2d: PyTorch's start and end indices, the sum divided
+ * by the rows, then by the columns. */
+TEST(cuda_conv_adaptive_avg_pool_windows) {
+  alloy_graph *g = parse("input %x: bf16[2, 3, 7, 9]\n"
+                         "%y = aten._adaptive_avg_pool2d.default(%x, [3, 4]) : bf16[2, 3, 3, 4]\n"
+                         "output %y\n");
+  REQUIRE(g);
+  CHECK(refusal(g, 0) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 1);
+  CHECK(strstr(p.source, "const i64 hs = oh * 7 / 3, he = 1 + ((oh + 1) * 7 - 1) / 3;") != NULL);
+  CHECK(strstr(p.source, "const i64 ws = ow * 9 / 4, we = 1 + ((ow + 1) * 9 - 1) / 4;") != NULL);
+  CHECK(strstr(p.source, "a = a / (float)(he - hs) / (float)(we - ws);") != NULL);
+  CHECK(strstr(p.source, "ld_bf16(p") != NULL && strstr(p.source, "st_bf16(p") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* Batch norm without weight and bias: 1 and 0 in their place; hardswish
+ * and hardsigmoid fuse with it as pointwise work would not (batch norm is
+ * its own kernel), the two of them into one. */
+TEST(cuda_conv_batch_norm_without_affine_and_hard_activations) {
+  alloy_graph *g = parse("input %x: f16[2, 4, 3]\n"
+                         "input %mean: f32[4]\n"
+                         "input %var: f32[4]\n"
+                         "%bn, %bm, %bv = aten._native_batch_norm_legit_no_training.default(%x, None, None,"
+                         " %mean, %var, 0.1, 0.5) : f16[2, 4, 3], f32[0], f32[0]\n"
+                         "%s = aten.hardswish.default(%bn) : f16[2, 4, 3]\n"
+                         "%t = aten.hardsigmoid.default(%s) : f16[2, 4, 3]\n"
+                         "output %t, %bm\n");
+  REQUIRE(g);
+  for (int i = 0; i < 3; i++)
+    CHECK(refusal(g, i) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 2); /* batch norm; hardswish + hardsigmoid */
+  CHECK(p.nfused_nodes == 2);
+  CHECK(strstr(p.source, " * (float)1 * inv + (float)0;") != NULL);
+  CHECK(strstr(p.source, "(float)0.5)") != NULL);
+  CHECK(count(p.source, "op_clamp(v") == 2);
+  CHECK(strstr(p.source, "* ((float)(1.0f / 6.0f))") || strstr(p.source, "* (float)(1.0f / 6.0f)"));
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
