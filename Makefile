@@ -13,6 +13,9 @@ GOLDEN   ?= ../shared/golden
 
 # Debian packages the build needs (make deps installs the missing ones).
 DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev graphviz
+# OpenBLAS: the cpu backend's products (opened with dlopen: without it the
+# backend runs them as emitted loops).
+DEPS     += libopenblas-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
@@ -51,6 +54,18 @@ ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 PLUGIN_NAMES := $(filter-out cuda,$(PLUGIN_NAMES))
 $(info cuda backend not built: no $(CUDA_HOME)/include/cuda.h)
 endif
+# The cpu backend compiles its loop nests with LLVM's C API (Debian's
+# llvm-14-dev) and links LLVM's one shared library; without llvm-config it is
+# left out, and said so.
+LLVM_CONFIG  ?= $(shell command -v llvm-config-14 || command -v llvm-config)
+ifeq ($(LLVM_CONFIG),)
+PLUGIN_NAMES := $(filter-out cpu,$(PLUGIN_NAMES))
+$(info cpu backend not built: no llvm-config (Debian's llvm-14-dev))
+else
+LLVM_INCLUDE := $(shell $(LLVM_CONFIG) --includedir)
+LLVM_LIBS    := $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes) \
+                -Wl,-rpath,$(shell $(LLVM_CONFIG) --libdir)
+endif
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
 # Plugins that misbehave on load live in a folder of their own, so that only
@@ -88,6 +103,8 @@ $(BUILD)/lib/alloy/liballoy-%.so: $$(call plugin_objs,$$*) $(KT_A)
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
 $(BUILD)/obj/plugin/plugins/cuda/%.o: PLUGIN_CFLAGS += -isystem $(CUDA_HOME)/include
 $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
+$(BUILD)/obj/plugin/plugins/cpu/%.o: PLUGIN_CFLAGS += -isystem $(LLVM_INCLUDE)
+$(BUILD)/lib/alloy/liballoy-cpu.so: PLUGIN_LIBS += $(LLVM_LIBS) -ldl -lpthread
 # The reference backend as a plugin: the same code the host has built in.
 $(BUILD)/lib/alloy/liballoy-ref.so: $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(REF_SRC)) $(KT_A)
 	@mkdir -p $(dir $@)

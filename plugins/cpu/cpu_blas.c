@@ -1,0 +1,74 @@
+/*
+ * plugins/cpu/cpu_blas.c: matrix products through OpenBLAS's cblas_sgemm.
+ *
+ * Why OpenBLAS and not blocked microkernels of our own: its sgemm is
+ * written per CPU generation (AVX2, AVX-512) with packing and cache
+ * blocking that an emitted loop nest does not reach: on this machine 512^3
+ * runs at many times the emitted loop's GFLOP/s (docs/backends/cpu.md has
+ * the numbers). Why dlopen and not a link: the plugin then loads (and
+ * runs products as emitted loops) on a machine without OpenBLAS instead of
+ * being refused, and its only link dependency stays LLVM.
+ *
+ * OpenBLAS's own threads are set to one: the backend splits a product's
+ * rows over its own pool (cpu_pool.c), one sgemm per chunk, so that two
+ * pools never fight over the cores (OpenBLAS's threads spin after a call,
+ * which slows the pointwise loops that follow on a small machine).
+ */
+#include "plugins/cpu/cpu_blas.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+
+static const char *const names[] = {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"};
+
+const char *cpu_blas_open(cpu_blas *b, char *why, size_t cap) {
+  memset(b, 0, sizeof *b);
+  for (size_t i = 0; i < sizeof names / sizeof *names && !b->lib; i++) b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!b->lib) {
+    snprintf(why, cap, "OpenBLAS not found (libopenblas.so.0; Debian's libopenblas0): products run as emitted loops");
+    return why;
+  }
+  *(void **)&b->sgemm = dlsym(b->lib, "cblas_sgemm");
+  *(void **)&b->set_num_threads = dlsym(b->lib, "openblas_set_num_threads");
+  *(void **)&b->get_config = dlsym(b->lib, "openblas_get_config");
+  if (!b->sgemm) {
+    snprintf(why, cap, "OpenBLAS has no cblas_sgemm");
+    cpu_blas_close(b);
+    return why;
+  }
+  if (b->set_num_threads) b->set_num_threads(1);
+  return NULL;
+}
+
+void cpu_blas_close(cpu_blas *b) {
+  if (b->lib) dlclose(b->lib);
+  memset(b, 0, sizeof *b);
+}
+
+int cpu_blas_fits(const cpu_gemm_desc *g) {
+  int64_t lim = INT_MAX;
+  return g->m <= lim && g->n <= lim && g->k <= lim && g->lda <= lim && g->ldb <= lim && g->ldd <= lim;
+}
+
+void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
+                   int64_t end) {
+  for (int64_t r = begin; r < end;) {
+    int64_t batch = r / g->m, i0 = r % g->m, i1 = g->m;
+    if (batch * g->m + i1 > end) i1 = end - batch * g->m;
+    const float *ab = a + batch * g->stride_a + (g->trans_a ? i0 : i0 * g->lda);
+    const float *bb = bm + batch * g->stride_b;
+    float *db = d + batch * g->stride_d + i0 * g->ldd;
+    int rows = (int)(i1 - i0);
+    if (g->k == 0) {
+      for (int i = 0; i < rows; i++) memset(db + (int64_t)i * g->ldd, 0, sizeof *db * (size_t)g->n);
+    } else {
+      b->sgemm(CBLAS_ROW_MAJOR, g->trans_a ? CBLAS_TRANS : CBLAS_NO_TRANS, g->trans_b ? CBLAS_TRANS : CBLAS_NO_TRANS,
+               rows, (int)g->n, (int)g->k, 1.0f, ab, (int)g->lda, bb, (int)g->ldb, 0.0f, db, (int)g->ldd);
+    }
+    r = batch * g->m + i1;
+  }
+}

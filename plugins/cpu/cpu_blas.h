@@ -1,0 +1,34 @@
+/*
+ * plugins/cpu/cpu_blas.h: matrix products through OpenBLAS (cpu_blas.c),
+ * opened with dlopen at backend_open. Without it the backend still loads:
+ * products become emitted loop nests (cpu_plan_options.blas false), and
+ * the device's description says why.
+ */
+#ifndef ALLOY_CPU_BLAS_H
+#define ALLOY_CPU_BLAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugins/cpu/cpu_internal.h"
+
+typedef struct cpu_blas {
+  void *lib;
+  /* cblas_sgemm of Debian's OpenBLAS (32-bit blasint; CBLAS's enums) */
+  void (*sgemm)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                const float *b, int ldb, float beta, float *c, int ldc);
+  void (*set_num_threads)(int n);
+  char *(*get_config)(void);
+} cpu_blas;
+
+/* NULL, or why OpenBLAS cannot be used (written into why). */
+const char *cpu_blas_open(cpu_blas *b, char *why, size_t cap);
+void cpu_blas_close(cpu_blas *b);
+/* Whether sgemm's 32-bit dimensions hold product g. */
+int cpu_blas_fits(const cpu_gemm_desc *g);
+/* Rows [begin, end) of D = op(A) @ op(B), rows numbered over the batch
+ * (batch * m of them), each chunk one sgemm call per batch it touches. */
+void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
+                   int64_t end);
+
+#endif

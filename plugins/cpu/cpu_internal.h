@@ -1,0 +1,167 @@
+/*
+ * plugins/cpu/cpu_internal.h: what the files of the cpu backend share.
+ *
+ *   cpu_ops.c      the op table: each op the backend runs and the formula
+ *                  or emitter it becomes; which nodes it claims, and why not
+ *   cpu_ir.c       LLVM IR as text: registers, conversions, the primitives
+ *                  the formulas call, the module's prelude, loops
+ *   cpu_plan.c     a partition -> a plan: tensors (a base buffer and a
+ *                  strided view of it), fused pointwise groups and the IR of
+ *                  their loop nests; cpu_rows.c the other steps
+ *                  (reductions, softmax, layer norm, matrix products)
+ *   cpu_jit.c      the module compiled by LLVM (O3, the host's CPU) and
+ *                  loaded by ORC's LLJIT
+ *   cpu_blas.c     matrix products through OpenBLAS (opened with dlopen)
+ *   cpu_pool.c     the thread pool that splits a step's rows
+ *   cpu_backend.c  the plugin: device, buffers, queues, compile, execute
+ *
+ * The planner and the IR it writes need no LLVM: the unit tests link
+ * cpu_ops.c, cpu_ir.c, cpu_plan.c and cpu_rows.c alone
+ * (tests/test_cpu_plan.c). A plan is made for concrete sizes: the host
+ * specializes a partition with symbolic sizes per set of sizes (the
+ * backend does not declare ALLOY_CAP_SYMBOLIC_SHAPES), so every stride and
+ * trip count is a constant of the generated code.
+ */
+#ifndef ALLOY_CPU_INTERNAL_H
+#define ALLOY_CPU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy/plugin.h"
+
+#define CPU_MAX_RANK 8
+#define CPU_MAX_OPERANDS 64
+
+/* ---- the op table (cpu_ops.c) ------------------------------------------- */
+
+enum {
+  CPU_OP_POINTWISE = 0, /* out[i] = f(inputs at i): fused into groups        */
+  CPU_OP_VIEW,          /* a new geometry over its input's buffer: no code    */
+  CPU_OP_FILL,          /* out[i] = a formula of scalars and the index i      */
+  CPU_OP_ROWS,          /* a step of its own, written by the row's emitter    */
+  CPU_OP_NOP,           /* metadata assertions: checked when the graph was built */
+};
+
+/* What a reduction computes over each row (cpu_op.reduce). */
+enum {
+  RED_SUM = 0,
+  RED_MEAN,
+  RED_MAX, /* NaN propagates */
+  RED_MIN,
+  RED_SOFTMAX, /* a row in, a row out */
+  RED_LOG_SOFTMAX,
+  RED_ANY, /* truth values: any / all of the row */
+  RED_ALL,
+};
+
+/* The compute type of a pointwise or fill node. */
+enum {
+  CT_RESULT = 0, /* the result's type (opmath: float for float16, bfloat16) */
+  CT_PROMOTED,   /* the promoted type of its operands (eq, lt)              */
+  CT_BOOL,       /* its operands as truth values (logical_and)              */
+  CT_ACC,        /* the accumulate type: double for floats, int64 (arange)  */
+};
+
+/* What cpu_rows.c does with a CPU_OP_ROWS node. */
+enum {
+  ROWS_REDUCE = 0, /* cpu_op.reduce over dims                         */
+  ROWS_LAYER_NORM,
+  ROWS_GEMM, /* mm, bmm, addmm: OpenBLAS, or the emitted loop        */
+};
+
+typedef struct cpu_op {
+  const char *name; /* "aten.add.Tensor" */
+  int kind;         /* CPU_OP_* */
+  int ct;           /* CT_* */
+  int bool_operand; /* this tensor operand is a condition (where: 0), or -1 */
+  bool float_only;  /* runs on float results only (sin of an int is a float) */
+  bool no_bool;     /* bool operands are refused (PyTorch refuses neg of bool) */
+  /* The formula, over the operands in the compute type: calls of the
+   * primitives of cpu_ir.c, $0.. the tensor operands in schema order,
+   * ${name} a scalar argument as a constant of the compute type (${name?}
+   * an optional one: a primitive given an absent one returns its first
+   * argument), $i the element's linear index (fills). */
+  const char *expr;
+  int rows;   /* CPU_OP_ROWS: ROWS_* */
+  int reduce; /* ROWS_REDUCE: RED_* */
+} cpu_op;
+
+const cpu_op *cpu_op_find(const char *name);
+
+/* Whether node n can be claimed: its op is in the table and its tensors
+ * have dtypes and shapes the generated code handles. NULL, or a static
+ * reason for claims_reject. */
+const char *cpu_node_unsupported(const alloy_host_api *host, const alloy_node *n);
+
+/* ---- plans (cpu_plan.c) ------------------------------------------------- */
+
+enum { BASE_INPUT = 0, BASE_OUTPUT, BASE_TEMP };
+
+typedef struct cpu_base {
+  int kind;        /* BASE_* */
+  int index;       /* the partition input or output it is; temps: -1 */
+  uint64_t bytes;  /* temps: its size */
+  uint64_t offset; /* temps: where in the execute's scratch arena (64-byte aligned) */
+} cpu_base;
+
+/* One batch of products D = op(A) @ op(B), float32, row-major: D packed
+ * [batch, m, n] (row stride ldd). The planner converts 16-bit operands to
+ * float32 temporaries first and adds bias and activations after, in the
+ * loop that reads D. */
+typedef struct cpu_gemm_desc {
+  int64_t m, n, k, batch;             /* each >= 1; k may be 0 (D is zeros) */
+  int64_t lda, ldb, ldd;              /* row-major leading dims (elements) */
+  int64_t stride_a, stride_b, stride_d; /* between batches (elements); 0 broadcasts */
+  bool trans_a, trans_b;              /* A given as [k, m] / B as [n, k] */
+} cpu_gemm_desc;
+
+enum { STEP_KERNEL = 0, STEP_GEMM };
+enum { GEMM_A = 0, GEMM_B, GEMM_D, GEMM_OPERANDS };
+
+typedef struct cpu_step {
+  int kind;        /* STEP_* */
+  int kernel;      /* STEP_KERNEL: the module's function k<kernel> */
+  int64_t rows;    /* its row loop runs [0, rows): what threads split */
+  int64_t row_work; /* elements read or written per row (threads pay off past a size) */
+  int nparams;
+  int *params;     /* the bases the kernel's pointer array holds, in order */
+  /* STEP_GEMM: the product and its operands' bases and element offsets */
+  cpu_gemm_desc gemm;
+  int gbase[GEMM_OPERANDS];
+  int64_t goff[GEMM_OPERANDS];
+  char what[40];   /* the ops it runs, for traces ("add+mul+relu") */
+} cpu_step;
+
+typedef struct cpu_plan {
+  cpu_base *bases;
+  int nbases;
+  cpu_step *steps;
+  int nsteps;
+  uint64_t scratch_bytes; /* the temporaries */
+  char *ir;               /* the module's LLVM IR, NUL-terminated */
+  size_t ir_len;
+  int nkernels;           /* functions k0.. of the module */
+  int nfused_nodes;       /* nodes computed inside a fused loop */
+} cpu_plan;
+
+/* The strides an execute gives its partition's inputs and outputs when
+ * they are not contiguous: a plan is made for one layout. */
+typedef struct cpu_layout {
+  const alloy_tensor *inputs;
+  const alloy_tensor *outputs;
+} cpu_layout;
+
+typedef struct cpu_plan_options {
+  bool blas; /* products as STEP_GEMM (OpenBLAS); else an emitted loop nest */
+} cpu_plan_options;
+
+/* Builds the plan of a partition every node of which cpu_node_unsupported
+ * accepts, for layout (NULL: every input and output contiguous). Returns
+ * NULL, or an error (host->error_new) naming the node and its op. */
+alloy_error *cpu_plan_build(const alloy_host_api *host, const alloy_graph *g, const cpu_layout *layout,
+                            const cpu_plan_options *options, cpu_plan *plan);
+void cpu_plan_free(cpu_plan *plan);
+
+#endif

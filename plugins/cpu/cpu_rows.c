@@ -1,0 +1,703 @@
+/*
+ * plugins/cpu/cpu_rows.c: the steps of a plan that are not fused pointwise
+ * work. A reduction, softmax or layer norm is a kernel whose row loop runs
+ * over the kept dims (what the thread pool splits) and whose inner loop
+ * nest runs over the reduced dims, coalesced where the strides allow, so
+ * that a contiguous row is one loop LLVM vectorizes. Accumulators are
+ * stack slots of the kernel's entry block (mem2reg makes them registers).
+ *
+ * Accumulate types are PyTorch's CPU ones: float for float16, bfloat16
+ * and float32, double for float64, int64 for integers and bool. A float
+ * sum adds blocks of up to 1024 elements in any order (reassoc: LLVM keeps
+ * vector partial sums, as PyTorch's vectorized cascade does) and the
+ * blocks' sums in double, which keeps a 66,560-element row within
+ * float32's tolerance of the reference's double sum. amax/amin carry a
+ * NaN flag beside the max, so that the max itself vectorizes.
+ *
+ * A matrix product is a STEP_GEMM (OpenBLAS's sgemm, cpu_blas.c) reading
+ * its operands in place where a row-major matrix or its transpose
+ * expresses them, or, without OpenBLAS, an emitted loop nest. float16 and
+ * bfloat16 operands are converted to float32 first; addmm's bias, the
+ * rounding to a 16-bit dtype and whatever pointwise work follows (relu,
+ * gelu) are one pass over the product in the group of its shape.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/cpu/cpu_plan.h"
+
+#define NEST_SLOTS 4
+#define BLOCK 1024
+
+/* ---- loop nests over reduced dims -------------------------------------------- */
+
+typedef struct nest {
+  int nd;
+  int64_t sizes[CPU_MAX_RANK + 1];
+  int64_t strides[NEST_SLOTS][CPU_MAX_RANK + 1];
+  int nslots;
+  int slot[NEST_SLOTS];
+  bool blocked;  /* the innermost level is a block of the level above's dim */
+  int64_t total; /* blocked: that dim's length */
+  bool empty;    /* no element: the body must not run */
+  ir_loop loops[CPU_MAX_RANK + 1];
+  char trip[CPU_MAX_RANK + 1][24];
+  char outer_off[NEST_SLOTS][24];
+  char off[NEST_SLOTS][24]; /* the innermost element's offset, per slot */
+} nest;
+
+/* dims (nd of them, their sizes, and each slot's strides over them),
+ * coalesced where every slot allows; block: cut the innermost in blocks. */
+static void nest_init(nest *ns, int nd, const int64_t *sizes, int nslots, const int *slot,
+                      int64_t strides[][CPU_MAX_RANK], bool block) {
+  memset(ns, 0, sizeof *ns);
+  ns->nslots = nslots;
+  memcpy(ns->slot, slot, sizeof *slot * (size_t)nslots);
+  for (int d = 0; d < nd; d++) {
+    if (sizes[d] == 0) ns->empty = true;
+    if (sizes[d] == 1) continue;
+    bool merge = ns->nd > 0;
+    for (int s = 0; merge && s < nslots; s++)
+      if (ns->strides[s][ns->nd - 1] != strides[s][d] * sizes[d]) merge = false;
+    if (merge) {
+      ns->sizes[ns->nd - 1] *= sizes[d];
+      for (int s = 0; s < nslots; s++) ns->strides[s][ns->nd - 1] = strides[s][d];
+    } else {
+      ns->sizes[ns->nd] = sizes[d];
+      for (int s = 0; s < nslots; s++) ns->strides[s][ns->nd] = strides[s][d];
+      ns->nd++;
+    }
+  }
+  if (ns->nd == 0) ns->sizes[0] = 1, ns->nd = 1;
+  int64_t last = ns->sizes[ns->nd - 1];
+  if (block && last > BLOCK) {
+    ns->blocked = true;
+    ns->total = last;
+    ns->sizes[ns->nd - 1] = (last + BLOCK - 1) / BLOCK;
+    ns->sizes[ns->nd] = BLOCK;
+    for (int s = 0; s < nslots; s++) {
+      ns->strides[s][ns->nd] = ns->strides[s][ns->nd - 1];
+      ns->strides[s][ns->nd - 1] *= BLOCK;
+    }
+    ns->nd++;
+  }
+}
+
+static int64_t nest_count(const nest *ns) {
+  if (ns->empty) return 0;
+  if (ns->blocked) return cg_numel_of(ns->sizes, ns->nd - 2) * ns->total;
+  return cg_numel_of(ns->sizes, ns->nd);
+}
+
+static void nest_level(kern *k, nest *ns, int L, char (*offs)[24]) {
+  ir_loop_begin(k, &ns->loops[L], ns->trip[L]);
+  for (int s = 0; s < ns->nslots; s++) {
+    int64_t st = ns->strides[s][L];
+    if (st == 0) continue;
+    int m = ir_ins(k, &k->fn, "mul i64 %s, %" PRId64, ns->loops[L].iv, st);
+    int a = ir_ins(k, &k->fn, "add i64 %s, %%r%d", offs[s], m);
+    snprintf(offs[s], sizeof offs[s], "%%r%d", a);
+  }
+}
+
+/* Opens the levels above the innermost; each slot's offset starts at its
+ * row offset. */
+static void nest_outer_begin(kern *k, nest *ns) {
+  for (int s = 0; s < ns->nslots; s++) snprintf(ns->outer_off[s], sizeof ns->outer_off[s], "%%ro.%d", ns->slot[s]);
+  if (ns->empty) return;
+  for (int L = 0; L < ns->nd - 1; L++) {
+    snprintf(ns->trip[L], sizeof ns->trip[L], "%" PRId64, ns->sizes[L]);
+    nest_level(k, ns, L, ns->outer_off);
+  }
+}
+
+static void nest_inner_begin(kern *k, nest *ns) {
+  memcpy(ns->off, ns->outer_off, sizeof ns->off);
+  if (ns->empty) return;
+  int L = ns->nd - 1;
+  if (ns->blocked) { /* min(BLOCK, total - block * BLOCK) */
+    int a = ir_ins(k, &k->fn, "mul i64 %s, %d", ns->loops[L - 1].iv, BLOCK);
+    int r = ir_ins(k, &k->fn, "sub i64 %" PRId64 ", %%r%d", ns->total, a);
+    int c = ir_ins(k, &k->fn, "icmp ult i64 %%r%d, %d", r, BLOCK);
+    int t = ir_ins(k, &k->fn, "select i1 %%r%d, i64 %%r%d, i64 %d", c, r, BLOCK);
+    snprintf(ns->trip[L], sizeof ns->trip[L], "%%r%d", t);
+  } else {
+    snprintf(ns->trip[L], sizeof ns->trip[L], "%" PRId64, ns->sizes[L]);
+  }
+  nest_level(k, ns, L, ns->off);
+}
+
+static void nest_inner_end(kern *k, nest *ns) {
+  if (!ns->empty) ir_loop_end(k, &ns->loops[ns->nd - 1], ns->trip[ns->nd - 1]);
+}
+
+static void nest_outer_end(kern *k, nest *ns) {
+  if (ns->empty) return;
+  for (int L = ns->nd - 2; L >= 0; L--) ir_loop_end(k, &ns->loops[L], ns->trip[L]);
+}
+
+/* The element of nest slot s at the innermost offset, in register type t. */
+static irv nest_load(kern *k, const nest *ns, int s, alloy_dtype t) {
+  char ptr[24];
+  ir_elem_ptr(k, &k->fn, ns->slot[s], ns->off[s], ptr, sizeof ptr);
+  irv v = ir_load(k, &k->fn, ptr, k->slots[ns->slot[s]].dtype);
+  return ir_cast(k, &k->fn, v, t);
+}
+
+static void nest_store(kern *k, const nest *ns, int s, irv v) {
+  char ptr[24];
+  ir_elem_ptr(k, &k->fn, ns->slot[s], ns->off[s], ptr, sizeof ptr);
+  ir_store(k, &k->fn, ptr, v, k->slots[ns->slot[s]].dtype);
+}
+
+/* Slot s's element at the row (its row offset). */
+static void row_store(kern *k, int s, irv v) {
+  char off[24], ptr[24];
+  snprintf(off, sizeof off, "%%ro.%d", s);
+  ir_elem_ptr(k, &k->fn, s, off, ptr, sizeof ptr);
+  ir_store(k, &k->fn, ptr, v, k->slots[s].dtype);
+}
+
+static irv acc_load(kern *k, int i) {
+  irv v = {.t = k->acc[i]};
+  snprintf(v.s, sizeof v.s, "%%r%d", ir_ins(k, &k->fn, "load %s, %s* %%acc%d, align 8", ir_type(k->acc[i]),
+                                                ir_type(k->acc[i]), i));
+  return v;
+}
+
+static void acc_store(kern *k, int i, irv v) {
+  v = ir_cast(k, &k->fn, v, k->acc[i]);
+  ir_put(&k->fn, "  store %s %s, %s* %%acc%d, align 8\n", ir_type(k->acc[i]), v.s, ir_type(k->acc[i]), i);
+}
+
+static irv bin(kern *k, const char *ins, irv a, irv b) {
+  irv v = {.t = a.t};
+  snprintf(v.s, sizeof v.s, "%%r%d", ir_ins(k, &k->fn, "%s %s %s, %s", ins, ir_type(a.t), a.s, b.s));
+  return v;
+}
+
+static irv prim(kern *k, const char *name, irv a, irv b, alloy_dtype ct) {
+  irv args[2] = {a, b}, out = a;
+  ir_prim(k, &k->fn, name, args, 2, ct, &out);
+  return out;
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+/* The dims node n reduces of its input (mask), from "dim": a list (None
+ * or empty: every dim), or one int (softmax). */
+static void reduced_dims(builder *b, const alloy_node *n, int rank, bool *mask) {
+  const alloy_host_api *h = b->host;
+  const alloy_arg *a = cg_arg_named(h, n, "dim");
+  bool all = !a || h->arg_type(a) == ALLOY_ARG_TYPE_NONE ||
+             (h->arg_type(a) == ALLOY_ARG_TYPE_LIST && h->arg_list_size(a) == 0);
+  for (int d = 0; d < CPU_MAX_RANK; d++) mask[d] = all && d < rank;
+  if (all) return;
+  int64_t x;
+  if (h->arg_type(a) == ALLOY_ARG_TYPE_LIST) {
+    for (int k = 0; k < h->arg_list_size(a); k++)
+      if (h->arg_int(h->arg_list_item(a, k), &x) && rank > 0) mask[cg_wrap_dim(x, rank)] = true;
+  } else if (h->arg_int(a, &x) && rank > 0) {
+    mask[cg_wrap_dim(x, rank)] = true;
+  }
+}
+
+/* Sum (or mean) of the nest's slot 0 into %acc0 (the blocks' sum: double
+ * for floats, int64 otherwise) through %acc1 (a block's sum). */
+static void sum_rows(kern *k, nest *ns, alloy_dtype ct, bool fl) {
+  acc_store(k, 0, ir_const_i(0, k->acc[0]));
+  nest_outer_begin(k, ns);
+  acc_store(k, 1, ir_const_i(0, ct));
+  if (!ns->empty) {
+    nest_inner_begin(k, ns);
+    irv x = nest_load(k, ns, 0, ct), a = acc_load(k, 1);
+    acc_store(k, 1, bin(k, fl ? "fadd reassoc" : "add", a, x));
+    nest_inner_end(k, ns);
+  }
+  irv blk = ir_cast(k, &k->fn, acc_load(k, 1), k->acc[0]), o = acc_load(k, 0);
+  acc_store(k, 0, bin(k, fl ? "fadd" : "add", o, blk));
+  nest_outer_end(k, ns);
+}
+
+/* The max (or min) of the nest's slot 0 into %acc0, a NaN seen into %acc1. */
+static irv extreme_rows(kern *k, nest *ns, bool max, alloy_dtype ct) {
+  bool fl = alloy_dtype_is_float(ct);
+  irv init;
+  if (fl) init = ir_const_f(max ? -INFINITY : INFINITY, ct);
+  else if (ct == ALLOY_BOOL) init = ir_const_i(max ? 0 : 1, ct);
+  else if (ct == ALLOY_U8) init = ir_const_i(max ? 0 : 255, ct);
+  else {
+    int bits = (int)alloy_dtype_size(ct) * 8;
+    int64_t hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+    init = ir_const_i(max ? -hi - 1 : hi, ct);
+  }
+  acc_store(k, 0, init);
+  acc_store(k, 1, ir_const_i(0, ALLOY_BOOL));
+  nest_outer_begin(k, ns);
+  nest_inner_begin(k, ns);
+  irv x = nest_load(k, ns, 0, ct), m = acc_load(k, 0);
+  if (fl) {
+    irv r = {.t = ct};
+    snprintf(r.s, sizeof r.s, "%%r%d",
+             ir_ins(k, &k->fn, "call nnan nsz %s @llvm.%s.%s(%s %s, %s %s)", ir_type(ct), max ? "maxnum" : "minnum",
+                    ct == ALLOY_F64 ? "f64" : "f32", ir_type(ct), m.s, ir_type(ct), x.s));
+    acc_store(k, 0, r);
+    irv nan = {.t = ALLOY_BOOL};
+    snprintf(nan.s, sizeof nan.s, "%%r%d", ir_ins(k, &k->fn, "fcmp uno %s %s, 0.0", ir_type(ct), x.s));
+    acc_store(k, 1, bin(k, "or", acc_load(k, 1), nan));
+  } else {
+    acc_store(k, 0, prim(k, max ? "max" : "min", m, x, ct));
+  }
+  nest_inner_end(k, ns);
+  nest_outer_end(k, ns);
+  irv r = acc_load(k, 0);
+  if (!fl) return r;
+  irv out = {.t = ct};
+  snprintf(out.s, sizeof out.s, "%%r%d",
+           ir_ins(k, &k->fn, "select i1 %s, %s %s, %s %s", acc_load(k, 1).s, ir_type(ct),
+                  ir_const_f(NAN, ct).s, ir_type(ct), r.s));
+  return out;
+}
+
+static irv call1(kern *k, const char *intr, irv x) {
+  irv v = {.t = x.t};
+  const char *s = x.t == ALLOY_F64 ? "f64" : "f32";
+  snprintf(v.s, sizeof v.s, "%%r%d", ir_ins(k, &k->fn, "call %s @llvm.%s.%s(%s %s)", ir_type(x.t), intr, s,
+                                            ir_type(x.t), x.s));
+  return v;
+}
+
+/* softmax and log_softmax over one dim: the max (NaN anywhere makes it
+ * NaN, and so the whole row), the sum of exp(x - max), then the row:
+ * exp(x - max) / sum, or x - max - log(sum). float32 and float64 keep
+ * exp(x - max) in the output between the passes; the 16-bit floats compute
+ * it again (their output would round it). PyTorch's float16/bfloat16
+ * log_softmax over the last dim holds the sum in the dtype. */
+static void softmax_rows(builder *b, kern *k, nest *ns, bool log_form, alloy_dtype xt, bool last_dim) {
+  (void)b;
+  alloy_dtype ct = xt == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
+  bool wide = xt == ALLOY_F32 || xt == ALLOY_F64;
+  irv m = extreme_rows(k, ns, true, ct);
+  /* pass 2 */
+  acc_store(k, 2, ir_const_f(0, ct));
+  nest_outer_begin(k, ns);
+  nest_inner_begin(k, ns);
+  irv x = nest_load(k, ns, 0, ct);
+  irv e = call1(k, "exp", bin(k, "fsub", x, m));
+  acc_store(k, 2, bin(k, "fadd reassoc", acc_load(k, 2), e));
+  if (wide && !log_form) nest_store(k, ns, 1, e);
+  nest_inner_end(k, ns);
+  nest_outer_end(k, ns);
+  irv s = acc_load(k, 2);
+  if (log_form && !wide && last_dim) s = ir_round(k, &k->fn, s, xt);
+  irv scale = log_form ? call1(k, "log", s) : bin(k, "fdiv", ir_const_f(1, ct), s);
+  /* pass 3 */
+  nest_outer_begin(k, ns);
+  nest_inner_begin(k, ns);
+  irv r;
+  if (log_form) {
+    r = bin(k, "fsub", bin(k, "fsub", nest_load(k, ns, 0, ct), m), scale);
+  } else if (wide) {
+    r = bin(k, "fmul", nest_load(k, ns, 1, ct), scale);
+  } else {
+    r = bin(k, "fmul", call1(k, "exp", bin(k, "fsub", nest_load(k, ns, 0, ct), m)), scale);
+  }
+  nest_store(k, ns, 1, r);
+  nest_inner_end(k, ns);
+  nest_outer_end(k, ns);
+}
+
+/* A reduction node: a row per output element (softmax: a row in, a row
+ * out), over the dims it reduces. */
+void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
+  const alloy_host_api *h = b->host;
+  const alloy_value *in[1], *outv = h->node_output(n, 0);
+  if (cg_tensor_operands(h, n, in, 1) != 1) return (void)cg_fail(b, n, "expected one tensor operand");
+  int xi = cg_in_memory(b, n, in[0]);
+  int yi = xi < 0 ? -1 : cg_materialize(b, outv);
+  if (xi < 0 || yi < 0) return;
+  const cpu_tensor x = b->tensors[xi], y = b->tensors[yi];
+  bool mask[CPU_MAX_RANK];
+  reduced_dims(b, n, x.rank, mask);
+  bool row_out = op->reduce == RED_SOFTMAX || op->reduce == RED_LOG_SOFTMAX;
+  bool keep = y.rank == x.rank;
+  int kd[CPU_MAX_RANK], rd[CPU_MAX_RANK], nk = 0, nr = 0;
+  for (int d = 0; d < x.rank; d++) {
+    if (mask[d]) rd[nr++] = d;
+    else kd[nk++] = d;
+  }
+  if (!row_out && !keep && y.rank != nk) return (void)cg_fail(b, n, "an output of rank %d", y.rank);
+  cpu_tensor xk = x, yk = y;
+  xk.rank = yk.rank = nk;
+  for (int i = 0; i < nk; i++) {
+    xk.sizes[i] = yk.sizes[i] = x.sizes[kd[i]];
+    xk.strides[i] = x.strides[kd[i]];
+    yk.strides[i] = row_out || keep ? y.strides[kd[i]] : y.strides[i];
+  }
+  if (cg_numel_of(xk.sizes, nk) == 0) return; /* no output element */
+  kern k;
+  cg_kernel_begin(&k, xk.sizes, nk, h->node_op_name(n));
+  int sx = cg_kernel_slot(b, &k, &xk, -1), sy = cg_kernel_slot(b, &k, &yk, -1);
+  if (sx < 0 || sy < 0) return;
+  int64_t rsizes[CPU_MAX_RANK], rstrides[NEST_SLOTS][CPU_MAX_RANK];
+  for (int i = 0; i < nr; i++) {
+    rsizes[i] = x.sizes[rd[i]];
+    rstrides[0][i] = x.strides[rd[i]];
+    rstrides[1][i] = row_out ? y.strides[rd[i]] : 0;
+  }
+  nest ns;
+  int slots[2] = {sx, sy};
+  bool fl = alloy_dtype_is_float(x.dtype);
+  bool sum = op->reduce == RED_SUM || op->reduce == RED_MEAN;
+  nest_init(&ns, nr, rsizes, row_out ? 2 : 1, slots, rstrides, sum && fl);
+  alloy_dtype ct = x.dtype == ALLOY_F64 ? ALLOY_F64 : fl ? ALLOY_F32 : ALLOY_I64;
+  if (op->reduce == RED_MAX || op->reduce == RED_MIN) ct = ir_reg_dtype(x.dtype);
+  if (op->reduce == RED_ANY || op->reduce == RED_ALL) ct = ALLOY_BOOL;
+  k.acc[0] = sum ? (fl ? ALLOY_F64 : ALLOY_I64) : ct;
+  k.acc[1] = sum ? ct : ALLOY_BOOL;
+  k.acc[2] = ct;
+  k.nacc = 3;
+  ir_kernel_open(&k, nk);
+  int64_t count = nest_count(&ns);
+  if (sum) {
+    sum_rows(&k, &ns, ct, fl);
+    irv r = acc_load(&k, 0);
+    if (op->reduce == RED_MEAN) r = bin(&k, "fdiv", r, ir_const_f((double)count, r.t));
+    row_store(&k, sy, r);
+  } else if (op->reduce == RED_MAX || op->reduce == RED_MIN) {
+    row_store(&k, sy, extreme_rows(&k, &ns, op->reduce == RED_MAX, ct));
+  } else if (op->reduce == RED_ANY || op->reduce == RED_ALL) {
+    bool any = op->reduce == RED_ANY;
+    acc_store(&k, 0, ir_const_i(any ? 0 : 1, ALLOY_BOOL));
+    nest_outer_begin(&k, &ns);
+    if (!ns.empty) {
+      nest_inner_begin(&k, &ns);
+      irv v = nest_load(&k, &ns, 0, ALLOY_BOOL);
+      acc_store(&k, 0, bin(&k, any ? "or" : "and", acc_load(&k, 0), v));
+      nest_inner_end(&k, &ns);
+    }
+    nest_outer_end(&k, &ns);
+    row_store(&k, sy, acc_load(&k, 0));
+  } else if (!ns.empty) {
+    bool last = rd[0] == x.rank - 1 || x.rank <= 1;
+    softmax_rows(b, &k, &ns, op->reduce == RED_LOG_SOFTMAX, x.dtype, last);
+  }
+  ir_kernel_close(&k);
+  k.row_work = (count ? count : 1) * (row_out ? 3 : 1);
+  cg_kernel_finish(b, &k);
+}
+
+/* ---- layer norm ------------------------------------------------------------------ */
+
+/* The plan tensor of tensor argument `name`: -1 when it is None, -2
+ * after failing. */
+static int operand_named(builder *b, const alloy_node *n, const char *name) {
+  const alloy_host_api *h = b->host;
+  const alloy_arg *a = cg_arg_named(h, n, name);
+  if (!a || h->arg_type(a) != ALLOY_ARG_TYPE_VALUE) return -1;
+  int t = cg_in_memory(b, n, h->arg_value(a));
+  return t < 0 ? -2 : t;
+}
+
+/* native_layer_norm(x, normalized_shape, w?, b?, eps) -> (y, mean, rstd):
+ * a row per outer element; the mean, then the variance of the centered
+ * values (two passes, as the reference), rstd = 1 / sqrt(var + eps), then
+ * y = (x - mean) * rstd * w + b, all in float (double for float64). */
+void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  int xi = cg_in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
+  int wi = xi < 0 ? -2 : operand_named(b, n, "weight"), bi = wi == -2 ? -2 : operand_named(b, n, "bias");
+  if (xi < 0 || wi == -2 || bi == -2) return;
+  const cpu_tensor x = b->tensors[xi];
+  bool wp = wi >= 0, bp = bi >= 0;
+  cpu_tensor w = wp ? b->tensors[wi] : x, bias = bp ? b->tensors[bi] : x;
+  const alloy_arg *ns_arg = cg_arg_named(h, n, "normalized_shape");
+  int nd = ns_arg ? h->arg_list_size(ns_arg) : 0;
+  if (nd < 1 || nd > x.rank) return (void)cg_fail(b, n, "normalized_shape of %d dims", nd);
+  int ty = cg_materialize(b, h->node_output(n, 0)), tm = cg_materialize(b, h->node_output(n, 1)),
+      tr = cg_materialize(b, h->node_output(n, 2));
+  if (ty < 0 || tm < 0 || tr < 0) return;
+  const cpu_tensor y = b->tensors[ty], mean = b->tensors[tm], rstd = b->tensors[tr];
+  int no = x.rank - nd;
+  cpu_tensor xk = x, yk = y, mk = mean, rk = rstd;
+  xk.rank = yk.rank = mk.rank = rk.rank = no;
+  for (int d = 0; d < no; d++) {
+    mk.sizes[d] = rk.sizes[d] = yk.sizes[d] = xk.sizes[d];
+    mk.strides[d] = mean.strides[d];
+    rk.strides[d] = rstd.strides[d];
+  }
+  if (cg_numel_of(xk.sizes, no) == 0) return;
+  kern k;
+  cg_kernel_begin(&k, xk.sizes, no, "layer_norm");
+  int sx = cg_kernel_slot(b, &k, &xk, -1), sy = cg_kernel_slot(b, &k, &yk, -1);
+  int sm = cg_kernel_slot(b, &k, &mk, -1), sr = cg_kernel_slot(b, &k, &rk, -1);
+  /* w and b span the normalized dims: the same at every row */
+  cpu_tensor wk = w, bk = bias;
+  wk.rank = bk.rank = no;
+  for (int d = 0; d < no; d++) wk.sizes[d] = bk.sizes[d] = xk.sizes[d], wk.strides[d] = bk.strides[d] = 0;
+  int sw = wp ? cg_kernel_slot(b, &k, &wk, -1) : -1, sb = bp ? cg_kernel_slot(b, &k, &bk, -1) : -1;
+  if (sx < 0 || sy < 0 || sm < 0 || sr < 0 || (wp && sw < 0) || (bp && sb < 0)) return;
+  int64_t rsizes[CPU_MAX_RANK], rstrides[NEST_SLOTS][CPU_MAX_RANK];
+  int slots[NEST_SLOTS] = {sx, sy, sw, sb}, nslots = 2 + wp + bp;
+  if (!wp) slots[2] = sb;
+  for (int i = 0; i < nd; i++) {
+    rsizes[i] = x.sizes[no + i];
+    rstrides[0][i] = x.strides[no + i];
+    rstrides[1][i] = y.strides[no + i];
+    const cpu_tensor *third = wp ? &w : &bias, *fourth = &bias;
+    int ti = i - (nd - third->rank), fi = i - (nd - fourth->rank);
+    rstrides[2][i] = ti < 0 || third->sizes[ti] == 1 ? 0 : third->strides[ti];
+    rstrides[3][i] = fi < 0 || fourth->sizes[fi] == 1 ? 0 : fourth->strides[fi];
+  }
+  nest ns, flat;
+  nest_init(&ns, nd, rsizes, nslots, slots, rstrides, true);
+  nest_init(&flat, nd, rsizes, nslots, slots, rstrides, false);
+  alloy_dtype ct = x.dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
+  k.acc[0] = ALLOY_F64, k.acc[1] = ct, k.nacc = 2;
+  ir_kernel_open(&k, no);
+  int64_t count = nest_count(&ns);
+  double eps = cg_float_arg(h, n, "eps", 1e-5);
+  sum_rows(&k, &ns, ct, true);
+  irv mu = ir_cast(&k, &k.fn, bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64)), ct);
+  /* the squared deviations, summed the same way */
+  acc_store(&k, 0, ir_const_f(0, ALLOY_F64));
+  nest_outer_begin(&k, &ns);
+  acc_store(&k, 1, ir_const_f(0, ct));
+  if (!ns.empty) {
+    nest_inner_begin(&k, &ns);
+    irv dv = bin(&k, "fsub", nest_load(&k, &ns, 0, ct), mu);
+    acc_store(&k, 1, bin(&k, "fadd reassoc", acc_load(&k, 1), bin(&k, "fmul", dv, dv)));
+    nest_inner_end(&k, &ns);
+  }
+  acc_store(&k, 0, bin(&k, "fadd", acc_load(&k, 0), ir_cast(&k, &k.fn, acc_load(&k, 1), ALLOY_F64)));
+  nest_outer_end(&k, &ns);
+  irv var = ir_cast(&k, &k.fn, bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64)), ct);
+  irv rs = bin(&k, "fdiv", ir_const_f(1, ct), call1(&k, "sqrt", bin(&k, "fadd", var, ir_const_f(eps, ct))));
+  nest_outer_begin(&k, &flat);
+  if (!flat.empty) {
+    nest_inner_begin(&k, &flat);
+    irv r = bin(&k, "fmul", bin(&k, "fsub", nest_load(&k, &flat, 0, ct), mu), rs);
+    if (wp) r = bin(&k, "fmul", r, nest_load(&k, &flat, 2, ct));
+    if (bp) r = bin(&k, "fadd", r, nest_load(&k, &flat, wp ? 3 : 2, ct));
+    nest_store(&k, &flat, 1, r);
+    nest_inner_end(&k, &flat);
+  }
+  nest_outer_end(&k, &flat);
+  row_store(&k, sm, mu);
+  row_store(&k, sr, rs);
+  ir_kernel_close(&k);
+  k.row_work = 3 * (count ? count : 1);
+  cg_kernel_finish(b, &k);
+}
+
+/* ---- matrix products -------------------------------------------------------------- */
+
+/* Operand t of a product as sgemm reads it: its last two dims a row-major
+ * matrix or the transpose of one, a batch stride before them; false when
+ * it is neither (then it is copied). */
+static bool as_matrix(const cpu_tensor *t, bool *trans, int64_t *ld, int64_t *bstride) {
+  int r = t->rank;
+  if (r < 2) return false;
+  int64_t rows = t->sizes[r - 2], cols = t->sizes[r - 1], s0 = t->strides[r - 2], s1 = t->strides[r - 1];
+  *bstride = r == 3 && t->sizes[0] > 1 ? t->strides[0] : 0;
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= cols) && (rows > 1 || cols >= 1)) {
+    *trans = false;
+    *ld = rows == 1 || s0 < 1 ? (cols > 0 ? cols : 1) : s0;
+    return cols > 0;
+  }
+  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= rows)) {
+    *trans = true;
+    *ld = cols == 1 || s1 < 1 ? (rows > 0 ? rows : 1) : s1;
+    return rows > 0;
+  }
+  return false;
+}
+
+static bool dense(const cpu_tensor *t) {
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 0; k--) {
+    if (t->sizes[k] != 1 && t->strides[k] != s) return false;
+    s *= t->sizes[k];
+  }
+  return true;
+}
+
+/* A dense float32 copy of t (a 16-bit operand, or a layout sgemm does not
+ * read): its plan tensor. */
+static int f32_copy(builder *b, const cpu_tensor *t) {
+  int c = cg_temp_like(b, t, ALLOY_F32);
+  if (c >= 0) cg_emit_copy(b, t, &b->tensors[c]);
+  return c;
+}
+
+/* D = A @ B as an emitted loop nest (no OpenBLAS): a row of D per row of
+ * the loop; for each k, a row of B scaled by A[i, k] added to it (the
+ * inner loop over D's row is contiguous: vectorized). */
+static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm, const cpu_tensor *d) {
+  int r = d->rank;
+  int64_t m = d->sizes[r - 2], nn = d->sizes[r - 1], kk = a->sizes[a->rank - 1];
+  int64_t batch = r == 3 ? d->sizes[0] : 1;
+  int64_t sizes[2] = {batch, m};
+  kern k;
+  cg_kernel_begin(&k, sizes, 2, "mm");
+  cpu_tensor ak = *a, bk = *bm, dk = *d;
+  ak.rank = bk.rank = dk.rank = 2;
+  ak.sizes[0] = bk.sizes[0] = dk.sizes[0] = batch;
+  ak.sizes[1] = bk.sizes[1] = dk.sizes[1] = m;
+  ak.strides[0] = a->rank == 3 && a->sizes[0] > 1 ? a->strides[0] : 0;
+  bk.strides[0] = bm->rank == 3 && bm->sizes[0] > 1 ? bm->strides[0] : 0;
+  dk.strides[0] = r == 3 ? d->strides[0] : 0;
+  ak.strides[1] = a->strides[a->rank - 2];
+  bk.strides[1] = 0;
+  dk.strides[1] = d->strides[r - 2];
+  int sa = cg_kernel_slot(b, &k, &ak, -1), sb = cg_kernel_slot(b, &k, &bk, -1), sd = cg_kernel_slot(b, &k, &dk, -1);
+  if (sa < 0 || sb < 0 || sd < 0) return;
+  ir_kernel_open(&k, 2);
+  /* D's row = 0 */
+  int64_t zs[1] = {nn}, zst[NEST_SLOTS][CPU_MAX_RANK] = {{d->strides[r - 1]}};
+  int zslot[1] = {sd};
+  nest z;
+  nest_init(&z, 1, zs, 1, zslot, zst, false);
+  nest_outer_begin(&k, &z);
+  if (!z.empty) {
+    nest_inner_begin(&k, &z);
+    nest_store(&k, &z, 0, ir_const_f(0, ALLOY_F32));
+    nest_inner_end(&k, &z);
+  }
+  nest_outer_end(&k, &z);
+  /* for each k: D[i, :] += A[i, k] * B[k, :] */
+  int64_t ps[2] = {kk, nn};
+  int64_t pst[NEST_SLOTS][CPU_MAX_RANK] = {{a->strides[a->rank - 1], 0}, {bm->strides[bm->rank - 2], bm->strides[bm->rank - 1]},
+                                           {0, d->strides[r - 1]}};
+  int pslot[3] = {sa, sb, sd};
+  nest p;
+  nest_init(&p, 2, ps, 3, pslot, pst, false);
+  if (!p.empty && p.nd == 2) {
+    nest_outer_begin(&k, &p);
+    char ptr[24];
+    ir_elem_ptr(&k, &k.fn, sa, p.outer_off[0], ptr, sizeof ptr);
+    irv av = ir_load(&k, &k.fn, ptr, ALLOY_F32);
+    nest_inner_begin(&k, &p);
+    irv prod = bin(&k, "fmul", av, nest_load(&k, &p, 1, ALLOY_F32));
+    nest_store(&k, &p, 2, bin(&k, "fadd", nest_load(&k, &p, 2, ALLOY_F32), prod));
+    nest_inner_end(&k, &p);
+    nest_outer_end(&k, &p);
+  } else if (!p.empty) {
+    /* one of k, n is 1 after coalescing: plain sums of products */
+    nest_outer_begin(&k, &p);
+    nest_inner_begin(&k, &p);
+    irv prod = bin(&k, "fmul", nest_load(&k, &p, 0, ALLOY_F32), nest_load(&k, &p, 1, ALLOY_F32));
+    nest_store(&k, &p, 2, bin(&k, "fadd", nest_load(&k, &p, 2, ALLOY_F32), prod));
+    nest_inner_end(&k, &p);
+    nest_outer_end(&k, &p);
+  }
+  ir_kernel_close(&k);
+  k.row_work = 2 * (kk ? kk : 1) * (nn ? nn : 1);
+  cg_kernel_finish(b, &k);
+}
+
+/* mm(a, b), bmm(a, b), addmm(c, a, b, beta, alpha): D = A @ B in float32,
+ * then, when D is not the node's output itself, one pass in the group of
+ * the output's shape: alpha * D + beta * c, rounded to the output dtype. */
+void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  bool with_c = !strcmp(h->node_op_name(n), "aten.addmm.default");
+  const alloy_value *in[3], *outv = h->node_output(n, 0);
+  int nin = cg_tensor_operands(h, n, in, 3);
+  if (nin != (with_c ? 3 : 2)) return (void)cg_fail(b, n, "expected %d tensor operands", with_c ? 3 : 2);
+  int ti[3];
+  for (int j = 0; j < nin; j++)
+    if ((ti[j] = cg_in_memory(b, n, in[j])) < 0) return;
+  cpu_tensor a = b->tensors[ti[with_c]], bm = b->tensors[ti[with_c + 1]];
+  alloy_dtype t = h->value_dtype(outv);
+  int orank = h->value_rank(outv);
+  int64_t osz[3] = {1, 1, 1};
+  for (int d = 0; d < orank && d < 3; d++) h->value_size(outv, d, &osz[d]);
+  if (orank < 2 || orank > 3) return (void)cg_fail(b, n, "an output of rank %d", orank);
+  if (cg_numel_of(osz, orank) == 0) { /* nothing to compute: the output is empty */
+    cg_materialize(b, outv);
+    return;
+  }
+  double alpha = with_c ? cg_float_arg(h, n, "alpha", 1.0) : 1.0, beta = with_c ? cg_float_arg(h, n, "beta", 1.0) : 1.0;
+  cpu_gemm_desc g = {0};
+  if (t != ALLOY_F32 || !b->opt.blas) {
+    /* sgemm reads float32 in its layouts; the loop nest reads any strides */
+    if (t != ALLOY_F32) {
+      int ca = f32_copy(b, &a), cb = ca < 0 ? -1 : f32_copy(b, &bm);
+      if (cb < 0) return;
+      a = b->tensors[ca], bm = b->tensors[cb];
+    }
+  }
+  if (b->opt.blas) {
+    if (!as_matrix(&a, &g.trans_a, &g.lda, &g.stride_a)) {
+      int c = f32_copy(b, &a);
+      if (c < 0) return;
+      a = b->tensors[c];
+      as_matrix(&a, &g.trans_a, &g.lda, &g.stride_a);
+    }
+    if (!as_matrix(&bm, &g.trans_b, &g.ldb, &g.stride_b)) {
+      int c = f32_copy(b, &bm);
+      if (c < 0) return;
+      bm = b->tensors[c];
+      as_matrix(&bm, &g.trans_b, &g.ldb, &g.stride_b);
+    }
+  }
+  /* D: the output itself when it is float32, dense and nothing follows */
+  bool direct = !with_c && t == ALLOY_F32;
+  int di;
+  if (direct) {
+    di = cg_materialize(b, outv);
+    if (di >= 0 && !dense(&b->tensors[di])) direct = false;
+  }
+  if (!direct) {
+    cpu_tensor shape = {.rank = orank};
+    memcpy(shape.sizes, osz, sizeof osz);
+    di = cg_temp_like(b, &shape, ALLOY_F32);
+  }
+  if (di < 0) return;
+  cpu_tensor d = b->tensors[di];
+  if (b->opt.blas) {
+    g.m = osz[orank - 2], g.n = osz[orank - 1], g.k = a.sizes[a.rank - 1];
+    g.batch = orank == 3 ? osz[0] : 1;
+    g.ldd = g.n, g.stride_d = g.m * g.n;
+    cpu_step *s = cg_add_step(b);
+    if (!s) return;
+    s->kind = STEP_GEMM;
+    s->gemm = g;
+    s->gbase[GEMM_A] = a.base, s->goff[GEMM_A] = a.offset;
+    s->gbase[GEMM_B] = bm.base, s->goff[GEMM_B] = bm.offset;
+    s->gbase[GEMM_D] = d.base, s->goff[GEMM_D] = d.offset;
+    s->rows = g.batch * g.m;
+    s->row_work = 2 * g.n * (g.k ? g.k : 1);
+    snprintf(s->what, sizeof s->what, "sgemm");
+  } else {
+    emit_loop_gemm(b, &a, &bm, &d);
+  }
+  if (direct || b->err) return;
+  /* the epilogue: joins the group of the output's shape */
+  group *gr = cg_join_group(b, n, outv, true);
+  if (!gr) return;
+  b->node_group[h->node_index(b->g, n)] = cg_group_index(b, gr);
+  kern *k = &gr->k;
+  irv v = cg_group_load(b, gr, di);
+  if (alpha != 1) {
+    irv args[2] = {ir_const_f(alpha, ALLOY_F32), v};
+    ir_prim(k, &k->body, "mul", args, 2, ALLOY_F32, &v);
+  }
+  if (with_c && beta != 0) {
+    irv c = ir_cast(k, &k->body, cg_group_load(b, gr, ti[0]), ALLOY_F32);
+    if (beta != 1) {
+      irv args[2] = {ir_const_f(beta, ALLOY_F32), c};
+      ir_prim(k, &k->body, "mul", args, 2, ALLOY_F32, &c);
+    }
+    irv args[2] = {v, c};
+    ir_prim(k, &k->body, "add", args, 2, ALLOY_F32, &v);
+  }
+  v = ir_round(k, &k->body, v, t);
+  cg_group_define(b, gr, outv, v, h->node_op_name(n));
+}
