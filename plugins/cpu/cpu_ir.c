@@ -449,6 +449,7 @@ void ir_prelude(text *t) {
     for (size_t i = 0; i < sizeof float_intrinsics / sizeof *float_intrinsics; i++)
       ir_put(t, "declare %s @llvm.%s.%s(%s)\n", T, float_intrinsics[i], S, T);
     ir_put(t, "declare %s @llvm.pow.%s(%s, %s)\n", T, S, T, T);
+    ir_put(t, "declare %s @llvm.fma.%s(%s, %s, %s)\n", T, S, T, T, T);
     ir_put(t, "declare %s @llvm.maxnum.%s(%s, %s)\n", T, S, T, T);
     ir_put(t, "declare %s @llvm.minnum.%s(%s, %s)\n", T, S, T, T);
     for (size_t i = 0; i < sizeof libm_unary / sizeof *libm_unary; i++)

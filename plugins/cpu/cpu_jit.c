@@ -76,7 +76,7 @@ static const struct {
     SYM("sqrtf", sqrtf), SYM("sqrt", sqrt), SYM("floorf", floorf), SYM("floor", floor), SYM("ceilf", ceilf),
     SYM("ceil", ceil), SYM("truncf", truncf), SYM("trunc", trunc), SYM("rintf", rintf), SYM("rint", rint),
     SYM("roundevenf", rintf), SYM("roundeven", rint), SYM("fmodf", fmodf), SYM("fmod", fmod),
-    SYM("fmaxf", fmaxf), SYM("fmax", fmax), SYM("fminf", fminf), SYM("fmin", fmin),
+    SYM("fmaf", fmaf), SYM("fma", fma), SYM("fmaxf", fmaxf), SYM("fmax", fmax), SYM("fminf", fminf), SYM("fmin", fmin),
     SYM("sincosf", sincos_f), SYM("sincos", sincos_d), SYM("exp10f", exp10_f), SYM("exp10", exp10_d),
     SYM("memset", memset), SYM("memcpy", memcpy), SYM("memmove", memmove),
     SYM("__gnu_h2f_ieee", h2f), SYM("__extendhfsf2", h2f), SYM("__gnu_f2h_ieee", f2h), SYM("__truncsfhf2", f2h),

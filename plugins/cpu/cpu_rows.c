@@ -6,12 +6,15 @@
  * that a contiguous row is one loop LLVM vectorizes. Accumulators are
  * stack slots of the kernel's entry block (mem2reg makes them registers).
  *
- * Accumulate types are PyTorch's CPU ones: float for float16, bfloat16
- * and float32, double for float64, int64 for integers and bool. A float
- * sum adds blocks of up to 1024 elements in any order (reassoc: LLVM keeps
- * vector partial sums, as PyTorch's vectorized cascade does) and the
- * blocks' sums in double, which keeps a 66,560-element row within
- * float32's tolerance of the reference's double sum. amax/amin carry a
+ * Accumulate types: int64 for integers and bool (wrapping, as PyTorch);
+ * float in softmax and layer norm as PyTorch's CPU kernels; double for
+ * sum and mean of every float dtype, where PyTorch accumulates float32 in
+ * float with its vectorized cascade: a sum of a few large values that
+ * cancel (a decomposed addbmm sums bmm's results over the batch) is then
+ * off by an ulp of the large values in float, beyond float32's tolerance,
+ * and within it in double, which is the reference's accumulator. A sum
+ * adds blocks of up to 1024 elements in any order (reassoc: LLVM keeps
+ * vector partial sums) and the blocks' sums in order. amax/amin carry a
  * NaN flag beside the max, so that the max itself vectorizes.
  *
  * A matrix product is a STEP_GEMM (OpenBLAS's sgemm, cpu_blas.c) reading
@@ -31,6 +34,8 @@
 
 #define NEST_SLOTS 4
 #define BLOCK 1024
+/* products of at most this many multiply-adds (m n k) run as emitted loops */
+#define SMALL_GEMM 65536
 
 /* ---- loop nests over reduced dims -------------------------------------------- */
 
@@ -350,10 +355,12 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   nest ns;
   int slots[2] = {sx, sy};
-  bool fl = alloy_dtype_is_float(x.dtype);
+  /* a sum or mean converts its input to the result's dtype (dtype=) first */
   bool sum = op->reduce == RED_SUM || op->reduce == RED_MEAN;
+  alloy_dtype at = sum ? y.dtype : x.dtype;
+  bool fl = alloy_dtype_is_float(at);
   nest_init(&ns, nr, rsizes, row_out ? 2 : 1, slots, rstrides, sum && fl);
-  alloy_dtype ct = x.dtype == ALLOY_F64 ? ALLOY_F64 : fl ? ALLOY_F32 : ALLOY_I64;
+  alloy_dtype ct = fl ? (sum ? ALLOY_F64 : ir_reg_dtype(at)) : ALLOY_I64;
   if (op->reduce == RED_MAX || op->reduce == RED_MIN) ct = ir_reg_dtype(x.dtype);
   if (op->reduce == RED_ANY || op->reduce == RED_ALL) ct = ALLOY_BOOL;
   k.acc[0] = sum ? (fl ? ALLOY_F64 : ALLOY_I64) : ct;
@@ -534,9 +541,22 @@ static int f32_copy(builder *b, const cpu_tensor *t) {
   return c;
 }
 
-/* D = A @ B as an emitted loop nest (no OpenBLAS): a row of D per row of
- * the loop; for each k, a row of B scaled by A[i, k] added to it (the
- * inner loop over D's row is contiguous: vectorized). */
+/* a * b + c with one rounding (llvm.fma: an instruction where the CPU has
+ * FMA, libm's fmaf elsewhere) */
+static irv fused_madd(kern *k, irv a, irv b, irv c) {
+  irv v = {.t = ALLOY_F32};
+  snprintf(v.s, sizeof v.s, "%%r%d",
+           ir_ins(k, &k->fn, "call float @llvm.fma.f32(float %s, float %s, float %s)", a.s, b.s, c.s));
+  return v;
+}
+
+/* D = A @ B as an emitted loop nest: a row of D per row of the loop; for
+ * each k, a row of B times A[i, k] fused-multiply-added into it (the inner
+ * loop over D's row is contiguous: vectorized). Each element of D is the
+ * chain fma(a[i,k], b[k,j], ...) from 0 in k's order: for k up to 256
+ * exactly the reference backend's sum (and PyTorch's, which matches it on
+ * the golden corpus's small products), where OpenBLAS's kernels round in
+ * another order. */
 static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm, const cpu_tensor *d) {
   int r = d->rank;
   int64_t m = d->sizes[r - 2], nn = d->sizes[r - 1], kk = a->sizes[a->rank - 1];
@@ -582,16 +602,15 @@ static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm
     ir_elem_ptr(&k, &k.fn, sa, p.outer_off[0], ptr, sizeof ptr);
     irv av = ir_load(&k, &k.fn, ptr, ALLOY_F32);
     nest_inner_begin(&k, &p);
-    irv prod = bin(&k, "fmul", av, nest_load(&k, &p, 1, ALLOY_F32));
-    nest_store(&k, &p, 2, bin(&k, "fadd", nest_load(&k, &p, 2, ALLOY_F32), prod));
+    nest_store(&k, &p, 2, fused_madd(&k, av, nest_load(&k, &p, 1, ALLOY_F32), nest_load(&k, &p, 2, ALLOY_F32)));
     nest_inner_end(&k, &p);
     nest_outer_end(&k, &p);
   } else if (!p.empty) {
     /* one of k, n is 1 after coalescing: plain sums of products */
     nest_outer_begin(&k, &p);
     nest_inner_begin(&k, &p);
-    irv prod = bin(&k, "fmul", nest_load(&k, &p, 0, ALLOY_F32), nest_load(&k, &p, 1, ALLOY_F32));
-    nest_store(&k, &p, 2, bin(&k, "fadd", nest_load(&k, &p, 2, ALLOY_F32), prod));
+    irv prod = fused_madd(&k, nest_load(&k, &p, 0, ALLOY_F32), nest_load(&k, &p, 1, ALLOY_F32), nest_load(&k, &p, 2, ALLOY_F32));
+    nest_store(&k, &p, 2, prod);
     nest_inner_end(&k, &p);
     nest_outer_end(&k, &p);
   }
@@ -623,9 +642,13 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
     cg_materialize(b, outv);
     return;
   }
+  /* small products: the emitted loop (OpenBLAS's call costs more than
+   * their work, and the loop rounds as the reference does) */
+  int64_t mnk = osz[orank - 2] * osz[orank - 1] * a.sizes[a.rank - 1];
+  bool blas = b->opt.blas && mnk > SMALL_GEMM;
   double alpha = with_c ? cg_float_arg(h, n, "alpha", 1.0) : 1.0, beta = with_c ? cg_float_arg(h, n, "beta", 1.0) : 1.0;
   cpu_gemm_desc g = {0};
-  if (t != ALLOY_F32 || !b->opt.blas) {
+  if (t != ALLOY_F32 || !blas) {
     /* sgemm reads float32 in its layouts; the loop nest reads any strides */
     if (t != ALLOY_F32) {
       int ca = f32_copy(b, &a), cb = ca < 0 ? -1 : f32_copy(b, &bm);
@@ -633,7 +656,7 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
       a = b->tensors[ca], bm = b->tensors[cb];
     }
   }
-  if (b->opt.blas) {
+  if (blas) {
     if (!as_matrix(&a, &g.trans_a, &g.lda, &g.stride_a)) {
       int c = f32_copy(b, &a);
       if (c < 0) return;
@@ -661,7 +684,7 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   if (di < 0) return;
   cpu_tensor d = b->tensors[di];
-  if (b->opt.blas) {
+  if (blas) {
     g.m = osz[orank - 2], g.n = osz[orank - 1], g.k = a.sizes[a.rank - 1];
     g.batch = orank == 3 ? osz[0] : 1;
     g.ldd = g.n, g.stride_d = g.m * g.n;
