@@ -245,3 +245,58 @@ TEST(cuda_codegen_same_kernels_are_written_once) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* scaled_dot_product_attention is one kernel of its own geometry: a block
+ * of 128 query rows per batch index and row tile, q and k read through
+ * their strides (k here transposed in memory), the bool mask broadcast over
+ * heads, the causal bound on the key loop, and the fully masked row's
+ * zeros. Two layers' identical attentions share one kernel's text. */
+TEST(cuda_codegen_attention_is_one_kernel) {
+  alloy_graph *g = parse(
+      "input %q: bf16[2, 4, 200, 64]\n"
+      "input %kt: bf16[2, 4, 64, 300]\n"
+      "input %v: bf16[2, 4, 300, 32]\n"
+      "input %m: bool[2, 1, 200, 300]\n"
+      "%k = aten.transpose.int(%kt, 2, 3) : bf16[2, 4, 300, 64]\n"
+      "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
+      "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
+      "%c = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true, scale=0.5) : bf16[2, 4, 200, 32]\n"
+      "output %a, %b, %c\n");
+  REQUIRE(g);
+  for (int i = 0; i < alloy_graph_num_nodes(g); i++)
+    CHECK(cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, i)) == NULL);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  CHECK(p.nlaunches == 3);
+  CHECK(p.nkernels == 2); /* %a and %b: one text */
+  CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 2 * 2 * 4);
+  CHECK(!strcmp(p.launches[0].name, p.launches[1].name));
+  CHECK(strstr(p.source, "kb + j * 1 + e * 300") != NULL); /* k: the transposed strides */
+  CHECK(strstr(p.source, "if (!ld_bool(p3, mb + row * msl + j * mss)) continue;") != NULL);
+  CHECK(strstr(p.source, "b0 * 60000") != NULL); /* the mask's batch stride; its heads broadcast */
+  CHECK(strstr(p.source, "* 0.125f") != NULL);    /* 1/sqrt(64) */
+  CHECK(strstr(p.source, "* 0.5f") != NULL);      /* scale= */
+  CHECK(strstr(p.source, "if (j > row) break;") != NULL);
+  CHECK(strstr(p.source, "sum > 0.f ? acc[e] * inv") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* What the attention kernel does not take is left to the next backend,
+ * with the reason. */
+TEST(cuda_codegen_attention_refusals) {
+  alloy_graph *g = parse(
+      "input %q: f32[2, 8, 16, 256]\n"
+      "input %k: f32[2, 8, 16, 256]\n"
+      "input %x: f32[2, 8, 16, 64]\n"
+      "%a = aten.scaled_dot_product_attention.default(%q, %k, %k) : f32[2, 8, 16, 256]\n"
+      "%b = aten.scaled_dot_product_attention.default(%x, %x, %x, None, 0.1) : f32[2, 8, 16, 64]\n"
+      "output %a, %b\n");
+  REQUIRE(g);
+  const char *why = cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, 0));
+  CHECK(why && strstr(why, "head dims"));
+  why = cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, 1));
+  CHECK(why && strstr(why, "dropout"));
+  alloy_graph_free(g);
+}

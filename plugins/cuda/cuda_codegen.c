@@ -402,6 +402,10 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
         if (alloy_dtype_is_float(h->value_dtype(in[j])) && op->ct == CT_RESULT)
           return "float to integer conversion";
   }
+  if (op->check) {
+    const char *why = op->check(h, n);
+    if (why) return why;
+  }
   if (op->kind == CUDA_OP_INDEX && cg_index_position(h, n) < 0)
     return "index.Tensor other than one integer index tensor";
   if (!strncmp(op->name, "aten.bitwise_", 13))
@@ -639,6 +643,23 @@ static int kernel_seen(builder *b, const kernel *k, int id) {
     if (copy) b->seen[b->nseen++] = (seen_kernel){h, copy, k->nbases, k->rows, id};
   }
   return -1;
+}
+
+int cg_custom_kernel(builder *b, const char *def, int nbases) {
+  kernel k = {.nbases = nbases, .body = {.s = (char *)def}};
+  int id = kernel_seen(b, &k, b->plan->nkernels);
+  if (id >= 0) return id;
+  id = b->plan->nkernels++;
+  char name[16];
+  snprintf(name, sizeof name, "k%d", id);
+  for (const char *s = def, *at; *s; s = at + 5) { /* KNAME -> k<id> */
+    if (!(at = strstr(s, "KNAME"))) {
+      cg_put(&b->src, "%s", s);
+      break;
+    }
+    cg_put(&b->src, "%.*s%s", (int)(at - s), s, name);
+  }
+  return id;
 }
 
 void cg_kernel_finish(builder *b, kernel *k) {

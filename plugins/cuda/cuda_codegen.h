@@ -80,6 +80,10 @@ int64_t cg_numel_of(const int64_t *sizes, int rank);
 int cg_materialize(builder *b, const alloy_value *v);
 void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank);
 void cg_kernel_finish(builder *b, kernel *k);
+/* A kernel of its own geometry: def is its whole definition, named KNAME,
+ * taking nbases `char *` parameters then an i64. Written into the module
+ * once per text; returns its id (its name is "k<id>"). */
+int cg_custom_kernel(builder *b, const char *def, int nbases);
 int cg_kernel_param(kernel *k, int base);
 int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id);
 void cg_kernel_store(kernel *k, const cuda_tensor *t, int var);
@@ -103,6 +107,9 @@ void cg_emit_embedding(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_scan(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_cat(builder *b, const alloy_node *n, const cuda_op *op);
+/* cuda_codegen_attention.c */
+void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op);
+const char *cuda_attention_check(const alloy_host_api *h, const alloy_node *n);
 /* A new, zeroed step at the end of the plan (NULL: out of memory, b->err set). */
 cuda_launch *cg_add_launch(builder *b);
 

@@ -46,6 +46,7 @@ enum {
   CUDA_OP_INDEX,         /* index.Tensor with one index tensor: a gather   */
   CUDA_OP_SCAN,          /* cumsum: a thread per row, in order             */
   CUDA_OP_NOP,           /* metadata assertions: checked when the graph was built */
+  CUDA_OP_ATTENTION,     /* scaled_dot_product_attention: one flash-style kernel */
   CUDA_OP_CONV,          /* convolution: cuDNN (cuda_dnn.c)                */
   CUDA_OP_POOL,          /* max / average pooling: a thread per output     */
   CUDA_OP_BATCH_NORM,    /* inference batch norm: a pointwise kernel       */

@@ -132,6 +132,9 @@ static const cuda_op ops[] = {
     {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat},
     {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1, .emit = cg_emit_index},
     {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1, .emit = cg_emit_scan},
+    /* attention: one flash-style kernel (cuda_codegen_attention.c) */
+    {.name = "aten.scaled_dot_product_attention.default", .kind = CUDA_OP_ATTENTION, .bool_operand = -1,
+     .float_only = true, .emit = cg_emit_attention, .check = cuda_attention_check},
     {.name = "aten._assert_tensor_metadata.default", .kind = CUDA_OP_NOP, .bool_operand = -1},
     /* reductions over dims: one block a row of the reduced elements,
      * accumulating in PyTorch's CUDA acc_type (float for the 16-bit floats) */
