@@ -271,7 +271,7 @@ static double node_cost(alloy_backend *be, const alloy_node *n, const cpu_op *op
   }
   if (op->kind == CPU_OP_VIEW || op->kind == CPU_OP_NOP) return 1e-9;
   const alloy_value *in[CPU_MAX_OPERANDS];
-  int nin = cg_tensor_operands(h, n, in, CPU_MAX_OPERANDS);
+  int nin = cp_tensor_operands(h, n, in, CPU_MAX_OPERANDS);
   for (int j = 0; j < nin && j < CPU_MAX_OPERANDS; j++) bytes += bytes_of(h, in[j], &numel);
   double cost = bytes / BYTES_PER_S;
   if (op->kind == CPU_OP_ROWS && op->rows == ROWS_GEMM && nin >= 2) {

@@ -194,7 +194,7 @@ static const char *reduce_unsupported(const alloy_host_api *h, const alloy_node 
   bool truth = op->reduce == RED_ANY || op->reduce == RED_ALL;
   if (!truth && (xt == ALLOY_BOOL || yt == ALLOY_BOOL) && op->reduce != RED_SUM) return "a reduction of bool";
   if ((op->reduce == RED_SOFTMAX || op->reduce == RED_LOG_SOFTMAX)) {
-    const alloy_arg *a = cg_arg_named(h, n, "half_to_float");
+    const alloy_arg *a = cp_arg_named(h, n, "half_to_float");
     int flag = 0;
     if (a && h->arg_bool(a, &flag) && flag) return "half_to_float (a CUDA-only flag)";
     if (xt != yt) return "a softmax that changes dtype";
@@ -207,7 +207,7 @@ const char *cpu_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
   const cpu_op *op = cpu_op_find(h->node_op_name(n));
   if (!op) return "no cpu kernel for this op yet";
   const alloy_value *in[CPU_MAX_OPERANDS];
-  int nin = cg_tensor_operands(h, n, in, CPU_MAX_OPERANDS);
+  int nin = cp_tensor_operands(h, n, in, CPU_MAX_OPERANDS);
   if (nin > CPU_MAX_OPERANDS) return "more than 64 tensor operands";
   for (int k = 0; k < nin; k++) {
     const char *why = value_unsupported(h, in[k]);

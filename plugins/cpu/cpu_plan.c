@@ -36,7 +36,7 @@
 
 /* ---- the builder's state ----------------------------------------------------- */
 
-alloy_error *cg_fail(builder *b, const alloy_node *n, const char *fmt, ...) {
+alloy_error *cp_fail(builder *b, const alloy_node *n, const char *fmt, ...) {
   if (b->err) return b->err;
   char msg[512];
   int k = 0;
@@ -53,7 +53,7 @@ alloy_error *cg_fail(builder *b, const alloy_node *n, const char *fmt, ...) {
   return b->err = b->host->error_new(ALLOY_ERR_UNSUPPORTED, msg);
 }
 
-vinfo *cg_val(builder *b, const alloy_value *v) {
+vinfo *cp_val(builder *b, const alloy_value *v) {
   size_t h = ((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull;
   for (int i = 0;; i++) {
     vinfo *e = &b->vals[(h + (size_t)i) & (size_t)(b->cap_vals - 1)];
@@ -65,7 +65,7 @@ vinfo *cg_val(builder *b, const alloy_value *v) {
   }
 }
 
-bool cg_grow(void **p, int *cap, int need, size_t size) {
+bool cp_grow(void **p, int *cap, int need, size_t size) {
   if (need <= *cap) return true;
   int c = *cap ? *cap * 2 : 16;
   while (c < need) c *= 2;
@@ -75,11 +75,11 @@ bool cg_grow(void **p, int *cap, int need, size_t size) {
   return true;
 }
 
-int cg_add_base(builder *b, int kind, int index, uint64_t bytes) {
+int cp_add_base(builder *b, int kind, int index, uint64_t bytes) {
   cpu_plan *p = b->plan;
-  if (!cg_grow((void **)&p->bases, &b->cap_bases, p->nbases + 1, sizeof *p->bases) ||
-      !cg_grow((void **)&b->pending, &b->cap_pending, p->nbases + 1, sizeof *b->pending)) {
-    cg_fail(b, NULL, "out of memory");
+  if (!cp_grow((void **)&p->bases, &b->cap_bases, p->nbases + 1, sizeof *p->bases) ||
+      !cp_grow((void **)&b->pending, &b->cap_pending, p->nbases + 1, sizeof *b->pending)) {
+    cp_fail(b, NULL, "out of memory");
     return -1;
   }
   cpu_base *base = &p->bases[p->nbases];
@@ -92,16 +92,16 @@ int cg_add_base(builder *b, int kind, int index, uint64_t bytes) {
   return p->nbases++;
 }
 
-int cg_add_tensor(builder *b, const cpu_tensor *t) {
-  if (!cg_grow((void **)&b->tensors, &b->cap_tensors, b->ntensors + 1, sizeof *b->tensors)) {
-    cg_fail(b, NULL, "out of memory");
+int cp_add_tensor(builder *b, const cpu_tensor *t) {
+  if (!cp_grow((void **)&b->tensors, &b->cap_tensors, b->ntensors + 1, sizeof *b->tensors)) {
+    cp_fail(b, NULL, "out of memory");
     return -1;
   }
   b->tensors[b->ntensors] = *t;
   return b->ntensors++;
 }
 
-int64_t cg_numel_of(const int64_t *sizes, int rank) {
+int64_t cp_numel_of(const int64_t *sizes, int rank) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= sizes[d];
   return n;
@@ -113,13 +113,13 @@ static void dense_strides(cpu_tensor *t) {
 }
 
 /* A dense temporary of shape's sizes and dtype. */
-int cg_temp_like(builder *b, const cpu_tensor *shape, alloy_dtype dtype) {
+int cp_temp_like(builder *b, const cpu_tensor *shape, alloy_dtype dtype) {
   cpu_tensor t = *shape;
   t.dtype = dtype;
   t.offset = 0;
   dense_strides(&t);
-  t.base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)cg_numel_of(t.sizes, t.rank) * alloy_dtype_size(dtype));
-  return t.base < 0 ? -1 : cg_add_tensor(b, &t);
+  t.base = cp_add_base(b, BASE_TEMP, -1, (uint64_t)cp_numel_of(t.sizes, t.rank) * alloy_dtype_size(dtype));
+  return t.base < 0 ? -1 : cp_add_tensor(b, &t);
 }
 
 /* A tensor of value v's sizes on base: contiguous, or laid out as the
@@ -129,18 +129,18 @@ static int tensor_of_value(builder *b, const alloy_value *v, int base, const all
   cpu_tensor t = {.base = base, .dtype = h->value_dtype(v), .rank = h->value_rank(v)};
   for (int d = 0; d < t.rank; d++)
     if (!h->value_size(v, d, &t.sizes[d])) {
-      cg_fail(b, NULL, "value %s has a symbolic size at compile", h->value_name(v));
+      cp_fail(b, NULL, "value %s has a symbolic size at compile", h->value_name(v));
       return -1;
     }
   dense_strides(&t);
   if (as && as->rank == t.rank && as->strides)
     for (int d = 0; d < t.rank; d++) t.strides[d] = as->strides[d];
-  return cg_add_tensor(b, &t);
+  return cp_add_tensor(b, &t);
 }
 
 /* ---- arguments ------------------------------------------------------------------- */
 
-int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap) {
+int cp_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap) {
   int k = 0;
   for (int i = 0; i < h->node_num_args(n); i++) {
     const alloy_arg *a = h->node_arg(n, i);
@@ -158,7 +158,7 @@ int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy
   return k;
 }
 
-const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name) {
+const alloy_arg *cp_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name) {
   for (int i = 0; i < h->node_num_args(n); i++) {
     const char *an = h->node_arg_name(n, i);
     if (an && !strcmp(an, name)) return h->node_arg(n, i);
@@ -166,19 +166,19 @@ const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, cons
   return NULL;
 }
 
-int64_t cg_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt) {
-  const alloy_arg *a = cg_arg_named(h, n, name);
+int64_t cp_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
   int64_t v;
   return a && h->arg_int(a, &v) ? v : dflt;
 }
 
-double cg_float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt) {
-  const alloy_arg *a = cg_arg_named(h, n, name);
+double cp_float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
   double v;
   return a && h->arg_float(a, &v) ? v : dflt;
 }
 
-int cg_wrap_dim(int64_t d, int rank) {
+int cp_wrap_dim(int64_t d, int rank) {
   int r = rank > 0 ? rank : 1;
   return (int)(d < 0 ? d + r : d);
 }
@@ -188,7 +188,7 @@ int cg_wrap_dim(int64_t d, int rank) {
 /* PyTorch's computeStride: the strides of a view of sizes `to` over a
  * tensor of geometry t, or false when no view expresses it. */
 static bool view_strides(const cpu_tensor *t, const int64_t *to, int rank_to, int64_t *out) {
-  int64_t numel = cg_numel_of(t->sizes, t->rank);
+  int64_t numel = cp_numel_of(t->sizes, t->rank);
   if (numel == 0 || t->rank == 0) {
     int64_t s = 1;
     for (int d = rank_to - 1; d >= 0; d--) out[d] = s, s *= to[d] > 1 ? to[d] : 1;
@@ -230,19 +230,19 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
       !strcmp(name, "aten.reshape.default") || !strcmp(name, "aten.alias.default"))
     return view_strides(in, osz, orank, out->strides);
   if (!strcmp(name, "aten.permute.default")) {
-    const alloy_arg *dims = cg_arg_named(h, n, "dims");
+    const alloy_arg *dims = cp_arg_named(h, n, "dims");
     for (int d = 0; d < orank; d++) {
       int64_t p = 0;
       h->arg_int(h->arg_list_item(dims, d), &p);
-      out->strides[d] = in->strides[cg_wrap_dim(p, in->rank)];
+      out->strides[d] = in->strides[cp_wrap_dim(p, in->rank)];
     }
     return true;
   }
   if (!strcmp(name, "aten.t.default") || !strcmp(name, "aten.transpose.int")) {
     int d0 = 0, d1 = in->rank > 1 ? 1 : 0;
     if (!strcmp(name, "aten.transpose.int")) {
-      d0 = cg_wrap_dim(cg_int_arg(h, n, "dim0", 0), in->rank);
-      d1 = cg_wrap_dim(cg_int_arg(h, n, "dim1", 0), in->rank);
+      d0 = cp_wrap_dim(cp_int_arg(h, n, "dim0", 0), in->rank);
+      d1 = cp_wrap_dim(cp_int_arg(h, n, "dim1", 0), in->rank);
     }
     if (in->rank >= 1) {
       out->strides[d0] = in->strides[d1];
@@ -259,7 +259,7 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
     return true;
   }
   if (!strcmp(name, "aten.unsqueeze.default")) {
-    int dim = (int)cg_int_arg(h, n, "dim", 0);
+    int dim = (int)cp_int_arg(h, n, "dim", 0);
     if (dim < 0) dim += in->rank + 1;
     for (int d = 0, di = 0; d < orank; d++)
       out->strides[d] = d == dim ? (di < in->rank ? in->sizes[di] * in->strides[di] : 1) : in->strides[di++];
@@ -269,17 +269,17 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
     /* the kept dims are the input's, in order, whose sizes the output has */
     bool drop[CPU_MAX_RANK] = {false};
     int left = in->rank - orank;
-    const alloy_arg *dims = cg_arg_named(h, n, "dim");
+    const alloy_arg *dims = cp_arg_named(h, n, "dim");
     for (int d = 0; d < in->rank && left > 0; d++) {
       bool named = !dims;
       if (dims && h->arg_type(dims) == ALLOY_ARG_TYPE_LIST) {
         for (int k = 0; k < h->arg_list_size(dims); k++) {
           int64_t x;
-          if (h->arg_int(h->arg_list_item(dims, k), &x) && cg_wrap_dim(x, in->rank) == d) named = true;
+          if (h->arg_int(h->arg_list_item(dims, k), &x) && cp_wrap_dim(x, in->rank) == d) named = true;
         }
       } else if (dims) {
         int64_t x;
-        named = h->arg_int(dims, &x) && cg_wrap_dim(x, in->rank) == d;
+        named = h->arg_int(dims, &x) && cp_wrap_dim(x, in->rank) == d;
       }
       if (named && in->sizes[d] == 1) drop[d] = true, left--;
     }
@@ -288,8 +288,8 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
     return true;
   }
   if (!strcmp(name, "aten.slice.Tensor")) {
-    int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), in->rank);
-    int64_t size = in->sizes[dim], start = cg_int_arg(h, n, "start", 0), step = cg_int_arg(h, n, "step", 1);
+    int dim = cp_wrap_dim(cp_int_arg(h, n, "dim", 0), in->rank);
+    int64_t size = in->sizes[dim], start = cp_int_arg(h, n, "start", 0), step = cp_int_arg(h, n, "step", 1);
     if (start < 0) start += size;
     if (start < 0) start = 0;
     if (start > size) start = size;
@@ -299,8 +299,8 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
     return true;
   }
   if (!strcmp(name, "aten.select.int")) {
-    int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), in->rank);
-    int64_t index = cg_int_arg(h, n, "index", 0);
+    int dim = cp_wrap_dim(cp_int_arg(h, n, "dim", 0), in->rank);
+    int64_t index = cp_int_arg(h, n, "index", 0);
     if (index < 0) index += in->sizes[dim];
     out->offset = in->offset + index * in->strides[dim];
     for (int d = 0, k = 0; d < in->rank; d++)
@@ -312,16 +312,16 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-void cg_kernel_begin(kern *k, const int64_t *sizes, int rank, const char *what) {
+void cp_kernel_begin(kern *k, const int64_t *sizes, int rank, const char *what) {
   memset(k, 0, sizeof *k);
   k->rank = rank;
   memcpy(k->sizes, sizes, sizeof *sizes * (size_t)rank);
-  if (what) cg_note(k, what);
+  if (what) cp_note(k, what);
 }
 
 /* Notes an op's short name ("aten.add.Tensor" -> "add") in the kernel's
  * description for traces: the first three, then a count. */
-void cg_note(kern *k, const char *what) {
+void cp_note(kern *k, const char *what) {
   const char *s = strncmp(what, "aten.", 5) ? what : what + 5;
   size_t len = strcspn(s, ".");
   if (k->nwhat < 3) {
@@ -331,7 +331,7 @@ void cg_note(kern *k, const char *what) {
   k->nwhat++;
 }
 
-int cg_kernel_param(kern *k, int base) {
+int cp_kernel_param(kern *k, int base) {
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i] == base) return i;
   if (k->nparams == CPU_MAX_OPERANDS) return -1;
@@ -341,12 +341,12 @@ int cg_kernel_param(kern *k, int base) {
 
 /* The slot of plan tensor t (id `tensor`, or -1) in kernel k: its strides
  * over k's dims, right-aligned (broadcast dims have stride 0). */
-int cg_kernel_slot(builder *b, kern *k, const cpu_tensor *t, int tensor) {
+int cp_kernel_slot(builder *b, kern *k, const cpu_tensor *t, int tensor) {
   for (int s = 0; tensor >= 0 && s < k->nslots; s++)
     if (k->slots[s].tensor == tensor) return s;
-  int param = cg_kernel_param(k, t->base);
+  int param = cp_kernel_param(k, t->base);
   if (param < 0 || k->nslots == CPU_MAX_OPERANDS) {
-    cg_fail(b, NULL, "a loop nest of more than 64 tensors");
+    cp_fail(b, NULL, "a loop nest of more than 64 tensors");
     return -1;
   }
   kslot *sl = &k->slots[k->nslots];
@@ -360,10 +360,10 @@ int cg_kernel_slot(builder *b, kern *k, const cpu_tensor *t, int tensor) {
   return k->nslots++;
 }
 
-cpu_step *cg_add_step(builder *b) {
+cpu_step *cp_add_step(builder *b) {
   cpu_plan *p = b->plan;
-  if (!cg_grow((void **)&p->steps, &b->cap_steps, p->nsteps + 1, sizeof *p->steps)) {
-    cg_fail(b, NULL, "out of memory");
+  if (!cp_grow((void **)&p->steps, &b->cap_steps, p->nsteps + 1, sizeof *p->steps)) {
+    cp_fail(b, NULL, "out of memory");
     return NULL;
   }
   cpu_step *s = &p->steps[p->nsteps++];
@@ -380,16 +380,16 @@ static int kernel_seen(builder *b, const char *body, int id) {
   for (const char *c = body; *c; c++) hash = (hash ^ (unsigned char)*c) * 1099511628211ull;
   for (int i = 0; i < b->nseen; i++)
     if (b->seen[i].hash == hash && !strcmp(b->seen[i].text, body)) return b->seen[i].id;
-  if (cg_grow((void **)&b->seen, &b->cap_seen, b->nseen + 1, sizeof *b->seen)) {
+  if (cp_grow((void **)&b->seen, &b->cap_seen, b->nseen + 1, sizeof *b->seen)) {
     char *copy = strdup(body);
     if (copy) b->seen[b->nseen++] = (seen_kernel){hash, copy, id};
   }
   return -1;
 }
 
-void cg_kernel_finish(builder *b, kern *k) {
+void cp_kernel_finish(builder *b, kern *k) {
   cpu_plan *p = b->plan;
-  if (k->fn.oom || k->body.oom) cg_fail(b, NULL, "out of memory");
+  if (k->fn.oom || k->body.oom) cp_fail(b, NULL, "out of memory");
   if (!b->err) {
     const char *fn = k->fn.s ? k->fn.s : "";
     int id = kernel_seen(b, fn, p->nkernels);
@@ -397,7 +397,7 @@ void cg_kernel_finish(builder *b, kern *k) {
       id = p->nkernels++;
       ir_put(&b->ir, "\ndefine void @k%d%s", id, fn);
     }
-    cpu_step *s = cg_add_step(b);
+    cpu_step *s = cp_add_step(b);
     if (s) {
       s->kind = STEP_KERNEL;
       s->kernel = id;
@@ -406,7 +406,7 @@ void cg_kernel_finish(builder *b, kern *k) {
       snprintf(s->what, sizeof s->what, "%s", k->what);
       s->nparams = k->nparams;
       s->params = malloc(sizeof *s->params * (size_t)(k->nparams ? k->nparams : 1));
-      if (!s->params) cg_fail(b, NULL, "out of memory");
+      if (!s->params) cp_fail(b, NULL, "out of memory");
       else memcpy(s->params, k->params, sizeof *s->params * (size_t)k->nparams);
     }
   }
@@ -424,7 +424,7 @@ static void write_loop_nest(builder *b, kern *k) {
   int64_t sizes[CPU_MAX_RANK];
   int64_t strides[CPU_MAX_OPERANDS][CPU_MAX_RANK];
   int nd = 0;
-  if (cg_numel_of(k->sizes, k->rank) == 0) { /* nothing to compute */
+  if (cp_numel_of(k->sizes, k->rank) == 0) { /* nothing to compute */
     free(k->fn.s), free(k->body.s);
     k->fn = (text){0}, k->body = (text){0};
     return;
@@ -486,14 +486,14 @@ static void write_loop_nest(builder *b, kern *k) {
   ir_loop_end(k, &l, trip);
   ir_kernel_close(k);
   k->row_work = row_len * (k->nslots ? k->nslots : 1);
-  cg_kernel_finish(b, k);
+  cp_kernel_finish(b, k);
 }
 
 /* A copy of tensor src into dst (same sizes), converting the dtype. */
-void cg_emit_copy(builder *b, const cpu_tensor *src, const cpu_tensor *dst) {
+void cp_emit_copy(builder *b, const cpu_tensor *src, const cpu_tensor *dst) {
   kern k;
-  cg_kernel_begin(&k, dst->sizes, dst->rank, "copy");
-  int ss = cg_kernel_slot(b, &k, src, -1), ds = cg_kernel_slot(b, &k, dst, -1);
+  cp_kernel_begin(&k, dst->sizes, dst->rank, "copy");
+  int ss = cp_kernel_slot(b, &k, src, -1), ds = cp_kernel_slot(b, &k, dst, -1);
   if (ss < 0 || ds < 0) return;
   char ptr[16];
   snprintf(ptr, sizeof ptr, "%%a.%d", ss);
@@ -511,9 +511,9 @@ static int group_slot_of_id(builder *b, int id) {
   return -1;
 }
 
-int cg_group_index(builder *b, const group *gr) { return b->gid[gr - b->groups]; }
+int cp_group_index(builder *b, const group *gr) { return b->gid[gr - b->groups]; }
 
-group *cg_group_for(builder *b, const int64_t *sizes, int rank) {
+group *cp_group_for(builder *b, const int64_t *sizes, int rank) {
   int free_slot = -1, oldest = -1;
   for (int i = 0; i < CPU_MAX_GROUPS; i++) {
     group *gr = &b->groups[i];
@@ -525,7 +525,7 @@ group *cg_group_for(builder *b, const int64_t *sizes, int rank) {
     if (oldest < 0 || b->gid[i] < b->gid[oldest]) oldest = i;
   }
   if (free_slot < 0) {
-    cg_close_group(b, oldest);
+    cp_close_group(b, oldest);
     free_slot = oldest;
   }
   group *gr = &b->groups[free_slot];
@@ -533,16 +533,16 @@ group *cg_group_for(builder *b, const int64_t *sizes, int rank) {
   int cap = gr->cap_vals;
   memset(gr, 0, sizeof *gr);
   gr->vals = vals, gr->cap_vals = cap;
-  cg_kernel_begin(&gr->k, sizes, rank, NULL);
+  cp_kernel_begin(&gr->k, sizes, rank, NULL);
   gr->open = true;
   b->gid[free_slot] = b->ngroup_ids++;
   return gr;
 }
 
-irv cg_group_load(builder *b, group *gr, int tensor) {
+irv cp_group_load(builder *b, group *gr, int tensor) {
   for (int i = 0; i < gr->nloaded; i++)
     if (gr->loaded_tensor[i] == tensor) return gr->loaded_reg[i];
-  int s = cg_kernel_slot(b, &gr->k, &b->tensors[tensor], tensor);
+  int s = cp_kernel_slot(b, &gr->k, &b->tensors[tensor], tensor);
   if (s < 0) return (irv){.s = "0", .t = ALLOY_I64};
   char ptr[16];
   snprintf(ptr, sizeof ptr, "%%a.%d", s);
@@ -554,23 +554,23 @@ irv cg_group_load(builder *b, group *gr, int tensor) {
   return v;
 }
 
-void cg_group_define(builder *b, group *gr, const alloy_value *v, irv reg, const char *what) {
-  vinfo *vi = cg_val(b, v);
-  vi->group = cg_group_index(b, gr);
+void cp_group_define(builder *b, group *gr, const alloy_value *v, irv reg, const char *what) {
+  vinfo *vi = cp_val(b, v);
+  vi->group = cp_group_index(b, gr);
   vi->reg = reg;
-  if (!cg_grow((void **)&gr->vals, &gr->cap_vals, gr->nvals + 1, sizeof *gr->vals)) {
-    cg_fail(b, NULL, "out of memory");
+  if (!cp_grow((void **)&gr->vals, &gr->cap_vals, gr->nvals + 1, sizeof *gr->vals)) {
+    cp_fail(b, NULL, "out of memory");
     return;
   }
   gr->vals[gr->nvals++] = v;
-  if (what) cg_note(&gr->k, what);
+  if (what) cp_note(&gr->k, what);
 }
 
 /* Whether value v, computed in group id, is read outside it: a graph
  * output, a view taken of it, or a user node of another group or step. */
 static bool read_outside(builder *b, const alloy_value *v, int id) {
   const alloy_host_api *h = b->host;
-  vinfo *vi = cg_val(b, v);
+  vinfo *vi = cp_val(b, v);
   if (vi->output >= 0 || vi->tensor >= 0) return true;
   for (int u = 0; u < h->value_num_users(v); u++) {
     const alloy_node *n = h->value_user(v, u);
@@ -582,17 +582,17 @@ static bool read_outside(builder *b, const alloy_value *v, int id) {
   return false;
 }
 
-void cg_close_group(builder *b, int slot) {
+void cp_close_group(builder *b, int slot) {
   group *gr = &b->groups[slot];
   if (!gr->open) return;
   int id = b->gid[slot];
   kern *k = &gr->k;
   for (int i = 0; i < gr->nvals && !b->err; i++) {
     const alloy_value *v = gr->vals[i];
-    vinfo *vi = cg_val(b, v);
+    vinfo *vi = cp_val(b, v);
     if (read_outside(b, v, id)) {
-      int t = cg_materialize(b, v);
-      int s = t < 0 ? -1 : cg_kernel_slot(b, k, &b->tensors[t], t);
+      int t = cp_materialize(b, v);
+      int s = t < 0 ? -1 : cp_kernel_slot(b, k, &b->tensors[t], t);
       if (s >= 0) {
         char ptr[16];
         snprintf(ptr, sizeof ptr, "%%a.%d", s);
@@ -609,53 +609,53 @@ void cg_close_group(builder *b, int slot) {
   else free(k->fn.s), free(k->body.s), k->fn = (text){0}, k->body = (text){0};
 }
 
-void cg_close_all(builder *b) {
+void cp_close_all(builder *b) {
   /* in the order they opened: independent, but the plan reads better */
   for (;;) {
     int first = -1;
     for (int i = 0; i < CPU_MAX_GROUPS; i++)
       if (b->groups[i].open && (first < 0 || b->gid[i] < b->gid[first])) first = i;
     if (first < 0) return;
-    cg_close_group(b, first);
+    cp_close_group(b, first);
   }
 }
 
 /* ---- memory ------------------------------------------------------------------------ */
 
-int cg_materialize(builder *b, const alloy_value *v) {
-  vinfo *vi = cg_val(b, v);
+int cp_materialize(builder *b, const alloy_value *v) {
+  vinfo *vi = cp_val(b, v);
   if (vi->tensor >= 0) return vi->tensor;
   const alloy_host_api *h = b->host;
   int base;
   const alloy_tensor *as = NULL;
   if (vi->output >= 0) {
-    base = cg_add_base(b, BASE_OUTPUT, vi->output, 0);
+    base = cp_add_base(b, BASE_OUTPUT, vi->output, 0);
     if (b->layout) as = &b->layout->outputs[vi->output];
   } else {
     int64_t numel = 1, s = 0;
     for (int d = 0; d < h->value_rank(v); d++) h->value_size(v, d, &s), numel *= s;
-    base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)numel * alloy_dtype_size(h->value_dtype(v)));
+    base = cp_add_base(b, BASE_TEMP, -1, (uint64_t)numel * alloy_dtype_size(h->value_dtype(v)));
   }
   if (base < 0) return -1;
   if (vi->group >= 0) b->pending[base] = vi->group;
   return vi->tensor = tensor_of_value(b, v, base, as);
 }
 
-int cg_in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
-  vinfo *vi = cg_val(b, v);
+int cp_in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
+  vinfo *vi = cp_val(b, v);
   if (vi->group >= 0) {
     int slot = group_slot_of_id(b, vi->group);
-    cg_materialize(b, v);
-    if (slot >= 0) cg_close_group(b, slot);
+    cp_materialize(b, v);
+    if (slot >= 0) cp_close_group(b, slot);
   }
   if (vi->tensor < 0) {
-    cg_fail(b, n, "value %s is read before it is computed", b->host->value_name(v));
+    cp_fail(b, n, "value %s is read before it is computed", b->host->value_name(v));
     return -1;
   }
   int base = b->tensors[vi->tensor].base;
   if (b->pending[base] >= 0) {
     int slot = group_slot_of_id(b, b->pending[base]);
-    if (slot >= 0) cg_close_group(b, slot);
+    if (slot >= 0) cp_close_group(b, slot);
   }
   return vi->tensor;
 }
@@ -767,13 +767,13 @@ typedef struct formula {
  * load of the tensor holding it. */
 static irv operand(formula *f, const alloy_value *v) {
   builder *b = f->b;
-  vinfo *vi = cg_val(b, v);
-  if (vi->group >= 0 && vi->group == cg_group_index(b, f->gr)) return vi->reg;
+  vinfo *vi = cp_val(b, v);
+  if (vi->group >= 0 && vi->group == cp_group_index(b, f->gr)) return vi->reg;
   if (vi->tensor < 0) {
-    cg_fail(b, f->n, "value %s is read before it is computed", b->host->value_name(v));
+    cp_fail(b, f->n, "value %s is read before it is computed", b->host->value_name(v));
     return ir_const_i(0, f->ct);
   }
-  return cg_group_load(b, f->gr, vi->tensor);
+  return cp_group_load(b, f->gr, vi->tensor);
 }
 
 static bool eval(formula *f, irv *out) {
@@ -805,7 +805,7 @@ static bool eval(formula *f, irv *out) {
     name[len] = 0;
     bool optional = len && name[len - 1] == '?';
     if (optional) name[len - 1] = 0;
-    const alloy_arg *a = cg_arg_named(h, f->n, name);
+    const alloy_arg *a = cp_arg_named(h, f->n, name);
     if (a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE) *out = operand(f, h->arg_value(a));
     else if (a && h->arg_type(a) != ALLOY_ARG_TYPE_NONE)
       *out = scalar_const(h, a, f->ct, f->cd, rounds_to_dtype(name));
@@ -843,7 +843,7 @@ static bool eval(formula *f, irv *out) {
     break;
   }
   if (!ir_prim(k, &k->body, name, args, nargs, f->ct, out)) {
-    cg_fail(b, f->n, "no %s of %s", name, alloy_dtype_name(f->cd));
+    cp_fail(b, f->n, "no %s of %s", name, alloy_dtype_name(f->cd));
     return false;
   }
   return true;
@@ -853,33 +853,33 @@ static bool eval(formula *f, irv *out) {
  * join it: an operand an open group is still to write (a view of one of
  * its values) makes that group close first, and an operand in another
  * group's registers is stored. */
-group *cg_join_group(builder *b, const alloy_node *n, const alloy_value *out, bool reads) {
+group *cp_join_group(builder *b, const alloy_node *n, const alloy_value *out, bool reads) {
   const alloy_host_api *h = b->host;
   int64_t sizes[CPU_MAX_RANK];
   int rank = h->value_rank(out);
   for (int d = 0; d < rank; d++)
     if (!h->value_size(out, d, &sizes[d])) {
-      cg_fail(b, n, "symbolic sizes reach compile");
+      cp_fail(b, n, "symbolic sizes reach compile");
       return NULL;
     }
   const alloy_value *in[CPU_MAX_OPERANDS];
-  int nin = reads ? cg_tensor_operands(h, n, in, CPU_MAX_OPERANDS) : 0;
+  int nin = reads ? cp_tensor_operands(h, n, in, CPU_MAX_OPERANDS) : 0;
   if (nin > CPU_MAX_OPERANDS) nin = CPU_MAX_OPERANDS;
-  group *mine = cg_group_for(b, sizes, rank);
-  int my_id = cg_group_index(b, mine);
+  group *mine = cp_group_for(b, sizes, rank);
+  int my_id = cp_group_index(b, mine);
   for (int j = 0; j < nin; j++) { /* pass 1: a tensor this group still writes */
-    vinfo *vi = cg_val(b, in[j]);
+    vinfo *vi = cp_val(b, in[j]);
     if (vi->group < 0 && vi->tensor >= 0 && b->pending[b->tensors[vi->tensor].base] == my_id) {
-      cg_close_group(b, (int)(mine - b->groups));
-      mine = cg_group_for(b, sizes, rank);
-      my_id = cg_group_index(b, mine);
+      cp_close_group(b, (int)(mine - b->groups));
+      mine = cp_group_for(b, sizes, rank);
+      my_id = cp_group_index(b, mine);
       break;
     }
   }
   for (int j = 0; j < nin && !b->err; j++) { /* pass 2: everything else in memory */
-    vinfo *vi = cg_val(b, in[j]);
+    vinfo *vi = cp_val(b, in[j]);
     if (vi->group == my_id) continue;
-    cg_in_memory(b, n, in[j]);
+    cp_in_memory(b, n, in[j]);
   }
   /* a group closed above may have been this one's slot only if it was the
    * same group, which pass 2 skips */
@@ -889,9 +889,9 @@ group *cg_join_group(builder *b, const alloy_node *n, const alloy_value *out, bo
 static void emit_pointwise(builder *b, const alloy_node *n, int index, const cpu_op *op) {
   const alloy_host_api *h = b->host;
   const alloy_value *out = h->node_output(n, 0);
-  group *gr = cg_join_group(b, n, out, op->kind == CPU_OP_POINTWISE);
+  group *gr = cp_join_group(b, n, out, op->kind == CPU_OP_POINTWISE);
   if (!gr) return;
-  b->node_group[index] = cg_group_index(b, gr);
+  b->node_group[index] = cp_group_index(b, gr);
   alloy_dtype rt = h->value_dtype(out);
   alloy_dtype cd = op->ct == CT_BOOL       ? ALLOY_BOOL
                    : op->ct == CT_PROMOTED ? promoted(h, n)
@@ -900,13 +900,13 @@ static void emit_pointwise(builder *b, const alloy_node *n, int index, const cpu
   formula f = {.b = b, .gr = gr, .n = n, .op = op, .ct = ir_reg_dtype(cd), .cd = cd, .p = op->expr};
   irv v;
   if (!eval(&f, &v) || *f.p) {
-    cg_fail(b, n, "bad formula %s", op->expr);
+    cp_fail(b, n, "bad formula %s", op->expr);
     return;
   }
   kern *k = &gr->k;
   v = ir_cast(k, &k->body, v, rt);
   v = ir_round(k, &k->body, v, rt);
-  cg_group_define(b, gr, out, v, h->node_op_name(n));
+  cp_group_define(b, gr, out, v, h->node_op_name(n));
   b->plan->nfused_nodes++;
 }
 
@@ -915,25 +915,25 @@ static void emit_pointwise(builder *b, const alloy_node *n, int index, const cpu
 static void emit_view(builder *b, const alloy_node *n) {
   const alloy_host_api *h = b->host;
   const alloy_value *in[1], *out = h->node_output(n, 0);
-  if (cg_tensor_operands(h, n, in, 1) != 1) return (void)cg_fail(b, n, "a view of no tensor");
-  vinfo *vi = cg_val(b, in[0]);
-  if (vi->group >= 0) cg_materialize(b, in[0]); /* stored when its group closes */
-  if (vi->tensor < 0) return (void)cg_fail(b, n, "its input is not computed");
+  if (cp_tensor_operands(h, n, in, 1) != 1) return (void)cp_fail(b, n, "a view of no tensor");
+  vinfo *vi = cp_val(b, in[0]);
+  if (vi->group >= 0) cp_materialize(b, in[0]); /* stored when its group closes */
+  if (vi->tensor < 0) return (void)cp_fail(b, n, "its input is not computed");
   for (int d = 0; d < h->value_rank(out); d++)
-    if (!h->value_size(out, d, &(int64_t){0})) return (void)cg_fail(b, n, "symbolic sizes reach compile");
+    if (!h->value_size(out, d, &(int64_t){0})) return (void)cp_fail(b, n, "symbolic sizes reach compile");
   cpu_tensor src = b->tensors[vi->tensor], view;
   if (!view_of(b, n, &src, out, &view)) {
     /* a reshape of a layout no view expresses: a dense copy, then the view */
-    int t = cg_in_memory(b, n, in[0]);
+    int t = cp_in_memory(b, n, in[0]);
     if (t < 0) return;
     src = b->tensors[t];
-    int dt = cg_temp_like(b, &src, src.dtype);
+    int dt = cp_temp_like(b, &src, src.dtype);
     if (dt < 0) return;
-    cg_emit_copy(b, &src, &b->tensors[dt]);
-    if (!view_of(b, n, &b->tensors[dt], out, &view)) return (void)cg_fail(b, n, "no view of the copied input");
+    cp_emit_copy(b, &src, &b->tensors[dt]);
+    if (!view_of(b, n, &b->tensors[dt], out, &view)) return (void)cp_fail(b, n, "no view of the copied input");
   }
-  int t = cg_add_tensor(b, &view);
-  if (t >= 0) cg_val(b, out)->tensor = t;
+  int t = cp_add_tensor(b, &view);
+  if (t >= 0) cp_val(b, out)->tensor = t;
 }
 
 /* Outputs not written where they belong (an input, a view, a value
@@ -942,11 +942,11 @@ static void emit_output_copies(builder *b) {
   const alloy_host_api *h = b->host;
   for (int j = 0; j < h->graph_num_outputs(b->g) && !b->err; j++) {
     const alloy_value *v = h->graph_output(b->g, j);
-    int t = cg_in_memory(b, NULL, v);
+    int t = cp_in_memory(b, NULL, v);
     if (t < 0) return;
     const cpu_base *base = &b->plan->bases[b->tensors[t].base];
     if (base->kind == BASE_OUTPUT && base->index == j) continue;
-    int ob = cg_add_base(b, BASE_OUTPUT, j, 0);
+    int ob = cp_add_base(b, BASE_OUTPUT, j, 0);
     if (ob < 0) return;
     cpu_tensor dst = b->tensors[t];
     dst.base = ob, dst.offset = 0;
@@ -954,7 +954,7 @@ static void emit_output_copies(builder *b) {
     const alloy_tensor *as = b->layout ? &b->layout->outputs[j] : NULL;
     if (as && as->rank == dst.rank && as->strides)
       for (int d = 0; d < dst.rank; d++) dst.strides[d] = as->strides[d];
-    cg_emit_copy(b, &b->tensors[t], &dst);
+    cp_emit_copy(b, &b->tensors[t], &dst);
   }
 }
 
@@ -963,16 +963,16 @@ static void emit_node(builder *b, int i) {
   const alloy_node *n = h->graph_node(b->g, i);
   const cpu_op *op = cpu_op_find(h->node_op_name(n));
   const char *why = cpu_node_unsupported(h, n);
-  if (why) return (void)cg_fail(b, n, "%s", why);
+  if (why) return (void)cp_fail(b, n, "%s", why);
   switch (op->kind) {
     case CPU_OP_NOP: return;
     case CPU_OP_VIEW: emit_view(b, n); return;
     case CPU_OP_POINTWISE:
     case CPU_OP_FILL: emit_pointwise(b, n, i, op); return;
     default:
-      if (op->rows == ROWS_REDUCE) cg_emit_reduce(b, n, op);
-      else if (op->rows == ROWS_LAYER_NORM) cg_emit_layer_norm(b, n, op);
-      else cg_emit_gemm(b, n, op);
+      if (op->rows == ROWS_REDUCE) cp_emit_reduce(b, n, op);
+      else if (op->rows == ROWS_LAYER_NORM) cp_emit_layer_norm(b, n, op);
+      else cp_emit_gemm(b, n, op);
   }
 }
 
@@ -995,16 +995,16 @@ alloy_error *cpu_plan_build(const alloy_host_api *h, const alloy_graph *g, const
   for (int i = 0; i < ni && !b.err; i++) {
     const alloy_value *v = h->graph_input(g, i);
     if (h->value_kind(v) != 0) continue;
-    int base = cg_add_base(&b, BASE_INPUT, i, 0);
-    if (base >= 0) cg_val(&b, v)->tensor = tensor_of_value(&b, v, base, layout ? &layout->inputs[i] : NULL);
+    int base = cp_add_base(&b, BASE_INPUT, i, 0);
+    if (base >= 0) cp_val(&b, v)->tensor = tensor_of_value(&b, v, base, layout ? &layout->inputs[i] : NULL);
   }
   /* A value computed here that is an output is written there directly. */
   for (int j = 0; j < no; j++) {
-    vinfo *vi = cg_val(&b, h->graph_output(g, j));
+    vinfo *vi = cp_val(&b, h->graph_output(g, j));
     if (vi->tensor < 0 && vi->output < 0) vi->output = j;
   }
   for (int i = 0; i < nn && !b.err; i++) emit_node(&b, i);
-  if (!b.err) cg_close_all(&b);
+  if (!b.err) cp_close_all(&b);
   if (!b.err) emit_output_copies(&b);
   for (int i = 0; i < CPU_MAX_GROUPS; i++) {
     free(b.groups[i].vals);
@@ -1017,7 +1017,7 @@ alloy_error *cpu_plan_build(const alloy_host_api *h, const alloy_graph *g, const
   free(b.pending);
   for (int i = 0; i < b.nseen; i++) free(b.seen[i].text);
   free(b.seen);
-  if (b.ir.oom && !b.err) cg_fail(&b, NULL, "out of memory");
+  if (b.ir.oom && !b.err) cp_fail(&b, NULL, "out of memory");
   plan->ir = b.ir.s;
   plan->ir_len = b.ir.len;
   if (b.err) {

@@ -178,48 +178,48 @@ typedef struct builder {
   alloy_error *err;
 } builder;
 
-alloy_error *cg_fail(builder *b, const alloy_node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-vinfo *cg_val(builder *b, const alloy_value *v);
-bool cg_grow(void **p, int *cap, int need, size_t size);
-int cg_add_base(builder *b, int kind, int index, uint64_t bytes);
-int cg_add_tensor(builder *b, const cpu_tensor *t);
-int cg_temp_like(builder *b, const cpu_tensor *shape, alloy_dtype dtype);
-int64_t cg_numel_of(const int64_t *sizes, int rank);
+alloy_error *cp_fail(builder *b, const alloy_node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+vinfo *cp_val(builder *b, const alloy_value *v);
+bool cp_grow(void **p, int *cap, int need, size_t size);
+int cp_add_base(builder *b, int kind, int index, uint64_t bytes);
+int cp_add_tensor(builder *b, const cpu_tensor *t);
+int cp_temp_like(builder *b, const cpu_tensor *shape, alloy_dtype dtype);
+int64_t cp_numel_of(const int64_t *sizes, int rank);
 /* The plan tensor of value v, in memory and written by the steps so far:
  * a value held in an open group's register is stored (and that group
  * closed), a tensor an open group is still to write makes it close. */
-int cg_in_memory(builder *b, const alloy_node *n, const alloy_value *v);
+int cp_in_memory(builder *b, const alloy_node *n, const alloy_value *v);
 /* The memory a step writes value v to: its partition output, or a new
  * temporary; a tensor given to it before (a view of it was taken) stays. */
-int cg_materialize(builder *b, const alloy_value *v);
+int cp_materialize(builder *b, const alloy_value *v);
 /* The open group of iteration shape sizes (opened when none is). */
-group *cg_group_for(builder *b, const int64_t *sizes, int rank);
+group *cp_group_for(builder *b, const int64_t *sizes, int rank);
 /* The open group node n's output `out` joins, its tensor operands (when
  * reads) in memory or in that group's registers; NULL after failing. */
-group *cg_join_group(builder *b, const alloy_node *n, const alloy_value *out, bool reads);
-int cg_group_index(builder *b, const group *gr);
-irv cg_group_load(builder *b, group *gr, int tensor);
-void cg_group_define(builder *b, group *gr, const alloy_value *v, irv reg, const char *what);
-void cg_close_group(builder *b, int slot);
-void cg_close_all(builder *b);
+group *cp_join_group(builder *b, const alloy_node *n, const alloy_value *out, bool reads);
+int cp_group_index(builder *b, const group *gr);
+irv cp_group_load(builder *b, group *gr, int tensor);
+void cp_group_define(builder *b, group *gr, const alloy_value *v, irv reg, const char *what);
+void cp_close_group(builder *b, int slot);
+void cp_close_all(builder *b);
 /* Appends the finished kernel k to the module and a step running it. */
-void cg_kernel_finish(builder *b, kern *k);
-int cg_kernel_param(kern *k, int base);
-int cg_kernel_slot(builder *b, kern *k, const cpu_tensor *t, int tensor);
-void cg_kernel_begin(kern *k, const int64_t *sizes, int rank, const char *what);
-cpu_step *cg_add_step(builder *b);
-void cg_emit_copy(builder *b, const cpu_tensor *src, const cpu_tensor *dst);
-const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name);
-int64_t cg_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
-double cg_float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt);
-int cg_wrap_dim(int64_t d, int rank);
-int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap);
-void cg_note(kern *k, const char *what);
+void cp_kernel_finish(builder *b, kern *k);
+int cp_kernel_param(kern *k, int base);
+int cp_kernel_slot(builder *b, kern *k, const cpu_tensor *t, int tensor);
+void cp_kernel_begin(kern *k, const int64_t *sizes, int rank, const char *what);
+cpu_step *cp_add_step(builder *b);
+void cp_emit_copy(builder *b, const cpu_tensor *src, const cpu_tensor *dst);
+const alloy_arg *cp_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name);
+int64_t cp_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
+double cp_float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt);
+int cp_wrap_dim(int64_t d, int rank);
+int cp_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap);
+void cp_note(kern *k, const char *what);
 
 /* ---- cpu_rows.c: each writes node n's steps into the plan ------------------ */
 
-void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op);
-void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op);
-void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op);
 
 #endif

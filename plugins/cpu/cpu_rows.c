@@ -93,8 +93,8 @@ static void nest_init(nest *ns, int nd, const int64_t *sizes, int nslots, const 
 
 static int64_t nest_count(const nest *ns) {
   if (ns->empty) return 0;
-  if (ns->blocked) return cg_numel_of(ns->sizes, ns->nd - 2) * ns->total;
-  return cg_numel_of(ns->sizes, ns->nd);
+  if (ns->blocked) return cp_numel_of(ns->sizes, ns->nd - 2) * ns->total;
+  return cp_numel_of(ns->sizes, ns->nd);
 }
 
 static void nest_level(kern *k, nest *ns, int L, char (*offs)[24]) {
@@ -196,7 +196,7 @@ static irv prim(kern *k, const char *name, irv a, irv b, alloy_dtype ct) {
  * or empty: every dim), or one int (softmax). */
 static void reduced_dims(builder *b, const alloy_node *n, int rank, bool *mask) {
   const alloy_host_api *h = b->host;
-  const alloy_arg *a = cg_arg_named(h, n, "dim");
+  const alloy_arg *a = cp_arg_named(h, n, "dim");
   bool all = !a || h->arg_type(a) == ALLOY_ARG_TYPE_NONE ||
              (h->arg_type(a) == ALLOY_ARG_TYPE_LIST && h->arg_list_size(a) == 0);
   for (int d = 0; d < CPU_MAX_RANK; d++) mask[d] = all && d < rank;
@@ -204,9 +204,9 @@ static void reduced_dims(builder *b, const alloy_node *n, int rank, bool *mask) 
   int64_t x;
   if (h->arg_type(a) == ALLOY_ARG_TYPE_LIST) {
     for (int k = 0; k < h->arg_list_size(a); k++)
-      if (h->arg_int(h->arg_list_item(a, k), &x) && rank > 0) mask[cg_wrap_dim(x, rank)] = true;
+      if (h->arg_int(h->arg_list_item(a, k), &x) && rank > 0) mask[cp_wrap_dim(x, rank)] = true;
   } else if (h->arg_int(a, &x) && rank > 0) {
-    mask[cg_wrap_dim(x, rank)] = true;
+    mask[cp_wrap_dim(x, rank)] = true;
   }
 }
 
@@ -317,12 +317,12 @@ static void softmax_rows(builder *b, kern *k, nest *ns, bool log_form, alloy_dty
 
 /* A reduction node: a row per output element (softmax: a row in, a row
  * out), over the dims it reduces. */
-void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
+void cp_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
   const alloy_host_api *h = b->host;
   const alloy_value *in[1], *outv = h->node_output(n, 0);
-  if (cg_tensor_operands(h, n, in, 1) != 1) return (void)cg_fail(b, n, "expected one tensor operand");
-  int xi = cg_in_memory(b, n, in[0]);
-  int yi = xi < 0 ? -1 : cg_materialize(b, outv);
+  if (cp_tensor_operands(h, n, in, 1) != 1) return (void)cp_fail(b, n, "expected one tensor operand");
+  int xi = cp_in_memory(b, n, in[0]);
+  int yi = xi < 0 ? -1 : cp_materialize(b, outv);
   if (xi < 0 || yi < 0) return;
   const cpu_tensor x = b->tensors[xi], y = b->tensors[yi];
   bool mask[CPU_MAX_RANK];
@@ -334,7 +334,7 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
     if (mask[d]) rd[nr++] = d;
     else kd[nk++] = d;
   }
-  if (!row_out && !keep && y.rank != nk) return (void)cg_fail(b, n, "an output of rank %d", y.rank);
+  if (!row_out && !keep && y.rank != nk) return (void)cp_fail(b, n, "an output of rank %d", y.rank);
   cpu_tensor xk = x, yk = y;
   xk.rank = yk.rank = nk;
   for (int i = 0; i < nk; i++) {
@@ -342,10 +342,10 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
     xk.strides[i] = x.strides[kd[i]];
     yk.strides[i] = row_out || keep ? y.strides[kd[i]] : y.strides[i];
   }
-  if (cg_numel_of(xk.sizes, nk) == 0) return; /* no output element */
+  if (cp_numel_of(xk.sizes, nk) == 0) return; /* no output element */
   kern k;
-  cg_kernel_begin(&k, xk.sizes, nk, h->node_op_name(n));
-  int sx = cg_kernel_slot(b, &k, &xk, -1), sy = cg_kernel_slot(b, &k, &yk, -1);
+  cp_kernel_begin(&k, xk.sizes, nk, h->node_op_name(n));
+  int sx = cp_kernel_slot(b, &k, &xk, -1), sy = cp_kernel_slot(b, &k, &yk, -1);
   if (sx < 0 || sy < 0) return;
   int64_t rsizes[CPU_MAX_RANK], rstrides[NEST_SLOTS][CPU_MAX_RANK];
   for (int i = 0; i < nr; i++) {
@@ -394,7 +394,7 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   ir_kernel_close(&k);
   k.row_work = (count ? count : 1) * (row_out ? 3 : 1);
-  cg_kernel_finish(b, &k);
+  cp_kernel_finish(b, &k);
 }
 
 /* ---- layer norm ------------------------------------------------------------------ */
@@ -403,9 +403,9 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op) {
  * after failing. */
 static int operand_named(builder *b, const alloy_node *n, const char *name) {
   const alloy_host_api *h = b->host;
-  const alloy_arg *a = cg_arg_named(h, n, name);
+  const alloy_arg *a = cp_arg_named(h, n, name);
   if (!a || h->arg_type(a) != ALLOY_ARG_TYPE_VALUE) return -1;
-  int t = cg_in_memory(b, n, h->arg_value(a));
+  int t = cp_in_memory(b, n, h->arg_value(a));
   return t < 0 ? -2 : t;
 }
 
@@ -413,20 +413,20 @@ static int operand_named(builder *b, const alloy_node *n, const char *name) {
  * a row per outer element; the mean, then the variance of the centered
  * values (two passes, as the reference), rstd = 1 / sqrt(var + eps), then
  * y = (x - mean) * rstd * w + b, all in float (double for float64). */
-void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
+void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
-  int xi = cg_in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
+  int xi = cp_in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
   int wi = xi < 0 ? -2 : operand_named(b, n, "weight"), bi = wi == -2 ? -2 : operand_named(b, n, "bias");
   if (xi < 0 || wi == -2 || bi == -2) return;
   const cpu_tensor x = b->tensors[xi];
   bool wp = wi >= 0, bp = bi >= 0;
   cpu_tensor w = wp ? b->tensors[wi] : x, bias = bp ? b->tensors[bi] : x;
-  const alloy_arg *ns_arg = cg_arg_named(h, n, "normalized_shape");
+  const alloy_arg *ns_arg = cp_arg_named(h, n, "normalized_shape");
   int nd = ns_arg ? h->arg_list_size(ns_arg) : 0;
-  if (nd < 1 || nd > x.rank) return (void)cg_fail(b, n, "normalized_shape of %d dims", nd);
-  int ty = cg_materialize(b, h->node_output(n, 0)), tm = cg_materialize(b, h->node_output(n, 1)),
-      tr = cg_materialize(b, h->node_output(n, 2));
+  if (nd < 1 || nd > x.rank) return (void)cp_fail(b, n, "normalized_shape of %d dims", nd);
+  int ty = cp_materialize(b, h->node_output(n, 0)), tm = cp_materialize(b, h->node_output(n, 1)),
+      tr = cp_materialize(b, h->node_output(n, 2));
   if (ty < 0 || tm < 0 || tr < 0) return;
   const cpu_tensor y = b->tensors[ty], mean = b->tensors[tm], rstd = b->tensors[tr];
   int no = x.rank - nd;
@@ -437,16 +437,16 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
     mk.strides[d] = mean.strides[d];
     rk.strides[d] = rstd.strides[d];
   }
-  if (cg_numel_of(xk.sizes, no) == 0) return;
+  if (cp_numel_of(xk.sizes, no) == 0) return;
   kern k;
-  cg_kernel_begin(&k, xk.sizes, no, "layer_norm");
-  int sx = cg_kernel_slot(b, &k, &xk, -1), sy = cg_kernel_slot(b, &k, &yk, -1);
-  int sm = cg_kernel_slot(b, &k, &mk, -1), sr = cg_kernel_slot(b, &k, &rk, -1);
+  cp_kernel_begin(&k, xk.sizes, no, "layer_norm");
+  int sx = cp_kernel_slot(b, &k, &xk, -1), sy = cp_kernel_slot(b, &k, &yk, -1);
+  int sm = cp_kernel_slot(b, &k, &mk, -1), sr = cp_kernel_slot(b, &k, &rk, -1);
   /* w and b span the normalized dims: the same at every row */
   cpu_tensor wk = w, bk = bias;
   wk.rank = bk.rank = no;
   for (int d = 0; d < no; d++) wk.sizes[d] = bk.sizes[d] = xk.sizes[d], wk.strides[d] = bk.strides[d] = 0;
-  int sw = wp ? cg_kernel_slot(b, &k, &wk, -1) : -1, sb = bp ? cg_kernel_slot(b, &k, &bk, -1) : -1;
+  int sw = wp ? cp_kernel_slot(b, &k, &wk, -1) : -1, sb = bp ? cp_kernel_slot(b, &k, &bk, -1) : -1;
   if (sx < 0 || sy < 0 || sm < 0 || sr < 0 || (wp && sw < 0) || (bp && sb < 0)) return;
   int64_t rsizes[CPU_MAX_RANK], rstrides[NEST_SLOTS][CPU_MAX_RANK];
   int slots[NEST_SLOTS] = {sx, sy, sw, sb}, nslots = 2 + wp + bp;
@@ -467,7 +467,7 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
   k.acc[0] = ALLOY_F64, k.acc[1] = ct, k.nacc = 2;
   ir_kernel_open(&k, no);
   int64_t count = nest_count(&ns);
-  double eps = cg_float_arg(h, n, "eps", 1e-5);
+  double eps = cp_float_arg(h, n, "eps", 1e-5);
   sum_rows(&k, &ns, ct, true);
   irv mu = ir_cast(&k, &k.fn, bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64)), ct);
   /* the squared deviations, summed the same way */
@@ -498,7 +498,7 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
   row_store(&k, sr, rs);
   ir_kernel_close(&k);
   k.row_work = 3 * (count ? count : 1);
-  cg_kernel_finish(b, &k);
+  cp_kernel_finish(b, &k);
 }
 
 /* ---- matrix products -------------------------------------------------------------- */
@@ -536,8 +536,8 @@ static bool dense(const cpu_tensor *t) {
 /* A dense float32 copy of t (a 16-bit operand, or a layout sgemm does not
  * read): its plan tensor. */
 static int f32_copy(builder *b, const cpu_tensor *t) {
-  int c = cg_temp_like(b, t, ALLOY_F32);
-  if (c >= 0) cg_emit_copy(b, t, &b->tensors[c]);
+  int c = cp_temp_like(b, t, ALLOY_F32);
+  if (c >= 0) cp_emit_copy(b, t, &b->tensors[c]);
   return c;
 }
 
@@ -563,7 +563,7 @@ static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm
   int64_t batch = r == 3 ? d->sizes[0] : 1;
   int64_t sizes[2] = {batch, m};
   kern k;
-  cg_kernel_begin(&k, sizes, 2, "mm");
+  cp_kernel_begin(&k, sizes, 2, "mm");
   cpu_tensor ak = *a, bk = *bm, dk = *d;
   ak.rank = bk.rank = dk.rank = 2;
   ak.sizes[0] = bk.sizes[0] = dk.sizes[0] = batch;
@@ -574,7 +574,7 @@ static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm
   ak.strides[1] = a->strides[a->rank - 2];
   bk.strides[1] = 0;
   dk.strides[1] = d->strides[r - 2];
-  int sa = cg_kernel_slot(b, &k, &ak, -1), sb = cg_kernel_slot(b, &k, &bk, -1), sd = cg_kernel_slot(b, &k, &dk, -1);
+  int sa = cp_kernel_slot(b, &k, &ak, -1), sb = cp_kernel_slot(b, &k, &bk, -1), sd = cp_kernel_slot(b, &k, &dk, -1);
   if (sa < 0 || sb < 0 || sd < 0) return;
   ir_kernel_open(&k, 2);
   /* D's row = 0 */
@@ -616,37 +616,37 @@ static void emit_loop_gemm(builder *b, const cpu_tensor *a, const cpu_tensor *bm
   }
   ir_kernel_close(&k);
   k.row_work = 2 * (kk ? kk : 1) * (nn ? nn : 1);
-  cg_kernel_finish(b, &k);
+  cp_kernel_finish(b, &k);
 }
 
 /* mm(a, b), bmm(a, b), addmm(c, a, b, beta, alpha): D = A @ B in float32,
  * then, when D is not the node's output itself, one pass in the group of
  * the output's shape: alpha * D + beta * c, rounded to the output dtype. */
-void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
+void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
   bool with_c = !strcmp(h->node_op_name(n), "aten.addmm.default");
   const alloy_value *in[3], *outv = h->node_output(n, 0);
-  int nin = cg_tensor_operands(h, n, in, 3);
-  if (nin != (with_c ? 3 : 2)) return (void)cg_fail(b, n, "expected %d tensor operands", with_c ? 3 : 2);
+  int nin = cp_tensor_operands(h, n, in, 3);
+  if (nin != (with_c ? 3 : 2)) return (void)cp_fail(b, n, "expected %d tensor operands", with_c ? 3 : 2);
   int ti[3];
   for (int j = 0; j < nin; j++)
-    if ((ti[j] = cg_in_memory(b, n, in[j])) < 0) return;
+    if ((ti[j] = cp_in_memory(b, n, in[j])) < 0) return;
   cpu_tensor a = b->tensors[ti[with_c]], bm = b->tensors[ti[with_c + 1]];
   alloy_dtype t = h->value_dtype(outv);
   int orank = h->value_rank(outv);
   int64_t osz[3] = {1, 1, 1};
   for (int d = 0; d < orank && d < 3; d++) h->value_size(outv, d, &osz[d]);
-  if (orank < 2 || orank > 3) return (void)cg_fail(b, n, "an output of rank %d", orank);
-  if (cg_numel_of(osz, orank) == 0) { /* nothing to compute: the output is empty */
-    cg_materialize(b, outv);
+  if (orank < 2 || orank > 3) return (void)cp_fail(b, n, "an output of rank %d", orank);
+  if (cp_numel_of(osz, orank) == 0) { /* nothing to compute: the output is empty */
+    cp_materialize(b, outv);
     return;
   }
   /* small products: the emitted loop (OpenBLAS's call costs more than
    * their work, and the loop rounds as the reference does) */
   int64_t mnk = osz[orank - 2] * osz[orank - 1] * a.sizes[a.rank - 1];
   bool blas = b->opt.blas && mnk > SMALL_GEMM;
-  double alpha = with_c ? cg_float_arg(h, n, "alpha", 1.0) : 1.0, beta = with_c ? cg_float_arg(h, n, "beta", 1.0) : 1.0;
+  double alpha = with_c ? cp_float_arg(h, n, "alpha", 1.0) : 1.0, beta = with_c ? cp_float_arg(h, n, "beta", 1.0) : 1.0;
   cpu_gemm_desc g = {0};
   if (t != ALLOY_F32 || !blas) {
     /* sgemm reads float32 in its layouts; the loop nest reads any strides */
@@ -674,13 +674,13 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   bool direct = !with_c && t == ALLOY_F32;
   int di;
   if (direct) {
-    di = cg_materialize(b, outv);
+    di = cp_materialize(b, outv);
     if (di >= 0 && !dense(&b->tensors[di])) direct = false;
   }
   if (!direct) {
     cpu_tensor shape = {.rank = orank};
     memcpy(shape.sizes, osz, sizeof osz);
-    di = cg_temp_like(b, &shape, ALLOY_F32);
+    di = cp_temp_like(b, &shape, ALLOY_F32);
   }
   if (di < 0) return;
   cpu_tensor d = b->tensors[di];
@@ -688,7 +688,7 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
     g.m = osz[orank - 2], g.n = osz[orank - 1], g.k = a.sizes[a.rank - 1];
     g.batch = orank == 3 ? osz[0] : 1;
     g.ldd = g.n, g.stride_d = g.m * g.n;
-    cpu_step *s = cg_add_step(b);
+    cpu_step *s = cp_add_step(b);
     if (!s) return;
     s->kind = STEP_GEMM;
     s->gemm = g;
@@ -703,17 +703,17 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   if (direct || b->err) return;
   /* the epilogue: joins the group of the output's shape */
-  group *gr = cg_join_group(b, n, outv, true);
+  group *gr = cp_join_group(b, n, outv, true);
   if (!gr) return;
-  b->node_group[h->node_index(b->g, n)] = cg_group_index(b, gr);
+  b->node_group[h->node_index(b->g, n)] = cp_group_index(b, gr);
   kern *k = &gr->k;
-  irv v = cg_group_load(b, gr, di);
+  irv v = cp_group_load(b, gr, di);
   if (alpha != 1) {
     irv args[2] = {ir_const_f(alpha, ALLOY_F32), v};
     ir_prim(k, &k->body, "mul", args, 2, ALLOY_F32, &v);
   }
   if (with_c && beta != 0) {
-    irv c = ir_cast(k, &k->body, cg_group_load(b, gr, ti[0]), ALLOY_F32);
+    irv c = ir_cast(k, &k->body, cp_group_load(b, gr, ti[0]), ALLOY_F32);
     if (beta != 1) {
       irv args[2] = {ir_const_f(beta, ALLOY_F32), c};
       ir_prim(k, &k->body, "mul", args, 2, ALLOY_F32, &c);
@@ -722,5 +722,5 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
     ir_prim(k, &k->body, "add", args, 2, ALLOY_F32, &v);
   }
   v = ir_round(k, &k->body, v, t);
-  cg_group_define(b, gr, outv, v, h->node_op_name(n));
+  cp_group_define(b, gr, outv, v, h->node_op_name(n));
 }
