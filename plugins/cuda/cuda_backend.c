@@ -301,8 +301,8 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
       continue;
     }
-    if ((op->check && (why = op->check(h, n))) || (op->kind == CUDA_OP_CONV && !be->devs[0].dnn)) {
-      if (h->claims_reject) h->claims_reject(claims, i, why ? why : be->devs[0].dnn_why);
+    if (op->kind == CUDA_OP_CONV && !be->devs[0].dnn) { /* without cuDNN, as products without cuBLASLt */
+      if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].dnn_why);
       continue;
     }
     double bytes = 0;

@@ -83,7 +83,7 @@ struct cuda_conv {
   int64_t workspace;             /* bytes it needs */
   int64_t engine;                /* cuDNN's global index of the engine, for logs */
   bool fused;                    /* the bias add is in the plan */
-  bool strict_nan;               /* the engine says it propagates NaN strictly */
+  bool strict_nan;               /* the engine says it propagates NaN strictly (logs) */
 };
 
 #define DNN_ROW(name) CUDA_SYMBOL(struct cuda_dnn, name)
@@ -456,19 +456,14 @@ static bool pick(build *b, cudnnBackendDescriptor_t g, cudnnBackendHeurMode_t mo
       d->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made,
                                   &got, cfgs) != CUDNN_STATUS_SUCCESS)
     got = 0;
-  /* The 16-bit types first try the engines that say they propagate NaN
-   * strictly: some tensor-core engines turn a NaN input into a finite or
-   * infinite result (measured on an H200 with cuDNN's edge-value samples),
-   * where PyTorch's semantics, and float32's engines, keep it. */
   int64_t chosen = -1;
-  for (int pass = c->desc.dtype == ALLOY_F32 ? 1 : 0; pass < 2 && chosen < 0; pass++)
-    for (int64_t i = 0; i < got && i < made && chosen < 0; i++) {
-      int64_t engine = -1, ws = 0;
-      bool strict_nan = false;
-      if (!engine_allowed(d, cfgs[i], &c->desc, &engine, &strict_nan) || (pass == 0 && !strict_nan)) continue;
-      if ((c->plan = plan_of(d, cfgs[i], max_workspace, &ws)))
-        chosen = i, c->workspace = ws, c->engine = engine, c->strict_nan = strict_nan;
-    }
+  for (int64_t i = 0; i < got && i < made && chosen < 0; i++) {
+    int64_t engine = -1, ws = 0;
+    bool strict_nan = false;
+    if (!engine_allowed(d, cfgs[i], &c->desc, &engine, &strict_nan)) continue;
+    if ((c->plan = plan_of(d, cfgs[i], max_workspace, &ws)))
+      chosen = i, c->workspace = ws, c->engine = engine, c->strict_nan = strict_nan;
+  }
   for (int64_t i = 0; i < made; i++)
     if (i != chosen) d->cudnnBackendDestroyDescriptor(cfgs[i]);
   if (chosen >= 0 && c->nheld < CUDA_DNN_HELD) {

@@ -19,9 +19,7 @@
  * engines that down-convert their inputs or reduce in less than float are
  * never taken; for float32 without allow_tf32, engines on tensor cores
  * (TF32) are not taken, nor FFT or Winograd ones (their transforms round
- * apart from a direct sum), so float32 is exact as the reference's; for
- * float16 and bfloat16 the engines that propagate NaN strictly (cuDNN's
- * note) are tried first, then the others. A bias
+ * apart from a direct sum), so float32 is exact as the reference's. A bias
  * goes into the graph (conv, then a pointwise add in float) when an engine
  * takes the pair; else the plan is of the convolution alone and says so,
  * and the caller adds the bias itself.
