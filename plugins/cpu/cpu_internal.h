@@ -78,6 +78,10 @@ typedef struct cpu_op {
   int bool_operand; /* this tensor operand is a condition (where: 0), or -1 */
   bool float_only;  /* runs on float results only (sin of an int is a float) */
   bool no_bool;     /* bool operands are refused (PyTorch refuses neg of bool) */
+  /* float16/bfloat16: a one-element `other` (a Python number, a 0-dim
+   * tensor) stays in float32 instead of being rounded to the dtype, as
+   * PyTorch's mul and div kernels keep it in opmath */
+  bool scalar_opmath;
   /* The formula, over the operands in the compute type: calls of the
    * primitives of cpu_ir.c, $0.. the tensor operands in schema order,
    * ${name} a scalar argument as a constant of the compute type (${name?}

@@ -22,6 +22,7 @@
 #define VIEW(op) {.name = op, .kind = CPU_OP_VIEW, .bool_operand = -1}
 #define FILL(op, ct_, e) {.name = op, .kind = CPU_OP_FILL, .ct = ct_, .bool_operand = -1, .expr = e}
 #define RED(op, what, fl) {.name = op, .kind = CPU_OP_ROWS, .rows = ROWS_REDUCE, .bool_operand = -1, .float_only = fl, .reduce = what}
+#define PWS(op, fl, e) {.name = op, .kind = CPU_OP_POINTWISE, .bool_operand = -1, .float_only = fl, .scalar_opmath = true, .expr = e}
 #define GEMM(op) {.name = op, .kind = CPU_OP_ROWS, .rows = ROWS_GEMM, .bool_operand = -1, .float_only = true}
 
 static const cpu_op ops[] = {
@@ -31,10 +32,10 @@ static const cpu_op ops[] = {
     PWN("aten.sub.Tensor", "sub($0, mul(${alpha}, $1))"),
     PWN("aten.sub.Scalar", "sub($0, mul(${alpha}, ${other}))"),
     PWN("aten.rsub.Scalar", "sub(${other}, mul(${alpha}, $0))"),
-    PW("aten.mul.Tensor", CT_RESULT, "mul($0, $1)"),
-    PW("aten.mul.Scalar", CT_RESULT, "mul($0, ${other})"),
-    PWF("aten.div.Tensor", "div($0, $1)"),
-    PWF("aten.div.Scalar", "div($0, ${other})"),
+    PWS("aten.mul.Tensor", false, "mul($0, $1)"),
+    PWS("aten.mul.Scalar", false, "mul($0, ${other})"),
+    PWS("aten.div.Tensor", true, "div($0, $1)"),
+    PWS("aten.div.Scalar", true, "div($0, ${other})"),
     PWN("aten.neg.default", "neg($0)"),
     PWN("aten.abs.default", "abs($0)"),
     PWF("aten.reciprocal.default", "rcp($0)"),

@@ -785,8 +785,22 @@ static bool eval(formula *f, irv *out) {
   if (p[0] == '$' && p[1] >= '0' && p[1] <= '9') {
     int j = p[1] - '0';
     const alloy_arg *a = h->node_arg(f->n, j);
-    if (a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE) *out = operand(f, h->arg_value(a));
-    else *out = a ? scalar_const(h, a, f->ct, f->cd, false) : ir_const_i(0, f->ct);
+    /* PyTorch casts every operand to the common dtype first: for float16
+     * and bfloat16, which compute in float, an operand of another dtype
+     * is rounded to it (but mul's and div's one-element `other`) */
+    bool half = f->cd == ALLOY_F16 || f->cd == ALLOY_BF16, keep = false;
+    if (a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE) {
+      const alloy_value *v = h->arg_value(a);
+      *out = operand(f, v);
+      int64_t numel = 1, s;
+      for (int d = 0; d < h->value_rank(v); d++) numel *= h->value_size(v, d, &s) ? s : 2;
+      keep = f->op->scalar_opmath && j == 1 && numel == 1;
+      if (half && !keep && h->value_dtype(v) != f->cd && j != f->op->bool_operand)
+        *out = ir_round(k, &k->body, ir_cast(k, &k->body, *out, ALLOY_F32), f->cd);
+    } else {
+      keep = f->op->scalar_opmath && j == 1;
+      *out = a ? scalar_const(h, a, f->ct, f->cd, half && !keep) : ir_const_i(0, f->ct);
+    }
     if (j == f->op->bool_operand) *out = ir_cast(k, &k->body, *out, ALLOY_BOOL);
     f->p = p + 2;
     return true;
@@ -808,7 +822,7 @@ static bool eval(formula *f, irv *out) {
     const alloy_arg *a = cp_arg_named(h, f->n, name);
     if (a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE) *out = operand(f, h->arg_value(a));
     else if (a && h->arg_type(a) != ALLOY_ARG_TYPE_NONE)
-      *out = scalar_const(h, a, f->ct, f->cd, rounds_to_dtype(name));
+      *out = scalar_const(h, a, f->ct, f->cd, rounds_to_dtype(name) && !f->op->scalar_opmath);
     else if (optional) *out = (irv){.s = "", .t = f->ct}; /* absent */
     else *out = ir_const_i(1, f->ct);                     /* an absent alpha */
     f->p = end + 1;

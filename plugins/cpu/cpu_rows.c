@@ -410,9 +410,10 @@ static int operand_named(builder *b, const alloy_node *n, const char *name) {
 }
 
 /* native_layer_norm(x, normalized_shape, w?, b?, eps) -> (y, mean, rstd):
- * a row per outer element; the mean, then the variance of the centered
- * values (two passes, as the reference), rstd = 1 / sqrt(var + eps), then
- * y = (x - mean) * rstd * w + b, all in float (double for float64). */
+ * a row per outer element; the mean (summed in double), then the variance
+ * of the centered values (two passes, as the reference; float blocks),
+ * rstd = 1 / sqrt(var + eps), then y = (x - mean) * rstd * w + b in float
+ * (double for float64). */
 void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
@@ -464,30 +465,38 @@ void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op) {
   nest_init(&ns, nd, rsizes, nslots, slots, rstrides, true);
   nest_init(&flat, nd, rsizes, nslots, slots, rstrides, false);
   alloy_dtype ct = x.dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
-  k.acc[0] = ALLOY_F64, k.acc[1] = ct, k.nacc = 2;
+  /* the mean's sum in double (its blocks too: x - mean cancels where the
+   * values are close, so the mean needs more than float), the squared
+   * deviations' blocks in float */
+  k.acc[0] = ALLOY_F64, k.acc[1] = ALLOY_F64, k.acc[2] = ct, k.nacc = 3;
   ir_kernel_open(&k, no);
   int64_t count = nest_count(&ns);
   double eps = cp_float_arg(h, n, "eps", 1e-5);
-  sum_rows(&k, &ns, ct, true);
-  irv mu = ir_cast(&k, &k.fn, bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64)), ct);
+  sum_rows(&k, &ns, ALLOY_F64, true);
+  /* the mean as a float pair hi + lo: x - hi is exact for x near it, so
+   * the deviations keep the double mean's accuracy (the reference's) where
+   * they cancel, and a float mean's 1e-8 would be 1e-5 of a 1e-3 deviation */
+  irv mu_d = bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64));
+  irv mu = ir_cast(&k, &k.fn, mu_d, ct);
+  irv mu_lo = ir_cast(&k, &k.fn, bin(&k, "fsub", mu_d, ir_cast(&k, &k.fn, mu, ALLOY_F64)), ct);
   /* the squared deviations, summed the same way */
   acc_store(&k, 0, ir_const_f(0, ALLOY_F64));
   nest_outer_begin(&k, &ns);
-  acc_store(&k, 1, ir_const_f(0, ct));
+  acc_store(&k, 2, ir_const_f(0, ct));
   if (!ns.empty) {
     nest_inner_begin(&k, &ns);
-    irv dv = bin(&k, "fsub", nest_load(&k, &ns, 0, ct), mu);
-    acc_store(&k, 1, bin(&k, "fadd reassoc", acc_load(&k, 1), bin(&k, "fmul", dv, dv)));
+    irv dv = bin(&k, "fsub", bin(&k, "fsub", nest_load(&k, &ns, 0, ct), mu), mu_lo);
+    acc_store(&k, 2, bin(&k, "fadd reassoc", acc_load(&k, 2), bin(&k, "fmul", dv, dv)));
     nest_inner_end(&k, &ns);
   }
-  acc_store(&k, 0, bin(&k, "fadd", acc_load(&k, 0), ir_cast(&k, &k.fn, acc_load(&k, 1), ALLOY_F64)));
+  acc_store(&k, 0, bin(&k, "fadd", acc_load(&k, 0), ir_cast(&k, &k.fn, acc_load(&k, 2), ALLOY_F64)));
   nest_outer_end(&k, &ns);
   irv var = ir_cast(&k, &k.fn, bin(&k, "fdiv", acc_load(&k, 0), ir_const_f((double)count, ALLOY_F64)), ct);
   irv rs = bin(&k, "fdiv", ir_const_f(1, ct), call1(&k, "sqrt", bin(&k, "fadd", var, ir_const_f(eps, ct))));
   nest_outer_begin(&k, &flat);
   if (!flat.empty) {
     nest_inner_begin(&k, &flat);
-    irv r = bin(&k, "fmul", bin(&k, "fsub", nest_load(&k, &flat, 0, ct), mu), rs);
+    irv r = bin(&k, "fmul", bin(&k, "fsub", bin(&k, "fsub", nest_load(&k, &flat, 0, ct), mu), mu_lo), rs);
     if (wp) r = bin(&k, "fmul", r, nest_load(&k, &flat, 2, ct));
     if (bp) r = bin(&k, "fadd", r, nest_load(&k, &flat, wp ? 3 : 2, ct));
     nest_store(&k, &flat, 1, r);
