@@ -103,6 +103,10 @@ $(BUILD)/lib/alloy/liballoy-%.so: $$(call plugin_objs,$$*) $(KT_A)
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS)
 $(BUILD)/obj/plugin/plugins/cuda/%.o: PLUGIN_CFLAGS += -isystem $(CUDA_HOME)/include
 $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
+# The unit tests compile every generated module with NVRTC where it is.
+ifneq ($(wildcard $(CUDA_HOME)/lib64/libnvrtc.so),)
+$(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
+endif
 $(BUILD)/obj/plugin/plugins/cpu/%.o: PLUGIN_CFLAGS += -isystem $(LLVM_INCLUDE)
 $(BUILD)/lib/alloy/liballoy-cpu.so: PLUGIN_LIBS += $(LLVM_LIBS) -ldl -lpthread
 # The reference backend as a plugin: the same code the host has built in.

@@ -300,3 +300,86 @@ TEST(cuda_codegen_attention_refusals) {
   CHECK(why && strstr(why, "dropout"));
   alloy_graph_free(g);
 }
+
+#ifdef ALLOY_TEST_NVRTC
+/* Where the CUDA toolkit is (the Makefile defines ALLOY_TEST_NVRTC as its
+ * NVRTC library), every module the planner writes must compile: NVRTC runs
+ * without a GPU, so a kernel that does not compile (NVRTC has no math.h,
+ * no INFINITY) fails here rather than on the device. The plans are the
+ * other tests' kinds of graphs, one module each. */
+#include <dlfcn.h>
+
+typedef int (*nvrtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*nvrtc_compile_fn)(void *, int, const char *const *);
+typedef int (*nvrtc_log_size_fn)(void *, size_t *);
+typedef int (*nvrtc_log_fn)(void *, char *);
+typedef int (*nvrtc_destroy_fn)(void **);
+
+static void nvrtc_compiles(void *lib, const char *air) {
+  alloy_graph *g = parse(air);
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  alloy_graph_free(g);
+  REQUIRE(p.source);
+  nvrtc_create_fn create = (nvrtc_create_fn)dlsym(lib, "nvrtcCreateProgram");
+  nvrtc_compile_fn compile = (nvrtc_compile_fn)dlsym(lib, "nvrtcCompileProgram");
+  nvrtc_log_size_fn log_size = (nvrtc_log_size_fn)dlsym(lib, "nvrtcGetProgramLogSize");
+  nvrtc_log_fn get_log = (nvrtc_log_fn)dlsym(lib, "nvrtcGetProgramLog");
+  nvrtc_destroy_fn destroy = (nvrtc_destroy_fn)dlsym(lib, "nvrtcDestroyProgram");
+  REQUIRE(create && compile && log_size && get_log && destroy);
+  void *prog = NULL;
+  REQUIRE(create(&prog, p.source, "test.cu", 0, NULL, NULL) == 0);
+  const char *opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
+  int r = compile(prog, (int)(sizeof opts / sizeof *opts), opts);
+  size_t n = 0;
+  log_size(prog, &n);
+  char *log = malloc(n + 1);
+  if (log) get_log(prog, log), log[n] = 0;
+  if (r != 0) harness_fail(__FILE__, __LINE__, "NVRTC: %.1500s", log ? log : "?");
+  CHECK(!log || !strstr(log, "warning")); /* warnings are bugs here too */
+  if (log && strstr(log, "warning")) fprintf(stderr, "%s\n", log);
+  free(log);
+  destroy(&prog);
+  cuda_plan_free(&p);
+}
+
+TEST(cuda_codegen_modules_compile_with_nvrtc) {
+  void *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
+  REQUIRE(lib);
+  nvrtc_compiles(lib,
+                 "input %x: bf16[4, 8]\ninput %b: f32[8]\n"
+                 "%s = aten.sigmoid.default(%x) : bf16[4, 8]\n%m = aten.mul.Tensor(%x, %s) : bf16[4, 8]\n"
+                 "%y = aten.add.Tensor(%m, %b) : f32[4, 8]\n%t = aten.permute.default(%y, [1, 0]) : f32[8, 4]\n"
+                 "%z = aten.sum.dim_IntList(%t, [1]) : f32[8]\n%w = aten._softmax.default(%y, 1, false) : f32[4, 8]\n"
+                 "output %z, %w\n");
+  nvrtc_compiles(lib,
+                 "input %x: f16[2, 16, 32]\ninput %w: f16[32]\ninput %c: f16[32]\n"
+                 "%y, %mu, %rs = aten.native_layer_norm.default(%x, [32], %w, %c, 1e-5) : "
+                 "f16[2, 16, 32], f16[2, 16, 1], f16[2, 16, 1]\noutput %y\n");
+  nvrtc_compiles(lib,
+                 "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
+                 "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"
+                 "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
+                 "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %f) : bf16[2, 4, 200, 32]\n"
+                 "%q3 = aten.select.int(%q, 0, 0) : bf16[4, 200, 64]\n%k3 = aten.select.int(%k, 0, 0) : bf16[4, 300, 64]\n"
+                 "%v3 = aten.select.int(%v, 0, 0) : bf16[4, 300, 32]\n"
+                 "%c = aten.scaled_dot_product_attention.default(%q3, %k3, %v3, None, 0.0, true) : bf16[4, 200, 32]\n"
+                 "output %a, %b, %c\n");
+  nvrtc_compiles(lib,
+                 "input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %cb: f32[8]\ninput %gamma: f32[8]\n"
+                 "input %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
+                 "%conv = aten.convolution.default(%x, %w, %cb, [2, 1], [1, 1], [1, 1], false, [0, 0], 1)"
+                 " : f32[2, 8, 4, 8]\n"
+                 "%bn, %bm, %bv = aten._native_batch_norm_legit_no_training.default(%conv, %gamma, %beta,"
+                 " %mean, %var, 0.1, 1e-05) : f32[2, 8, 4, 8], f32[0], f32[0]\n"
+                 "%y = aten.hardswish.default(%bn) : f32[2, 8, 4, 8]\n"
+                 "%v, %i = aten.max_pool2d_with_indices.default(%y, [3, 2], [2, 1], [1, 1], [2, 1], true)"
+                 " : f32[2, 8, 2, 9], i64[2, 8, 2, 9]\n"
+                 "%a = aten.avg_pool2d.default(%y, [3, 2], [2, 1], [1, 1], true, false) : f32[2, 8, 3, 9]\n"
+                 "%p = aten._adaptive_avg_pool2d.default(%y, [3, 4]) : f32[2, 8, 3, 4]\n"
+                 "output %v, %i, %a, %p\n");
+  dlclose(lib);
+}
+#endif

@@ -346,8 +346,8 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
     return be->host->error_new(ALLOY_ERR_INTERNAL, be->api.nvrtcGetErrorString(r));
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=%s", d->arch);
-  const char *opts[] = {arch, "--std=c++17", "-default-device"};
-  r = be->api.nvrtcCompileProgram(prog, 3, opts);
+  const char *opts[] = {arch, CUDA_NVRTC_OPTIONS};
+  r = be->api.nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
   if (r != NVRTC_SUCCESS) {
     size_t log_size = 0;
     be->api.nvrtcGetProgramLogSize(prog, &log_size);

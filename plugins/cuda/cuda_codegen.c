@@ -586,11 +586,14 @@ void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap) {
     return;
   }
   if (!k->index_split) {
-    /* the per-dim indices, from the last dim */
+    /* the per-dim indices, from the last dim (a broadcast operand reads
+     * only some of them) */
     cg_put(&k->body, "    i64 r = i;\n");
     for (int d = k->rank - 1; d >= 0; d--) {
-      if (d > 0) cg_put(&k->body, "    i64 i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d], k->sizes[d]);
-      else cg_put(&k->body, "    i64 i0 = r;\n");
+      if (d > 0)
+        cg_put(&k->body, "    [[maybe_unused]] i64 i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d],
+               k->sizes[d]);
+      else cg_put(&k->body, "    [[maybe_unused]] i64 i0 = r;\n");
     }
     k->index_split = true;
   }

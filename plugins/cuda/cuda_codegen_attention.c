@@ -133,7 +133,7 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   /* blocks: the row tiles of each batch index, in x (y would stop at 65535) */
   int64_t tiles = (L + ATT_THREADS - 1) / ATT_THREADS;
   cg_put(&s, "  const i64 tile = blockIdx.x %% %" PRId64 ", row = tile * %d + threadIdx.x;\n", tiles, ATT_THREADS);
-  cg_put(&s, "  i64 br = blockIdx.x / %" PRId64 ";\n", tiles);
+  if (nb > 0) cg_put(&s, "  i64 br = blockIdx.x / %" PRId64 ";\n", tiles);
   for (int d = nb - 1; d >= 0; d--)
     cg_put(&s, "  const i64 b%d = br %% %" PRId64 "; br /= %" PRId64 ";\n", d, o.sizes[d], o.sizes[d]);
   char off[4][512], oo[512];
@@ -160,7 +160,8 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   cg_put(&s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) q[e] = live ? ld_%s(p0, qb + row * %" PRId64
              " + e * %" PRId64 ") * %.9gf : 0.f;\n", E, tag, qsl, qse, scale);
   cg_put(&s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) acc[e] = 0.f;\n", EV);
-  cg_put(&s, "  float mx = -INFINITY, sum = 0.f;\n");
+  /* NVRTC has no math.h: minus infinity by its bits */
+  cg_put(&s, "  const float ninf = __int_as_float(0xff800000);\n  float mx = ninf, sum = 0.f;\n");
   if (a.causal)
     cg_put(&s, "  const i64 last = min((i64)%" PRId64 ", tile * %d + %d);\n", S, ATT_THREADS, ATT_THREADS);
   else cg_put(&s, "  const i64 last = %" PRId64 ";\n", S);
@@ -181,7 +182,7 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   cg_put(&s, "      float sc = 0.f;\n      #pragma unroll\n      for (int e = 0; e < %" PRId64 "; e++) sc += q[e] * ks[jj][e];\n", E);
   if (m && m->dtype == ALLOY_BOOL) cg_put(&s, "      if (!ld_bool(p3, mb + row * msl + j * mss)) continue;\n");
   else if (m) cg_put(&s, "      sc += ld_%s(p3, mb + row * msl + j * mss);\n", cg_dtype_tag(m->dtype));
-  cg_put(&s, "      if (sc == -INFINITY) continue;\n");
+  cg_put(&s, "      if (sc == ninf) continue;\n");
   cg_put(&s, "      if (sc > mx) {\n        const float c = expf(mx - sc);\n        sum *= c;\n"
              "        #pragma unroll\n        for (int e = 0; e < %" PRId64 "; e++) acc[e] *= c;\n        mx = sc;\n      }\n", EV);
   cg_put(&s, "      const float pj = expf(sc - mx);\n      sum += pj;\n");

@@ -32,6 +32,9 @@
 
 #define CUDA_MAX_RANK 8
 
+/* NVRTC's options for a plan's module, after --gpu-architecture=sm_XY. */
+#define CUDA_NVRTC_OPTIONS "--std=c++17", "-default-device"
+
 /* ---- the op table (cuda_ops.c) ---------------------------------------- */
 
 enum {
