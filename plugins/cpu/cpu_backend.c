@@ -60,7 +60,7 @@ struct alloy_backend {
   int threads, opt_level, vector_width;
   bool gemm_loop; /* option gemm=loop: products as emitted loops even with OpenBLAS */
   const char *dump_dir;
-  char name[128], arch[256];
+  char name[384], arch[256];
   uint64_t memory;
   obj objects; /* every live object, for backend_close */
   pthread_mutex_t objects_lock;
@@ -163,6 +163,12 @@ static void describe_cpu(alloy_backend *be) {
       }
     }
   }
+  if (at < sizeof be->arch)
+    snprintf(be->arch + at, sizeof be->arch - at, be->have_blas ? ", OpenBLAS %s" : ", no OpenBLAS",
+             be->have_blas ? cpu_blas_core(&be->blas) : "");
+  /* `alloy backends` shows the device's name: the features go there too */
+  size_t nl = strlen(be->name);
+  snprintf(be->name + nl, sizeof be->name - nl, " [%s]", be->arch);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   be->memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
@@ -181,7 +187,7 @@ static alloy_error *cpu_backend_open(const alloy_host_api *host, alloy_backend *
     snprintf(msg, sizeof msg, "cpu: %s", why);
     return host->error_new(ALLOY_ERR_UNAVAILABLE, msg);
   }
-  be->have_blas = !cpu_blas_open(&be->blas, be->blas_why, sizeof be->blas_why);
+  be->have_blas = !cpu_blas_open(&be->blas, cpu_jit_cpu_features(be->jit), be->blas_why, sizeof be->blas_why);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   be->threads = n > 0 ? (int)(n < 64 ? n : 64) : 1;
   be->opt_level = 3;

@@ -19,10 +19,15 @@ typedef struct cpu_blas {
                 const float *b, int ldb, float beta, float *c, int ldc);
   void (*set_num_threads)(int n);
   char *(*get_config)(void);
+  char *(*get_corename)(void);
 } cpu_blas;
 
-/* NULL, or why OpenBLAS cannot be used (written into why). */
-const char *cpu_blas_open(cpu_blas *b, char *why, size_t cap);
+/* NULL, or why OpenBLAS cannot be used (written into why). features: the
+ * host CPU's features in LLVM's words ("+avx2,+avx512f,..."), which pick
+ * OpenBLAS's kernels where its own detection does not know the CPU. */
+const char *cpu_blas_open(cpu_blas *b, const char *features, char *why, size_t cap);
+/* The kernels OpenBLAS runs ("SkylakeX"), or "?". */
+const char *cpu_blas_core(const cpu_blas *b);
 void cpu_blas_close(cpu_blas *b);
 /* Whether sgemm's 32-bit dimensions hold product g. */
 int cpu_blas_fits(const cpu_gemm_desc *g);

@@ -267,11 +267,12 @@ static irv extreme_rows(kern *k, nest *ns, bool max, alloy_dtype ct) {
   return out;
 }
 
+/* intr ("exp": the prelude's vectorized op.exp, else an LLVM intrinsic) of x */
 static irv call1(kern *k, const char *intr, irv x) {
   irv v = {.t = x.t};
   const char *s = x.t == ALLOY_F64 ? "f64" : "f32";
-  snprintf(v.s, sizeof v.s, "%%r%d", ir_ins(k, &k->fn, "call %s @llvm.%s.%s(%s %s)", ir_type(x.t), intr, s,
-                                            ir_type(x.t), x.s));
+  snprintf(v.s, sizeof v.s, "%%r%d", ir_ins(k, &k->fn, "call %s @%s.%s.%s(%s %s)", ir_type(x.t),
+                                            strcmp(intr, "exp") ? "llvm" : "op", intr, s, ir_type(x.t), x.s));
   return v;
 }
 
