@@ -573,12 +573,18 @@ void ir_loop_end(kern *k, ir_loop *l, const char *trip) {
 
 /* ---- the kernel skeleton ------------------------------------------------------------ */
 
+/* The kernel is two functions: k<id>(i8** p, begin, end), what execute
+ * calls, loads the pointers and calls k<id>.body, whose pointers are
+ * noalias parameters. A kernel never writes a base it reads (the planner
+ * keeps a group from reading what it writes, and every base is one
+ * buffer or one temporary's own range), so that is true, and once the
+ * body is inlined LLVM knows the stores do not touch the loads: the loops
+ * vectorize without runtime overlap checks. */
 void ir_kernel_open(kern *k, int nouter) {
   text *f = &k->fn;
-  ir_put(f, "(i8** noalias nocapture readonly %%p, i64 %%begin, i64 %%end) #0 {\nentry:\n");
-  for (int i = 0; i < k->nparams; i++)
-    ir_put(f, "  %%q%d = getelementptr inbounds i8*, i8** %%p, i64 %d\n  %%b%d = load i8*, i8** %%q%d, align 8\n", i, i,
-           i, i);
+  ir_put(f, "(");
+  for (int i = 0; i < k->nparams; i++) ir_put(f, "i8* noalias %%b%d, ", i);
+  ir_put(f, "i64 %%begin, i64 %%end) alwaysinline nounwind {\nentry:\n");
   for (int s = 0; s < k->nslots; s++)
     ir_put(f, "  %%t%d = bitcast i8* %%b%d to %s*\n", s, k->slots[s].param, ir_mem_type(k->slots[s].dtype));
   for (int i = 0; i < k->nacc; i++) ir_put(f, "  %%acc%d = alloca %s, align 8\n", i, ir_type(k->acc[i]));
@@ -615,6 +621,16 @@ void ir_kernel_close(kern *k) {
   ir_put(&k->fn, "  br label %%row.latch\nrow.latch:\n  %%o.n = add i64 %%o, 1\n"
                  "  %%oc = icmp ult i64 %%o.n, %%end\n  br i1 %%oc, label %%row, label %%done\n"
                  "done:\n  ret void\n}\n");
+}
+
+void ir_kernel_wrapper(text *t, int id, int nparams) {
+  ir_put(t, "\ndefine void @k%d(i8** noalias nocapture readonly %%p, i64 %%begin, i64 %%end) #0 {\nentry:\n", id);
+  for (int i = 0; i < nparams; i++)
+    ir_put(t, "  %%q%d = getelementptr inbounds i8*, i8** %%p, i64 %d\n  %%b%d = load i8*, i8** %%q%d, align 8\n", i, i, i,
+           i);
+  ir_put(t, "  call void @k%d.body(", id);
+  for (int i = 0; i < nparams; i++) ir_put(t, "i8* %%b%d, ", i);
+  ir_put(t, "i64 %%begin, i64 %%end)\n  ret void\n}\n");
 }
 
 void ir_elem_ptr(kern *k, text *t, int s, const char *off, char *ptr, size_t cap) {

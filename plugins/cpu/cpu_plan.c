@@ -395,7 +395,8 @@ void cp_kernel_finish(builder *b, kern *k) {
     int id = kernel_seen(b, fn, p->nkernels);
     if (id < 0) {
       id = p->nkernels++;
-      ir_put(&b->ir, "\ndefine void @k%d%s", id, fn);
+      ir_kernel_wrapper(&b->ir, id, k->nparams);
+      ir_put(&b->ir, "define internal void @k%d.body%s", id, fn);
     }
     cpu_step *s = cp_add_step(b);
     if (s) {

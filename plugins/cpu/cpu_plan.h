@@ -114,6 +114,8 @@ void ir_loop_end(kern *k, ir_loop *l, const char *trip);
  * element offset at the row as %ro.<slot>; ir_kernel_close ends it. */
 void ir_kernel_open(kern *k, int nouter);
 void ir_kernel_close(kern *k);
+/* The function k<id> execute calls, around k<id>.body (ir_kernel_open). */
+void ir_kernel_wrapper(text *t, int id, int nparams);
 /* A typed pointer to slot s's element at offset register/constant off. */
 void ir_elem_ptr(kern *k, text *t, int s, const char *off, char *ptr, size_t cap);
 
