@@ -173,7 +173,8 @@ $(UNIT): $(TEST_OBJ) $(CUDA_CODEGEN_OBJ) $(LIB_A)
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 # So do the cpu backend's planner and its IR text (tests/test_cpu_plan.c):
 # LLVM comes in only with cpu_jit.c.
-CPU_PLAN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cpu/cpu_plan.c plugins/cpu/cpu_rows.c plugins/cpu/cpu_ir.c plugins/cpu/cpu_ops.c)
+CPU_PLAN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cpu/cpu_plan.c plugins/cpu/cpu_rows.c plugins/cpu/cpu_index.c \
+               plugins/cpu/cpu_ir.c plugins/cpu/cpu_ops.c)
 $(UNIT): $(CPU_PLAN_OBJ)
 
 deps:

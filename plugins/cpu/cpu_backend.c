@@ -318,6 +318,26 @@ static void variant_free(alloy_backend *be, variant *v) {
   free(v);
 }
 
+/* At ALLOY_LOG=0 (debug), the plan's steps: what each runs, its rows. */
+static void log_plan(alloy_backend *be, const cpu_plan *p) {
+  const alloy_host_api *h = be->host;
+  if (!ALLOY_HAS_FIELD(h, alloy_host_api, log_level) || !h->log_level || h->log_level() > ALLOY_LOG_DEBUG) return;
+  char line[256];
+  snprintf(line, sizeof line, "plan: %d steps, %d kernels, %d fused nodes, %" PRIu64 " bytes of scratch", p->nsteps,
+           p->nkernels, p->nfused_nodes, p->scratch_bytes);
+  h->log(ALLOY_LOG_DEBUG, "cpu", line);
+  for (int i = 0; i < p->nsteps; i++) {
+    const cpu_step *s = &p->steps[i];
+    if (s->kind == STEP_GEMM)
+      snprintf(line, sizeof line, "  step %d: sgemm %" PRId64 " x %" PRId64 " x %" PRId64 " batch %" PRId64 "%s%s", i,
+               s->gemm.m, s->gemm.n, s->gemm.k, s->gemm.batch, s->gemm.trans_a ? " A^T" : "", s->gemm.trans_b ? " B^T" : "");
+    else
+      snprintf(line, sizeof line, "  step %d: k%d %s, %" PRId64 " rows of %" PRId64, i, s->kernel, s->what, s->rows,
+               s->row_work);
+    h->log(ALLOY_LOG_DEBUG, "cpu", line);
+  }
+}
+
 /* Plans and JIT-compiles exe's partition for layout (NULL: contiguous). */
 static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cpu_layout *layout, variant **out) {
   variant *v = calloc(1, sizeof *v);
@@ -338,6 +358,7 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
     variant_free(be, v);
     return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
   }
+  log_plan(be, &v->plan);
   char why[1024];
   cpu_jit_options jo = {.opt_level = be->opt_level, .vector_width = be->vector_width, .dump_dir = be->dump_dir};
   if (cpu_jit_compile(be->jit, v->plan.ir, v->plan.ir_len, v->plan.nkernels, &jo, v->fns, &v->module, why,

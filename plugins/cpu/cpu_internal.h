@@ -69,6 +69,11 @@ enum {
   ROWS_REDUCE = 0, /* cpu_op.reduce over dims                         */
   ROWS_LAYER_NORM,
   ROWS_GEMM, /* mm, bmm, addmm: OpenBLAS, or the emitted loop        */
+  ROWS_EMBEDDING, /* gathers (cpu_index.c): pointwise work with an index */
+  ROWS_INDEX,
+  ROWS_GATHER,
+  ROWS_CAT,    /* each input into its slice of the output                */
+  ROWS_CUMSUM, /* a running sum along a dim                              */
 };
 
 typedef struct cpu_op {
@@ -93,6 +98,9 @@ typedef struct cpu_op {
 } cpu_op;
 
 const cpu_op *cpu_op_find(const char *name);
+/* index.Tensor(self, indices): the first dim of its integer index tensors
+ * (at consecutive dims, the others None), or -1 for any other pattern. */
+int cpu_index_position(const alloy_host_api *h, const alloy_node *n);
 
 /* Whether node n can be claimed: its op is in the table and its tensors
  * have dtypes and shapes the generated code handles. NULL, or a static

@@ -146,6 +146,12 @@ static const cpu_op ops[] = {
     GEMM("aten.mm.default"),
     GEMM("aten.bmm.default"),
     GEMM("aten.addmm.default"),
+    /* gathers, cat and cumsum (cpu_index.c) */
+    {.name = "aten.embedding.default", .kind = CPU_OP_ROWS, .rows = ROWS_EMBEDDING, .bool_operand = -1},
+    {.name = "aten.index.Tensor", .kind = CPU_OP_ROWS, .rows = ROWS_INDEX, .bool_operand = -1},
+    {.name = "aten.gather.default", .kind = CPU_OP_ROWS, .rows = ROWS_GATHER, .bool_operand = -1},
+    {.name = "aten.cat.default", .kind = CPU_OP_ROWS, .rows = ROWS_CAT, .bool_operand = -1},
+    {.name = "aten.cumsum.default", .kind = CPU_OP_ROWS, .rows = ROWS_CUMSUM, .bool_operand = -1},
     /* views */
     VIEW("aten.view.default"),
     VIEW("aten._unsafe_view.default"),
@@ -167,6 +173,23 @@ const cpu_op *cpu_op_find(const char *name) {
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
     if (!strcmp(ops[i].name, name)) return &ops[i];
   return NULL;
+}
+
+int cpu_index_position(const alloy_host_api *h, const alloy_node *n) {
+  const alloy_arg *list = h->node_arg(n, 1);
+  if (!list || h->arg_type(list) != ALLOY_ARG_TYPE_LIST) return -1;
+  int first = -1, last = -1;
+  for (int k = 0; k < h->arg_list_size(list); k++) {
+    const alloy_arg *a = h->arg_list_item(list, k);
+    if (h->arg_type(a) == ALLOY_ARG_TYPE_NONE) continue;
+    const alloy_value *v = h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
+    if (!v || (last >= 0 && last != k - 1)) return -1; /* not consecutive: dims move to the front */
+    alloy_dtype t = h->value_dtype(v);
+    if (t != ALLOY_I64 && t != ALLOY_I32) return -1;
+    if (first < 0) first = k;
+    last = k;
+  }
+  return first;
 }
 
 /* ---- claims -------------------------------------------------------------------- */
@@ -240,6 +263,24 @@ const char *cpu_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
     for (int j = 0; j < nin; j++)
       if (h->value_dtype(in[j]) != h->value_dtype(in[0])) return "operands of mixed dtypes";
   }
+  if (op->kind == CPU_OP_ROWS && op->rows == ROWS_INDEX && cpu_index_position(h, n) < 0)
+    return "index.Tensor other than integer index tensors at consecutive dims";
+  if (op->kind == CPU_OP_ROWS && (op->rows == ROWS_EMBEDDING || op->rows == ROWS_GATHER)) {
+    const alloy_value *ix = op->rows == ROWS_EMBEDDING ? h->arg_value(h->node_arg(n, 1))
+                                                       : h->arg_value(cp_arg_named(h, n, "index"));
+    if (!ix || (h->value_dtype(ix) != ALLOY_I64 && h->value_dtype(ix) != ALLOY_I32)) return "indices other than int64 or int32";
+    if (op->rows == ROWS_EMBEDDING && h->value_rank(h->arg_value(h->node_arg(n, 0))) != 2) return "a weight of rank other than 2";
+    if (op->rows == ROWS_GATHER) {
+      if (h->value_rank(ix) != h->value_rank(h->arg_value(h->node_arg(n, 0)))) return "an index of another rank";
+      const alloy_arg *sg = cp_arg_named(h, n, "sparse_grad");
+      int flag = 0;
+      if (sg && h->arg_bool(sg, &flag) && flag) return "sparse_grad";
+    }
+  }
+  if (op->kind == CPU_OP_ROWS && op->rows == ROWS_CAT)
+    for (int j = 0; j < nin; j++)
+      if (alloy_dtype_is_float(h->value_dtype(in[j])) && !alloy_dtype_is_float(h->value_dtype(h->node_output(n, 0))))
+        return "float to integer conversion";
   if (!strncmp(op->name, "aten.bitwise_", 13))
     for (int j = 0; j < nin; j++)
       if (alloy_dtype_is_float(h->value_dtype(in[j]))) return "bitwise ops of floats";

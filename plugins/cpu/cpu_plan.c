@@ -936,8 +936,12 @@ static void emit_view(builder *b, const alloy_node *n) {
   if (vi->tensor < 0) return (void)cp_fail(b, n, "its input is not computed");
   for (int d = 0; d < h->value_rank(out); d++)
     if (!h->value_size(out, d, &(int64_t){0})) return (void)cp_fail(b, n, "symbolic sizes reach compile");
-  cpu_tensor src = b->tensors[vi->tensor], view;
-  if (!view_of(b, n, &src, out, &view)) {
+  cpu_tensor src = b->tensors[vi->tensor], view = src;
+  const cpu_op *op = cpu_op_find(h->node_op_name(n));
+  if (op && op->kind == CPU_OP_POINTWISE) {
+    /* a copy (clone) of a tensor in memory: values are never written in
+     * place here, so the copy is the same memory */
+  } else if (!view_of(b, n, &src, out, &view)) {
     /* a reshape of a layout no view expresses: a dense copy, then the view */
     int t = cp_in_memory(b, n, in[0]);
     if (t < 0) return;
@@ -973,6 +977,18 @@ static void emit_output_copies(builder *b) {
   }
 }
 
+/* clone, _to_copy to the same dtype and the like, of a tensor in memory:
+ * no copy at all (a value in a group's registers stays a register copy,
+ * which keeps the group whole). */
+static bool is_alias_copy(builder *b, const alloy_node *n, const cpu_op *op) {
+  const alloy_host_api *h = b->host;
+  const alloy_value *in[1];
+  if (strcmp(op->expr, "$0") != 0 || cp_tensor_operands(h, n, in, 1) != 1) return false;
+  if (h->value_dtype(in[0]) != h->value_dtype(h->node_output(n, 0))) return false;
+  vinfo *vi = cp_val(b, in[0]);
+  return vi->group < 0 && vi->tensor >= 0;
+}
+
 static void emit_node(builder *b, int i) {
   const alloy_host_api *h = b->host;
   const alloy_node *n = h->graph_node(b->g, i);
@@ -983,11 +999,21 @@ static void emit_node(builder *b, int i) {
     case CPU_OP_NOP: return;
     case CPU_OP_VIEW: emit_view(b, n); return;
     case CPU_OP_POINTWISE:
+      if (is_alias_copy(b, n, op)) {
+        emit_view(b, n);
+        return;
+      }
+      emit_pointwise(b, n, i, op);
+      return;
     case CPU_OP_FILL: emit_pointwise(b, n, i, op); return;
-    default:
-      if (op->rows == ROWS_REDUCE) cp_emit_reduce(b, n, op);
-      else if (op->rows == ROWS_LAYER_NORM) cp_emit_layer_norm(b, n, op);
-      else cp_emit_gemm(b, n, op);
+    default: {
+      static void (*const emitters[])(builder *, const alloy_node *, const cpu_op *) = {
+          [ROWS_REDUCE] = cp_emit_reduce, [ROWS_LAYER_NORM] = cp_emit_layer_norm, [ROWS_GEMM] = cp_emit_gemm,
+          [ROWS_EMBEDDING] = cp_emit_embedding, [ROWS_INDEX] = cp_emit_index, [ROWS_GATHER] = cp_emit_gather,
+          [ROWS_CAT] = cp_emit_cat, [ROWS_CUMSUM] = cp_emit_cumsum,
+      };
+      emitters[op->rows](b, n, op);
+    }
   }
 }
 

@@ -223,5 +223,11 @@ void cp_note(kern *k, const char *what);
 void cp_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op);
+/* cpu_index.c */
+void cp_emit_embedding(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_index(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_gather(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_cat(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_cumsum(builder *b, const alloy_node *n, const cpu_op *op);
 
 #endif

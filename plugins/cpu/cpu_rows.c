@@ -643,6 +643,17 @@ void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   for (int j = 0; j < nin; j++)
     if ((ti[j] = cp_in_memory(b, n, in[j])) < 0) return;
   cpu_tensor a = b->tensors[ti[with_c]], bm = b->tensors[ti[with_c + 1]];
+  /* bmm(a, expand(W)): every batch multiplies the same matrix: one product
+   * of batch * m rows when a's batches follow one another (a linear layer
+   * on [b, s, d] as torch.export writes it) */
+  bool fold = a.rank == 3 && bm.rank == 3 && a.sizes[0] > 1 && (bm.sizes[0] == 1 || bm.strides[0] == 0) &&
+              a.strides[0] == a.sizes[1] * a.strides[1];
+  if (fold) {
+    a.sizes[1] *= a.sizes[0], a.strides[0] = a.strides[1], a.sizes[0] = a.sizes[1];
+    a.sizes[1] = a.sizes[2], a.strides[1] = a.strides[2], a.rank = 2;
+    bm.sizes[0] = bm.sizes[1], bm.strides[0] = bm.strides[1];
+    bm.sizes[1] = bm.sizes[2], bm.strides[1] = bm.strides[2], bm.rank = 2;
+  }
   alloy_dtype t = h->value_dtype(outv);
   int orank = h->value_rank(outv);
   int64_t osz[3] = {1, 1, 1};
@@ -654,7 +665,7 @@ void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   /* small products: the emitted loop (OpenBLAS's call costs more than
    * their work, and the loop rounds as the reference does) */
-  int64_t mnk = osz[orank - 2] * osz[orank - 1] * a.sizes[a.rank - 1];
+  int64_t mnk = (fold ? osz[0] : 1) * osz[orank - 2] * osz[orank - 1] * a.sizes[a.rank - 1];
   bool blas = b->opt.blas && mnk > SMALL_GEMM;
   double alpha = with_c ? cp_float_arg(h, n, "alpha", 1.0) : 1.0, beta = with_c ? cp_float_arg(h, n, "beta", 1.0) : 1.0;
   cpu_gemm_desc g = {0};
@@ -694,9 +705,13 @@ void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   }
   if (di < 0) return;
   cpu_tensor d = b->tensors[di];
+  if (fold) { /* D as [batch * m, n] */
+    d.sizes[1] *= d.sizes[0], d.strides[0] = d.strides[1], d.sizes[0] = d.sizes[1];
+    d.sizes[1] = d.sizes[2], d.strides[1] = d.strides[2], d.rank = 2;
+  }
   if (blas) {
-    g.m = osz[orank - 2], g.n = osz[orank - 1], g.k = a.sizes[a.rank - 1];
-    g.batch = orank == 3 ? osz[0] : 1;
+    g.m = d.sizes[d.rank - 2], g.n = d.sizes[d.rank - 1], g.k = a.sizes[a.rank - 1];
+    g.batch = d.rank == 3 ? d.sizes[0] : 1;
     g.ldd = g.n, g.stride_d = g.m * g.n;
     cpu_step *s = cp_add_step(b);
     if (!s) return;
