@@ -246,37 +246,47 @@ TEST(cuda_codegen_same_kernels_are_written_once) {
   alloy_graph_free(g);
 }
 
-/* scaled_dot_product_attention is one kernel of its own geometry: a block
- * of 128 query rows per batch index and row tile, q and k read through
- * their strides (k here transposed in memory), the bool mask broadcast over
- * heads, the causal bound on the key loop, and the fully masked row's
- * zeros. Two layers' identical attentions share one kernel's text. */
+/* scaled_dot_product_attention is one kernel of its own geometry. In
+ * bfloat16 with head dims of 16s it is the tensor-core body: 64 query rows
+ * a block, mma.sync, q and k read through their strides (k here transposed
+ * in memory), the bool mask broadcast over heads, the causal bound, the
+ * fully masked row's zeros; two layers' identical attentions share one
+ * kernel's text. In float32 it is a thread per query row. */
 TEST(cuda_codegen_attention_is_one_kernel) {
   alloy_graph *g = parse(
       "input %q: bf16[2, 4, 200, 64]\n"
       "input %kt: bf16[2, 4, 64, 300]\n"
       "input %v: bf16[2, 4, 300, 32]\n"
       "input %m: bool[2, 1, 200, 300]\n"
+      "input %x: f32[3, 50, 24]\n"
       "%k = aten.transpose.int(%kt, 2, 3) : bf16[2, 4, 300, 64]\n"
       "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
       "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
       "%c = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true, scale=0.5) : bf16[2, 4, 200, 32]\n"
-      "output %a, %b, %c\n");
+      "%d = aten.scaled_dot_product_attention.default(%x, %x, %x, None, 0.0, true) : f32[3, 50, 24]\n"
+      "output %a, %b, %c, %d\n");
   REQUIRE(g);
   for (int i = 0; i < alloy_graph_num_nodes(g); i++)
     CHECK(cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, i)) == NULL);
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
-  CHECK(p.nlaunches == 3);
-  CHECK(p.nkernels == 2); /* %a and %b: one text */
-  CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 2 * 2 * 4);
+  CHECK(p.nlaunches == 4);
+  CHECK(p.nkernels == 3); /* %a and %b: one text */
+  CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 4 * 2 * 4);
+  CHECK(p.launches[0].shmem == 2 * 64 * (64 + 72 + 40));
   CHECK(!strcmp(p.launches[0].name, p.launches[1].name));
   CHECK(strstr(p.source, "kb + j * 1 + e * 300") != NULL); /* k: the transposed strides */
-  CHECK(strstr(p.source, "if (!ld_bool(p3, mb + row * msl + j * mss)) continue;") != NULL);
+  CHECK(strstr(p.source, "if (sc != ninf && !ld_bool(p3, mb + row * msl + j * mss)) sc = ninf;") != NULL);
   CHECK(strstr(p.source, "b0 * 60000") != NULL); /* the mask's batch stride; its heads broadcast */
+  CHECK(strstr(p.source, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL);
+  CHECK(count(p.source, "#define ALLOY_MMA16816") == 2); /* guarded: defined once */
   CHECK(strstr(p.source, "* 0.125f") != NULL);    /* 1/sqrt(64) */
   CHECK(strstr(p.source, "* 0.5f") != NULL);      /* scale= */
+  CHECK(strstr(p.source, "if (j > row) sc = ninf;") != NULL);
+  CHECK(strstr(p.source, "sum[h] > 0.f ? o[et][h * 2 + c] * inv") != NULL);
+  /* float32: a thread per row, 128 rows a block, no batch dims but one */
+  CHECK(p.launches[3].block == 128 && p.launches[3].grid[0] == 3 && p.launches[3].shmem == 0);
   CHECK(strstr(p.source, "if (j > row) break;") != NULL);
   CHECK(strstr(p.source, "sum > 0.f ? acc[e] * inv") != NULL);
   cuda_plan_free(&p);

@@ -97,105 +97,251 @@ static void batch_offset(const cuda_tensor *t, int nb, char *buf, size_t cap) {
       len += (size_t)snprintf(buf + len, cap - len, " + b%d * %" PRId64, d + lead, t->strides[d]);
 }
 
-void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
-  (void)op;
-  const alloy_host_api *h = b->host;
+/* One attention node's kernel, as the two bodies below see it. */
+typedef struct att_kernel {
   att_args a;
-  att_args_read(h, n, &a);
-  const alloy_value *vals[4] = {a.q, a.k, a.v, a.mask};
-  cuda_tensor t[4];
-  int nin = a.mask ? 4 : 3;
-  for (int i = 0; i < nin; i++) {
-    vinfo *vi = cg_val(b, vals[i]);
-    if (vi->tensor < 0) return (void)cg_fail(b, n, "an operand is not in memory");
-    t[i] = b->tensors[vi->tensor];
-  }
-  int to = cg_materialize(b, h->node_output(n, 0));
-  if (to < 0) return;
-  cuda_tensor o = b->tensors[to];
-  const cuda_tensor *q = &t[0], *k = &t[1], *v = &t[2], *m = a.mask ? &t[3] : NULL;
-  int r = q->rank, nb = r - 2;
-  int64_t L = q->sizes[r - 2], S = k->sizes[r - 2], E = q->sizes[r - 1], EV = v->sizes[r - 1];
-  double scale = isnan(a.scale) ? 1.0 / sqrt((double)E) : a.scale;
-  int64_t tk = ATT_SMEM / (int64_t)(4 * (E + EV));
-  if (tk > 64) tk = 64;
-  int64_t nbh = 1;
-  for (int d = 0; d < nb; d++) nbh *= o.sizes[d];
-  if (L == 0 || nbh == 0) return; /* nothing to compute */
-  if ((L + ATT_THREADS - 1) / ATT_THREADS * nbh > INT32_MAX) return (void)cg_fail(b, n, "attention of too many rows");
+  cuda_tensor t[4], o; /* q, k, v, mask?; the output */
+  int nin, nb;         /* tensor operands; batch dims */
+  int64_t L, S, E, EV, tiles, rows; /* rows: query rows a block takes */
+  double scale;
+} att_kernel;
 
-  const char *tag = cg_dtype_tag(q->dtype), *otag = cg_dtype_tag(o.dtype);
-  text s = {0};
-  cg_put(&s, "extern \"C\" __global__ void __launch_bounds__(%d) KNAME(", ATT_THREADS);
-  for (int i = 0; i < nin; i++) cg_put(&s, "const char *__restrict__ p%d, ", i);
-  cg_put(&s, "char *__restrict__ po, i64 n) {\n");
-  cg_put(&s, "  __shared__ float ks[%" PRId64 "][%" PRId64 "], vs[%" PRId64 "][%" PRId64 "];\n", tk, E, tk, EV);
+/* The lines both bodies begin with: the block's row tile and batch index,
+ * each operand's batch offset, the mask's strides. */
+static void att_prologue(text *s, const att_kernel *ak) {
+  cg_put(s, "extern \"C\" __global__ void __launch_bounds__(%d) KNAME(", ATT_THREADS);
+  for (int i = 0; i < ak->nin; i++) cg_put(s, "const char *__restrict__ p%d, ", i);
+  cg_put(s, "char *__restrict__ po, i64 n) {\n");
   /* blocks: the row tiles of each batch index, in x (y would stop at 65535) */
-  int64_t tiles = (L + ATT_THREADS - 1) / ATT_THREADS;
-  cg_put(&s, "  const i64 tile = blockIdx.x %% %" PRId64 ", row = tile * %d + threadIdx.x;\n", tiles, ATT_THREADS);
-  if (nb > 0) cg_put(&s, "  i64 br = blockIdx.x / %" PRId64 ";\n", tiles);
-  for (int d = nb - 1; d >= 0; d--)
-    cg_put(&s, "  const i64 b%d = br %% %" PRId64 "; br /= %" PRId64 ";\n", d, o.sizes[d], o.sizes[d]);
+  cg_put(s, "  const i64 tile = blockIdx.x %% %" PRId64 ", r0 = tile * %" PRId64 ";\n", ak->tiles, ak->rows);
+  if (ak->nb > 0) cg_put(s, "  i64 br = blockIdx.x / %" PRId64 ";\n", ak->tiles);
+  for (int d = ak->nb - 1; d >= 0; d--)
+    cg_put(s, "  const i64 b%d = br %% %" PRId64 "; br /= %" PRId64 ";\n", d, ak->o.sizes[d], ak->o.sizes[d]);
   char off[4][512], oo[512];
-  for (int i = 0; i < nin; i++) batch_offset(&t[i], nb, off[i], sizeof off[i]);
-  batch_offset(&o, nb, oo, sizeof oo);
-  cg_put(&s, "  const i64 qb = %s, kb = %s, vb = %s, ob = %s;\n", off[0], off[1], off[2], oo);
-  if (m) {
+  for (int i = 0; i < 3; i++) batch_offset(&ak->t[i], ak->nb, off[i], sizeof off[i]);
+  batch_offset(&ak->o, ak->nb, oo, sizeof oo);
+  cg_put(s, "  const i64 qb = %s, kb = %s, vb = %s, ob = %s;\n", off[0], off[1], off[2], oo);
+  if (ak->nin == 4) {
     /* the mask's own last two dims, broadcast where they are 1 */
+    const cuda_tensor *m = &ak->t[3];
     int64_t msl = m->rank >= 2 && m->sizes[m->rank - 2] != 1 ? m->strides[m->rank - 2] : 0;
     int64_t mss = m->rank >= 1 && m->sizes[m->rank - 1] != 1 ? m->strides[m->rank - 1] : 0;
     cuda_tensor mb = *m;
-    if (mb.rank < 2) { /* a mask of one dim (or none) has no batch dims */
-      mb.rank = 2;
-      mb.offset = m->offset;
-    }
-    char mo[512];
-    batch_offset(&mb, nb, mo, sizeof mo);
-    cg_put(&s, "  const i64 mb = %s, msl = %" PRId64 ", mss = %" PRId64 ";\n", mo, msl, mss);
+    if (mb.rank < 2) mb.rank = 2; /* a mask of one dim (or none) has no batch dims */
+    batch_offset(&mb, ak->nb, off[3], sizeof off[3]);
+    cg_put(s, "  const i64 mb = %s, msl = %" PRId64 ", mss = %" PRId64 ";\n", off[3], msl, mss);
   }
-  int64_t qsl = q->strides[r - 2], qse = q->strides[r - 1], ksl = k->strides[r - 2], kse = k->strides[r - 1],
-          vsl = v->strides[r - 2], vse = v->strides[r - 1], osl = o.strides[r - 2], ose = o.strides[r - 1];
-  cg_put(&s, "  const bool live = row < %" PRId64 ";\n", L);
-  cg_put(&s, "  float q[%" PRId64 "], acc[%" PRId64 "];\n", E, EV);
-  cg_put(&s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) q[e] = live ? ld_%s(p0, qb + row * %" PRId64
-             " + e * %" PRId64 ") * %.9gf : 0.f;\n", E, tag, qsl, qse, scale);
-  cg_put(&s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) acc[e] = 0.f;\n", EV);
   /* NVRTC has no math.h: minus infinity by its bits */
-  cg_put(&s, "  const float ninf = __int_as_float(0xff800000);\n  float mx = ninf, sum = 0.f;\n");
-  if (a.causal)
-    cg_put(&s, "  const i64 last = min((i64)%" PRId64 ", tile * %d + %d);\n", S, ATT_THREADS, ATT_THREADS);
-  else cg_put(&s, "  const i64 last = %" PRId64 ";\n", S);
-  cg_put(&s, "  for (i64 j0 = 0; j0 < last; j0 += %" PRId64 ") {\n", tk);
-  cg_put(&s, "    __syncthreads();\n");
-  cg_put(&s, "    for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", tk * E, ATT_THREADS);
-  cg_put(&s, "      const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", E, E);
-  cg_put(&s, "      ks[jj][e] = j < %" PRId64 " ? ld_%s(p1, kb + j * %" PRId64 " + e * %" PRId64 ") : 0.f;\n    }\n", S,
-         tag, ksl, kse);
-  cg_put(&s, "    for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", tk * EV, ATT_THREADS);
-  cg_put(&s, "      const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", EV, EV);
-  cg_put(&s, "      vs[jj][e] = j < %" PRId64 " ? ld_%s(p2, vb + j * %" PRId64 " + e * %" PRId64 ") : 0.f;\n    }\n", S,
-         tag, vsl, vse);
-  cg_put(&s, "    __syncthreads();\n    if (!live) continue;\n");
-  cg_put(&s, "    const int nj = (int)min((i64)%" PRId64 ", last - j0);\n", tk);
-  cg_put(&s, "    for (int jj = 0; jj < nj; jj++) {\n      const i64 j = j0 + jj;\n");
-  if (a.causal) cg_put(&s, "      if (j > row) break;\n");
-  cg_put(&s, "      float sc = 0.f;\n      #pragma unroll\n      for (int e = 0; e < %" PRId64 "; e++) sc += q[e] * ks[jj][e];\n", E);
-  if (m && m->dtype == ALLOY_BOOL) cg_put(&s, "      if (!ld_bool(p3, mb + row * msl + j * mss)) continue;\n");
-  else if (m) cg_put(&s, "      sc += ld_%s(p3, mb + row * msl + j * mss);\n", cg_dtype_tag(m->dtype));
-  cg_put(&s, "      if (sc == ninf) continue;\n");
-  cg_put(&s, "      if (sc > mx) {\n        const float c = expf(mx - sc);\n        sum *= c;\n"
-             "        #pragma unroll\n        for (int e = 0; e < %" PRId64 "; e++) acc[e] *= c;\n        mx = sc;\n      }\n", EV);
-  cg_put(&s, "      const float pj = expf(sc - mx);\n      sum += pj;\n");
-  cg_put(&s, "      #pragma unroll\n      for (int e = 0; e < %" PRId64 "; e++) acc[e] += pj * vs[jj][e];\n    }\n  }\n", EV);
+  cg_put(s, "  const float ninf = __int_as_float(0xff800000);\n");
+  if (ak->a.causal)
+    cg_put(s, "  const i64 last = min((i64)%" PRId64 ", r0 + %" PRId64 ");\n", ak->S, ak->rows);
+  else cg_put(s, "  const i64 last = %" PRId64 ";\n", ak->S);
+}
+
+/* The score of key j for query `row`, in variable sc, dropped (ninf) where
+ * the mask or the causal bound drops it. A score already dropped (a row
+ * or key past the end) reads no mask. */
+static void att_score_mask(text *s, const att_kernel *ak, const char *indent) {
+  const cuda_tensor *m = ak->nin == 4 ? &ak->t[3] : NULL;
+  if (ak->a.causal) cg_put(s, "%sif (j > row) sc = ninf;\n", indent);
+  if (m && m->dtype == ALLOY_BOOL)
+    cg_put(s, "%sif (sc != ninf && !ld_bool(p3, mb + row * msl + j * mss)) sc = ninf;\n", indent);
+  else if (m) cg_put(s, "%sif (sc != ninf) sc += ld_%s(p3, mb + row * msl + j * mss);\n", indent, cg_dtype_tag(m->dtype));
+}
+
+/* Any dtype, any head dims up to 128: a thread per query row, its q and
+ * output accumulator in registers, the keys' tile as float in shared
+ * memory. */
+static void att_body_simt(text *s, const att_kernel *ak) {
+  const cuda_tensor *q = &ak->t[0], *k = &ak->t[1], *v = &ak->t[2];
+  int r = q->rank;
+  const char *tag = cg_dtype_tag(q->dtype);
+  int64_t E = ak->E, EV = ak->EV, S = ak->S;
+  int64_t tk = ATT_SMEM / (4 * (E + EV));
+  if (tk > 64) tk = 64;
+  cg_put(s, "  __shared__ float ks[%" PRId64 "][%" PRId64 "], vs[%" PRId64 "][%" PRId64 "];\n", tk, E, tk, EV);
+  cg_put(s, "  const i64 row = r0 + threadIdx.x;\n  const bool live = row < %" PRId64 ";\n", ak->L);
+  cg_put(s, "  float q[%" PRId64 "], acc[%" PRId64 "];\n", E, EV);
+  cg_put(s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) q[e] = live ? ld_%s(p0, qb + row * %" PRId64
+            " + e * %" PRId64 ") * %.9gf : 0.f;\n", E, tag, q->strides[r - 2], q->strides[r - 1], ak->scale);
+  cg_put(s, "  #pragma unroll\n  for (int e = 0; e < %" PRId64 "; e++) acc[e] = 0.f;\n", EV);
+  cg_put(s, "  float mx = ninf, sum = 0.f;\n");
+  cg_put(s, "  for (i64 j0 = 0; j0 < last; j0 += %" PRId64 ") {\n    __syncthreads();\n", tk);
+  const struct { const char *arr; int p; const cuda_tensor *t; int64_t w; } tiles[2] = {{"ks", 1, k, E}, {"vs", 2, v, EV}};
+  for (int i = 0; i < 2; i++) {
+    cg_put(s, "    for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", tk * tiles[i].w, ATT_THREADS);
+    cg_put(s, "      const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", tiles[i].w,
+           tiles[i].w);
+    cg_put(s, "      %s[jj][e] = j < %" PRId64 " ? ld_%s(p%d, %cb + j * %" PRId64 " + e * %" PRId64 ") : 0.f;\n    }\n",
+           tiles[i].arr, S, tag, tiles[i].p, tiles[i].arr[0], tiles[i].t->strides[r - 2], tiles[i].t->strides[r - 1]);
+  }
+  cg_put(s, "    __syncthreads();\n    if (!live) continue;\n");
+  cg_put(s, "    const int nj = (int)min((i64)%" PRId64 ", last - j0);\n", tk);
+  cg_put(s, "    for (int jj = 0; jj < nj; jj++) {\n      const i64 j = j0 + jj;\n");
+  if (ak->a.causal) cg_put(s, "      if (j > row) break;\n");
+  cg_put(s, "      float sc = 0.f;\n      #pragma unroll\n      for (int e = 0; e < %" PRId64 "; e++) sc += q[e] * ks[jj][e];\n", E);
+  att_score_mask(s, ak, "      ");
+  cg_put(s, "      if (sc == ninf) continue;\n");
+  cg_put(s, "      if (sc > mx) {\n        const float c = expf(mx - sc);\n        sum *= c;\n"
+            "        #pragma unroll\n        for (int e = 0; e < %" PRId64 "; e++) acc[e] *= c;\n        mx = sc;\n      }\n", EV);
+  cg_put(s, "      const float pj = expf(sc - mx);\n      sum += pj;\n");
+  cg_put(s, "      #pragma unroll\n      for (int e = 0; e < %" PRId64 "; e++) acc[e] += pj * vs[jj][e];\n    }\n  }\n", EV);
   /* a row whose every key was dropped has sum 0: zeros (_safe_softmax) */
-  cg_put(&s, "  if (live) {\n    const float inv = sum > 0.f ? 1.f / sum : 0.f;\n");
-  cg_put(&s, "    #pragma unroll\n    for (int e = 0; e < %" PRId64 "; e++) st_%s(po, ob + row * %" PRId64 " + e * %" PRId64
-             ", sum > 0.f ? acc[e] * inv : (sum != sum ? sum : 0.f));\n  }\n}\n", EV, otag, osl, ose);
+  cg_put(s, "  if (live) {\n    const float inv = sum > 0.f ? 1.f / sum : 0.f;\n");
+  cg_put(s, "    #pragma unroll\n    for (int e = 0; e < %" PRId64 "; e++) st_%s(po, ob + row * %" PRId64 " + e * %" PRId64
+            ", sum > 0.f ? acc[e] * inv : (sum != sum ? sum : 0.f));\n  }\n}\n", EV, cg_dtype_tag(ak->o.dtype),
+         ak->o.strides[r - 2], ak->o.strides[r - 1]);
+}
+
+/* Shared memory of the tensor-core body, in bytes: the block's 64 rows of
+ * q, and a tile of 64 keys' k and v rows, 16-bit, each row padded by 8
+ * elements so that the lanes' fragment loads fall in different banks. */
+static int64_t att_mma_smem(int64_t E, int64_t EV) { return 2 * 64 * (E + (E + 8) + (EV + 8)); }
+
+/* float16 and bfloat16 with head dims that are multiples of 16, as
+ * FlashAttention-2 does it: 64 query rows a block, 16 a warp; S = Q K^T
+ * and O += P V by the tensor cores' mma.sync m16n8k16 (float
+ * accumulators), S, P and O in registers (the accumulator layout of S is
+ * the operand layout P needs); the online softmax's row max and sum over
+ * the four lanes that share a row. P is rounded to the 16-bit type before
+ * P V, as FlashAttention does. Lane l holds rows g = l/4 and g + 8 of its
+ * warp's 16, columns 2t and 2t + 1 of each 8 (t = l % 4): PTX's fragment
+ * layout of mma.m16n8k16. */
+static void att_body_mma(text *s, const att_kernel *ak) {
+  const cuda_tensor *q = &ak->t[0], *k = &ak->t[1], *v = &ak->t[2];
+  int r = q->rank;
+  int64_t E = ak->E, EV = ak->EV, S = ak->S, L = ak->L, LK = E + 8, LV = EV + 8;
+  const char *tag = cg_dtype_tag(q->dtype);
+  cg_put(s, "  extern __shared__ __align__(16) unsigned short smem[];\n");
+  cg_put(s, "  unsigned short *qs = smem, *ks = qs + %" PRId64 ", *vs = ks + %" PRId64 ";\n", 64 * E, 64 * LK);
+  cg_put(s, "  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n");
+  cg_put(s, "  for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * E, ATT_THREADS);
+  cg_put(s, "    const int rr = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 qr = r0 + rr;\n", E, E);
+  cg_put(s, "    qs[x] = qr < %" PRId64 " ? ((const unsigned short *)p0)[qb + qr * %" PRId64 " + e * %" PRId64 "] : 0;\n  }\n",
+         L, q->strides[r - 2], q->strides[r - 1]);
+  cg_put(s, "  __syncthreads();\n");
+  /* q's A fragments, once: rows g and g + 8, columns 2t and 2t + 8 of each 16 */
+  cg_put(s, "  unsigned qa[%" PRId64 "][4];\n", E / 16);
+  cg_put(s, "  #pragma unroll\n  for (int kk = 0; kk < %" PRId64 "; kk++) {\n", E / 16);
+  cg_put(s, "    const unsigned short *a = qs + (w * 16 + g) * %" PRId64 " + kk * 16 + 2 * t;\n", E);
+  cg_put(s, "    qa[kk][0] = *(const unsigned *)a;\n    qa[kk][1] = *(const unsigned *)(a + %" PRId64 ");\n", 8 * E);
+  cg_put(s, "    qa[kk][2] = *(const unsigned *)(a + 8);\n    qa[kk][3] = *(const unsigned *)(a + %" PRId64 ");\n  }\n",
+         8 * E + 8);
+  cg_put(s, "  float o[%" PRId64 "][4];\n", EV / 8);
+  cg_put(s, "  #pragma unroll\n  for (int et = 0; et < %" PRId64 "; et++) o[et][0] = o[et][1] = o[et][2] = o[et][3] = 0.f;\n",
+         EV / 8);
+  cg_put(s, "  const i64 rowa = r0 + w * 16 + g, rowb = rowa + 8;\n");
+  cg_put(s, "  float mx[2] = {ninf, ninf}, sum[2] = {0.f, 0.f};\n");
+  cg_put(s, "  for (i64 j0 = 0; j0 < last; j0 += 64) {\n    __syncthreads();\n");
+  const struct { const char *arr; int p; const cuda_tensor *t; int64_t w, ld; } tiles[2] = {
+      {"ks", 1, k, E, LK}, {"vs", 2, v, EV, LV}};
+  for (int i = 0; i < 2; i++) {
+    cg_put(s, "    for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * tiles[i].w, ATT_THREADS);
+    cg_put(s, "      const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", tiles[i].w,
+           tiles[i].w);
+    cg_put(s, "      %s[jj * %" PRId64 " + e] = j < %" PRId64 " ? ((const unsigned short *)p%d)[%cb + j * %" PRId64
+              " + e * %" PRId64 "] : 0;\n    }\n",
+           tiles[i].arr, tiles[i].ld, S, tiles[i].p, tiles[i].arr[0], tiles[i].t->strides[r - 2],
+           tiles[i].t->strides[r - 1]);
+  }
+  cg_put(s, "    __syncthreads();\n");
+  /* S = Q K^T: column n of B is key n's row of k */
+  cg_put(s, "    float sc4[8][4];\n    #pragma unroll\n    for (int nt = 0; nt < 8; nt++) {\n");
+  cg_put(s, "      sc4[nt][0] = sc4[nt][1] = sc4[nt][2] = sc4[nt][3] = 0.f;\n");
+  cg_put(s, "      #pragma unroll\n      for (int kk = 0; kk < %" PRId64 "; kk++) {\n", E / 16);
+  cg_put(s, "        const unsigned short *bp = ks + (nt * 8 + g) * %" PRId64 " + kk * 16 + 2 * t;\n", LK);
+  cg_put(s, "        mma16816_%s(sc4[nt], qa[kk], *(const unsigned *)bp, *(const unsigned *)(bp + 8));\n      }\n    }\n",
+         tag);
+  /* scale, drop, and the rows' maxima */
+  cg_put(s, "    float tm[2] = {ninf, ninf};\n");
+  cg_put(s, "    #pragma unroll\n    for (int nt = 0; nt < 8; nt++)\n      #pragma unroll\n      for (int i = 0; i < 4; i++) {\n");
+  cg_put(s, "        const i64 row = i < 2 ? rowa : rowb, j = j0 + nt * 8 + 2 * t + (i & 1);\n");
+  cg_put(s, "        float sc = row < %" PRId64 " && j < %" PRId64 " ? sc4[nt][i] * %.9gf : ninf;\n", L, S, ak->scale);
+  att_score_mask(s, ak, "        ");
+  cg_put(s, "        sc4[nt][i] = sc;\n        tm[i >> 1] = fmaxf(tm[i >> 1], sc);\n      }\n");
+  cg_put(s, "    float al[2], ps[2] = {0.f, 0.f};\n    #pragma unroll\n    for (int h = 0; h < 2; h++) {\n");
+  cg_put(s, "      tm[h] = fmaxf(tm[h], __shfl_xor_sync(0xffffffffu, tm[h], 1));\n");
+  cg_put(s, "      tm[h] = fmaxf(tm[h], __shfl_xor_sync(0xffffffffu, tm[h], 2));\n");
+  cg_put(s, "      const float mn = fmaxf(mx[h], tm[h]);\n      al[h] = mn == ninf ? 1.f : expf(mx[h] - mn);\n");
+  cg_put(s, "      mx[h] = mn;\n    }\n");
+  /* P, rounded to the 16-bit type, packed as the A fragments of P V */
+  cg_put(s, "    unsigned pa[4][4];\n    #pragma unroll\n    for (int nt = 0; nt < 8; nt++) {\n      float p[4];\n");
+  cg_put(s, "      #pragma unroll\n      for (int i = 0; i < 4; i++) {\n");
+  cg_put(s, "        p[i] = mx[i >> 1] == ninf ? 0.f : expf(sc4[nt][i] - mx[i >> 1]);\n        ps[i >> 1] += p[i];\n      }\n");
+  cg_put(s, "      pa[nt >> 1][(nt & 1) * 2] = pack16(f32_to_%s(p[0]), f32_to_%s(p[1]));\n", tag, tag);
+  cg_put(s, "      pa[nt >> 1][(nt & 1) * 2 + 1] = pack16(f32_to_%s(p[2]), f32_to_%s(p[3]));\n    }\n", tag, tag);
+  cg_put(s, "    #pragma unroll\n    for (int h = 0; h < 2; h++) {\n");
+  cg_put(s, "      ps[h] += __shfl_xor_sync(0xffffffffu, ps[h], 1);\n      ps[h] += __shfl_xor_sync(0xffffffffu, ps[h], 2);\n");
+  cg_put(s, "      sum[h] = sum[h] * al[h] + ps[h];\n    }\n");
+  /* O = O * alpha + P V: row k of B is key k's row of v */
+  cg_put(s, "    #pragma unroll\n    for (int et = 0; et < %" PRId64 "; et++) {\n", EV / 8);
+  cg_put(s, "      o[et][0] *= al[0], o[et][1] *= al[0], o[et][2] *= al[1], o[et][3] *= al[1];\n");
+  cg_put(s, "      #pragma unroll\n      for (int kk = 0; kk < 4; kk++) {\n");
+  cg_put(s, "        const unsigned short *bp = vs + (kk * 16 + 2 * t) * %" PRId64 " + et * 8 + g;\n", LV);
+  cg_put(s, "        mma16816_%s(o[et], pa[kk], pack16(bp[0], bp[%" PRId64 "]), pack16(bp[%" PRId64 "], bp[%" PRId64 "]));\n",
+         tag, LV, 8 * LV, 9 * LV);
+  cg_put(s, "      }\n    }\n  }\n");
+  /* a row whose every key was dropped has sum 0: zeros (_safe_softmax) */
+  cg_put(s, "  #pragma unroll\n  for (int h = 0; h < 2; h++) {\n    const i64 row = h ? rowb : rowa;\n");
+  cg_put(s, "    if (row >= %" PRId64 ") continue;\n", L);
+  cg_put(s, "    const float inv = sum[h] > 0.f ? 1.f / sum[h] : 0.f;\n");
+  cg_put(s, "    #pragma unroll\n    for (int et = 0; et < %" PRId64 "; et++)\n      #pragma unroll\n"
+            "      for (int c = 0; c < 2; c++)\n", EV / 8);
+  cg_put(s, "        st_%s(po, ob + row * %" PRId64 " + (et * 8 + 2 * t + c) * %" PRId64
+            ", sum[h] > 0.f ? o[et][h * 2 + c] * inv : (sum[h] != sum[h] ? sum[h] : 0.f));\n  }\n}\n",
+         cg_dtype_tag(ak->o.dtype), ak->o.strides[r - 2], ak->o.strides[r - 1]);
+}
+
+/* The tensor-core helpers the mma body calls, once per module. */
+static const char mma_helpers[] =
+    "#ifndef ALLOY_MMA16816\n#define ALLOY_MMA16816\n"
+    "__device__ __forceinline__ unsigned pack16(unsigned short lo, unsigned short hi) {\n"
+    "  return (unsigned)lo | ((unsigned)hi << 16); }\n"
+    "#define MMA16816(tag, ty) __device__ __forceinline__ void mma16816_##tag(float c[4], const unsigned a[4], "
+    "unsigned b0, unsigned b1) {\\\n"
+    "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.\" ty \".\" ty \".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+    "{%8,%9}, {%0,%1,%2,%3};\"\\\n"
+    "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\\\n"
+    "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1)); }\n"
+    "MMA16816(f16, \"f16\") MMA16816(bf16, \"bf16\")\n#endif\n";
+
+void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  att_kernel ak = {0};
+  att_args_read(h, n, &ak.a);
+  const alloy_value *vals[4] = {ak.a.q, ak.a.k, ak.a.v, ak.a.mask};
+  ak.nin = ak.a.mask ? 4 : 3;
+  for (int i = 0; i < ak.nin; i++) {
+    vinfo *vi = cg_val(b, vals[i]);
+    if (vi->tensor < 0) return (void)cg_fail(b, n, "an operand is not in memory");
+    ak.t[i] = b->tensors[vi->tensor];
+  }
+  int to = cg_materialize(b, h->node_output(n, 0));
+  if (to < 0) return;
+  ak.o = b->tensors[to];
+  int r = ak.t[0].rank;
+  ak.nb = r - 2;
+  ak.L = ak.t[0].sizes[r - 2], ak.S = ak.t[1].sizes[r - 2], ak.E = ak.t[0].sizes[r - 1], ak.EV = ak.t[2].sizes[r - 1];
+  ak.scale = isnan(ak.a.scale) ? 1.0 / sqrt((double)ak.E) : ak.a.scale;
+  alloy_dtype dt = ak.t[0].dtype;
+  bool mma = (dt == ALLOY_F16 || dt == ALLOY_BF16) && ak.E % 16 == 0 && ak.EV % 16 == 0;
+  ak.rows = mma ? 64 : ATT_THREADS;
+  int64_t nbh = 1;
+  for (int d = 0; d < ak.nb; d++) nbh *= ak.o.sizes[d];
+  if (ak.L == 0 || nbh == 0) return; /* nothing to compute */
+  ak.tiles = (ak.L + ak.rows - 1) / ak.rows;
+  if (ak.tiles * nbh > INT32_MAX) return (void)cg_fail(b, n, "attention of too many rows");
+
+  text s = {0};
+  if (mma) cg_put(&s, "%s", mma_helpers);
+  att_prologue(&s, &ak);
+  (mma ? att_body_mma : att_body_simt)(&s, &ak);
   if (s.oom) {
     free(s.s);
     return (void)cg_fail(b, n, "out of memory");
   }
-  int id = cg_custom_kernel(b, s.s, nin + 1);
+  int id = cg_custom_kernel(b, s.s, ak.nin + 1);
   free(s.s);
   cuda_launch *l = cg_add_launch(b);
   if (!l) return;
@@ -203,11 +349,12 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   l->kind = LAUNCH_KERNEL;
   l->n = 1;
   l->block = ATT_THREADS;
-  l->grid[0] = (unsigned)(tiles * nbh);
+  l->grid[0] = (unsigned)(ak.tiles * nbh);
   l->grid[1] = l->grid[2] = 1;
-  l->nbases = nin + 1;
-  l->bases = malloc(sizeof *l->bases * (size_t)(nin + 1));
+  l->shmem = mma ? (unsigned)att_mma_smem(ak.E, ak.EV) : 0;
+  l->nbases = ak.nin + 1;
+  l->bases = malloc(sizeof *l->bases * (size_t)(ak.nin + 1));
   if (!l->bases) return (void)cg_fail(b, n, "out of memory");
-  for (int i = 0; i < nin; i++) l->bases[i] = t[i].base;
-  l->bases[nin] = o.base;
+  for (int i = 0; i < ak.nin; i++) l->bases[i] = ak.t[i].base;
+  l->bases[ak.nin] = ak.o.base;
 }

@@ -294,7 +294,15 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
     }
   }
   cuda_launch *slot = cg_add_launch(b);
-  if (slot) *slot = l;
+  if (!slot) return;
+  *slot = l;
+  /* traces name a product by its shape: "mm 4096x1024x1024", "bmm 128x512x512x64" */
+  if (g->batch > 1)
+    snprintf(slot->what, sizeof slot->what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what,
+             g->batch, g->m, g->n, g->k, g->trans_b ? "t" : "");
+  else
+    snprintf(slot->what, sizeof slot->what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what, g->m, g->n,
+             g->k, g->trans_b ? "t" : "");
 }
 
 /* ---- layer norm, embedding, cat -------------------------------------------------*/
