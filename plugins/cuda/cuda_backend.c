@@ -100,6 +100,9 @@ typedef struct cuda_variant {
   CUstream graph_stream; /* of the last replay */
   CUevent graph_done;    /* recorded after the last replay */
   bool graph_failed;     /* capture failed once: steps one by one from then on */
+  /* The module's cubin, kept by the contiguous variant for serialize. */
+  char *cubin;
+  size_t cubin_size;
   struct cuda_variant *next;
 } cuda_variant;
 
@@ -371,6 +374,7 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
 }
 
 static void variant_free(alloy_backend *be, cuda_variant *v) {
+  free(v->cubin);
   if (v->graph) be->api.cuGraphExecDestroy(v->graph);
   if (v->graph_done) be->api.cuEventDestroy(v->graph_done);
   if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
@@ -400,19 +404,42 @@ static void cuda_executable_release(alloy_backend *be, alloy_executable *exe) {
 }
 
 /* Plans, generates and loads the kernels of exe's partition for layout. */
-static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
-                                  cuda_variant **out) {
+/* FNV-1a of a plan's module text: a cached cubin belongs to the plan whose
+ * text has its hash. */
+static uint64_t source_hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Plans exe's partition for layout (or takes over *planned) and loads its module: the cubin given
+ * (from the compile cache, whose text hash was checked by the caller), or
+ * one NVRTC builds. The contiguous variant keeps its cubin for serialize. */
+static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
+                                       cuda_plan *planned, const void *cubin_in, size_t cubin_in_size,
+                                       cuda_variant **out) {
   cuda_variant *v = calloc(1, sizeof *v);
-  if (!v) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!v) {
+    if (planned) cuda_plan_free(planned);
+    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  }
   pthread_mutex_init(&v->graph_lock, NULL);
-  alloy_error *e = cuda_plan_build(be->host, exe->g, layout, &v->plan);
+  alloy_error *e = NULL;
+  if (planned) v->plan = *planned; /* taken over */
+  else e = cuda_plan_build(be->host, exe->g, layout, &v->plan);
   char *cubin = NULL;
-  size_t size = 0;
-  if (!e) e = nvrtc_build(be, &be->devs[exe->device], v->plan.source, &cubin, &size);
+  size_t size = cubin_in_size;
+  if (!e && cubin_in) {
+    if ((cubin = malloc(size ? size : 1))) memcpy(cubin, cubin_in, size);
+    else e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  } else if (!e) {
+    e = nvrtc_build(be, &be->devs[exe->device], v->plan.source, &cubin, &size);
+  }
   if (!e) {
     CUresult r = be->api.cuModuleLoadData(&v->module, cubin);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
   }
+  if (!e && !layout) v->cubin = cubin, v->cubin_size = size, cubin = NULL;
   free(cubin);
   if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
              !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
@@ -468,6 +495,11 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
   return NULL;
 }
 
+static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
+                                  cuda_variant **out) {
+  return variant_build_from(be, exe, layout, NULL, NULL, 0, out);
+}
+
 static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition,
                                  const alloy_compile_options *options, alloy_executable **out) {
   int device = options ? options->device : 0;
@@ -479,6 +511,79 @@ static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition
   exe->g = partition;
   pthread_mutex_init(&exe->lock, NULL);
   e = variant_build(be, exe, NULL, &exe->variants);
+  if (e) {
+    cuda_executable_release(be, exe);
+    return e;
+  }
+  *out = exe;
+  return NULL;
+}
+
+/* ---- the compile cache -----------------------------------------------------------*/
+
+/* A serialized executable: the magic, the architecture it was built for
+ * (16 bytes, NUL-padded), the FNV-1a of its plan's module text, the cubin's
+ * size, then the cubin, little-endian as the host is (the cache's entries
+ * never leave this machine's kind). Deserialize plans the partition again
+ * (milliseconds: the plan is a function of the graph and the options,
+ * which the cache's key holds) and loads the cubin in place of NVRTC's
+ * seconds, when the plan's text still hashes to what was stored. */
+#define CUDA_CACHE_MAGIC "alloycu1"
+enum { CACHE_HEAD = 8 + 16 + 8 + 8 };
+
+static alloy_error *cuda_executable_serialize(alloy_backend *be, alloy_executable *exe, void **bytes,
+                                              uint64_t *size, alloy_compat_info *info) {
+  const cuda_variant *v = exe->variants;
+  if (!v || !v->cubin)
+    return be->host->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: the executable keeps no cubin to serialize");
+  uint64_t n = CACHE_HEAD + v->cubin_size;
+  unsigned char *b = be->host->alloc(n);
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  memset(b, 0, CACHE_HEAD);
+  memcpy(b, CUDA_CACHE_MAGIC, 8);
+  snprintf((char *)b + 8, 16, "%s", be->devs[exe->device].arch);
+  uint64_t hash = source_hash(v->plan.source, v->plan.source_len), cs = v->cubin_size;
+  memcpy(b + 24, &hash, 8);
+  memcpy(b + 32, &cs, 8);
+  memcpy(b + CACHE_HEAD, v->cubin, v->cubin_size);
+  *bytes = b;
+  *size = n;
+  if (info && info->struct_size >= ALLOY_COMPAT_INFO_STRUCT_SIZE) {
+    info->plugin_version = "0.1.0";
+    info->device_model = be->devs[exe->device].arch;
+  }
+  return NULL;
+}
+
+static alloy_error *cuda_executable_deserialize(alloy_backend *be, const alloy_graph *partition, const void *bytes,
+                                                uint64_t size, alloy_executable **out) {
+  const alloy_host_api *h = be->host;
+  const unsigned char *b = bytes;
+  uint64_t hash = 0, cs = 0;
+  if (size >= CACHE_HEAD) memcpy(&hash, b + 24, 8), memcpy(&cs, b + 32, 8);
+  if (size < CACHE_HEAD || memcmp(b, CUDA_CACHE_MAGIC, 8) != 0 || cs != size - CACHE_HEAD)
+    return h->error_new(ALLOY_ERR_VERSION, "cuda: not a cached executable of this backend");
+  if (be->ndev == 0) return h->error_new(ALLOY_ERR_UNAVAILABLE, be->why);
+  char arch[17] = {0};
+  memcpy(arch, b + 8, 16);
+  if (strcmp(arch, be->devs[0].arch) != 0)
+    return h->error_new(ALLOY_ERR_VERSION, "cuda: a cached executable of another GPU architecture");
+  alloy_error *e = use_device(be, 0);
+  if (e) return e;
+  cuda_plan plan;
+  if ((e = cuda_plan_build(h, partition, NULL, &plan))) return e;
+  if (source_hash(plan.source, plan.source_len) != hash) {
+    cuda_plan_free(&plan);
+    return h->error_new(ALLOY_ERR_VERSION, "cuda: a cached executable of other kernels");
+  }
+  alloy_executable *exe = calloc(1, sizeof *exe);
+  if (!exe) {
+    cuda_plan_free(&plan);
+    return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  }
+  exe->g = partition;
+  pthread_mutex_init(&exe->lock, NULL);
+  e = variant_build_from(be, exe, NULL, &plan, b + CACHE_HEAD, (size_t)cs, &exe->variants);
   if (e) {
     cuda_executable_release(be, exe);
     return e;
@@ -985,6 +1090,8 @@ static const alloy_plugin_api cuda_plugin = {
     .host_buffer_release = cuda_host_buffer_release,
     .buffer_import = cuda_buffer_import,
     .backend_set_option = cuda_backend_set_option,
+    .executable_serialize = cuda_executable_serialize,
+    .executable_deserialize = cuda_executable_deserialize,
 };
 
 ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host);
