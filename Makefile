@@ -63,8 +63,7 @@ PLUGIN_NAMES := $(filter-out cpu,$(PLUGIN_NAMES))
 $(info cpu backend not built: no llvm-config (Debian's llvm-14-dev))
 else
 LLVM_INCLUDE := $(shell $(LLVM_CONFIG) --includedir)
-LLVM_LIBS    := $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes) \
-                -Wl,-rpath,$(shell $(LLVM_CONFIG) --libdir)
+LLVM_LIBS    := $(shell $(LLVM_CONFIG) --ldflags --libs core orcjit native passes)
 endif
 PLUGIN_SO     = $(patsubst %,$(BUILD)/lib/alloy/liballoy-%.so,$(PLUGIN_NAMES) ref)
 TEST_PLUGIN_SO = $(patsubst tests/plugins/%.c,$(BUILD)/tests/plugins/liballoy-%.so,$(wildcard tests/plugins/*.c))
