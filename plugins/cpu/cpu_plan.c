@@ -989,6 +989,81 @@ static bool is_alias_copy(builder *b, const alloy_node *n, const cpu_op *op) {
   return vi->group < 0 && vi->tensor >= 0;
 }
 
+/* ---- the scratch arena ------------------------------------------------------------- */
+
+typedef struct block {
+  uint64_t offset, bytes;
+} block;
+
+/* Gives the temporaries their offsets in the scratch arena by their
+ * lifetimes (the first and last step that names their base): a linear
+ * scan in step order, best fit among the blocks of the temporaries dead
+ * before the step, else the arena's end. A transformer's activations then
+ * reuse a few megabytes instead of one range each, which keeps a run's
+ * working set in the caches. */
+static void place_temporaries(builder *b) {
+  cpu_plan *p = b->plan;
+  int nb = p->nbases;
+  int *first = malloc(sizeof *first * (size_t)(nb + 1)), *last = malloc(sizeof *last * (size_t)(nb + 1));
+  block *freel = malloc(sizeof *freel * (size_t)(2 * nb + 1));
+  if (!first || !last || !freel) {
+    free(first), free(last), free(freel);
+    cp_fail(b, NULL, "out of memory");
+    return;
+  }
+  for (int i = 0; i < nb; i++) first[i] = -1, last[i] = -1;
+  for (int i = 0; i < p->nsteps; i++) {
+    const cpu_step *s = &p->steps[i];
+    int n = s->kind == STEP_GEMM ? GEMM_OPERANDS : s->nparams;
+    for (int j = 0; j < n; j++) {
+      int base = s->kind == STEP_GEMM ? s->gbase[j] : s->params[j];
+      if (base < 0) continue;
+      if (first[base] < 0) first[base] = i;
+      last[base] = i;
+    }
+  }
+  int nfree = 0;
+  uint64_t top = 0;
+  for (int i = 0; i < p->nsteps; i++) {
+    for (int t = 0; t < nb; t++) { /* born at step i */
+      cpu_base *base = &p->bases[t];
+      if (base->kind != BASE_TEMP || first[t] != i) continue;
+      uint64_t need = (base->bytes + 63) & ~(uint64_t)63;
+      int best = -1;
+      for (int f = 0; f < nfree; f++)
+        if (freel[f].bytes >= need && (best < 0 || freel[f].bytes < freel[best].bytes)) best = f;
+      if (best >= 0) {
+        base->offset = freel[best].offset;
+        freel[best].offset += need, freel[best].bytes -= need;
+        if (!freel[best].bytes) freel[best] = freel[--nfree];
+      } else {
+        base->offset = top;
+        top += need;
+      }
+    }
+    for (int t = 0; t < nb; t++) { /* dead after step i */
+      cpu_base *base = &p->bases[t];
+      if (base->kind != BASE_TEMP || last[t] != i) continue;
+      uint64_t need = (base->bytes + 63) & ~(uint64_t)63;
+      if (!need) continue;
+      freel[nfree++] = (block){base->offset, need};
+      /* merge with neighbours, so that a larger temporary fits later */
+      for (int again = 1; again;) {
+        again = 0;
+        for (int f = 0; f < nfree && !again; f++)
+          for (int g = 0; g < nfree && !again; g++)
+            if (f != g && freel[f].offset + freel[f].bytes == freel[g].offset) {
+              freel[f].bytes += freel[g].bytes;
+              freel[g] = freel[--nfree];
+              again = 1;
+            }
+      }
+    }
+  }
+  p->scratch_bytes = top;
+  free(first), free(last), free(freel);
+}
+
 static void emit_node(builder *b, int i) {
   const alloy_host_api *h = b->host;
   const alloy_node *n = h->graph_node(b->g, i);
@@ -1047,6 +1122,7 @@ alloy_error *cpu_plan_build(const alloy_host_api *h, const alloy_graph *g, const
   for (int i = 0; i < nn && !b.err; i++) emit_node(&b, i);
   if (!b.err) cp_close_all(&b);
   if (!b.err) emit_output_copies(&b);
+  if (!b.err) place_temporaries(&b);
   for (int i = 0; i < CPU_MAX_GROUPS; i++) {
     free(b.groups[i].vals);
     free(b.groups[i].k.fn.s);
