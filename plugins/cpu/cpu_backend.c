@@ -266,8 +266,8 @@ static double bytes_of(const alloy_host_api *h, const alloy_value *v, double *nu
  * nothing). The reference backend prices a node at a nanosecond per
  * output element, whatever its work: a product's k is not counted there,
  * so the roofline is capped at half of that price, which keeps every node
- * this backend runs cheaper here than on ref (it is: ref's products are a
- * plain triple loop). */
+ * this backend runs cheaper here than on ref (it is: ref's products are
+ * its own one-threaded tiles). */
 static double node_cost(alloy_backend *be, const alloy_node *n, const cpu_op *op) {
   const alloy_host_api *h = be->host;
   double bytes = 0, out_numel = 0, numel;
