@@ -103,6 +103,23 @@ else
   echo "== conformance suite, cuda backend"
   echo "skipped: no CUDA device"
 fi
+# The cpu backend (LLVM, where llvm-config was found): the graphs, the ABI
+# checks and the golden models, the golden ops, and the generated samples
+# of the Core ATen ops (the whole suite, 11.5 min on two cores, is for
+# `alloy conform --backend cpu` by hand).
+if [ -f "$build/lib/alloy/liballoy-cpu.so" ]; then
+  run_suite "conformance suite, cpu backend: graphs and models" "$build/bin/alloy" conform --backend cpu -j2 \
+    --only graphs,abi $with_models
+  if [ -d "$golden/ops" ]; then
+    run_suite "golden ops, cpu backend" "$build/bin/alloy" conform --backend cpu -j2 --only golden \
+      --golden "$golden/ops"
+  fi
+  run_suite "generated samples of Core ATen ops, cpu backend" "$build/bin/alloy" conform --backend cpu -j2 \
+    --only samples --cases core
+else
+  echo "== conformance suite, cpu backend"
+  echo "skipped: no liballoy-cpu.so (no llvm-config when it was built)"
+fi
 run_suite "conformance suite, example plugin" "$build/bin/alloy" conform --backend example -j2 \
   --only samples,graphs,abi $with_models
 echo "$total_pass passed, $total_fail failed"
