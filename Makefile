@@ -16,6 +16,8 @@ DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev graphviz
 # OpenBLAS: the cpu backend's products (opened with dlopen: without it the
 # backend runs them as emitted loops).
 DEPS     += libopenblas-dev
+# LLVM 14's C API and its one shared library: the cpu backend's JIT.
+DEPS     += llvm-14-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
