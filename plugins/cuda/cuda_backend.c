@@ -300,6 +300,14 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       continue;
     }
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
+    /* 16-bit attention is written for mma.sync m16n8k16 (sm_80 and later) */
+    if (op->kind == CUDA_OP_ATTENTION && be->devs[0].cc_major < 8) {
+      alloy_dtype t = h->value_dtype(h->node_output(n, 0));
+      if (t == ALLOY_F16 || t == ALLOY_BF16) {
+        if (h->claims_reject) h->claims_reject(claims, i, "16-bit attention needs the tensor cores of sm_80 or later");
+        continue;
+      }
+    }
     if (op->kind == CUDA_OP_GEMM && !be->devs[0].blas) {
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
       continue;
