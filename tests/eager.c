@@ -5,6 +5,7 @@
  * one-node graph (its shape function checks it again, so a node PyTorch
  * would refuse is refused here too), compiled and run on the backend.
  */
+#include "alloy/kernel_table.h"
 #include "eager.h"
 
 #include <stdio.h>
@@ -129,36 +130,10 @@ static void *gather(eager *E, const view *v) {
 
 /* --- view geometry ------------------------------------------------------------*/
 
-/* c10's computeStride: the strides that view `in` as shape `sizes`
- * without copying, or false when there are none. */
+/* c10's computeStride (alloy/kernel_table.h): the strides that view `in`
+ * as shape `sizes` without copying, or false when there are none. */
 static bool compute_stride(const view *in, const int64_t *sizes, int rank, int64_t *out) {
-  if (in->rank == 0 || numel_of(in->sizes, in->rank) == 0) {
-    view c = {.rank = rank};
-    memcpy(c.sizes, sizes, sizeof *sizes * (size_t)rank);
-    contiguous(&c);
-    memcpy(out, c.strides, sizeof *out * (size_t)rank);
-    return true;
-  }
-  int view_d = rank - 1;
-  int64_t chunk_base_stride = in->strides[in->rank - 1], tensor_numel = 1, view_numel = 1;
-  for (int tensor_d = in->rank - 1; tensor_d >= 0; tensor_d--) {
-    tensor_numel *= in->sizes[tensor_d];
-    if (tensor_d == 0 || (in->sizes[tensor_d - 1] != 1 &&
-                          in->strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base_stride;
-        view_numel *= sizes[view_d];
-        view_d--;
-      }
-      if (view_numel != tensor_numel) return false;
-      if (tensor_d > 0) {
-        chunk_base_stride = in->strides[tensor_d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
-      }
-    }
-  }
-  return view_d == -1;
+  return alloy_view_strides(in->sizes, in->strides, in->rank, sizes, rank, out);
 }
 
 typedef enum geom {

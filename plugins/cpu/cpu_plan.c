@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloy/kernel_table.h"
 #include "plugins/cpu/cpu_plan.h"
 
 #define TILE 4096
@@ -185,36 +186,6 @@ int cp_wrap_dim(int64_t d, int rank) {
 
 /* ---- views ----------------------------------------------------------------------- */
 
-/* PyTorch's computeStride: the strides of a view of sizes `to` over a
- * tensor of geometry t, or false when no view expresses it. */
-static bool view_strides(const cpu_tensor *t, const int64_t *to, int rank_to, int64_t *out) {
-  int64_t numel = cp_numel_of(t->sizes, t->rank);
-  if (numel == 0 || t->rank == 0) {
-    int64_t s = 1;
-    for (int d = rank_to - 1; d >= 0; d--) out[d] = s, s *= to[d] > 1 ? to[d] : 1;
-    return true;
-  }
-  int view_d = rank_to - 1;
-  int64_t chunk_base_stride = t->strides[t->rank - 1], tensor_numel = 1, view_numel = 1;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    tensor_numel *= t->sizes[d];
-    if (d == 0 || (t->sizes[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || to[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base_stride;
-        view_numel *= to[view_d];
-        view_d--;
-      }
-      if (view_numel != tensor_numel) return false;
-      if (d > 0) {
-        chunk_base_stride = t->strides[d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
-      }
-    }
-  }
-  return view_d == -1;
-}
-
 /* The view node n over tensor in: fills *out, or returns false when the
  * view needs the data copied first (a reshape of a non-viewable layout). */
 static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const alloy_value *ov, cpu_tensor *out) {
@@ -228,7 +199,7 @@ static bool view_of(builder *b, const alloy_node *n, const cpu_tensor *in, const
   memcpy(out->sizes, osz, sizeof *osz * (size_t)orank);
   if (!strcmp(name, "aten.view.default") || !strcmp(name, "aten._unsafe_view.default") ||
       !strcmp(name, "aten.reshape.default") || !strcmp(name, "aten.alias.default"))
-    return view_strides(in, osz, orank, out->strides);
+    return alloy_view_strides(in->sizes, in->strides, in->rank, osz, orank, out->strides);
   if (!strcmp(name, "aten.permute.default")) {
     const alloy_arg *dims = cp_arg_named(h, n, "dims");
     for (int d = 0; d < orank; d++) {

@@ -43,6 +43,9 @@
 #ifndef ALLOY_KERNEL_TABLE_H
 #define ALLOY_KERNEL_TABLE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "alloy/plugin.h"
 
 #ifdef __cplusplus
@@ -114,6 +117,15 @@ struct alloy_kernel_call {
  * ops named) and returns NULL after host->log when it is wrong. */
 const alloy_plugin_api *alloy_kernel_table_plugin(const alloy_kernel_table *t,
                                                   const alloy_host_api *host);
+
+/* The strides of a view of sizes to[0..rank_to) over a tensor of sizes
+ * and strides [0..rank) (in elements), as PyTorch's computeStride (what
+ * aten.view and a reshape that needs no copy give): written to out and
+ * true, or false when no strided view expresses it (the data must be
+ * copied first). A tensor with no element gets contiguous strides. Any
+ * thread; no allocation. */
+bool alloy_view_strides(const int64_t *sizes, const int64_t *strides, int rank, const int64_t *to, int rank_to,
+                        int64_t *out);
 
 #ifdef __cplusplus
 }
