@@ -1250,8 +1250,8 @@ static alloy_error *meta_prelu(alloy_meta *m) {
   return meta_out_tensor(m, 0, result, out, rank);
 }
 
-/* Every output like self: rrelu_with_noise, log_sigmoid_forward (whose CPU
- * buffer has the input's shape). */
+/* Every output like self: rrelu_with_noise (and its _functional form's new
+ * noise), log_sigmoid_forward (whose CPU buffer has the input's shape). */
 static alloy_error *meta_like_self(alloy_meta *m) {
   const alloy_value *x = meta_tensor(m, 0);
   alloy_error *e = want_float(m, 0, x);
@@ -1418,6 +1418,7 @@ const alloy_meta_entry alloy_meta_nn[] = {
     {"aten.glu.default", meta_glu, 0},
     {"aten._prelu_kernel.default", meta_prelu, 0},
     {"aten.rrelu_with_noise.default", meta_like_self, 0},
+    {"aten.rrelu_with_noise_functional.default", meta_like_self, 0},
     {"aten.log_sigmoid_forward.default", meta_like_self, 0},
     {"aten._softmax_backward_data.default", meta_softmax_backward, 0},
     {"aten.embedding_dense_backward.default", meta_embedding_dense_backward, 0},

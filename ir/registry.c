@@ -333,7 +333,7 @@ static const alloy_op *functional_form(const alloy_op *op, const char *fbase, bo
   int w[16];
   int nw = alloy_op_written_args(op, w, 16);
   *appends = !is_inplace(op) && op->kind != ALLOY_OP_OUT;
-  int want = *appends ? op->schema->nreturns + nw : op->schema->nreturns;
+  int want = *appends ? op->schema->nreturns + nw : nw;
   return f->schema->nreturns == want ? f : NULL;
 }
 
@@ -437,18 +437,22 @@ uint32_t alloy_op_tags(const alloy_op *op) { return op->tags; }
 alloy_op_kind alloy_op_kind_of(const alloy_op *op) { return op->kind; }
 const alloy_op *alloy_op_functional(const alloy_op *op) { return op->functional; }
 int alloy_op_written_args(const alloy_op *op, int *w, int cap) {
-  if (is_inplace(op)) {
-    if (cap < 1) return 0;
-    w[0] = 0;
-    return 1;
-  }
-  /* out= tensors are keyword-only; a mutable op's written tensors (batch
-   * norm's running statistics) are wherever the schema has them. */
-  bool out = op->kind == ALLOY_OP_OUT;
+  /* An in-place op writes self first; an out= op its keyword-only out=
+   * tensors first, in order, so that they line up with the op's results.
+   * After them come the other tensors the op writes (rrelu_with_noise_'s
+   * noise, _native_batch_norm_legit.out's running statistics), which its
+   * _functional twin returns after its own results. A mutable op's written
+   * tensors are wherever the schema has them. */
+  const alloy_schema *s = op->schema;
+  bool inplace = is_inplace(op), out = op->kind == ALLOY_OP_OUT;
   int n = 0;
-  for (int i = 0; i < op->schema->nargs && n < cap; i++) {
-    const alloy_schema_arg *a = &op->schema->args[i];
-    if (a->alias_write && (out ? a->kwarg_only : a->type.kind == ALLOY_TYPE_TENSOR)) w[n++] = i;
+  if (inplace && cap > 0) w[n++] = 0;
+  for (int i = 0; out && i < s->nargs && n < cap; i++)
+    if (s->args[i].alias_write && s->args[i].kwarg_only) w[n++] = i;
+  for (int i = inplace; i < s->nargs && n < cap; i++) {
+    const alloy_schema_arg *a = &s->args[i];
+    if (a->alias_write && !(out && a->kwarg_only) && a->type.kind == ALLOY_TYPE_TENSOR && !a->type.list)
+      w[n++] = i;
   }
   return n;
 }

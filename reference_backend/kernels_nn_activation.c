@@ -79,25 +79,34 @@ static _Atomic uint64_t rrelu_stream;
 
 /* rrelu_with_noise(self, noise, lower, upper, training, generator): in
  * evaluation, a leaky relu of slope (lower + upper) / 2; in training, each
- * non-positive x is scaled by a uniform draw from [lower, upper] (the noise
- * it writes is a mutation: only the output is produced). */
+ * non-positive x is scaled by a uniform draw from [lower, upper]. The
+ * mutable op's write to noise is not seen (only the output is produced);
+ * its _functional form returns the new noise as its second result, as
+ * PyTorch's CPU kernel writes it: the slope where x <= 0 and 1 elsewhere
+ * in training, noise unchanged in evaluation. */
 static int k_rrelu_with_noise(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *x = ref_tensor(c, "self");
-  if (!x) return ref_fail(c, "missing tensor argument");
+  const alloy_kernel_tensor *noise = ref_tensor(c, "noise");
+  const alloy_kernel_tensor *noise_out = c->num_outputs > 1 ? &c->outputs[1] : NULL;
+  if (!x || (noise_out && !noise)) return ref_fail(c, "missing tensor argument");
   double lower = 0.125, upper = 1.0 / 3.0;
   bool training = false;
   ref_float(c, "lower", &lower);
   ref_float(c, "upper", &upper);
   ref_bool(c, "training", &training);
   uint64_t stream = training ? rrelu_stream++ : 0;
-  const alloy_kernel_tensor *in = x;
+  /* noise and noise_out walk beside x; x stands in for whichever is absent */
+  const alloy_kernel_tensor *ins[3] = {x, noise_out && !training ? noise : x, noise_out ? noise_out : x};
   ref_iter it;
-  ref_iter_init(&it, out, &in, 1);
+  ref_iter_init(&it, out, ins, 3);
   for (uint64_t k = 0; ref_iter_next(&it); k++) {
     double v = ref_load_f(x->data, x->dtype, it.offset[1]);
     double slope = training ? round_to(x->dtype, lower + (upper - lower) * philox_uniform(stream, k))
                             : (lower + upper) / 2.0;
     ref_store_f(out->data, out->dtype, it.offset[0], v > 0.0 ? v : v * slope);
+    if (!noise_out) continue;
+    double nv = training ? (v > 0.0 ? 1.0 : slope) : ref_load_f(noise->data, noise->dtype, it.offset[2]);
+    ref_store_f(noise_out->data, noise_out->dtype, it.offset[3], nv);
   }
   return 0;
 }
@@ -199,6 +208,7 @@ const alloy_kernel ref_kernels_nn_activation[] = {
     REF_KERNEL("aten.glu.default", k_glu),
     REF_KERNEL("aten._prelu_kernel.default", k_prelu),
     REF_KERNEL("aten.rrelu_with_noise.default", k_rrelu_with_noise),
+    REF_KERNEL("aten.rrelu_with_noise_functional.default", k_rrelu_with_noise),
     REF_KERNEL("aten.log_sigmoid_forward.default", k_log_sigmoid_forward),
     REF_KERNEL("aten._softmax_backward_data.default", k_softmax_backward_data),
     REF_KERNEL("aten.embedding_dense_backward.default", k_embedding_dense_backward),

@@ -446,6 +446,57 @@ TEST(random_dropouts_keep_their_share) {
   check_sampler(&fv, (expect){0, 1.25 + 1e-6, false, false, 1, 0.25});
 }
 
+/* ---- rrelu_with_noise_functional ------------------------------------------------------------ */
+
+/* rrelu_with_noise_functional(x, noise, 0.1, 0.3, training): x of value xv
+ * and noise of 0.5 everywhere. */
+typedef struct {
+  double xv;
+  bool training;
+} rrelu_case;
+
+static float rrelu_x[N], rrelu_noise[N];
+
+static alloy_node *build_rrelu(tr_case *t, const void *ctx) {
+  const rrelu_case *r = ctx;
+  for (int k = 0; k < N; k++) rrelu_x[k] = (float)r->xv, rrelu_noise[k] = 0.5f;
+  alloy_arg args[5] = {tr_input1(t, ALLOY_F32, N, rrelu_x), tr_input1(t, ALLOY_F32, N, rrelu_noise),
+                       FL(0.1), FL(0.3), alloy_arg_bool(r->training)};
+  return tr_node(t, "aten.rrelu_with_noise_functional.default", args, 5, NULL, NULL, 0);
+}
+
+/* In training the new noise is the slope, uniform in [lower, upper], where
+ * x <= 0 and 1 elsewhere, and the output is x times it; out of training
+ * the noise comes back as it was and the slope is (lower + upper) / 2.
+ * rrelu_with_noise_ and rrelu_with_noise.out run through this twin. */
+TEST(random_rrelu_with_noise_functional_returns_its_noise) {
+  const rrelu_case cases[] = {{-1, true}, {2, true}, {-1, false}};
+  for (int c = 0; c < 3; c++) {
+    tr_case t;
+    if (!tr_run_built(&t, build_rrelu, &cases[c], tr_levels[TR_WHOLE])) {
+      harness_fail(__FILE__, __LINE__, "rrelu_with_noise_functional case %d did not run", c);
+      tr_close(&t);
+      continue;
+    }
+    const alloy_host_tensor *out = &t.out[0], *noise = &t.out[1];
+    CHECK_INT(tr_numel(noise), N);
+    double *v = malloc(sizeof *v * N);
+    int64_t bad = 0;
+    for (int64_t k = 0; k < N; k++) {
+      double y = tr_out_f(out, k), z = tr_out_f(noise, k), x = cases[c].xv;
+      v[k] = z;
+      if (!cases[c].training) bad += z != 0.5 || fabs(y - x * 0.2) > 1e-7;
+      else if (x > 0) bad += z != 1 || y != x;
+      else bad += z < 0.1 - 1e-7 || z > 0.3 + 1e-7 || fabs(y - x * z) > 1e-7;
+    }
+    CHECK_INT(bad, 0);
+    if (cases[c].training && cases[c].xv < 0)
+      check_moments("rrelu_with_noise_functional noise", TR_WHOLE, v, N, 0.2, 0.04 / 12);
+    free(v);
+    tr_close(&t);
+  }
+}
+
 /* Each random node draws its own numbers, and a run draws new ones. */
 TEST(random_nodes_and_runs_draw_apart) {
   tr_case t;
