@@ -212,6 +212,17 @@ asan:
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" test
 
+# ThreadSanitizer on the cpu backend (its thread pool, plugins/cpu/cpu_pool.c):
+# the golden models with --backends cpu and cpu,ref and the conformance
+# samples of a few ops, built with clang into build-tsan/
+# (bench/cpu/sanitize.sh; LLVM's own suppressions: plugins/cpu/tsan.supp).
+.PHONY: tsan
+tsan:
+	$(MAKE) BUILD=build-tsan CC=clang OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=thread" all
+	@sh bench/cpu/sanitize.sh tsan build-tsan $(GOLDEN)
+
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/*.c))
 # The library is compiled once for every target (fuzzer-no-link instruments
@@ -253,6 +264,12 @@ bench: all $(BENCH)
 	@$(BUILD)/bench/bench_dispatch $(BUILD)/tests/plugins $(GOLDEN)/models
 	@$(BUILD)/bench/bench_bigimport
 	@sh bench/bench_conform.sh $(BUILD) $(GOLDEN)
+	@sh bench/cpu/run.sh $(BUILD) $(GOLDEN)
+# PyTorch from PyPI into build-bench-venv/ (ignored) for bench/cpu/run.sh:
+# asked for only, never part of make test.
+.PHONY: bench-cpu-deps
+bench-cpu-deps:
+	@sh bench/cpu/deps.sh $${BENCH_VENV:-build-bench-venv}
 
 clean:
 	rm -rf build build-asan build-fuzz
