@@ -90,6 +90,7 @@ int cpu_blas_fits(const cpu_gemm_desc *g) {
 
 void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
                    int64_t end) {
+  if (g->conv.on) return cpu_conv_rows(b, g, a, bm, d, begin, end);
   for (int64_t r = begin; r < end;) {
     int64_t batch = r / g->m, i0 = r % g->m, i1 = g->m;
     if (batch * g->m + i1 > end) i1 = end - batch * g->m;

@@ -35,5 +35,10 @@ int cpu_blas_fits(const cpu_gemm_desc *g);
  * (batch * m of them), each chunk one sgemm call per batch it touches. */
 void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
                    int64_t end);
+/* A convolution's units [begin, end) (g->conv.on; cpu_conv.c): a the
+ * weights (and the bias after them), x the input, d the output. b may lack
+ * sgemm: the products are then loops. */
+void cpu_conv_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *x, float *d, int64_t begin,
+                   int64_t end);
 
 #endif

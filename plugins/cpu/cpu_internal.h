@@ -74,6 +74,8 @@ enum {
   ROWS_GATHER,
   ROWS_CAT,    /* each input into its slice of the output                */
   ROWS_CUMSUM, /* a running sum along a dim                              */
+  ROWS_CONV,   /* convolution: im2col + sgemm, bias and relu in its tiles (cpu_conv.c) */
+  ROWS_POOL,   /* max / average / adaptive average pooling: emitted window loops */
 };
 
 typedef struct cpu_op {
@@ -107,6 +109,10 @@ int cpu_index_position(const alloy_host_api *h, const alloy_node *n);
  * reason for claims_reject. */
 const char *cpu_node_unsupported(const alloy_host_api *host, const alloy_node *n);
 
+/* Convolution and pooling nodes the cpu backend does not compute (cpu_rows.c):
+ * NULL, or a static reason. */
+const char *cpu_conv_unsupported(const alloy_host_api *host, const alloy_node *n, const cpu_op *op);
+
 /* ---- plans (cpu_plan.c) ------------------------------------------------- */
 
 enum { BASE_INPUT = 0, BASE_OUTPUT, BASE_TEMP };
@@ -118,6 +124,25 @@ typedef struct cpu_base {
   uint64_t offset; /* temps: where in the execute's scratch arena (64-byte aligned) */
 } cpu_base;
 
+/* A convolution run as a STEP_GEMM (cpu_conv.c): its row space is units
+ * of (image, group, column tile); each unit writes the tile's columns of
+ * im2col(x) into a buffer of its own (or reads a 1x1, stride 1, unpadded
+ * x in place), multiplies the group's weights by it with one sgemm into D
+ * (dense [N, Cout, OH*OW]) and adds the bias and applies relu to the tile
+ * while it is in cache. A is the weights, dense [Cout, K] (K = Cin/groups
+ * * kh * kw), followed by the bias (Cout values) when there is one; B is
+ * x, each (image, channel) plane dense. 1-d convolutions have H = 1. */
+typedef struct cpu_conv_desc {
+  bool on;
+  bool direct; /* 1x1, stride 1, no padding: x is the matrix itself */
+  bool bias, relu;
+  bool loop;   /* small: fused multiply-add chains in k's order, not sgemm */
+  int64_t n, groups, cin_g, cout_g, k;  /* k = cin_g * kh * kw */
+  int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t x_nstride, x_cstride;          /* x's image and channel strides (elements) */
+  int64_t tile, ntiles;                  /* output columns per unit, units per (image, group) */
+} cpu_conv_desc;
+
 /* One batch of products D = op(A) @ op(B), float32, row-major: D packed
  * [batch, m, n] (row stride ldd). The planner converts 16-bit operands to
  * float32 temporaries first and adds bias and activations after, in the
@@ -127,6 +152,7 @@ typedef struct cpu_gemm_desc {
   int64_t lda, ldb, ldd;              /* row-major leading dims (elements) */
   int64_t stride_a, stride_b, stride_d; /* between batches (elements); 0 broadcasts */
   bool trans_a, trans_b;              /* A given as [k, m] / B as [n, k] */
+  cpu_conv_desc conv;                 /* conv.on: a convolution (cpu_conv.c), rows are its units */
 } cpu_gemm_desc;
 
 enum { STEP_KERNEL = 0, STEP_GEMM };

@@ -146,6 +146,15 @@ static const cpu_op ops[] = {
     GEMM("aten.mm.default"),
     GEMM("aten.bmm.default"),
     GEMM("aten.addmm.default"),
+    /* convolutions (float32: im2col + sgemm, the bias and a following relu
+     * in its tiles) and pooling (emitted window loops): cpu_rows.c,
+     * cpu_conv.c */
+    {.name = "aten.convolution.default", .kind = CPU_OP_ROWS, .rows = ROWS_CONV, .bool_operand = -1, .float_only = true},
+    {.name = "aten.max_pool2d_with_indices.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
+    {.name = "aten.max_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
+    {.name = "aten.avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
+    {.name = "aten._adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
+    {.name = "aten.adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
     /* gathers, cat and cumsum (cpu_index.c) */
     {.name = "aten.embedding.default", .kind = CPU_OP_ROWS, .rows = ROWS_EMBEDDING, .bool_operand = -1},
     {.name = "aten.index.Tensor", .kind = CPU_OP_ROWS, .rows = ROWS_INDEX, .bool_operand = -1},
@@ -258,6 +267,10 @@ const char *cpu_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
     if (t != ALLOY_F32 && t != ALLOY_F16 && t != ALLOY_BF16) return "products of float32, float16 or bfloat16 only";
     for (int j = 0; j < nin; j++)
       if (h->value_dtype(in[j]) != t) return "operands of mixed dtypes";
+  }
+  if (op->kind == CPU_OP_ROWS && (op->rows == ROWS_CONV || op->rows == ROWS_POOL)) {
+    const char *why = cpu_conv_unsupported(h, n, op);
+    if (why) return why;
   }
   if (op->kind == CPU_OP_ROWS && op->rows == ROWS_LAYER_NORM) {
     for (int j = 0; j < nin; j++)

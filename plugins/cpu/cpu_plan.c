@@ -1039,6 +1039,7 @@ static void emit_node(builder *b, int i) {
   const alloy_host_api *h = b->host;
   const alloy_node *n = h->graph_node(b->g, i);
   const cpu_op *op = cpu_op_find(h->node_op_name(n));
+  if (b->skip[i]) return;
   const char *why = cpu_node_unsupported(h, n);
   if (why) return (void)cp_fail(b, n, "%s", why);
   switch (op->kind) {
@@ -1056,7 +1057,8 @@ static void emit_node(builder *b, int i) {
       static void (*const emitters[])(builder *, const alloy_node *, const cpu_op *) = {
           [ROWS_REDUCE] = cp_emit_reduce, [ROWS_LAYER_NORM] = cp_emit_layer_norm, [ROWS_GEMM] = cp_emit_gemm,
           [ROWS_EMBEDDING] = cp_emit_embedding, [ROWS_INDEX] = cp_emit_index, [ROWS_GATHER] = cp_emit_gather,
-          [ROWS_CAT] = cp_emit_cat, [ROWS_CUMSUM] = cp_emit_cumsum,
+          [ROWS_CAT] = cp_emit_cat, [ROWS_CUMSUM] = cp_emit_cumsum, [ROWS_CONV] = cp_emit_conv,
+          [ROWS_POOL] = cp_emit_pool,
       };
       emitters[op->rows](b, n, op);
     }
@@ -1073,8 +1075,9 @@ alloy_error *cpu_plan_build(const alloy_host_api *h, const alloy_graph *g, const
   while (b.cap_vals < 4 * (nn + ni + no) + 64) b.cap_vals *= 2;
   b.vals = calloc((size_t)b.cap_vals, sizeof *b.vals);
   b.node_group = malloc(sizeof *b.node_group * (size_t)(nn ? nn : 1));
-  if (!b.vals || !b.node_group) {
-    free(b.vals), free(b.node_group);
+  b.skip = calloc((size_t)(nn ? nn : 1), sizeof *b.skip);
+  if (!b.vals || !b.node_group || !b.skip) {
+    free(b.vals), free(b.node_group), free(b.skip);
     return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cpu: out of memory");
   }
   for (int i = 0; i < nn; i++) b.node_group[i] = -1;
@@ -1101,6 +1104,7 @@ alloy_error *cpu_plan_build(const alloy_host_api *h, const alloy_graph *g, const
   }
   free(b.vals);
   free(b.node_group);
+  free(b.skip);
   free(b.tensors);
   free(b.pending);
   for (int i = 0; i < b.nseen; i++) free(b.seen[i].text);

@@ -171,6 +171,7 @@ typedef struct builder {
   vinfo *vals; /* open addressing on the value pointer */
   int cap_vals;
   int *node_group; /* per node: the group it joined, or -1 */
+  bool *skip;      /* per node: computed by an earlier node's step (a relu in a convolution's tiles) */
   group groups[CPU_MAX_GROUPS];
   int ngroup_ids; /* groups ever opened: a node's group id */
   int gid[CPU_MAX_GROUPS]; /* the id of each open slot */
@@ -223,6 +224,8 @@ void cp_note(kern *k, const char *what);
 void cp_emit_reduce(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op);
+void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op);
 /* cpu_index.c */
 void cp_emit_embedding(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_index(builder *b, const alloy_node *n, const cpu_op *op);

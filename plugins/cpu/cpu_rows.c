@@ -749,3 +749,439 @@ void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op) {
   v = ir_round(k, &k->body, v, t);
   cp_group_define(b, gr, outv, v, h->node_op_name(n));
 }
+
+/* ---- convolutions and pooling ---------------------------------------------------- */
+
+/* products of at most this many multiply-adds (N Cout OH OW K) run as
+ * fused multiply-add chains in k's order (the reference's sum) */
+#define SMALL_CONV 65536
+/* the im2col buffer of one unit: at most this many floats (256 KB, the
+ * core's L2 with the sgemm's own packing beside it) */
+#define COL_FLOATS 65536
+
+/* An int list argument of nd spatial values (the last nd of a longer
+ * list; one value repeats); absent, None or empty: dflt, or dlist. */
+static void spatial_ints(const alloy_host_api *h, const alloy_node *n, const char *name, int nd, int64_t dflt,
+                         const int64_t *dlist, int64_t *out) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
+  int k = a && h->arg_type(a) == ALLOY_ARG_TYPE_LIST ? h->arg_list_size(a) : 0;
+  int64_t single;
+  bool one = a && h->arg_type(a) == ALLOY_ARG_TYPE_INT && h->arg_int(a, &single);
+  for (int i = 0; i < nd; i++) {
+    int64_t v = dlist ? dlist[i] : dflt;
+    if (one) v = single;
+    else if (k == 1) h->arg_int(h->arg_list_item(a, 0), &v);
+    else if (k >= nd) h->arg_int(h->arg_list_item(a, k - nd + i), &v);
+    out[i] = v;
+  }
+}
+
+static bool arg_flag(const alloy_host_api *h, const alloy_node *n, const char *name, bool dflt) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
+  int v;
+  return a && h->arg_bool(a, &v) ? v != 0 : dflt;
+}
+
+static const alloy_value *value_arg(const alloy_host_api *h, const alloy_node *n, const char *name) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
+  return a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
+}
+
+static bool is_pool_max(const char *name) { return strstr(name, "max_pool") != NULL; }
+static bool is_pool_adaptive(const char *name) { return strstr(name, "adaptive_avg_pool") != NULL; }
+
+const char *cpu_conv_unsupported(const alloy_host_api *h, const alloy_node *n, const cpu_op *op) {
+  const alloy_value *x = value_arg(h, n, op->rows == ROWS_CONV ? "input" : "self"), *y = h->node_output(n, 0);
+  if (!x) return "no input tensor";
+  int xr = h->value_rank(x);
+  if (op->rows == ROWS_CONV) {
+    const alloy_value *w = value_arg(h, n, "weight"), *bias = value_arg(h, n, "bias");
+    if (!w) return "no weight tensor";
+    if (h->value_dtype(y) != ALLOY_F32)
+      return "convolutions of float32 only (float64 and the 16-bit floats run on the next backend)";
+    if (h->value_dtype(x) != ALLOY_F32 || h->value_dtype(w) != ALLOY_F32 || (bias && h->value_dtype(bias) != ALLOY_F32))
+      return "operands of mixed dtypes";
+    if (arg_flag(h, n, "transposed", false)) return "transposed convolutions are not computed yet";
+    if (xr != 3 && xr != 4) return "convolutions of 1 or 2 spatial dims only (a batched input)";
+    if (h->value_rank(w) != xr || h->value_rank(y) != xr) return "a weight or output of another rank";
+    if (bias && h->value_rank(bias) != 1) return "a bias of rank other than 1";
+    int64_t groups = cp_int_arg(h, n, "groups", 1), cin = 0, cout = 0;
+    if (groups < 1) return "groups below 1";
+    if (h->value_size(x, 1, &cin) && cin % groups) return "channels not divisible by groups";
+    if (h->value_size(w, 0, &cout) && cout % groups) return "output channels not divisible by groups";
+    int64_t s[2], d[2], p[2];
+    spatial_ints(h, n, "stride", xr - 2, 1, NULL, s);
+    spatial_ints(h, n, "dilation", xr - 2, 1, NULL, d);
+    spatial_ints(h, n, "padding", xr - 2, 0, NULL, p);
+    for (int i = 0; i < xr - 2; i++)
+      if (s[i] < 1 || d[i] < 1 || p[i] < 0) return "a stride or dilation below 1, or a negative padding";
+    return NULL;
+  }
+  /* pooling */
+  alloy_dtype t = h->value_dtype(y);
+  if ((t != ALLOY_F32 && t != ALLOY_F64) || h->value_dtype(x) != t)
+    return "pooling of float32 or float64 only (the 16-bit floats and integers run on the next backend)";
+  if (xr != 3 && xr != 4) return "pooling of 2 spatial dims, batched or not, only";
+  if (h->value_rank(y) != xr) return "an output of another rank";
+  const char *name = h->node_op_name(n);
+  if (is_pool_max(name) && h->node_num_outputs(n) > 1 && h->value_dtype(h->node_output(n, 1)) != ALLOY_I64)
+    return "indices other than int64";
+  if (!is_pool_adaptive(name)) {
+    int64_t k[2], s[2], p[2], d[2];
+    spatial_ints(h, n, "kernel_size", 2, 1, NULL, k);
+    spatial_ints(h, n, "stride", 2, 0, k, s);
+    spatial_ints(h, n, "padding", 2, 0, NULL, p);
+    spatial_ints(h, n, "dilation", 2, 1, NULL, d);
+    for (int i = 0; i < 2; i++)
+      if (k[i] < 1 || s[i] < 1 || p[i] < 0 || d[i] < 1) return "a window, stride or dilation below 1, or a negative padding";
+    const alloy_arg *ov = cp_arg_named(h, n, "divisor_override");
+    int64_t dv;
+    if (ov && h->arg_int(ov, &dv) && dv == 0) return "divisor_override 0";
+  }
+  return NULL;
+}
+
+/* x's plane [.., H, W] dense (rows of W, then H rows): what im2col and
+ * the direct product read. */
+static bool planes_dense(const cpu_tensor *t) {
+  int r = t->rank;
+  return (t->sizes[r - 1] == 1 || t->strides[r - 1] == 1) &&
+         (r < 4 || t->sizes[r - 2] == 1 || t->strides[r - 2] == t->sizes[r - 1]);
+}
+
+/* convolution(input, weight, bias?, stride, padding, dilation, transposed,
+ * output_padding, groups), 1-d or 2-d, float32: one STEP_GEMM in
+ * convolution mode (cpu_conv.c). A relu that is the output's only reader
+ * is applied in the step's tiles, and its output is what the step writes. */
+void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  const alloy_value *xv = value_arg(h, n, "input"), *wv = value_arg(h, n, "weight"), *bv = value_arg(h, n, "bias");
+  const alloy_value *yv = h->node_output(n, 0);
+  int xi = cp_in_memory(b, n, xv), wi = xi < 0 ? -1 : cp_in_memory(b, n, wv);
+  int bi = wi < 0 || !bv ? -1 : cp_in_memory(b, n, bv);
+  if (xi < 0 || wi < 0 || (bv && bi < 0)) return;
+  cpu_tensor x = b->tensors[xi], w = b->tensors[wi];
+  int nd = x.rank - 2;
+  cpu_conv_desc c = {.on = true, .n = x.sizes[0], .groups = cp_int_arg(h, n, "groups", 1), .h = 1, .oh = 1, .kh = 1,
+                     .sh = 1, .dh = 1};
+  int64_t s[2], p[2], d[2];
+  spatial_ints(h, n, "stride", nd, 1, NULL, s);
+  spatial_ints(h, n, "padding", nd, 0, NULL, p);
+  spatial_ints(h, n, "dilation", nd, 1, NULL, d);
+  int64_t ysz[4];
+  for (int i = 0; i < x.rank; i++) h->value_size(yv, i, &ysz[i]);
+  int64_t cout = ysz[1];
+  c.cin_g = x.sizes[1] / c.groups, c.cout_g = cout / c.groups;
+  c.w = x.sizes[x.rank - 1], c.ow = ysz[x.rank - 1], c.kw = w.sizes[w.rank - 1];
+  c.sw = s[nd - 1], c.pw = p[nd - 1], c.dw = d[nd - 1];
+  if (nd == 2) {
+    c.h = x.sizes[2], c.oh = ysz[2], c.kh = w.sizes[2];
+    c.sh = s[0], c.ph = p[0], c.dh = d[0];
+  }
+  c.k = c.cin_g * c.kh * c.kw;
+  int64_t npos = c.oh * c.ow;
+  if (c.n * cout * npos == 0) { /* an empty output */
+    cp_materialize(b, yv);
+    return;
+  }
+  /* a relu reading only this output: in the step's tiles */
+  const alloy_value *outv = yv;
+  if (cp_val(b, yv)->output < 0 && h->value_num_users(yv) == 1) {
+    const alloy_node *u = h->value_user(yv, 0);
+    int ui = h->node_index(b->g, u);
+    if (ui > h->node_index(b->g, n) && !strcmp(h->node_op_name(u), "aten.relu.default") &&
+        h->value_dtype(h->node_output(u, 0)) == ALLOY_F32 && b->skip) {
+      c.relu = true;
+      outv = h->node_output(u, 0);
+      b->skip[ui] = true;
+      b->plan->nfused_nodes++;
+    }
+  }
+  /* x: planes dense, else a dense copy */
+  if (!planes_dense(&x)) {
+    int t = cp_temp_like(b, &x, ALLOY_F32);
+    if (t < 0) return;
+    cp_emit_copy(b, &x, &b->tensors[t]);
+    x = b->tensors[t];
+  }
+  c.x_nstride = x.strides[0], c.x_cstride = x.strides[1];
+  if (nd == 2 && c.h == 1) c.x_cstride = x.strides[1];
+  c.direct = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && c.h == c.oh &&
+             c.w == c.ow && (c.x_cstride >= npos || c.cin_g == 1);
+  if (c.direct && c.cin_g == 1) c.x_cstride = npos > 0 ? npos : 1; /* sgemm's ldb: any value past n */
+  if (!c.direct && c.x_cstride < 1) c.x_cstride = 1;
+  /* A: the weights dense [Cout, K], the bias after them */
+  c.bias = bi >= 0;
+  if (c.bias || !dense(&w)) {
+    int base = cp_add_base(b, BASE_TEMP, -1, (uint64_t)(cout * c.k + (c.bias ? cout : 0)) * sizeof(float));
+    if (base < 0) return;
+    cpu_tensor wd = w;
+    wd.base = base, wd.offset = 0, wd.dtype = ALLOY_F32;
+    int64_t st = 1;
+    for (int i = wd.rank - 1; i >= 0; i--) wd.strides[i] = st, st *= wd.sizes[i];
+    cp_emit_copy(b, &w, &wd);
+    if (c.bias) {
+      cpu_tensor bt = b->tensors[bi], bd = bt;
+      bd.base = base, bd.offset = cout * c.k, bd.strides[0] = 1;
+      cp_emit_copy(b, &bt, &bd);
+    }
+    w = wd;
+  }
+  /* D: the output itself when dense, else a temporary copied out */
+  int di = cp_materialize(b, outv);
+  if (di < 0) return;
+  cpu_tensor out = b->tensors[di], dt = out;
+  bool copy_out = !dense(&out);
+  if (copy_out) {
+    int t = cp_temp_like(b, &out, ALLOY_F32);
+    if (t < 0) return;
+    dt = b->tensors[t];
+  }
+  /* units: tiles of output columns per (image, group); enough of them for
+   * the threads, each tile's im2col within COL_FLOATS */
+  int64_t per = c.n * c.groups, want = per >= 8 ? 1 : (8 + per - 1) / per;
+  int64_t tile = (npos + want - 1) / want;
+  if (tile < 64) tile = npos < 64 ? npos : 64;
+  if (!c.direct && c.k * tile > COL_FLOATS) {
+    tile = COL_FLOATS / (c.k ? c.k : 1);
+    if (tile < 128) tile = 128;
+  }
+  if (tile > npos) tile = npos;
+  if (tile < npos) tile = (tile + 15) / 16 * 16;
+  c.tile = tile;
+  c.ntiles = (npos + tile - 1) / tile;
+  c.loop = c.n * cout * npos * c.k <= SMALL_CONV;
+  cpu_step *st = cp_add_step(b);
+  if (!st) return;
+  st->kind = STEP_GEMM;
+  cpu_gemm_desc *g = &st->gemm;
+  g->conv = c;
+  g->m = c.cout_g, g->n = c.tile, g->k = c.k, g->batch = per;
+  g->lda = c.k ? c.k : 1, g->ldb = c.direct ? c.x_cstride : c.tile, g->ldd = npos;
+  st->gbase[GEMM_A] = w.base, st->goff[GEMM_A] = w.offset;
+  st->gbase[GEMM_B] = x.base, st->goff[GEMM_B] = x.offset;
+  st->gbase[GEMM_D] = dt.base, st->goff[GEMM_D] = dt.offset;
+  st->rows = per * c.ntiles;
+  st->row_work = 2 * c.cout_g * c.tile * (c.k ? c.k : 1);
+  snprintf(st->what, sizeof st->what, "conv%s%s", c.bias ? "+bias" : "", c.relu ? "+relu" : "");
+  if (copy_out) cp_emit_copy(b, &dt, &out);
+}
+
+/* min / max of two i64 registers or constants */
+static irv imin(kern *k, irv a, irv v) {
+  int c = ir_ins(k, &k->fn, "icmp slt i64 %s, %s", a.s, v.s);
+  irv r = {.t = ALLOY_I64};
+  snprintf(r.s, sizeof r.s, "%%r%d", ir_ins(k, &k->fn, "select i1 %%r%d, i64 %s, i64 %s", c, a.s, v.s));
+  return r;
+}
+
+static irv imax(kern *k, irv a, irv v) {
+  int c = ir_ins(k, &k->fn, "icmp sgt i64 %s, %s", a.s, v.s);
+  irv r = {.t = ALLOY_I64};
+  snprintf(r.s, sizeof r.s, "%%r%d", ir_ins(k, &k->fn, "select i1 %%r%d, i64 %s, i64 %s", c, a.s, v.s));
+  return r;
+}
+
+static irv ireg(int r) {
+  irv v = {.t = ALLOY_I64};
+  snprintf(v.s, sizeof v.s, "%%r%d", r);
+  return v;
+}
+
+static irv icon(int64_t c) {
+  irv v = {.t = ALLOY_I64};
+  snprintf(v.s, sizeof v.s, "%" PRId64, c);
+  return v;
+}
+
+/* a * m + c for an i64 register a */
+static irv imad(kern *k, irv a, int64_t m, int64_t c) {
+  int r = ir_ins(k, &k->fn, "mul i64 %s, %" PRId64, a.s, m);
+  return ireg(ir_ins(k, &k->fn, "add i64 %%r%d, %" PRId64, r, c));
+}
+
+/* max_pool2d[_with_indices], avg_pool2d, _adaptive_avg_pool2d and
+ * adaptive_avg_pool2d of a [.., C, H, W] input, float32 or float64: a
+ * kernel whose rows are the output's rows (every dim but the last) and
+ * whose inner loop runs along the output row; each element visits its
+ * window (taps in the padding masked: their load reads the plane's first
+ * element and is not used). As PyTorch's CPU kernels and the reference:
+ * max takes a larger value or any NaN (the first tap otherwise), with the
+ * tap's index ih * W + iw in the plane; avg sums the window in the dtype
+ * (float for float32) in row order and divides by PyTorch's divisor;
+ * adaptive windows are [floor(o * I / O), ceil((o + 1) * I / O)), their
+ * sum divided by the height, then by the width. */
+void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
+  (void)op;
+  const alloy_host_api *h = b->host;
+  const char *name = h->node_op_name(n);
+  bool max = is_pool_max(name), adaptive = is_pool_adaptive(name);
+  int xi = cp_in_memory(b, n, value_arg(h, n, "self"));
+  if (xi < 0) return;
+  int yi = cp_materialize(b, h->node_output(n, 0));
+  /* the indices, when something reads them (a graph output, a user) */
+  const alloy_value *iv = max && h->node_num_outputs(n) > 1 ? h->node_output(n, 1) : NULL;
+  bool want_idx = iv && (cp_val(b, iv)->output >= 0 || h->value_num_users(iv) > 0);
+  int ii = want_idx ? cp_materialize(b, iv) : -2;
+  if (yi < 0 || ii == -1) return;
+  const cpu_tensor x = b->tensors[xi], y = b->tensors[yi];
+  int r = x.rank;
+  int64_t H = x.sizes[r - 2], W = x.sizes[r - 1], OH = y.sizes[r - 2], OW = y.sizes[r - 1];
+  int64_t xsh = x.strides[r - 2], xsw = x.strides[r - 1];
+  if (cp_numel_of(y.sizes, r) == 0) return;
+  int64_t kk[2] = {1, 1}, s[2] = {1, 1}, p[2] = {0, 0}, d[2] = {1, 1}, ovr = 0;
+  bool include_pad = true, has_ovr = false;
+  if (!adaptive) {
+    spatial_ints(h, n, "kernel_size", 2, 1, NULL, kk);
+    spatial_ints(h, n, "stride", 2, 0, kk, s);
+    spatial_ints(h, n, "padding", 2, 0, NULL, p);
+    if (max) spatial_ints(h, n, "dilation", 2, 1, NULL, d);
+    include_pad = arg_flag(h, n, "count_include_pad", true);
+    const alloy_arg *oa = cp_arg_named(h, n, "divisor_override");
+    has_ovr = oa && h->arg_int(oa, &ovr);
+  }
+  alloy_dtype ct = x.dtype;
+  const char *T = ir_type(ct);
+  kern k;
+  cp_kernel_begin(&k, y.sizes, r, name);
+  /* x: the plane of the row (its H and W strides are the window's) */
+  cpu_tensor xk = x;
+  xk.sizes[r - 2] = OH, xk.sizes[r - 1] = OW, xk.strides[r - 2] = 0, xk.strides[r - 1] = 0;
+  int sx = cp_kernel_slot(b, &k, &xk, -1), sy = cp_kernel_slot(b, &k, &y, -1);
+  int si = ii >= 0 ? cp_kernel_slot(b, &k, &b->tensors[ii], -1) : -1;
+  if (sx < 0 || sy < 0 || (ii >= 0 && si < 0)) return;
+  k.acc[0] = ct, k.acc[1] = ALLOY_I64, k.nacc = 2;
+  ir_kernel_open(&k, r - 1);
+  char ohs[16];
+  snprintf(ohs, sizeof ohs, "%%x%d", r - 2);
+  irv oh = {.t = ALLOY_I64};
+  snprintf(oh.s, sizeof oh.s, "%s", ohs);
+  /* the row's window along H */
+  irv h0, h1, hpool = icon(0);
+  if (adaptive) {
+    h0 = ireg(ir_ins(&k, &k.fn, "udiv i64 %%r%d, %" PRId64, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, oh.s, H), OH));
+    irv e = imad(&k, oh, H, H + OH - 1);
+    h1 = ireg(ir_ins(&k, &k.fn, "udiv i64 %s, %" PRId64, e.s, OH));
+  } else {
+    h0 = imad(&k, oh, s[0], -p[0]); /* the first tap, maybe in the padding */
+    h1 = imin(&k, imad(&k, h0, 1, kk[0]), icon(H + p[0]));
+    hpool = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", h1.s, h0.s));
+  }
+  ir_loop lw;
+  char owt[24];
+  snprintf(owt, sizeof owt, "%" PRId64, OW);
+  ir_loop_begin(&k, &lw, owt);
+  irv ow = {.t = ALLOY_I64};
+  snprintf(ow.s, sizeof ow.s, "%s", lw.iv);
+  irv w0, w1, wpool = icon(0);
+  if (adaptive) {
+    w0 = ireg(ir_ins(&k, &k.fn, "udiv i64 %%r%d, %" PRId64, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ow.s, W), OW));
+    irv e = imad(&k, ow, W, W + OW - 1);
+    w1 = ireg(ir_ins(&k, &k.fn, "udiv i64 %s, %" PRId64, e.s, OW));
+  } else {
+    w0 = imad(&k, ow, s[1], -p[1]);
+    w1 = imin(&k, imad(&k, w0, 1, kk[1]), icon(W + p[1]));
+    wpool = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", w1.s, w0.s));
+  }
+  /* the accumulators */
+  ir_put(&k.fn, "  store %s %s, %s* %%acc0, align 8\n", T, ir_const_f(max ? -INFINITY : 0.0, ct).s, T);
+  ir_put(&k.fn, "  store i64 -1, i64* %%acc1, align 8\n");
+  ir_loop li, lj;
+  irv ih, iw;
+  char ti[48], tj[48];
+  if (adaptive) {
+    irv th = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", h1.s, h0.s));
+    snprintf(ti, sizeof ti, "%s", th.s);
+    ir_loop_begin(&k, &li, ti);
+    ih = ireg(ir_ins(&k, &k.fn, "add i64 %s, %s", h0.s, li.iv));
+    irv tw = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", w1.s, w0.s));
+    snprintf(tj, sizeof tj, "%s", tw.s);
+    ir_loop_begin(&k, &lj, tj);
+    iw = ireg(ir_ins(&k, &k.fn, "add i64 %s, %s", w0.s, lj.iv));
+  } else {
+    char *t0 = ti, *t1 = tj;
+    snprintf(t0, sizeof ti, "%" PRId64, kk[0]);
+    snprintf(t1, sizeof tj, "%" PRId64, kk[1]);
+    ir_loop_begin(&k, &li, t0);
+    irv ivi = {.t = ALLOY_I64};
+    snprintf(ivi.s, sizeof ivi.s, "%s", li.iv);
+    ih = ireg(ir_ins(&k, &k.fn, "add i64 %s, %%r%d", h0.s, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ivi.s, d[0])));
+    ir_loop_begin(&k, &lj, t1);
+    iw = ireg(ir_ins(&k, &k.fn, "add i64 %s, %%r%d", w0.s, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, lj.iv, d[1])));
+  }
+  /* the tap: in the plane, or masked */
+  int vh = ir_ins(&k, &k.fn, "icmp ult i64 %s, %" PRId64, ih.s, H);
+  int vw = ir_ins(&k, &k.fn, "icmp ult i64 %s, %" PRId64, iw.s, W);
+  int valid = ir_ins(&k, &k.fn, "and i1 %%r%d, %%r%d", vh, vw);
+  int offh = ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ih.s, xsh);
+  int offw = ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, iw.s, xsw);
+  int off = ir_ins(&k, &k.fn, "add i64 %%r%d, %%r%d", offh, offw);
+  int offc = ir_ins(&k, &k.fn, "select i1 %%r%d, i64 %%r%d, i64 0", valid, off);
+  int at = ir_ins(&k, &k.fn, "add i64 %%ro.%d, %%r%d", sx, offc);
+  char ptr[24], atv[24];
+  snprintf(atv, sizeof atv, "%%r%d", at);
+  ir_elem_ptr(&k, &k.fn, sx, atv, ptr, sizeof ptr);
+  irv v = ir_cast(&k, &k.fn, ir_load(&k, &k.fn, ptr, x.dtype), ct);
+  irv acc = acc_load(&k, 0);
+  if (max) {
+    irv idx = acc_load(&k, 1);
+    int gt = ir_ins(&k, &k.fn, "fcmp ogt %s %s, %s", T, v.s, acc.s);
+    int nan = ir_ins(&k, &k.fn, "fcmp uno %s %s, 0.0", T, v.s);
+    int first = ir_ins(&k, &k.fn, "icmp eq i64 %s, -1", idx.s);
+    int any = ir_ins(&k, &k.fn, "or i1 %%r%d, %%r%d", gt, nan);
+    any = ir_ins(&k, &k.fn, "or i1 %%r%d, %%r%d", any, first);
+    int take = ir_ins(&k, &k.fn, "and i1 %%r%d, %%r%d", any, valid);
+    irv nv = {.t = ct};
+    snprintf(nv.s, sizeof nv.s, "%%r%d", ir_ins(&k, &k.fn, "select i1 %%r%d, %s %s, %s %s", take, T, v.s, T, acc.s));
+    acc_store(&k, 0, nv);
+    irv pos = imad(&k, ih, W, 0);
+    pos = ireg(ir_ins(&k, &k.fn, "add i64 %s, %s", pos.s, iw.s));
+    irv ni = ireg(ir_ins(&k, &k.fn, "select i1 %%r%d, i64 %s, i64 %s", take, pos.s, idx.s));
+    acc_store(&k, 1, ni);
+  } else {
+    irv z = ir_const_f(0.0, ct), vv = {.t = ct};
+    snprintf(vv.s, sizeof vv.s, "%%r%d", ir_ins(&k, &k.fn, "select i1 %%r%d, %s %s, %s %s", valid, T, v.s, T, z.s));
+    acc_store(&k, 0, bin(&k, "fadd", acc, vv));
+  }
+  ir_loop_end(&k, &lj, tj);
+  ir_loop_end(&k, &li, ti);
+  /* the element */
+  irv res = acc_load(&k, 0);
+  if (!max) {
+    irv div;
+    if (adaptive) {
+      irv th = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", h1.s, h0.s)), tw = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", w1.s, w0.s));
+      res = bin(&k, "fdiv", res, ir_cast(&k, &k.fn, th, ct));
+      res = bin(&k, "fdiv", res, ir_cast(&k, &k.fn, tw, ct));
+    } else {
+      irv hs = imax(&k, h0, icon(0)), he = imin(&k, h1, icon(H)), ws = imax(&k, w0, icon(0)), we = imin(&k, w1, icon(W));
+      irv eh = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", he.s, hs.s)), ew = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", we.s, ws.s));
+      int empty = ir_ins(&k, &k.fn, "or i1 %%r%d, %%r%d", ir_ins(&k, &k.fn, "icmp sle i64 %s, 0", eh.s),
+                         ir_ins(&k, &k.fn, "icmp sle i64 %s, 0", ew.s));
+      if (has_ovr) div = icon(ovr);
+      else if (include_pad) div = ireg(ir_ins(&k, &k.fn, "mul i64 %s, %s", hpool.s, wpool.s));
+      else div = ireg(ir_ins(&k, &k.fn, "mul i64 %s, %s", eh.s, ew.s));
+      res = bin(&k, "fdiv", res, ir_cast(&k, &k.fn, div, ct));
+      irv z = ir_const_f(0.0, ct), rr = {.t = ct};
+      snprintf(rr.s, sizeof rr.s, "%%r%d", ir_ins(&k, &k.fn, "select i1 %%r%d, %s %s, %s %s", empty, T, z.s, T, res.s));
+      res = rr;
+    }
+  }
+  char yoff[40];
+  snprintf(yoff, sizeof yoff, "%%r%d", ir_ins(&k, &k.fn, "add i64 %%ro.%d, %%r%d", sy,
+                                            ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ow.s, y.strides[r - 1])));
+  ir_elem_ptr(&k, &k.fn, sy, yoff, ptr, sizeof ptr);
+  ir_store(&k, &k.fn, ptr, res, y.dtype);
+  if (si >= 0) {
+    const cpu_tensor *it = &b->tensors[ii];
+    snprintf(yoff, sizeof yoff, "%%r%d", ir_ins(&k, &k.fn, "add i64 %%ro.%d, %%r%d", si,
+                                              ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ow.s, it->strides[r - 1])));
+    ir_elem_ptr(&k, &k.fn, si, yoff, ptr, sizeof ptr);
+    ir_store(&k, &k.fn, ptr, acc_load(&k, 1), ALLOY_I64);
+  }
+  ir_loop_end(&k, &lw, owt);
+  ir_kernel_close(&k);
+  k.row_work = OW * (adaptive ? ((H + OH - 1) / OH + 1) * ((W + OW - 1) / OW + 1) : kk[0] * kk[1]);
+  cp_kernel_finish(b, &k);
+}
