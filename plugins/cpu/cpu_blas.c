@@ -61,6 +61,7 @@ const char *cpu_blas_open(cpu_blas *b, const char *features, char *why, size_t c
     return why;
   }
   *(void **)&b->sgemm = dlsym(b->lib, "cblas_sgemm");
+  *(void **)&b->dgemm = dlsym(b->lib, "cblas_dgemm");
   *(void **)&b->set_num_threads = dlsym(b->lib, "openblas_set_num_threads");
   *(void **)&b->get_config = dlsym(b->lib, "openblas_get_config");
   *(void **)&b->get_corename = dlsym(b->lib, "openblas_get_corename");

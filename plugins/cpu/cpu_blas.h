@@ -17,6 +17,9 @@ typedef struct cpu_blas {
   /* cblas_sgemm of Debian's OpenBLAS (32-bit blasint; CBLAS's enums) */
   void (*sgemm)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                 const float *b, int ldb, float beta, float *c, int ldc);
+  /* cblas_dgemm: float64 convolutions */
+  void (*dgemm)(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double *a, int lda,
+                const double *b, int ldb, double beta, double *c, int ldc);
   void (*set_num_threads)(int n);
   char *(*get_config)(void);
   char *(*get_corename)(void);

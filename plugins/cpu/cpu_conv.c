@@ -14,8 +14,8 @@
  * no pass over the whole output after the product. A 1x1 convolution with
  * stride 1 and no padding reads x's plane as the matrix itself.
  *
- * Accumulation is float32, as PyTorch's CPU convolution (mkldnn) and the
- * reference backend: OpenBLAS's kernels sum k in their own order; a small
+ * Accumulation is float32 (float64 in double, with dgemm), as PyTorch's
+ * CPU convolution (mkldnn) and the reference backend: OpenBLAS's kernels sum k in their own order; a small
  * convolution (conv.loop: m n k up to the planner's bound) is fused
  * multiply-add chains in k's order instead, the reference's sum, as the
  * small products of cpu_rows.c are; so is every convolution when OpenBLAS
@@ -30,112 +30,121 @@
 
 enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111 };
 
-/* The tile's columns [c0, c1) of im2col(x) for image plane set xg (the
- * group's first channel), row-major [K, c1 - c0]. */
-static void im2col_tile(const cpu_conv_desc *c, const float *xg, float *col, int64_t c0, int64_t c1) {
-  int64_t cols = c1 - c0;
-  float *row = col;
-  for (int64_t ch = 0; ch < c->cin_g; ch++) {
-    const float *plane = xg + ch * c->x_cstride;
-    for (int64_t ki = 0; ki < c->kh; ki++)
-      for (int64_t kj = 0; kj < c->kw; kj++, row += cols) {
-        int64_t p = c0;
-        while (p < c1) {
-          int64_t oh = p / c->ow, ow0 = p % c->ow;
-          int64_t ow1 = c->ow;
-          if (oh * c->ow + ow1 > c1) ow1 = c1 - oh * c->ow;
-          float *dst = row + (p - c0);
-          int64_t ih = oh * c->sh - c->ph + ki * c->dh;
-          if (ih < 0 || ih >= c->h) {
-            memset(dst, 0, sizeof *dst * (size_t)(ow1 - ow0));
-          } else {
-            const float *src = plane + ih * c->w;
-            int64_t off = kj * c->dw - c->pw;
-            if (c->sw == 1) {
-              /* iw = ow + off: in range for ow in [lo, hi) */
-              int64_t lo = -off > ow0 ? -off : ow0, hi = c->w - off < ow1 ? c->w - off : ow1;
-              if (hi < lo) hi = lo;
-              if (lo > ow1) lo = hi = ow1;
-              for (int64_t o = ow0; o < lo; o++) dst[o - ow0] = 0;
-              if (hi > lo) memcpy(dst + (lo - ow0), src + lo + off, sizeof *dst * (size_t)(hi - lo));
-              for (int64_t o = hi; o < ow1; o++) dst[o - ow0] = 0;
-            } else {
-              for (int64_t o = ow0; o < ow1; o++) {
-                int64_t iw = o * c->sw + off;
-                dst[o - ow0] = iw >= 0 && iw < c->w ? src[iw] : 0.0f;
-              }
-            }
-          }
-          p += ow1 - ow0;
-        }
-      }
+/* The functions of one dtype T (float, double): the tile's columns
+ * [c0, c1) of im2col(x) for the group's first channel plane xg, row-major
+ * [K, c1 - c0]; D = A @ B as fused multiply-add chains from 0 in k's order
+ * (the reference's sum: the small convolutions, and every one without
+ * OpenBLAS); the units. */
+#define CONV_FUNCS(T, S, FMA, GEMM_FIELD)                                                                        \
+  static void im2col_tile_##S(const cpu_conv_desc *c, const T *xg, T *col, int64_t c0, int64_t c1) {             \
+    int64_t cols = c1 - c0;                                                                                      \
+    T *row = col;                                                                                                \
+    for (int64_t ch = 0; ch < c->cin_g; ch++) {                                                                  \
+      const T *plane = xg + ch * c->x_cstride;                                                                   \
+      for (int64_t ki = 0; ki < c->kh; ki++)                                                                     \
+        for (int64_t kj = 0; kj < c->kw; kj++, row += cols) {                                                    \
+          for (int64_t p = c0; p < c1;) {                                                                        \
+            int64_t oh = p / c->ow, ow0 = p % c->ow, ow1 = c->ow;                                                \
+            if (oh * c->ow + ow1 > c1) ow1 = c1 - oh * c->ow;                                                    \
+            T *dst = row + (p - c0) - ow0;                                                                       \
+            int64_t ih = oh * c->sh - c->ph + ki * c->dh, off = kj * c->dw - c->pw;                              \
+            if (ih < 0 || ih >= c->h) {                                                                          \
+              memset(dst + ow0, 0, sizeof *dst * (size_t)(ow1 - ow0));                                           \
+            } else if (c->sw == 1) { /* iw = ow + off, in the row for ow in [lo, hi) */                          \
+              const T *src = plane + ih * c->w + off;                                                            \
+              int64_t lo = -off > ow0 ? -off : ow0, hi = c->w - off < ow1 ? c->w - off : ow1;                    \
+              if (lo > ow1) lo = ow1;                                                                            \
+              if (hi < lo) hi = lo;                                                                              \
+              for (int64_t o = ow0; o < lo; o++) dst[o] = 0;                                                     \
+              if (hi > lo) memcpy(dst + lo, src + lo, sizeof *dst * (size_t)(hi - lo));                          \
+              for (int64_t o = hi; o < ow1; o++) dst[o] = 0;                                                     \
+            } else {                                                                                             \
+              const T *src = plane + ih * c->w;                                                                  \
+              for (int64_t o = ow0; o < ow1; o++) {                                                              \
+                int64_t iw = o * c->sw + off;                                                                    \
+                dst[o] = iw >= 0 && iw < c->w ? src[iw] : (T)0;                                                  \
+              }                                                                                                  \
+            }                                                                                                    \
+            p += ow1 - ow0;                                                                                      \
+          }                                                                                                      \
+        }                                                                                                        \
+    }                                                                                                            \
+  }                                                                                                              \
+                                                                                                                 \
+  static void loop_gemm_##S(int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,   \
+                            T *d, int64_t ldd) {                                                                 \
+    for (int64_t i = 0; i < m; i++) {                                                                            \
+      T *dr = d + i * ldd;                                                                                       \
+      for (int64_t j = 0; j < n; j++) dr[j] = 0;                                                                 \
+      for (int64_t p = 0; p < k; p++) {                                                                          \
+        T av = a[i * lda + p];                                                                                   \
+        const T *br = b + p * ldb;                                                                               \
+        for (int64_t j = 0; j < n; j++) dr[j] = FMA(av, br[j], dr[j]);                                           \
+      }                                                                                                          \
+    }                                                                                                            \
+  }                                                                                                              \
+                                                                                                                 \
+  static void conv_rows_##S(const cpu_blas *bl, const cpu_conv_desc *c, const T *a, const T *x, T *d,            \
+                            int64_t begin, int64_t end) {                                                        \
+    int64_t npos = c->oh * c->ow, m = c->cout_g, cout = c->cout_g * c->groups;                                   \
+    const T *bias = c->bias ? a + cout * c->k : NULL;                                                            \
+    T *col = NULL;                                                                                               \
+    if (!c->direct) {                                                                                            \
+      col = malloc(sizeof *col * (size_t)(c->k * c->tile > 0 ? c->k * c->tile : 1));                             \
+      if (!col) abort(); /* a few hundred kilobytes: nothing sensible is left to do */                           \
+    }                                                                                                            \
+    for (int64_t u = begin; u < end; u++) {                                                                      \
+      int64_t t = u % c->ntiles, gi = (u / c->ntiles) % c->groups, img = u / (c->ntiles * c->groups);            \
+      int64_t c0 = t * c->tile, c1 = c0 + c->tile < npos ? c0 + c->tile : npos;                                  \
+      if (c1 <= c0) continue;                                                                                    \
+      int64_t cols = c1 - c0, ldb;                                                                               \
+      const T *xg = x + img * c->x_nstride + gi * c->cin_g * c->x_cstride, *bmat;                                \
+      if (c->direct) {                                                                                           \
+        bmat = xg + c0, ldb = c->x_cstride;                                                                      \
+      } else {                                                                                                   \
+        im2col_tile_##S(c, xg, col, c0, c1);                                                                     \
+        bmat = col, ldb = cols;                                                                                  \
+      }                                                                                                          \
+      const T *w = a + gi * m * c->k;                                                                            \
+      T *dt = d + (img * cout + gi * m) * npos + c0;                                                             \
+      if (c->k == 0) {                                                                                           \
+        for (int64_t i = 0; i < m; i++) memset(dt + i * npos, 0, sizeof *dt * (size_t)cols);                     \
+      } else if (c->loop || !bl || !bl->GEMM_FIELD) {                                                            \
+        loop_gemm_##S(m, cols, c->k, w, c->k, bmat, ldb, dt, npos);                                              \
+      } else {                                                                                                   \
+        bl->GEMM_FIELD(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)m, (int)cols, (int)c->k, 1, w,      \
+                       (int)c->k, bmat, (int)ldb, 0, dt, (int)npos);                                             \
+      }                                                                                                          \
+      /* the epilogue, on the tile while it is in cache; relu as op.relu: */                                     \
+      /* x <= 0 is false for NaN, which passes */                                                                \
+      if (bias || c->relu)                                                                                       \
+        for (int64_t i = 0; i < m; i++) {                                                                        \
+          T *dr = dt + i * npos, bv = bias ? bias[gi * m + i] : 0;                                               \
+          if (bias && c->relu)                                                                                   \
+            for (int64_t j = 0; j < cols; j++) {                                                                 \
+              T v = dr[j] + bv;                                                                                  \
+              dr[j] = v <= 0 ? 0 : v;                                                                            \
+            }                                                                                                    \
+          else if (bias)                                                                                         \
+            for (int64_t j = 0; j < cols; j++) dr[j] += bv;                                                      \
+          else                                                                                                   \
+            for (int64_t j = 0; j < cols; j++) dr[j] = dr[j] <= 0 ? 0 : dr[j];                                   \
+        }                                                                                                        \
+    }                                                                                                            \
+    free(col);                                                                                                   \
   }
-}
 
-/* D[m, n] = A[m, k] @ B[k, n] as fused multiply-add chains from 0 in k's
- * order (the reference's sum): the small convolutions, and every one
- * without OpenBLAS. */
-static void loop_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
-                      float *d, int64_t ldd) {
-  for (int64_t i = 0; i < m; i++) {
-    float *dr = d + i * ldd;
-    for (int64_t j = 0; j < n; j++) dr[j] = 0.0f;
-    for (int64_t p = 0; p < k; p++) {
-      float av = a[i * lda + p];
-      const float *br = b + p * ldb;
-      for (int64_t j = 0; j < n; j++) dr[j] = fmaf(av, br[j], dr[j]);
-    }
-  }
-}
+CONV_FUNCS(float, f32, fmaf, sgemm)
+CONV_FUNCS(double, f64, fma, dgemm)
 
+/* The operands' element offsets are the desc's (the step's own are 0):
+ * the executor counts the step's offsets in floats. */
 void cpu_conv_rows(const cpu_blas *bl, const cpu_gemm_desc *g, const float *a, const float *x, float *d,
                    int64_t begin, int64_t end) {
   const cpu_conv_desc *c = &g->conv;
-  int64_t npos = c->oh * c->ow, m = c->cout_g, cout = c->cout_g * c->groups;
-  const float *bias = c->bias ? a + cout * c->k : NULL;
-  float *col = NULL;
-  if (!c->direct) {
-    col = malloc(sizeof *col * (size_t)(c->k * c->tile > 0 ? c->k * c->tile : 1));
-    if (!col) abort(); /* a few hundred kilobytes: nothing sensible is left to do */
-  }
-  for (int64_t u = begin; u < end; u++) {
-    int64_t t = u % c->ntiles, gi = (u / c->ntiles) % c->groups, img = u / (c->ntiles * c->groups);
-    int64_t c0 = t * c->tile, c1 = c0 + c->tile < npos ? c0 + c->tile : npos;
-    if (c1 <= c0) continue;
-    int64_t cols = c1 - c0;
-    const float *xg = x + img * c->x_nstride + gi * c->cin_g * c->x_cstride;
-    const float *bmat;
-    int64_t ldb;
-    if (c->direct) {
-      bmat = xg + c0, ldb = c->x_cstride;
-    } else {
-      im2col_tile(c, xg, col, c0, c1);
-      bmat = col, ldb = cols;
-    }
-    const float *w = a + gi * m * c->k;
-    float *dt = d + (img * cout + gi * m) * npos + c0;
-    if (c->k == 0) {
-      for (int64_t i = 0; i < m; i++) memset(dt + i * npos, 0, sizeof *dt * (size_t)cols);
-    } else if (c->loop || !bl || !bl->sgemm) {
-      loop_gemm(m, cols, c->k, w, c->k, bmat, ldb, dt, npos);
-    } else {
-      bl->sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)m, (int)cols, (int)c->k, 1.0f, w, (int)c->k,
-                bmat, (int)ldb, 0.0f, dt, (int)npos);
-    }
-    /* the epilogue, on the tile while it is in cache */
-    if (bias || c->relu)
-      for (int64_t i = 0; i < m; i++) {
-        float *dr = dt + i * npos, bv = bias ? bias[gi * m + i] : 0.0f;
-        if (bias && c->relu)
-          for (int64_t j = 0; j < cols; j++) {
-            float v = dr[j] + bv;
-            dr[j] = v <= 0.0f ? 0.0f : v; /* NaN passes, as op.relu's */
-          }
-        else if (bias)
-          for (int64_t j = 0; j < cols; j++) dr[j] += bv;
-        else
-          for (int64_t j = 0; j < cols; j++) dr[j] = dr[j] <= 0.0f ? 0.0f : dr[j];
-      }
-  }
-  free(col);
+  if (c->f64)
+    conv_rows_f64(bl, c, (const double *)(const void *)a + c->a_off, (const double *)(const void *)x + c->x_off,
+                  (double *)(void *)d + c->d_off, begin, end);
+  else
+    conv_rows_f32(bl, c, a + c->a_off, x + c->x_off, d + c->d_off, begin, end);
 }

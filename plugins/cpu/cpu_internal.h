@@ -137,6 +137,8 @@ typedef struct cpu_conv_desc {
   bool direct; /* 1x1, stride 1, no padding: x is the matrix itself */
   bool bias, relu;
   bool loop;   /* small: fused multiply-add chains in k's order, not sgemm */
+  bool f64;    /* float64 (dgemm); else float32 */
+  int64_t a_off, x_off, d_off;           /* the operands' element offsets (the step's goff are 0) */
   int64_t n, groups, cin_g, cout_g, k;  /* k = cin_g * kh * kw */
   int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t x_nstride, x_cstride;          /* x's image and channel strides (elements) */

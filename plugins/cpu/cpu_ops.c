@@ -146,15 +146,15 @@ static const cpu_op ops[] = {
     GEMM("aten.mm.default"),
     GEMM("aten.bmm.default"),
     GEMM("aten.addmm.default"),
-    /* convolutions (float32: im2col + sgemm, the bias and a following relu
-     * in its tiles) and pooling (emitted window loops): cpu_rows.c,
-     * cpu_conv.c */
-    {.name = "aten.convolution.default", .kind = CPU_OP_ROWS, .rows = ROWS_CONV, .bool_operand = -1, .float_only = true},
-    {.name = "aten.max_pool2d_with_indices.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
-    {.name = "aten.max_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
-    {.name = "aten.avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
-    {.name = "aten._adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
-    {.name = "aten.adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1, .float_only = true},
+    /* convolutions (im2col + sgemm, the bias and a following relu in its
+     * tiles) and pooling (emitted window loops): cpu_rows.c, cpu_conv.c;
+     * their dtypes are cpu_conv_unsupported's */
+    {.name = "aten.convolution.default", .kind = CPU_OP_ROWS, .rows = ROWS_CONV, .bool_operand = -1},
+    {.name = "aten.max_pool2d_with_indices.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
+    {.name = "aten.max_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
+    {.name = "aten.avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
+    {.name = "aten._adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
+    {.name = "aten.adaptive_avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
     /* gathers, cat and cumsum (cpu_index.c) */
     {.name = "aten.embedding.default", .kind = CPU_OP_ROWS, .rows = ROWS_EMBEDDING, .bool_operand = -1},
     {.name = "aten.index.Tensor", .kind = CPU_OP_ROWS, .rows = ROWS_INDEX, .bool_operand = -1},

@@ -797,9 +797,10 @@ const char *cpu_conv_unsupported(const alloy_host_api *h, const alloy_node *n, c
   if (op->rows == ROWS_CONV) {
     const alloy_value *w = value_arg(h, n, "weight"), *bias = value_arg(h, n, "bias");
     if (!w) return "no weight tensor";
-    if (h->value_dtype(y) != ALLOY_F32)
-      return "convolutions of float32 only (float64 and the 16-bit floats run on the next backend)";
-    if (h->value_dtype(x) != ALLOY_F32 || h->value_dtype(w) != ALLOY_F32 || (bias && h->value_dtype(bias) != ALLOY_F32))
+    alloy_dtype t = h->value_dtype(y);
+    if (t != ALLOY_F32 && t != ALLOY_F64 && t != ALLOY_F16 && t != ALLOY_BF16)
+      return "convolutions of float32, float64, float16 or bfloat16 only (integer ones are not computed)";
+    if (h->value_dtype(x) != t || h->value_dtype(w) != t || (bias && h->value_dtype(bias) != t))
       return "operands of mixed dtypes";
     if (arg_flag(h, n, "transposed", false)) return "transposed convolutions are not computed yet";
     if (xr != 3 && xr != 4) return "convolutions of 1 or 2 spatial dims only (a batched input)";
@@ -819,11 +820,13 @@ const char *cpu_conv_unsupported(const alloy_host_api *h, const alloy_node *n, c
   }
   /* pooling */
   alloy_dtype t = h->value_dtype(y);
-  if ((t != ALLOY_F32 && t != ALLOY_F64) || h->value_dtype(x) != t)
-    return "pooling of float32 or float64 only (the 16-bit floats and integers run on the next backend)";
+  const char *name = h->node_op_name(n);
+  if (h->value_dtype(x) != t) return "an output of another dtype";
+  if (t == ALLOY_BOOL || t > ALLOY_F64) return "pooling of bool or complex tensors";
+  if (!alloy_dtype_is_float(t) && !is_pool_max(name))
+    return "average pooling of integers (C's truncating division) is not computed";
   if (xr != 3 && xr != 4) return "pooling of 2 spatial dims, batched or not, only";
   if (h->value_rank(y) != xr) return "an output of another rank";
-  const char *name = h->node_op_name(n);
   if (is_pool_max(name) && h->node_num_outputs(n) > 1 && h->value_dtype(h->node_output(n, 1)) != ALLOY_I64)
     return "indices other than int64";
   if (!is_pool_adaptive(name)) {
@@ -850,8 +853,9 @@ static bool planes_dense(const cpu_tensor *t) {
 }
 
 /* convolution(input, weight, bias?, stride, padding, dilation, transposed,
- * output_padding, groups), 1-d or 2-d, float32: one STEP_GEMM in
- * convolution mode (cpu_conv.c). A relu that is the output's only reader
+ * output_padding, groups), 1-d or 2-d: one STEP_GEMM in convolution mode
+ * (cpu_conv.c), float32 (float16 and bfloat16 through float32 copies,
+ * rounded once at the end, as PyTorch's CPU convolution) or float64. A relu that is the output's only reader
  * is applied in the step's tiles, and its output is what the step writes. */
 void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   (void)op;
@@ -891,16 +895,20 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
     const alloy_node *u = h->value_user(yv, 0);
     int ui = h->node_index(b->g, u);
     if (ui > h->node_index(b->g, n) && !strcmp(h->node_op_name(u), "aten.relu.default") &&
-        h->value_dtype(h->node_output(u, 0)) == ALLOY_F32 && b->skip) {
+        h->value_dtype(h->node_output(u, 0)) == h->value_dtype(yv) && b->skip) {
       c.relu = true;
       outv = h->node_output(u, 0);
       b->skip[ui] = true;
       b->plan->nfused_nodes++;
     }
   }
+  /* the arithmetic: float64 in double (dgemm), the others in float
+   * (float16 and bfloat16 converted first, the result rounded once) */
+  alloy_dtype ct = x.dtype == ALLOY_F64 ? ALLOY_F64 : ALLOY_F32;
+  c.f64 = ct == ALLOY_F64;
   /* x: planes dense, else a dense copy */
-  if (!planes_dense(&x)) {
-    int t = cp_temp_like(b, &x, ALLOY_F32);
+  if (!planes_dense(&x) || x.dtype != ct) {
+    int t = cp_temp_like(b, &x, ct);
     if (t < 0) return;
     cp_emit_copy(b, &x, &b->tensors[t]);
     x = b->tensors[t];
@@ -913,17 +921,17 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   if (!c.direct && c.x_cstride < 1) c.x_cstride = 1;
   /* A: the weights dense [Cout, K], the bias after them */
   c.bias = bi >= 0;
-  if (c.bias || !dense(&w)) {
-    int base = cp_add_base(b, BASE_TEMP, -1, (uint64_t)(cout * c.k + (c.bias ? cout : 0)) * sizeof(float));
+  if (c.bias || !dense(&w) || w.dtype != ct) {
+    int base = cp_add_base(b, BASE_TEMP, -1, (uint64_t)(cout * c.k + (c.bias ? cout : 0)) * alloy_dtype_size(ct));
     if (base < 0) return;
     cpu_tensor wd = w;
-    wd.base = base, wd.offset = 0, wd.dtype = ALLOY_F32;
+    wd.base = base, wd.offset = 0, wd.dtype = ct;
     int64_t st = 1;
     for (int i = wd.rank - 1; i >= 0; i--) wd.strides[i] = st, st *= wd.sizes[i];
     cp_emit_copy(b, &w, &wd);
     if (c.bias) {
       cpu_tensor bt = b->tensors[bi], bd = bt;
-      bd.base = base, bd.offset = cout * c.k, bd.strides[0] = 1;
+      bd.base = base, bd.offset = cout * c.k, bd.strides[0] = 1, bd.dtype = ct;
       cp_emit_copy(b, &bt, &bd);
     }
     w = wd;
@@ -932,9 +940,9 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   int di = cp_materialize(b, outv);
   if (di < 0) return;
   cpu_tensor out = b->tensors[di], dt = out;
-  bool copy_out = !dense(&out);
+  bool copy_out = !dense(&out) || out.dtype != ct;
   if (copy_out) {
-    int t = cp_temp_like(b, &out, ALLOY_F32);
+    int t = cp_temp_like(b, &out, ct);
     if (t < 0) return;
     dt = b->tensors[t];
   }
@@ -952,6 +960,7 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   c.tile = tile;
   c.ntiles = (npos + tile - 1) / tile;
   c.loop = c.n * cout * npos * c.k <= SMALL_CONV;
+  c.a_off = w.offset, c.x_off = x.offset, c.d_off = dt.offset;
   cpu_step *st = cp_add_step(b);
   if (!st) return;
   st->kind = STEP_GEMM;
@@ -959,9 +968,7 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   g->conv = c;
   g->m = c.cout_g, g->n = c.tile, g->k = c.k, g->batch = per;
   g->lda = c.k ? c.k : 1, g->ldb = c.direct ? c.x_cstride : c.tile, g->ldd = npos;
-  st->gbase[GEMM_A] = w.base, st->goff[GEMM_A] = w.offset;
-  st->gbase[GEMM_B] = x.base, st->goff[GEMM_B] = x.offset;
-  st->gbase[GEMM_D] = dt.base, st->goff[GEMM_D] = dt.offset;
+  st->gbase[GEMM_A] = w.base, st->gbase[GEMM_B] = x.base, st->gbase[GEMM_D] = dt.base; /* offsets: c's */
   st->rows = per * c.ntiles;
   st->row_work = 2 * c.cout_g * c.tile * (c.k ? c.k : 1);
   snprintf(st->what, sizeof st->what, "conv%s%s", c.bias ? "+bias" : "", c.relu ? "+relu" : "");
@@ -1041,7 +1048,10 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
     const alloy_arg *oa = cp_arg_named(h, n, "divisor_override");
     has_ovr = oa && h->arg_int(oa, &ovr);
   }
-  alloy_dtype ct = x.dtype;
+  /* the arithmetic: float for the 16-bit floats (rounded once, at the
+   * store), the dtype itself otherwise; integers only take a max */
+  alloy_dtype ct = ir_reg_dtype(x.dtype);
+  bool fl = alloy_dtype_is_float(ct);
   const char *T = ir_type(ct);
   kern k;
   cp_kernel_begin(&k, y.sizes, r, name);
@@ -1085,7 +1095,10 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
     wpool = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", w1.s, w0.s));
   }
   /* the accumulators */
-  ir_put(&k.fn, "  store %s %s, %s* %%acc0, align 8\n", T, ir_const_f(max ? -INFINITY : 0.0, ct).s, T);
+  irv init = ir_const_f(max ? -INFINITY : 0.0, ct);
+  if (!fl) /* the least value of the integer type */
+    init = ir_const_i(x.dtype == ALLOY_U8 ? 0 : x.dtype == ALLOY_I64 ? INT64_MIN : -(INT64_C(1) << (8 * alloy_dtype_size(x.dtype) - 1)), ct);
+  ir_put(&k.fn, "  store %s %s, %s* %%acc0, align 8\n", T, init.s, T);
   ir_put(&k.fn, "  store i64 -1, i64* %%acc1, align 8\n");
   ir_loop li, lj;
   irv ih, iw;
@@ -1126,8 +1139,9 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
   irv acc = acc_load(&k, 0);
   if (max) {
     irv idx = acc_load(&k, 1);
-    int gt = ir_ins(&k, &k.fn, "fcmp ogt %s %s, %s", T, v.s, acc.s);
-    int nan = ir_ins(&k, &k.fn, "fcmp uno %s %s, 0.0", T, v.s);
+    int gt = fl ? ir_ins(&k, &k.fn, "fcmp ogt %s %s, %s", T, v.s, acc.s)
+                : ir_ins(&k, &k.fn, "icmp %s %s %s, %s", x.dtype == ALLOY_U8 ? "ugt" : "sgt", T, v.s, acc.s);
+    int nan = fl ? ir_ins(&k, &k.fn, "fcmp uno %s %s, 0.0", T, v.s) : ir_ins(&k, &k.fn, "icmp ne i1 0, 0");
     int first = ir_ins(&k, &k.fn, "icmp eq i64 %s, -1", idx.s);
     int any = ir_ins(&k, &k.fn, "or i1 %%r%d, %%r%d", gt, nan);
     any = ir_ins(&k, &k.fn, "or i1 %%r%d, %%r%d", any, first);
