@@ -5,12 +5,16 @@
 #   tsan      BUILD built with clang -fsanitize=thread (make tsan builds
 #             build-tsan/ and runs this): every golden model with --check,
 #             --backends cpu and --backends cpu,ref, at its recorded batch
-#             (.aten.pt2, .core.pt2) and at batches 1, 7 and 64 where it has
-#             a symbolic batch (.dyn.core.pt2), with the pool at 2 threads
-#             and at 4 (more workers than this machine's cores: more
-#             interleavings); then `alloy conform --backend cpu` on a subset
-#             of the samples (SANITIZE_OPS: --ops globs, one conform each) and the
-#             ABI tests.
+#             (.aten.pt2, .core.pt2) and at batches 1 and 64
+#             (SANITIZE_BATCHES) where it has a symbolic batch
+#             (.dyn.core.pt2); --backends cpu with the pool at 2 threads,
+#             cpu,ref at 4 (more workers than this machine's cores: more
+#             interleavings); bench/cpu/tsan_concurrent.c (several
+#             programs of one runtime in flight at once, runtimes on several
+#             threads) on each static export at 1, 2 and 4 threads; then
+#             `alloy conform --backend cpu` on a subset of the samples
+#             (SANITIZE_OPS: --ops globs, one conform each) and the ABI
+#             tests.
 #             LLVM's and OpenBLAS's own code is not instrumented: races inside
 #             the JIT's kernels are not seen, the pool's handing out of
 #             rows and everything around it is. Suppressions:
@@ -58,19 +62,31 @@ tsan)
       echo "FAIL (exit $rc, $reports TSan reports): $* (log $log)"
     fi
   }
+  # the harness of concurrent runs, built with the same flags as BUILD
+  # (the compiler and flags make tsan used: SANITIZE_CC, SANITIZE_CFLAGS)
+  CONC=$BUILD/bin/tsan_concurrent
+  ${SANITIZE_CC:-clang} -std=c11 -O1 -g -D_GNU_SOURCE -I. -Isdk/include ${SANITIZE_CFLAGS:--fsanitize=thread} \
+    bench/cpu/tsan_concurrent.c "$BUILD/lib/liballoy.a" -o "$CONC" -lzip -lz -ljansson -lffi -ldl -lpthread -lm ||
+    { echo "sanitize: cannot build $CONC"; exit 1; }
   for n in $names; do
     io=$M/$n.io.safetensors
     [ -f "$io" ] || continue
-    for be in cpu cpu,ref; do
-      for th in 2 4; do
-        for v in aten core; do
-          [ -f "$M/$n.$v.pt2" ] || continue
-          one "$n.$v.$be.t$th.log" "$ALLOY" run "$M/$n.$v.pt2" --inputs "$io" --check "$io" \
-            --backends "$be" --backend-opt cpu.threads=$th --repeat 2
-        done
-        [ -f "$M/$n.dyn.core.pt2" ] && one "$n.dyn.$be.t$th.log" "$ALLOY" run "$M/$n.dyn.core.pt2" \
-          --inputs "$io" --check "$io" --backends "$be" --backend-opt cpu.threads=$th --batch 1,7,64 --repeat 2
+    # --backends cpu with the pool at 2 threads (this machine's cores), cpu,ref
+    # at 4 (more workers than cores: other interleavings)
+    for bt in cpu:2 cpu,ref:4; do
+      be=${bt%:*} th=${bt#*:}
+      for v in aten core; do
+        [ -f "$M/$n.$v.pt2" ] || continue
+        one "$n.$v.$be.t$th.log" "$ALLOY" run "$M/$n.$v.pt2" --inputs "$io" --check "$io" \
+          --backends "$be" --backend-opt cpu.threads=$th --repeat 2
       done
+      [ -f "$M/$n.dyn.core.pt2" ] && one "$n.dyn.$be.t$th.log" "$ALLOY" run "$M/$n.dyn.core.pt2" \
+        --inputs "$io" --check "$io" --backends "$be" --backend-opt cpu.threads=$th --batch ${SANITIZE_BATCHES:-1,64} --repeat 2
+    done
+    # concurrent runs of the static export (every node on cpu; a model whose
+    # output0 is not float32 is left out by the harness itself)
+    [ -f "$M/$n.core.pt2" ] && for th in 1 2 4; do
+      one "$n.concurrent.t$th.log" env CPU_THREADS=$th "$CONC" "$M/$n.core.pt2" "$io" 3 5
     done
   done
   # the conformance suite's samples forked one test at a time (-j1), and the
