@@ -40,6 +40,7 @@
 
 static const char *model_path;
 static const alloy_st_entry *input0, *golden0;
+static int nout; /* the golden outputs: output0, output1, ... (up to 4) */
 
 static int failed(alloy_error *e, const char *what) {
   if (!e) return 0;
@@ -112,7 +113,7 @@ static void *own_runtime(void *arg) {
     for (int it = 0; it < 3 && !*bad; it++) {
       alloy_host_tensor out[4];
       memset(out, 0, sizeof out);
-      if (failed(alloy_program_run(p, r.in, r.nin, out, 1), "run") || check(&out[0], "own runtime")) *bad = 1;
+      if (failed(alloy_program_run(p, r.in, r.nin, out, nout), "run") || check(&out[0], "own runtime")) *bad = 1;
     }
   }
   alloy_program_release(p);
@@ -132,6 +133,11 @@ int main(int argc, char **argv) {
   if (failed(alloy_safetensors_open(argv[2], &io), argv[2])) return 1;
   input0 = alloy_safetensors_find(io, "input0");
   golden0 = alloy_safetensors_find(io, "output0");
+  for (nout = 0; nout < 4; nout++) {
+    char key[16];
+    snprintf(key, sizeof key, "output%d", nout);
+    if (!alloy_safetensors_find(io, key)) break;
+  }
   if (!input0 || !golden0 || golden0->dtype != ALLOY_F32) {
     fprintf(stderr, "tsan_concurrent: %s has no input0 or no float32 output0\n", argv[2]);
     return 1;
@@ -150,7 +156,7 @@ int main(int argc, char **argv) {
   for (int it = 0; it < 3 && !bad; it++) {
     alloy_host_tensor out[4];
     memset(out, 0, sizeof out);
-    bad = failed(alloy_program_run(p[0], r.in, r.nin, out, 1), "run") || check(&out[0], "alone");
+    bad = failed(alloy_program_run(p[0], r.in, r.nin, out, nout), "run") || check(&out[0], "alone");
     if (!bad && it == 0) memcpy(alone, out[0].data, golden0->nbytes);
     if (!bad && memcmp(alone, out[0].data, golden0->nbytes)) {
       fprintf(stderr, "tsan_concurrent: program 0 alone: run %d's output differs from run 0's\n", it);
@@ -161,7 +167,7 @@ int main(int argc, char **argv) {
     alloy_host_tensor out[MAX_PROGRAMS][4];
     memset(out, 0, sizeof out);
     for (int i = 0; i < nprog && !bad; i++)
-      bad = failed(alloy_program_run_async(p[i], r.in, r.nin, out[i], 1), "run_async");
+      bad = failed(alloy_program_run_async(p[i], r.in, r.nin, out[i], nout), "run_async");
     for (int i = 0; i < nprog; i++) bad |= failed(alloy_program_wait(p[i]), "wait");
     for (int i = 0; i < nprog && !bad; i++) {
       bad = check(&out[i][0], "one runtime");
