@@ -94,6 +94,30 @@ def time_gpu(fn, repeat):
     return statistics.median(times)
 
 
+def time_host(fn, repeat):
+    """Host wall time of fn, synchronized: for runs that start and end in
+    host memory (pageable, as Alloy's inputs and outputs are)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def host_to_host(fn, cpu_inputs):
+    """fn on inputs copied up from host memory, its outputs copied down:
+    what `alloy run` times, so the two are compared like for like."""
+    def run():
+        outs = fn(*(x.cuda() for x in cpu_inputs))
+        return [t.cpu() for t in tensors_of(outs)]
+    return run
+
+
 # PyTorch's defaults: convolutions in TF32 (torch.backends.cudnn.allow_tf32),
 # float32 matrix products exact (torch.backends.cuda.matmul.allow_tf32):
 # the fp32 vision models run Alloy with the same setting, and their outputs
@@ -141,9 +165,12 @@ def main():
     torch.manual_seed(0)
     dev = torch.cuda.get_device_name()
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M')} on {dev}, torch {torch.__version__}",
-             "| model | eager ms | inductor ms | inductor autotune ms | inductor 1st call s | alloy ms | "
-             "alloy compile ms | alloy/inductor | nodes cuda/ref | rel RMS err |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "# on-device: PyTorch's inputs and outputs stay on the GPU (its usual figure);",
+             "# host to host: inputs from and outputs to pageable host memory, as `alloy run` times",
+             "| model | eager ms | inductor ms | inductor autotune ms | inductor 1st call s | "
+             "inductor host-to-host ms | alloy host-to-host ms | alloy compile ms | alloy/inductor on-device | "
+             "alloy/inductor host-to-host | nodes cuda/ref | rel RMS err |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     tmp = tempfile.mkdtemp()
     out = open(args.out, "w")
     out.write("\n".join(lines) + "\n")
@@ -159,7 +186,7 @@ def main():
         with torch.no_grad():
             refs = [t.float().cpu() for t in tensors_of(gm(*gi))]
             eager = time_gpu(lambda: gm(*gi), args.repeat)
-            ind = first = mat = float("nan")
+            ind = first = mat = h2h = float("nan")
             if not args.no_compile:
                 cm = torch.compile(gm)
                 t0 = time.time()
@@ -167,6 +194,7 @@ def main():
                 torch.cuda.synchronize()
                 first = time.time() - t0
                 ind = time_gpu(lambda: cm(*gi), args.repeat)
+                h2h = time_host(host_to_host(cm, inputs), args.repeat)
                 if args.autotune:
                     torch._dynamo.reset()
                     ca = torch.compile(gm, mode="max-autotune-no-cudagraphs")
@@ -191,12 +219,14 @@ def main():
         if tf32:
             name += " (conv tf32)"
         if "error" in r:
-            row = f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {r['error']} | | | | |"
+            row = f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {h2h:.2f} | {r['error']} | | | | | |"
         else:
             ratio = r["run_ms"] / ind if ind == ind else float("nan")
+            ratio_h = r["run_ms"] / h2h if h2h == h2h else float("nan")
             nodes = f"{r['nodes'].get('cuda', 0)}/{r['nodes'].get('ref', 0)}"
-            row = (f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {r['run_ms']:.2f} | "
-                   f"{r['compile_ms']:.0f} | {ratio:.2f} | {nodes} | {err:.1e} {'PASS' if r['ok'] else 'FAIL'} |")
+            row = (f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {h2h:.2f} | {r['run_ms']:.2f} | "
+                   f"{r['compile_ms']:.0f} | {ratio:.2f} | {ratio_h:.2f} | {nodes} | "
+                   f"{err:.1e} {'PASS' if r['ok'] else 'FAIL'} |")
             if r["tail"]:
                 row += "\n<!-- " + r["tail"].replace("\n", " / ") + " -->"
         print(row, flush=True)

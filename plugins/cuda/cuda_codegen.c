@@ -812,7 +812,7 @@ static alloy_dtype compute_dtype(builder *b, const alloy_node *n, const cuda_op 
 
 /* The register of value v inside kernel k of group gid: a register the
  * group computed, or a load of the tensor holding it. */
-static int operand_var(builder *b, kernel *k, int gid, const alloy_value *v) {
+int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v) {
   vinfo *vi = cg_val(b, v);
   if (vi->group == gid && vi->var >= 0) return vi->var;
   if (vi->tensor < 0) {
@@ -830,9 +830,8 @@ static void short_name(const alloy_host_api *h, const alloy_node *n, char *buf, 
   snprintf(buf, cap, "%.*s", (int)len, s);
 }
 
-/* Emits node n (pointwise or fill) into kernel k of group gid. */
-static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op) {
-  const alloy_host_api *h = b->host;
+/* Names node n in fused kernel k's label ("fused add+mul+2"). */
+static void label_node(const alloy_host_api *h, kernel *k, const alloy_node *n) {
   if (k->nwhat < 3) {
     size_t len = strlen(k->what);
     char nm[32];
@@ -840,6 +839,11 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
     snprintf(k->what + len, sizeof k->what - len, "%s%s", len ? "+" : "fused ", nm);
   }
   k->nwhat++;
+}
+
+/* Emits node n (pointwise or fill) into kernel k of group gid. */
+static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op) {
+  const alloy_host_api *h = b->host;
   const alloy_value *out = h->node_output(n, 0);
   alloy_dtype rt = h->value_dtype(out);
   alloy_dtype cd = compute_dtype(b, n, op, rt);
@@ -861,7 +865,7 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
       continue;
     }
     const alloy_value *in = h->arg_value(a);
-    int r = operand_var(b, k, gid, in);
+    int r = cg_operand_var(b, k, gid, in);
     if (r < 0) return;
     if (cond) snprintf(ops[j], sizeof ops[j], "(v%d != 0)", r);
     else if (!strcmp(cg_reg_type(h->value_dtype(in)), ct)) snprintf(ops[j], sizeof ops[j], "v%d", r);
@@ -957,7 +961,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       break;
     }
     group_of[i] = -1;
-    if (op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL) { /* kernels of their own */
+    if (op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL && !op->fuse) { /* kernels of their own */
       grank = -1;
       continue;
     }
@@ -1036,7 +1040,16 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       cg_kernel_begin(&k, sizes, rank);
       open = group_of[i];
     }
-    emit_node(&b, &k, open, n, op);
+    if (!op->fuse) {
+      emit_node(&b, &k, open, n, op);
+    } else {
+      label_node(h, &k, n);
+      int v = op->fuse(&b, &k, open, n);
+      if (v < 0) break;
+      vinfo *vf = cg_val(&b, out);
+      vf->group = open;
+      vf->var = v;
+    }
     plan->nfused_nodes++;
     vinfo *vo = cg_val(&b, out);
     if (vo->stored && !b.err) {

@@ -86,6 +86,9 @@ void cg_kernel_finish(builder *b, kernel *k);
 int cg_custom_kernel(builder *b, const char *def, int nbases);
 int cg_kernel_param(kernel *k, int base);
 int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id);
+/* The register holding value v in kernel k of group gid: computed there, or
+ * loaded from where it is in memory (-1: it is not, b->err set). */
+int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v);
 void cg_kernel_store(kernel *k, const cuda_tensor *t, int var);
 void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap);
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst);
@@ -119,7 +122,8 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
-void cg_emit_batch_norm(builder *b, const alloy_node *n, const cuda_op *op);
+/* Fuses into the open pointwise group (cuda_op.fuse); k is a kernel *. */
+int cg_fuse_batch_norm(builder *b, void *k, int gid, const alloy_node *n);
 /* Their claims' own rules (cuda_op.check): a static sentence, or NULL. */
 const char *cg_check_conv(const alloy_host_api *h, const alloy_node *n);
 const char *cg_check_pool(const alloy_host_api *h, const alloy_node *n);

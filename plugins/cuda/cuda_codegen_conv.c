@@ -523,42 +523,39 @@ void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *o
  * (float for the 16-bit types and float32, eps rounded to it), then
  * y = (x - mean) * weight * invstd + bias per element, the parameters read
  * in acc_type along dim 1 (weight 1 and bias 0 when absent); the other two
- * outputs are the empty tensors PyTorch returns for them. */
-void cg_emit_batch_norm(builder *b, const alloy_node *n, const cuda_op *op) {
-  (void)op;
+ * outputs are the empty tensors PyTorch returns for them. y is pointwise
+ * work of the open group: the convolution's epilogue (batch norm, the
+ * residual add, relu) is one pass over the activations, as Inductor's. */
+int cg_fuse_batch_norm(builder *b, void *kp, int gid, const alloy_node *n) {
+  kernel *k = kp;
   const alloy_host_api *h = b->host;
   const char *why = cg_check_batch_norm(h, n);
-  if (why) return (void)cg_fail(b, n, "%s", why);
+  if (why) return cg_fail(b, n, "%s", why), -1;
   static const char *const names[] = {"weight", "bias", "running_mean", "running_var"};
-  const cuda_tensor *xp = in_memory(b, n, tensor_arg(h, n, "input")), *pp[4];
-  if (!xp) return;
+  const cuda_tensor *pp[4];
   for (int i = 0; i < 4; i++) {
     const alloy_value *v = tensor_arg(h, n, names[i]);
     pp[i] = v ? in_memory(b, n, v) : NULL;
-    if (v && !pp[i]) return;
+    if (v && !pp[i]) return -1;
   }
-  int to = cg_materialize(b, h->node_output(n, 0));
-  if (to < 0) return;
-  for (int k = 1; k < h->node_num_outputs(n); k++) /* empty: in memory, never written */
-    if (cg_materialize(b, h->node_output(n, k)) < 0) return;
-  const cuda_tensor x = *xp, y = b->tensors[to];
-  const char *acc = x.dtype == ALLOY_F64 ? "double" : "float";
-  kernel k;
-  cg_kernel_begin(&k, y.sizes, y.rank);
-  snprintf(k.what, sizeof k.what, "batch_norm");
-  k.nwhat = 1;
-  int vx = cg_kernel_load(b, &k, &x, -1), vp[4] = {-1, -1, -1, -1};
+  for (int j = 1; j < h->node_num_outputs(n); j++) /* empty: in memory, never written */
+    if (cg_materialize(b, h->node_output(n, j)) < 0) return -1;
+  const alloy_value *xv = tensor_arg(h, n, "input");
+  int vx = xv ? cg_operand_var(b, k, gid, xv) : -1;
+  if (vx < 0) return xv ? -1 : (cg_fail(b, n, "no input tensor"), -1);
+  const char *acc = h->value_dtype(xv) == ALLOY_F64 ? "double" : "float";
+  int vp[4] = {-1, -1, -1, -1};
   for (int i = 0; i < 4; i++) {
     if (!pp[i]) continue;
-    cuda_tensor pv = y; /* the vector along dim 1, broadcast elsewhere */
-    pv.base = pp[i]->base, pv.dtype = pp[i]->dtype, pv.offset = pp[i]->offset;
-    for (int d = 0; d < y.rank; d++)
-      pv.sizes[d] = d == 1 ? y.sizes[1] : 1, pv.strides[d] = d == 1 ? pp[i]->strides[0] : 0;
-    vp[i] = cg_kernel_load(b, &k, &pv, -1);
+    cuda_tensor pv = *pp[i]; /* the vector along dim 1, broadcast elsewhere */
+    pv.rank = k->rank;
+    for (int d = 0; d < k->rank; d++)
+      pv.sizes[d] = d == 1 ? k->sizes[1] : 1, pv.strides[d] = d == 1 ? pp[i]->strides[0] : 0;
+    vp[i] = cg_kernel_load(b, k, &pv, -1);
   }
-  int v = k.nvars++;
+  int v = k->nvars++;
   double eps = float_arg(h, n, "eps", 1e-5);
-  cg_put(&k.body, "    const %s inv = rsqrt((%s)v%d + (%s)%.17g);\n", acc, acc, vp[3], acc, eps);
+  cg_put(&k->body, "    const %s inv%d = rsqrt((%s)v%d + (%s)%.17g);\n", acc, v, acc, vp[3], acc, eps);
   char w[32], bb[32];
   if (vp[0] >= 0)
     snprintf(w, sizeof w, "(%s)v%d", acc, vp[0]);
@@ -568,8 +565,10 @@ void cg_emit_batch_norm(builder *b, const alloy_node *n, const cuda_op *op) {
     snprintf(bb, sizeof bb, "(%s)v%d", acc, vp[1]);
   else
     snprintf(bb, sizeof bb, "(%s)0", acc);
-  cg_put(&k.body, "    const %s v%d = ((%s)v%d - (%s)v%d) * %s * inv + %s;\n", acc, v, acc, vx, acc, vp[2], w,
-         bb);
-  cg_kernel_store(&k, &y, v);
-  cg_kernel_finish(b, &k);
+  alloy_dtype rt = h->value_dtype(h->node_output(n, 0));
+  /* the result rounded to its dtype, as the group's other values are */
+  const char *rnd = rt == ALLOY_F16 ? "rnd_f16" : rt == ALLOY_BF16 ? "rnd_bf16" : "";
+  cg_put(&k->body, "    const %s v%d = %s(((%s)v%d - (%s)v%d) * %s * inv%d + %s);\n",
+         rt == ALLOY_F64 ? "double" : "float", v, rnd, acc, vx, acc, vp[2], w, v, bb);
+  return v;
 }

@@ -84,6 +84,7 @@ struct cuda_conv {
   int64_t engine;                /* cuDNN's global index of the engine, for logs */
   bool fused;                    /* the bias add is in the plan */
   bool strict_nan;               /* the engine says it propagates NaN strictly (logs) */
+  int tuned;                     /* engines timed to choose it (0: the heuristics' first) */
 };
 
 #define DNN_ROW(name) CUDA_SYMBOL(struct cuda_dnn, name)
@@ -228,6 +229,10 @@ typedef struct build {
   cuda_conv *c;
   cudnnStatus_t st;
   const char *step;
+  const cuda_dnn_tuning *tune; /* or NULL */
+  bool with_bias;              /* the graph being planned has the bias add */
+  CUdeviceptr scratch[5];      /* tuning: x, w, y, the bias, the workspace (0: not yet) */
+  bool scratch_failed;         /* an allocation failed: no more timing */
 } build;
 
 static cudnnBackendDescriptor_t make(build *b, cudnnBackendDescriptorType_t type, const char *what) {
@@ -425,6 +430,85 @@ static cudnnBackendDescriptor_t plan_of(cuda_dnn *d, cudnnBackendDescriptor_t cf
   return plan;
 }
 
+/* Runs plan on the handle's stream (the caller holds d->lock and has set
+ * it): the variant pack binds x, w, y and, when fused, the bias. */
+static cudnnStatus_t execute(cuda_dnn *d, cudnnBackendDescriptor_t plan, bool fused, void *const ptrs[4], void *ws,
+                             const char **step) {
+  int64_t uids[4] = {UID_X, UID_W, UID_Y, UID_BIAS};
+  const int64_t n = fused ? 4 : 3;
+  cudnnBackendDescriptor_t pack = NULL;
+  *step = "cudnnBackendCreateDescriptor (variant pack)";
+  cudnnStatus_t st = d->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
+                                     (void *)ptrs);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
+  if (st == CUDNN_STATUS_SUCCESS) st = d->cudnnBackendFinalize(pack);
+  if (st == CUDNN_STATUS_SUCCESS) *step = "cudnnBackendExecute", st = d->cudnnBackendExecute(d->handle, plan, pack);
+  if (pack) d->cudnnBackendDestroyDescriptor(pack);
+  return st;
+}
+
+/* The bytes a tensor of these sizes and strides spans. */
+static uint64_t span_bytes(const int64_t *sizes, const int64_t *strides, int rank, alloy_dtype t) {
+  int64_t last = 0;
+  for (int i = 0; i < rank; i++) {
+    if (sizes[i] == 0) return 0;
+    last += (sizes[i] - 1) * strides[i];
+  }
+  return (uint64_t)(last + 1) * alloy_dtype_size(t);
+}
+
+/* Seconds a run of plan takes (the mean of tune->runs after one to warm
+ * up), or a negative value when it cannot be timed. */
+static double time_plan(build *b, cudnnBackendDescriptor_t plan, int64_t ws) {
+  const cuda_dnn_tuning *t = b->tune;
+  const cuda_api *api = t->api;
+  const cuda_conv_desc *c = &b->c->desc;
+  if (b->scratch_failed) return -1;
+  if (!b->scratch[0]) {
+    uint64_t bytes[5] = {span_bytes(c->x_sizes, c->x_strides, c->rank, c->dtype),
+                         span_bytes(c->w_sizes, c->w_strides, c->rank, c->dtype),
+                         span_bytes(c->y_sizes, c->y_strides, c->rank, c->dtype),
+                         (uint64_t)c->y_sizes[1] * alloy_dtype_size(c->dtype), b->c->max_workspace};
+    for (int i = 0; i < 5 && !b->scratch_failed; i++)
+      b->scratch_failed = api->cuMemAlloc(&b->scratch[i], bytes[i] ? bytes[i] : 16) != CUDA_SUCCESS ||
+                          api->cuMemsetD8Async(b->scratch[i], 0, bytes[i], t->stream) != CUDA_SUCCESS;
+    if (b->scratch_failed) return -1;
+  }
+  void *ptrs[4]; /* x, w, y, the bias: as execute binds them */
+  for (int i = 0; i < 4; i++) ptrs[i] = (void *)(uintptr_t)b->scratch[i];
+  void *wsp = ws ? (void *)(uintptr_t)b->scratch[4] : NULL;
+  const char *step;
+  cuda_dnn *d = b->d;
+  if (d->cudnnSetStream(d->handle, (cudaStream_t)t->stream) != CUDNN_STATUS_SUCCESS ||
+      execute(d, plan, b->with_bias, ptrs, wsp, &step) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  CUevent e0 = NULL, e1 = NULL;
+  double secs = -1;
+  if (api->cuEventCreate(&e0, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+      api->cuEventCreate(&e1, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+      api->cuEventRecord(e0, t->stream) == CUDA_SUCCESS) {
+    bool ok = true;
+    for (int r = 0; r < t->runs && ok; r++) ok = execute(d, plan, b->with_bias, ptrs, wsp, &step) == CUDNN_STATUS_SUCCESS;
+    float ms = 0;
+    if (ok && api->cuEventRecord(e1, t->stream) == CUDA_SUCCESS && api->cuEventSynchronize(e1) == CUDA_SUCCESS &&
+        api->cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS)
+      secs = ms * 1e-3 / (t->runs > 0 ? t->runs : 1);
+  }
+  if (e0) api->cuEventDestroy(e0);
+  if (e1) api->cuEventDestroy(e1);
+  return secs;
+}
+
+static void scratch_free(build *b) {
+  for (int i = 0; i < 5; i++)
+    if (b->scratch[i]) b->tune->api->cuMemFree(b->scratch[i]), b->scratch[i] = 0;
+}
+
 /* The most configurations tried of one heuristics mode. */
 #define CUDA_DNN_CONFIGS 64
 
@@ -456,13 +540,26 @@ static bool pick(build *b, cudnnBackendDescriptor_t g, cudnnBackendHeurMode_t mo
       d->cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made,
                                   &got, cfgs) != CUDNN_STATUS_SUCCESS)
     got = 0;
+  /* The first allowed engine whose plan finalizes; with tuning, the
+   * fastest of the first few such. */
+  const int want = b->tune && b->tune->candidates > 1 ? b->tune->candidates : 1;
   int64_t chosen = -1;
-  for (int64_t i = 0; i < got && i < made && chosen < 0; i++) {
+  double best = 0;
+  for (int64_t i = 0, tried = 0; i < got && i < made && tried < want; i++) {
     int64_t engine = -1, ws = 0;
     bool strict_nan = false;
     if (!engine_allowed(d, cfgs[i], &c->desc, &engine, &strict_nan)) continue;
-    if ((c->plan = plan_of(d, cfgs[i], max_workspace, &ws)))
-      chosen = i, c->workspace = ws, c->engine = engine, c->strict_nan = strict_nan;
+    cudnnBackendDescriptor_t plan = plan_of(d, cfgs[i], max_workspace, &ws);
+    if (!plan) continue;
+    tried++;
+    double secs = want > 1 ? time_plan(b, plan, ws) : 0;
+    if (secs < 0 || (chosen >= 0 && secs >= best)) { /* slower, or it failed to run */
+      d->cudnnBackendDestroyDescriptor(plan);
+      continue;
+    }
+    if (c->plan) d->cudnnBackendDestroyDescriptor(c->plan);
+    c->plan = plan, chosen = i, best = secs;
+    c->workspace = ws, c->engine = engine, c->strict_nan = strict_nan, c->tuned = want > 1 ? tried : 0;
   }
   for (int64_t i = 0; i < made; i++)
     if (i != chosen) d->cudnnBackendDestroyDescriptor(cfgs[i]);
@@ -495,7 +592,7 @@ static void conv_reset(cuda_conv *c) {
 
 /* One attempt: desc's graph (with the bias or not), an engine for it. */
 static bool attempt(build *b, bool with_bias, uint64_t max_workspace) {
-  b->st = CUDNN_STATUS_SUCCESS, b->step = NULL;
+  b->st = CUDNN_STATUS_SUCCESS, b->step = NULL, b->with_bias = with_bias;
   cudnnBackendDescriptor_t g = op_graph(b, &b->c->desc, with_bias);
   if (b->st != CUDNN_STATUS_SUCCESS) return false;
   return pick(b, g, CUDNN_HEUR_MODE_A, max_workspace) ||
@@ -558,8 +655,9 @@ static const char *desc_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
   return NULL;
 }
 
-const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace, cuda_conv **out,
-                           uint64_t *workspace, bool *fused, char *why, size_t cap) {
+const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace,
+                           const cuda_dnn_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
+                           char *why, size_t cap) {
   *out = NULL;
   *workspace = 0;
   *fused = false;
@@ -579,7 +677,7 @@ const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max
     return "out of memory planning a cuDNN convolution";
   }
   c->d = d, c->desc = *desc, c->max_workspace = max_workspace, c->refs = 1;
-  build b = {.d = d, .c = c};
+  build b = {.d = d, .c = c, .tune = tune};
   /* the bias in the graph when an engine takes the pair, else the
    * convolution alone (the caller adds the bias) */
   bool ok = desc->bias && attempt(&b, true, max_workspace);
@@ -589,6 +687,7 @@ const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max
     conv_reset(c);
     ok = attempt(&b, false, max_workspace);
   }
+  if (tune) scratch_free(&b);
   if (!ok) {
     char what[320], text[320];
     describe(desc, what, sizeof what);
@@ -608,8 +707,8 @@ const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max
 }
 
 void cuda_conv_describe(const cuda_conv *c, char *buf, size_t cap) {
-  snprintf(buf, cap, "engine %lld%s, %s, %lld bytes of workspace", (long long)c->engine,
-           c->strict_nan ? " (strict NaN)" : "",
+  snprintf(buf, cap, "engine %lld%s%s, %s, %lld bytes of workspace", (long long)c->engine,
+           c->strict_nan ? " (strict NaN)" : "", c->tuned ? " (fastest of those timed)" : "",
            c->fused       ? "bias fused"
            : c->desc.bias ? "bias added apart"
                           : "no bias",
@@ -658,31 +757,14 @@ const char *cuda_conv_run(cuda_dnn *d, const cuda_conv *c, CUdeviceptr x, CUdevi
              (long long)c->workspace, (unsigned long long)workspace_bytes);
     return why;
   }
-  int64_t uids[4] = {UID_X, UID_W, UID_Y, UID_BIAS};
   void *ptrs[4] = {(void *)(uintptr_t)x, (void *)(uintptr_t)w, (void *)(uintptr_t)y, (void *)(uintptr_t)bias};
-  const int64_t n = c->fused ? 4 : 3;
   void *ws = c->workspace ? (void *)(uintptr_t)workspace : NULL;
-  cudnnBackendDescriptor_t pack = NULL;
-  const char *step = "cudnnBackendCreateDescriptor (variant pack)";
-  cudnnStatus_t st = d->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
-                                     ptrs);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = d->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
-  if (st == CUDNN_STATUS_SUCCESS) st = d->cudnnBackendFinalize(pack);
-  if (st == CUDNN_STATUS_SUCCESS) {
-    /* one handle: its stream and the call that reads it, together */
-    pthread_mutex_lock(&d->lock);
-    step = "cudnnSetStream";
-    st = d->cudnnSetStream(d->handle, (cudaStream_t)stream);
-    if (st == CUDNN_STATUS_SUCCESS)
-      step = "cudnnBackendExecute", st = d->cudnnBackendExecute(d->handle, c->plan, pack);
-    pthread_mutex_unlock(&d->lock);
-  }
-  if (pack) d->cudnnBackendDestroyDescriptor(pack);
+  /* one handle: its stream and the call that reads it, together */
+  pthread_mutex_lock(&d->lock);
+  const char *step = "cudnnSetStream";
+  cudnnStatus_t st = d->cudnnSetStream(d->handle, (cudaStream_t)stream);
+  if (st == CUDNN_STATUS_SUCCESS) st = execute(d, c->plan, c->fused, ptrs, ws, &step);
+  pthread_mutex_unlock(&d->lock);
   if (st != CUDNN_STATUS_SUCCESS) {
     char text[320];
     status_text(d, st, text, sizeof text);

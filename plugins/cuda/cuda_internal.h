@@ -52,7 +52,7 @@ enum {
   CUDA_OP_ATTENTION,     /* scaled_dot_product_attention: one flash-style kernel */
   CUDA_OP_CONV,          /* convolution: cuDNN (cuda_dnn.c)                */
   CUDA_OP_POOL,          /* max / average pooling: a thread per output     */
-  CUDA_OP_BATCH_NORM,    /* inference batch norm: a pointwise kernel       */
+  CUDA_OP_BATCH_NORM,    /* inference batch norm: pointwise work (.fuse)   */
 };
 
 /* What a CUDA_OP_REDUCE op computes over each row (cuda_op.expr is NULL). */
@@ -94,6 +94,12 @@ typedef struct cuda_op {
   /* (optional) Why node n cannot be claimed, past the table's general
    * rules (cuda_node_unsupported): a static sentence, or NULL. */
   const char *(*check)(const alloy_host_api *h, const alloy_node *n);
+  /* (optional) Pointwise work that is not one expression of its operands
+   * (batch norm: per-channel vectors broadcast along dim 1): it joins the
+   * open fused group as the table's pointwise ops do, writing its first
+   * output's value into kernel k of group gid and returning its register
+   * (-1 on failure, b->err set). k is a struct kernel of cuda_codegen.h. */
+  int (*fuse)(struct builder *b, void *k, int gid, const alloy_node *n);
 } cuda_op;
 
 const cuda_op *cuda_op_find(const char *name);

@@ -164,7 +164,7 @@ static const cuda_op ops[] = {
     {.name = "aten._adaptive_avg_pool2d.default", .kind = CUDA_OP_POOL, .bool_operand = -1, .float_only = true,
      .emit = cg_emit_adaptive_avg_pool, .check = cg_check_pool},
     {.name = "aten._native_batch_norm_legit_no_training.default", .kind = CUDA_OP_BATCH_NORM, .bool_operand = -1,
-     .float_only = true, .emit = cg_emit_batch_norm, .check = cg_check_batch_norm},
+     .float_only = true, .fuse = cg_fuse_batch_norm, .check = cg_check_batch_norm},
     /* matrix products: cuBLASLt (cuda_blas.c), float32 exact unless TF32
      * is allowed, the 16-bit floats accumulating in float */
     GEMM("aten.mm.default"),
