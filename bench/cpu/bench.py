@@ -233,7 +233,7 @@ def main():
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     backends = subprocess.run([args.alloy, "backends"], capture_output=True, text=True).stdout
-    cpu_line = next((l.strip() for l in backends.splitlines() if l.startswith("cpu")), "cpu backend not found")
+    cpu_line = next((" ".join(l.split()) for l in backends.splitlines() if l.startswith("cpu")), "cpu backend not found")
     head = [f"## {start}: bench/cpu (make bench), Alloy {rev or '?'}, torch {torch.__version__}",
             f"- CPU: {cpu_model()}, {os.cpu_count()} online CPUs; {args.threads} threads "
             f"(torch.set_num_threads, --backend-opt cpu.threads)",
@@ -278,7 +278,7 @@ def main():
                 fmt(flops / (t * 1e6), 0) if not math.isnan(t) else "n/a" for t in (cpu, eager, ind))
         row = (f"| {label} | {shown} | {fmt(ref, 2)} | {fmt(cpu, 3)} | {fmt(eager, 3)} | {fmt(ind, 3)} | "
                f"{ratio(cpu, eager)} | {ratio(cpu, ind)} | {ratio(ref, cpu, 1)} | {fmt(first, 0)} | "
-               f"{fmt(ifirst, 0)} | {ratio(ifirst, first, 0)} | {'ok' if ok else ('failed' if check else '-')} |")
+               f"{fmt(ifirst, 0)} | {ratio(ifirst, first, 0)} | {('ok' if ok else 'failed') if check else '-'} |")
         print(row, flush=True)
         rows.append(row)
     tail = ["", f"- load at the end: {uptime()}"] + notes
