@@ -357,6 +357,9 @@ static void show_progress(run_state *st, bool force) {
     fflush(stderr);
   } else if (n >= 1000 && st->done * 10 / n > st->progress_step) {
     st->progress_step = st->done * 10 / n;
+    /* stdout first: when both go to one file, a buffered failure line
+     * must not be cut by this one. */
+    fflush(st->out);
     fprintf(stderr, "conform: %d%% (%d of %d tests), %d failed, about %.0f s left\n",
             st->progress_step * 10, st->done, n, st->total.failed, eta);
   }

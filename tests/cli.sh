@@ -38,6 +38,16 @@ else
 fi
 check "backends shows a refused plugin with its reason" \
   sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.2'"
+# Kernel tables (issue 21): a misspelled op refuses the plugin at load,
+# naming the row and the nearest op; a table may name its device.
+check "backends refuses a kernel table with a misspelled op, naming the row and the nearest op" \
+  sh -c "printf '%s\n' \"$(row kt_typo)\" | grep -q 'refused: .*kernel table kt_typo is wrong: row 1 (aten.relu.defualt): .*the nearest is aten.relu.default'"
+check "backends lists the device a kernel table names" \
+  sh -c "printf '%s\n' \"$(row kt_device)\" | grep -q ' npu0 (accelerator) *ok '"
+check "conform on a kernel table with a misspelled op fails at once with the reason" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend kt_typo --only samples > '$build/kt_typo.out' 2>&1; \
+   [ \$? -eq 2 ] && grep -q 'the nearest is aten.relu.default' '$build/kt_typo.out' && ! grep -q 'tests on' '$build/kt_typo.out'; \
+   s=\$?; rm -f '$build/kt_typo.out'; exit \$s"
 check "ALLOY_BACKENDS puts example first, ref stays last" \
   sh -c "ALLOY_BACKENDS=EXAMPLE '$alloy' backends | sed -n '2p;\$p' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^example ref $'"
 # The conformance suite on a deliberately broken plugin (tests/plugins/broken.c):
@@ -124,6 +134,72 @@ check "conform on example reaches the claimed level" grep -q '^  claimed    reac
 check "conform on example does not reach core-aten with mm alone" grep -q '^  core-aten  not reached' "$tmp/out"
 check "conform --perf prints GB/s and GFLOP/s" grep -qE '^aten.mm.default +float32 +[0-9.]+ +[0-9.]+' "$tmp/out"
 check "conform --summary writes the op and dtype table" grep -qE '^\| aten.mm.default \| float32 \| [1-9]' "$tmp/summary.md"
+# The command line explains itself (issue 21): --version, help for every
+# command (naming the environment variables that apply), bad flags named,
+# a missing backend, a file that is not a model and a model run without its
+# inputs each said plainly, with exit status 2.
+check "--version prints the version and the plugin ABI" sh -c \
+  "'$alloy' --version | grep -qE '^alloy [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI [0-9]+\.[0-9]+\)$'"
+check "help lists every command" sh -c \
+  "'$alloy' help > '$tmp/help' && for c in backends ops check run convert partition conform; do \
+     grep -q \"^  \$c \" '$tmp/help' || exit 1; done"
+for cmd in backends ops check run convert partition conform help; do
+  check "alloy help $cmd and alloy $cmd --help print its usage" sh -c \
+    "'$alloy' help $cmd > '$tmp/h1' && '$alloy' $cmd --help > '$tmp/h2' && cmp -s '$tmp/h1' '$tmp/h2' && \
+     grep -q '^usage: alloy $cmd' '$tmp/h1' && grep -q '^exit status: 0' '$tmp/h1'"
+done
+for cmd in backends run partition conform; do
+  check "alloy help $cmd names the environment variables" sh -c \
+    "'$alloy' help $cmd > '$tmp/h3' && for v in ALLOY_PLUGIN_PATH ALLOY_BACKENDS ALLOY_LOG; do \
+       grep -q \"^  \$v \" '$tmp/h3' || exit 1; done"
+done
+for cmd in run conform; do
+  check "alloy help $cmd names ALLOY_CACHE_DIR and ALLOY_REF_SEED" sh -c \
+    "'$alloy' help $cmd | grep -q '^  ALLOY_CACHE_DIR ' && '$alloy' help $cmd | grep -q '^  ALLOY_REF_SEED '"
+done
+check "alloy help conform names ALLOY_CONFORM_TIMEOUT" sh -c "'$alloy' help conform | grep -q '^  ALLOY_CONFORM_TIMEOUT '"
+check "alloy run MODEL -h is help too" sh -c "'$alloy' run examples/mlp.air -h | grep -q '^usage: alloy run'"
+check "alloy help of no such command fails" sh -c "'$alloy' help frobnicate 2>&1 | grep -q \"no command 'frobnicate'\"; [ \$? -eq 0 ] && ! '$alloy' help frobnicate 2>/dev/null"
+bad_flag() { # bad_flag CMD ARGS...: exit 2 and "alloy CMD: unknown option '--foo' (see alloy help CMD)"
+  cmd=$1
+  shift
+  "$alloy" "$cmd" "$@" --foo > "$tmp/bad" 2>&1
+  [ $? -eq 2 ] && grep -qxF "alloy $cmd: unknown option '--foo' (see alloy help $cmd)" "$tmp/bad"
+}
+check "a bad flag of backends is named" bad_flag backends
+check "a bad flag of ops is named" bad_flag ops
+check "a bad flag of check is named" bad_flag check examples/mlp.air
+check "a bad flag of run is named" bad_flag run examples/mlp.air
+check "a bad flag of convert is named" bad_flag convert examples/mlp.air "$tmp/x.air"
+check "a bad flag of partition is named" bad_flag partition examples/mlp.air --backends example
+check "a bad flag of conform is named" bad_flag conform --backend ref
+check "a flag without its value says so" sh -c \
+  "'$alloy' run examples/mlp.air --inputs 2>&1 | grep -qxF 'alloy run: --inputs needs a value (see alloy help run)'"
+check "conform --backend nosuch fails at once, naming it and the available ones" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend nosuch > '$tmp/nosuch' 2>&1; [ \$? -eq 2 ] && \
+   grep -q \"^alloy conform: no backend 'nosuch'; available: ref, meta, .*example\" '$tmp/nosuch' && \
+   ! grep -q 'tests on' '$tmp/nosuch' && [ \$(wc -l < '$tmp/nosuch') -eq 1 ]"
+check "conform on a refused plugin says why before any test" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend other_major > '$tmp/refused' 2>&1; [ \$? -eq 2 ] && \
+   grep -q 'built for ABI 2.0' '$tmp/refused' && ! grep -q 'tests on' '$tmp/refused'"
+check "check README.md says it is not a model" sh -c \
+  "'$alloy' check README.md > '$tmp/readme' 2>&1; [ \$? -eq 2 ] && \
+   grep -qxF 'alloy check: README.md is not a model: neither a .pt2 archive (ZIP) nor .air text (see alloy help check)' '$tmp/readme'"
+check "run without --inputs lists the model's inputs" sh -c \
+  "'$alloy' run tests/hostile/relu.air > '$tmp/noin' 2>&1; [ \$? -eq 2 ] && \
+   grep -qF 'alloy run: tests/hostile/relu.air takes 1 input (input0: f32[4]): pass --inputs FILE.safetensors' '$tmp/noin' && \
+   '$alloy' run examples/mlp.air 2>&1 | grep -qF 'takes 7 inputs (input0: f32[s0, 784], input1: f32[256, 784], '"
+# stdout and stderr to one file: the progress lines (every tenth of a run of
+# 1,000 tests or more) stay whole lines, and failure lines come out as they
+# happen, not all at the end.
+ALLOY_PLUGIN_PATH="$build/tests/plugins" "$alloy" conform --backend broken --only samples --ops 'aten.a*' \
+  --dtype float32 -j2 > "$tmp/shared" 2>&1
+check "the progress line never splices into a failure line" sh -c \
+  "n=\$(grep -c 'conform: [0-9]*%' '$tmp/shared'); [ \$n -gt 0 ] && \
+   [ \$n -eq \$(grep -c '^conform: [0-9]*% ([0-9]* of [0-9]* tests), [0-9]* failed, about [0-9]* s left$' '$tmp/shared') ] && \
+   [ \$(grep -c '^samples [0-9]* aten' '$tmp/shared') -eq \$(grep -c '^samples [0-9]* aten.*(rerun: .*)$' '$tmp/shared') ] && \
+   first=\$(grep -n '^samples [0-9]* aten' '$tmp/shared' | head -n 1 | cut -d: -f1) && \
+   last=\$(grep -n '^conform: 100%' '$tmp/shared' | cut -d: -f1) && [ -n \"\$first\" ] && [ \"\$first\" -lt \"\$last\" ]"
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

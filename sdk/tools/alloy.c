@@ -3,10 +3,16 @@
  * in the table below; the command line is a contract (see DESIGN.md), so
  * subcommands and flags are only ever added, never renamed.
  */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "alloy/graph.h"
 #include "alloy/ops.h"
@@ -16,40 +22,6 @@
 #include "decompositions/decomp.h"
 #include "sdk/tools/commands.h"
 #include "sdk/tools/coverage.h"
-
-static int usage(FILE *f) {
-  fprintf(f,
-          "usage: alloy <command> [args]\n"
-          "  backends                          list found backends: name, version, ABI, devices, status\n"
-          "  ops [--level aten|core|prims]     the op set, with schemas\n"
-          "  ops --coverage [-v] [--floor FILE]  how much of PyTorch's ATen surface is known\n"
-          "                                    and runs, by kind and tag; -v lists what does not\n"
-          "                                    run and why; --floor fails if a figure fell\n"
-          "  ops --decomp-coverage [--table FILE] [-v]\n"
-          "                                    how much of PyTorch's decomposition table Alloy\n"
-          "                                    decomposes, and how many core ops reach prims\n"
-          "  check FILE.air                    parse, verify, print with inferred shapes\n"
-          "  check MODEL.pt2                   import, verify, summarize inputs, outputs and ops\n"
-          "  run MODEL [--inputs X.safetensors] [--outputs Y.safetensors] [--check Z.safetensors]\n"
-          "            [--backends a,b] [--batch N,...] [--decompose core|prims]\n"
-          "            [--cost-model default|free] [--isolate [--isolate-timeout SECONDS]]\n"
-          "                                    run a .pt2 or .air model (see docs/models.md); --isolate\n"
-          "                                    runs each plugin in a process of its own, so that one\n"
-          "                                    that crashes or hangs is named (docs/security.md)\n"
-          "  convert MODEL OUT.air [--weights W.safetensors]\n"
-          "                                    write a model as .air text plus its weights\n"
-          "  partition MODEL --backends a,b [--inputs X] [--dot FILE] [--svg FILE]\n"
-          "            [--decompose core|prims] [--cost-model default|free]\n"
-          "                                    how a model is spread over backends\n"
-          "  conform --backend NAME [-j N] [--only samples,golden,graphs,abi] [--golden DIR]\n"
-          "          [--ops GLOB] [--dtype D] [--cases core|noncore] [--seed S] [--sample K]\n"
-          "          [--decompose core|prims] [--known-failures FILE] [--repro-dir DIR [--repro-all]]\n"
-          "          [--replay FILE.air] [--json FILE] [--junit FILE] [--summary FILE]\n"
-          "          [--perf] [--no-fork] [-v]\n"
-          "                                    the conformance suite: generated op samples and\n"
-          "                                    graph tests against ref, plus the golden corpus\n");
-  return f == stderr ? 2 : 0;
-}
 
 /* `alloy ops --decomp-coverage`: the overloads of PyTorch's default
  * core_aten_decompositions() table (one per line, its first column) that
@@ -92,6 +64,17 @@ static int decomp_coverage(const char *table, bool list) {
   return 0;
 }
 
+/* Whether a is one of the flags in values (NULL-terminated): the flags
+ * that take a value, so that a bad argument is reported as a missing value
+ * rather than an unknown option. */
+static bool takes_value(const char *a, const char *const *values) {
+  for (; *values; values++)
+    if (!strcmp(a, *values)) return true;
+  return false;
+}
+
+static const char *const ops_values[] = {"--level", "--floor", "--table", NULL};
+
 static int cmd_ops(int argc, char **argv) {
   const char *level = "aten", *table = "../shared/reference/core_aten_decomp_table.tsv";
   const char *floor_path = NULL;
@@ -103,7 +86,7 @@ static int cmd_ops(int argc, char **argv) {
     else if (!strcmp(argv[i], "--floor") && i + 1 < argc) floor_path = argv[++i];
     else if (!strcmp(argv[i], "-v")) list = true;
     else if (!strcmp(argv[i], "--table") && i + 1 < argc) table = argv[++i];
-    else return usage(stderr);
+    else return tool_bad_arg("ops", argv[i], takes_value(argv[i], ops_values));
   }
   if (coverage || surface) {
     alloy_error *e = alloy_registry_init();
@@ -140,9 +123,40 @@ static int cmd_ops(int argc, char **argv) {
   return 0;
 }
 
+/* Whether the first line of text with content (not blank, not a #
+ * comment) begins as an .air line does: a keyword, a value name, or an op
+ * name and its '(' (docs/air.md; ir/model.c tells formats the same way). */
+static bool looks_like_air(const char *text, size_t len) {
+  static const char *const words[] = {"sym", "input", "weights", "output"};
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
+    while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    if (p < eol && *p != '#') {
+      if (*p == '%') return true;
+      for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        size_t n = strlen(words[i]);
+        if ((size_t)(eol - p) >= n && !memcmp(p, words[i], n) &&
+            (p + n == eol || p[n] == ' ' || p[n] == '\t' || p[n] == '%'))
+          return true;
+      }
+      const char *q = p;
+      bool dot = false;
+      while (q < eol && (isalnum((unsigned char)*q) || *q == '_' || *q == '.')) dot |= *q++ == '.';
+      while (q < eol && (*q == ' ' || *q == '\t')) q++;
+      return dot && q > p && q < eol && *q == '(';
+    }
+    p = eol + (nl != NULL);
+  }
+  return true; /* blank: the parser says "no graph" */
+}
+
 static int cmd_check(int argc, char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--summary"))
+      return tool_bad_arg("check", argv[i], false);
   if (argc == 2 && !strcmp(argv[1], "--summary")) return cmd_check_model(argv[0]);
-  if (argc != 1) return usage(stderr);
+  if (argc == 0) return tool_missing("check", "which file? alloy check FILE.air or MODEL.pt2");
+  if (argc != 1) return tool_bad_arg("check", argv[argc - 1], false);
   /* Read as a regular file only (a FIFO would block forever), at most 1 GiB;
    * an archive is a model, anything else must be .air text. */
   size_t len = 0;
@@ -153,6 +167,13 @@ static int cmd_check(int argc, char **argv) {
     return cmd_check_model(argv[0]);
   }
   if (!e && len == 0) e = alloy_error_new(ALLOY_ERR_PARSE, "%s: not a model: empty file", argv[0]);
+  /* A README or a script: say what it is not, never quote it. */
+  if (!e && (memchr(text, '\0', len) || !looks_like_air(text, len))) {
+    fprintf(stderr, "alloy check: %s is not a model: neither a .pt2 archive (ZIP) nor .air text "
+                    "(see alloy help check)\n", argv[0]);
+    free(text);
+    return 2;
+  }
   alloy_graph *g = NULL;
   char *printed = NULL;
   if (!e) e = alloy_air_parse(text, len, argv[0], &g);
@@ -170,6 +191,112 @@ static int cmd_check(int argc, char **argv) {
   free(text);
   alloy_graph_free(g);
   return e ? 1 : 0;
+}
+
+static const char *const conform_values[] = {"-j", "--jobs", "--seed", "--sample", "--decompose",
+                                             NULL};
+
+/* The backend names a plugin file gives in the folders the loader searches
+ * ($ALLOY_PLUGIN_PATH, then ../lib/alloy beside this program), found by
+ * name only: nothing is loaded. Appended to buf as "a, b, c". */
+static void plugin_names(char *buf, size_t cap, char *where, size_t where_cap) {
+  char dirs[8192] = "", exe[4096];
+  const char *env = getenv("ALLOY_PLUGIN_PATH");
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+  }
+  snprintf(dirs, sizeof dirs, "%s%s%s/../lib/alloy", env ? env : "", env && *env ? ":" : "",
+           n > 0 ? exe : ".");
+  snprintf(where, where_cap, "%s%s%s%s/../lib/alloy", env && *env ? "$ALLOY_PLUGIN_PATH (" : "",
+           env && *env ? env : "", env && *env ? "), then " : "", n > 0 ? exe : ".");
+  size_t len = strlen(buf);
+  for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    while (d && (ent = readdir(d))) {
+      size_t l = strlen(ent->d_name);
+      if (l <= 12 || strncmp(ent->d_name, "liballoy-", 9) || strcmp(ent->d_name + l - 3, ".so"))
+        continue;
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(l - 12), ent->d_name + 9);
+      /* Once each: an earlier folder's file wins. */
+      bool seen = false;
+      for (const char *p = buf; (p = strstr(p, name)); p++)
+        if ((p == buf || p[-1] == ' ') && (p[strlen(name)] == ',' || !p[strlen(name)])) seen = true;
+      if (!seen && len + strlen(name) + 3 < cap)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name);
+    }
+    if (d) closedir(d);
+  }
+}
+
+/* Before listing a single test: does the backend load? Tried in a child
+ * process (the driver never loads a plugin: one that crashes on load must
+ * not take the command down). 0 when it loads; else the reason, and 2. */
+static int conform_backend_check(const char *name) {
+  if (!strcasecmp(name, "meta") || !strcasecmp(name, "ref")) return 0;
+  int fds[2];
+  if (pipe(fds) != 0) return 0; /* the workers will say */
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return 0;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alloy_runtime *rt = NULL;
+    alloy_error *e = tool_runtime_open(name, &rt);
+    int code = 0;
+    char why[1024] = "";
+    if (e) {
+      snprintf(why, sizeof why, "%s", alloy_error_message(e));
+      code = 3;
+    } else if (alloy_runtime_find_backend(rt, name) < 0) {
+      code = 4; /* not found, unless a refused row has the name */
+      for (int i = 0; i < alloy_runtime_num_backends(rt); i++) {
+        alloy_backend_info info = {.struct_size = sizeof info};
+        alloy_runtime_backend_info(rt, i, &info);
+        if (!strcasecmp(info.name, name) || strstr(info.path, name)) {
+          snprintf(why, sizeof why, "%s cannot be used: %s", info.path, info.status);
+          code = 3;
+          break;
+        }
+      }
+    }
+    if (write(fds[1], why, strlen(why))) {} /* a short write: the parent reads less */
+    _exit(code);
+  }
+  close(fds[1]);
+  char why[1024];
+  ssize_t got = 0, r;
+  while (got < (ssize_t)sizeof why - 1 && (r = read(fds[0], why + got, sizeof why - 1 - (size_t)got)) > 0)
+    got += r;
+  why[got > 0 ? got : 0] = 0;
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status)) {
+    fprintf(stderr, "alloy conform: backend '%s' crashed while loading (signal %d); "
+                    "see alloy backends\n", name, WTERMSIG(status));
+    return 2;
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  if (code == 3) {
+    fprintf(stderr, "alloy conform: backend '%s': %s\n", name, why);
+    return 2;
+  }
+  if (code != 4) return 0;
+  char names[2048] = "ref, meta", where[8192];
+  plugin_names(names, sizeof names, where, sizeof where);
+  fprintf(stderr, "alloy conform: no backend '%s'; available: %s (plugins are liballoy-NAME.so "
+                  "in %s; meta checks shapes and dtypes only)\n", name, names, where);
+  return 2;
 }
 
 static int cmd_conform(int argc, char **argv) {
@@ -229,13 +356,10 @@ static int cmd_conform(int argc, char **argv) {
     } else if (slot && i + 1 < argc) {
       *slot = argv[++i];
     } else {
-      return usage(stderr);
+      return tool_bad_arg("conform", a, slot || takes_value(a, conform_values));
     }
   }
-  if (!o.backend) {
-    fprintf(stderr, "alloy conform: --backend NAME is required\n");
-    return 2;
-  }
+  if (!o.backend) return tool_missing("conform", "--backend NAME is required");
   if (o.repro_all && !o.repro_dir) {
     fprintf(stderr, "alloy conform: --repro-all needs --repro-dir DIR\n");
     return 2;
@@ -253,6 +377,8 @@ static int cmd_conform(int argc, char **argv) {
   } else if (n >= 3 && !strcmp(o.golden_dir + n - 3, "ops") && n == 3) {
     o.golden_dir = ".";
   }
+  int bad = conform_backend_check(o.backend);
+  if (bad) return bad;
   return conform_run(&o, stdout);
 }
 
@@ -270,8 +396,7 @@ alloy_error *tool_runtime_open(const char *list, alloy_runtime **out) {
 }
 
 static int cmd_backends(int argc, char **argv) {
-  (void)argv;
-  if (argc != 0) return usage(stderr);
+  if (argc != 0) return tool_bad_arg("backends", argv[0], false);
   alloy_runtime *rt = NULL;
   alloy_error *e = alloy_runtime_open(NULL, &rt);
   if (e) {
@@ -305,11 +430,23 @@ static const struct {
     {"conform", cmd_conform},
 };
 
+static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
+
 int main(int argc, char **argv) {
-  if (argc < 2) return usage(stderr);
-  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) return usage(stdout);
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
-  fprintf(stderr, "alloy: unknown command '%s'\n", argv[1]);
-  return usage(stderr);
+  if (argc < 2) return tool_usage(stderr);
+  if (is_help(argv[1])) return tool_usage(stdout);
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) return tool_version(stdout);
+  if (!strcmp(argv[1], "help")) {
+    if (argc > 3) return tool_bad_arg("help", argv[3], false);
+    return tool_help(argc == 3 ? (is_help(argv[2]) ? "help" : argv[2]) : NULL, stdout);
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(argv[1], commands[i].name)) continue;
+    /* `alloy run --help`, `alloy run MODEL -h`: help, whatever else is there. */
+    for (int k = 2; k < argc; k++)
+      if (is_help(argv[k])) return tool_help(argv[1], stdout);
+    return commands[i].fn(argc - 2, argv + 2);
+  }
+  fprintf(stderr, "alloy: unknown command '%s' (alloy help lists the commands)\n", argv[1]);
+  return 2;
 }

@@ -188,16 +188,10 @@ int cmd_partition(int argc, char **argv) {
                                                      : NULL;
     if (slot && i + 1 < argc) *slot = argv[++i];
     else if (!slot && a[0] != '-' && !model) model = a;
-    else {
-      fprintf(stderr, "alloy partition: unexpected argument '%s'\n", a);
-      return 2;
-    }
+    else return tool_bad_arg("partition", a, slot != NULL);
   }
-  if (!model || !list) {
-    fprintf(stderr, "usage: alloy partition MODEL --backends a,b [--inputs X.safetensors] "
-                    "[--dot FILE] [--svg FILE] [--decompose core|prims] [--cost-model default|free]\n");
-    return 2;
-  }
+  if (!model) return tool_missing("partition", "which model? alloy partition MODEL --backends a,b");
+  if (!list) return tool_missing("partition", "--backends a,b is required");
   alloy_program_options po = {.struct_size = sizeof po};
   if (dec) po.decompose = !strcmp(dec, "prims") ? ALLOY_DECOMPOSE_PRIMS : ALLOY_DECOMPOSE_CORE;
   if (cost && !strcmp(cost, "free")) po.partition_launch_s = po.link_bytes_per_s = -1;

@@ -399,6 +399,8 @@ static void print_partitions(const alloy_mixture *mix, double compile_ms) {
          alloy_mixture_concurrent_runs(mix));
 }
 
+static const char *type_text(const alloy_value *v, char *buf, size_t cap);
+
 int cmd_run(int argc, char **argv) {
   run_opts o = {0};
   for (int i = 0; i < argc; i++) {
@@ -443,18 +445,11 @@ int cmd_run(int argc, char **argv) {
     }
     if (slot && i + 1 < argc) *slot = argv[++i];
     else if (!slot && a[0] != '-' && !o.model) o.model = a;
-    else {
-      fprintf(stderr, "alloy run: unexpected argument '%s'\n", a);
-      return 2;
-    }
+    else
+      return tool_bad_arg("run", a, slot || !strcmp(a, "--isolate-timeout") ||
+                                        !strcmp(a, "--backend-opt"));
   }
-  if (!o.model) {
-    fprintf(stderr, "usage: alloy run MODEL [--inputs X] [--outputs Y] [--check Z] "
-                    "[--backends a,b] [--batch N,...] [--decompose core|prims] "
-                    "[--cost-model default|free] [--repeat N] [--stats] [--trace FILE] "
-                    "[--backend-opt NAME.KEY=VALUE]... [--isolate [--isolate-timeout SECONDS]]\n");
-    return 2;
-  }
+  if (!o.model) return tool_missing("run", "which model? alloy run MODEL.pt2|MODEL.air [flags]");
   if (o.isolate_timeout && !o.isolate) {
     fprintf(stderr, "alloy run: --isolate-timeout goes with --isolate\n");
     return 2;
@@ -486,6 +481,29 @@ int cmd_run(int argc, char **argv) {
   double t0 = now_ms();
   alloy_error *e = alloy_model_load(o.model, &m);
   double t1 = now_ms();
+  if (!e && !o.inputs && alloy_model_num_user_inputs(m) > 0) {
+    /* Say what the model takes, before loading any backend. */
+    alloy_graph *g = alloy_model_graph(m);
+    char list[1024] = "";
+    size_t len = 0;
+    int k = 0, nuser = alloy_model_num_user_inputs(m);
+    for (int i = 0; i < alloy_graph_num_inputs(g) && len < sizeof list; i++) {
+      if (alloy_graph_input_role(g, i, NULL) != ALLOY_INPUT_USER) continue;
+      char type[256];
+      if (k == 4 && nuser > 5) {
+        len += (size_t)snprintf(list + len, sizeof list - len, ", ... %d more", nuser - k);
+        break;
+      }
+      len += (size_t)snprintf(list + len, sizeof list - len, "%sinput%d: %s", k ? ", " : "", k,
+                              type_text(alloy_graph_input(g, i), type, sizeof type));
+      k++;
+    }
+    fprintf(stderr, "alloy run: %s takes %d input%s (%s): pass --inputs FILE.safetensors with "
+                    "tensors input0%s\n", o.model, nuser, nuser == 1 ? "" : "s", list,
+            nuser > 1 ? ", input1, ..." : "");
+    alloy_model_free(m);
+    return 2;
+  }
   if (!e && o.inputs) e = alloy_safetensors_open(o.inputs, &in);
   if (!e && o.check) e = alloy_safetensors_open(o.check, &check);
   /* Only those asked for (and ref); isolated, none here but ref. */
@@ -580,15 +598,9 @@ int cmd_convert(int argc, char **argv) {
     if (!strcmp(argv[i], "--weights") && i + 1 < argc) weights = argv[++i];
     else if (argv[i][0] != '-' && !model) model = argv[i];
     else if (argv[i][0] != '-' && !air) air = argv[i];
-    else {
-      fprintf(stderr, "usage: alloy convert MODEL OUT.air [--weights W.safetensors]\n");
-      return 2;
-    }
+    else return tool_bad_arg("convert", argv[i], !strcmp(argv[i], "--weights"));
   }
-  if (!model || !air) {
-    fprintf(stderr, "usage: alloy convert MODEL OUT.air [--weights W.safetensors]\n");
-    return 2;
-  }
+  if (!model || !air) return tool_missing("convert", "alloy convert MODEL OUT.air needs both files");
   /* OUT.air's weights go to OUT.safetensors unless named. */
   char derived[4096];
   if (!weights) {
