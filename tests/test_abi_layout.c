@@ -151,8 +151,9 @@
   F(alloy_kernel_table, struct_size) F(alloy_kernel_table, name)      \
   F(alloy_kernel_table, vendor) F(alloy_kernel_table, version)        \
   F(alloy_kernel_table, kernels) F(alloy_kernel_table, count)         \
-  /* 1.2: the padding made explicit */                                \
-  F(alloy_kernel_table, reserved)
+  /* 1.2: the padding made explicit; the device */                    \
+  F(alloy_kernel_table, reserved) F(alloy_kernel_table, device_name)  \
+  F(alloy_kernel_table, device_kind) F(alloy_kernel_table, reserved2)
 
 #define FIELDS_alloy_kernel(F)                                          \
   F(alloy_kernel, op) F(alloy_kernel, dtypes) F(alloy_kernel, fn)       \

@@ -993,6 +993,89 @@ TEST(kt_bad_table_is_refused_with_the_reason) {
   dlclose(dl);
 }
 
+/* A row whose op the registry does not know loads as nothing: it would
+ * match no node, ever. The helper refuses the table at load, naming the
+ * plugin, the row, the name and the nearest known op (issue 21). */
+TEST(kt_misspelled_op_is_refused_with_the_nearest_name) {
+  const char *path = plugin_path("tests/plugins", "kt_typo");
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    harness_fail(__FILE__, __LINE__, "dlopen %s: %s", path, dlerror());
+    return;
+  }
+  alloy_plugin_entry_fn init = (alloy_plugin_entry_fn)dlsym(dl, ALLOY_PLUGIN_ENTRY);
+  alloy_host_clear_last_log();
+  CHECK(init && init(alloy_host_table()) == NULL);
+  const char *why = alloy_host_last_log();
+  CHECK(why && strstr(why, "kernel table kt_typo is wrong") && strstr(why, "row 1 (aten.relu.defualt)") &&
+        strstr(why, "the nearest is aten.relu.default"));
+  if (why && !strstr(why, "the nearest is aten.relu.default"))
+    harness_fail(__FILE__, __LINE__, "logged: %s", why);
+  dlclose(dl);
+}
+
+/* The nearest name, by asking the host's op_find about candidates. */
+TEST(kt_op_name_check_suggests_the_nearest_op) {
+  static const struct {
+    const char *name;
+    const char *want; /* NULL: accepted; else a fragment of the reason */
+  } cases[] = {
+      {"aten.relu.default", NULL},
+      {"aten.add.Tensor", NULL},
+      {"prims.convert_element_type.default", NULL},
+      {"aten.relu.defualt", "the nearest is aten.relu.default"},
+      {"aten.add.Tensr", "the nearest is aten.add.Tensor"},
+      {"aten.rleu.default", "the nearest is aten.relu.default"},
+      {"aten.relu.Tensor", "the nearest is aten.relu.default"},
+      {"aten.reluu.defualt", "the nearest is aten.relu.default"},
+      {"aten.relu", "as a graph names it: aten.relu.default"},
+      {"aten::add.Tensor", "as a graph names it: aten.add.Tensor"},
+      {"acme.frobnicate.default", "no op \"acme.frobnicate.default\" in Alloy's registry (alloy ops"},
+      {"", "no op \"\""},
+  };
+  int (*op_find)(const char *) = alloy_host_table()->op_find;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char why[512] = "";
+    bool ok = alloy_kt_op_name_ok(op_find, cases[i].name, why, sizeof why);
+    if (ok != (cases[i].want == NULL) || (!ok && !strstr(why, cases[i].want)))
+      harness_fail(__FILE__, __LINE__, "\"%s\": %s, expected %s", cases[i].name, ok ? "accepted" : why,
+                   cases[i].want ? cases[i].want : "accepted");
+  }
+}
+
+/* A table names its device (since 1.2); one written before those fields
+ * (a smaller struct_size) is read only to its end: "cpu0", cpu. */
+static void kt_device_case(const char *table, const char *name, alloy_device_kind kind) {
+  if (table) setenv("ALLOY_KT_DEVICE_TABLE", table, 1);
+  else unsetenv("ALLOY_KT_DEVICE_TABLE");
+  drv d;
+  bool ok = drv_open(&d, plugin_path("tests/plugins", "kt_device"));
+  unsetenv("ALLOY_KT_DEVICE_TABLE");
+  if (!ok) {
+    drv_close(&d);
+    return;
+  }
+  alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
+  CHECK_OK(d.api->device_info(d.be, 0, &info));
+  CHECK(info.name && !strcmp(info.name, name));
+  CHECK_INT((int)info.kind, (int)kind);
+  CHECK(info.capabilities & ALLOY_DEVICE_CAP_HOST_VISIBLE);
+  drv_close(&d);
+}
+
+TEST(kt_table_describes_its_device) {
+  kt_device_case(NULL, "npu0", ALLOY_DEVICE_KIND_ACCELERATOR);
+  kt_device_case("old", "cpu0", ALLOY_DEVICE_KIND_CPU);
+  /* The example's table says nothing of a device. */
+  drv d;
+  if (drv_open(&d, plugin_path("lib/alloy", "example"))) {
+    alloy_device_info info = {.struct_size = ALLOY_DEVICE_INFO_STRUCT_SIZE};
+    CHECK_OK(d.api->device_info(d.be, 0, &info));
+    CHECK(info.name && !strcmp(info.name, "cpu0") && info.kind == ALLOY_DEVICE_KIND_CPU);
+  }
+  drv_close(&d);
+}
+
 /* ---- the two little languages (the helper's readers, linked statically) ------------ */
 
 TEST(kt_signature_grammar) {

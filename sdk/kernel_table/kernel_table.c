@@ -3,7 +3,7 @@
  * plugin a vendor gets from a table of plain C kernels (alloy/kernel_table.h
  * is the contract). This file is the plugin around the kernels: the entry
  * that validates the table, the backend with its one host-memory device
- * "cpu0", buffers (its own, imported host pointers, and staging buffers
+ * ("cpu0" unless the table names another), buffers (its own, imported host pointers, and staging buffers
  * for the host), copies, queues, events and claim. Compiling a partition
  * into call plans and running them is kt_execute.c; reading signatures and
  * matching rows to nodes is kt_signature.c.
@@ -191,6 +191,19 @@ static void kt_backend_close(alloy_backend *be) {
   free(be);
 }
 
+/* The table's device (since 1.2): "cpu0" and cpu unless it says. */
+static const char *kt_device_name(const alloy_kernel_table *t) {
+  return t && ALLOY_HAS_FIELD(t, alloy_kernel_table, device_name) && t->device_name &&
+                 *t->device_name
+             ? t->device_name
+             : "cpu0";
+}
+
+static alloy_device_kind kt_device_kind(const alloy_kernel_table *t) {
+  return t && ALLOY_HAS_FIELD(t, alloy_kernel_table, device_kind) ? (alloy_device_kind)t->device_kind
+                                                                   : ALLOY_DEVICE_KIND_CPU;
+}
+
 static int kt_device_count(alloy_backend *be) {
   (void)be;
   return 1;
@@ -200,8 +213,8 @@ static alloy_error *kt_device_info(alloy_backend *be, int device, alloy_device_i
   if (device != 0 || !info)
     return alloy_kt_error(be->host, ALLOY_ERR_INVALID_ARGUMENT,
                           "device %d does not exist: this backend has one device, 0", device);
-  if (ALLOY_HAS_FIELD(info, alloy_device_info, name)) info->name = "cpu0";
-  if (ALLOY_HAS_FIELD(info, alloy_device_info, kind)) info->kind = ALLOY_DEVICE_KIND_CPU;
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, name)) info->name = kt_device_name(be->table);
+  if (ALLOY_HAS_FIELD(info, alloy_device_info, kind)) info->kind = kt_device_kind(be->table);
   if (ALLOY_HAS_FIELD(info, alloy_device_info, memory_bytes)) info->memory_bytes = be->memory_bytes;
   /* since 1.2 */
   if (ALLOY_HAS_FIELD(info, alloy_device_info, free_memory_bytes))
@@ -488,8 +501,27 @@ static bool kt_table_ok(const alloy_kernel_table *t, char *err, size_t cap) {
   if (!t->vendor || !t->version) return snprintf(err, cap, "vendor or version missing"), false;
   if (t->count < 0 || (t->count > 0 && !t->kernels))
     return snprintf(err, cap, "count %d with %s kernels", t->count, t->kernels ? "some" : "no"), false;
+  if (ALLOY_HAS_FIELD(t, alloy_kernel_table, device_kind) &&
+      (t->device_kind < ALLOY_DEVICE_KIND_CPU || t->device_kind > ALLOY_DEVICE_KIND_ACCELERATOR))
+    return snprintf(err, cap, "device_kind %d is not an alloy_device_kind (0 cpu, 1 gpu, 2 accelerator)",
+                    (int)t->device_kind),
+           false;
   for (int r = 0; r < t->count; r++)
     if (!kt_row_ok(t, r, err, cap)) return false;
+  return true;
+}
+
+/* Every row's op is one the host knows, as a graph names it (a host
+ * older than 1.2 has no op_find: its rows go unchecked). */
+static bool kt_ops_known(const alloy_kernel_table *t, const alloy_host_api *host, char *err,
+                         size_t cap) {
+  if (host->abi_major != ALLOY_ABI_MAJOR || !ALLOY_HAS_FIELD(host, alloy_host_api, op_find) ||
+      !host->op_find)
+    return true;
+  char why[512];
+  for (int r = 0; r < t->count; r++)
+    if (!alloy_kt_op_name_ok(host->op_find, t->kernels[r].op, why, sizeof why))
+      return snprintf(err, cap, "row %d (%s): %s", r, t->kernels[r].op, why), false;
   return true;
 }
 
@@ -498,7 +530,7 @@ const alloy_plugin_api *alloy_kernel_table_plugin(const alloy_kernel_table *t,
   if (!host) return NULL;
   const char *name = t && t->name && *t->name ? t->name : "kernel_table";
   char err[768], msg[1024];
-  if (!kt_table_ok(t, err, sizeof err)) {
+  if (!kt_table_ok(t, err, sizeof err) || !kt_ops_known(t, host, err, sizeof err)) {
     snprintf(msg, sizeof msg, "kernel table %s is wrong: %s", name, err);
     host->log(ALLOY_LOG_ERROR, name, msg);
     return NULL;

@@ -41,6 +41,14 @@
 KT_HIDDEN size_t alloy_kt_dtype_size(alloy_dtype t);
 KT_HIDDEN const char *alloy_kt_dtype_name(alloy_dtype t); /* "f32", "?" */
 
+/* ---- op names (kt_opname.c) ------------------------------------------- */
+
+/* Whether name is an op the host's registry knows, written as a graph
+ * names it ("aten.relu.default"); else false with why: the nearest known
+ * name, found by asking op_find (the host's) about candidates. */
+KT_HIDDEN bool alloy_kt_op_name_ok(int (*op_find)(const char *), const char *name, char *why,
+                                   size_t cap);
+
 /* ---- signatures -------------------------------------------------------- */
 
 typedef enum kt_param_kind {

@@ -68,8 +68,16 @@ typedef struct alloy_kernel_table {
   const alloy_kernel *kernels;         /* static, count entries       */
   int count;
   int32_t reserved; /* zero; makes the padding explicit, since 1.2    */
+  /* since 1.2 (read only when struct_size reaches them): the one device
+   * the plugin's kernels run on, as `alloy backends` lists it ("npu0
+   * (accelerator)"). A static string, or NULL for "cpu0"; kind is an
+   * alloy_device_kind (0, the default, is ALLOY_DEVICE_KIND_CPU). The data
+   * still lives in host memory: the helper runs kernels on host pointers. */
+  const char *device_name;
+  int32_t device_kind;
+  int32_t reserved2; /* zero */
 } alloy_kernel_table;
-#define ALLOY_KERNEL_TABLE_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_table, reserved)
+#define ALLOY_KERNEL_TABLE_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_kernel_table, reserved2)
 
 /* A tensor as a `call` kernel sees it: host memory, concrete sizes. */
 typedef struct alloy_kernel_tensor {
