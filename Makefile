@@ -36,6 +36,12 @@ TEST_OBJ  = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
 
 LIB_A     = $(BUILD)/lib/liballoy.a
 LIB_SO    = $(BUILD)/lib/liballoy.so
+# The library's version (sdk/include/alloy/version.h), for its file name,
+# SONAME and symbol version script (the install section, issue 21).
+ALLOY_VERSION := $(shell sed -n 's/^\#define ALLOY_VERSION_STRING "\(.*\)"$$/\1/p' sdk/include/alloy/version.h)
+ALLOY_SOMAJOR := $(firstword $(subst ., ,$(ALLOY_VERSION)))
+LIB_SO_REAL    = $(BUILD)/lib/liballoy.so.$(ALLOY_VERSION)
+LIB_MAP        = $(BUILD)/gen/liballoy.map
 ALLOY     = $(BUILD)/bin/alloy
 UNIT      = $(BUILD)/tests/unit
 
@@ -157,10 +163,16 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  AR    $@"
 	@rm -f $@ && ar rcs $@ $^
-$(LIB_SO): $(LIB_OBJ)
+# liballoy.so is a link to liballoy.so.MAJOR, a link to the library itself,
+# liballoy.so.MAJOR.MINOR.PATCH, with its SONAME and symbol versions (see
+# "install" below).
+$(LIB_SO): $(LIB_OBJ) $(LIB_MAP)
 	@mkdir -p $(dir $@)
-	@echo "  LD    $@"
-	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	@echo "  LD    $(LIB_SO_REAL)"
+	@$(CC) -shared -Wl,-soname,liballoy.so.$(ALLOY_SOMAJOR) -Wl,--version-script,$(LIB_MAP) \
+	  -o $(LIB_SO_REAL) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
+	@ln -sf liballoy.so.$(ALLOY_VERSION) $(BUILD)/lib/liballoy.so.$(ALLOY_SOMAJOR)
+	@ln -sf liballoy.so.$(ALLOY_SOMAJOR) $@
 $(ALLOY): $(TOOL_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
@@ -273,6 +285,72 @@ bench-cpu-deps:
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# ---- install, the versioned shared library, pkg-config (issue 21) ----------
+# `make install PREFIX=/usr/local DESTDIR=` puts the kit a vendor or an
+# application builds against under $(DESTDIR)$(PREFIX):
+#   bin/alloy                       the command (liballoy linked in)
+#   lib/liballoy.so.X.Y.Z, .so.X, .so  the library (SONAME liballoy.so.X,
+#                                   symbol version ALLOY_X: only what the
+#                                   public headers declare is exported)
+#   lib/liballoy.a                  the same, static
+#   lib/liballoy_kernel_table.a     the kernel-table helper plugins link
+#   lib/alloy/liballoy-NAME.so      the shipped plugins (found by bin/alloy)
+#   include/alloy/*.h               the public headers
+#   lib/pkgconfig/alloy.pc          cflags and libs for an application
+#   lib/pkgconfig/alloy-plugin.pc   cflags and libs for a plugin (the helper,
+#                                   libffi; never liballoy)
+#   share/man/man1/alloy*.1         man pages (docs/man/)
+#   share/doc/alloy/                README.md, docs/, the example plugin
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly those.
+# The version is sdk/include/alloy/version.h's (docs/release.md).
+PREFIX        ?= /usr/local
+DESTDIR       ?=
+INSTALL_ROOT   = $(DESTDIR)$(PREFIX)
+MAN_PAGES      = $(wildcard docs/man/*.1)
+DOC_FILES      = README.md $(wildcard docs/*.md)
+DOC_BACKENDS   = $(wildcard docs/backends/*.md)
+EXAMPLE_FILES  = $(wildcard plugins/example/*)
+HEADERS        = $(wildcard sdk/include/alloy/*.h)
+
+$(LIB_MAP): $(HEADERS) sdk/tools/libmap.sh
+	@mkdir -p $(dir $@)
+	@sh sdk/tools/libmap.sh sdk/include $(ALLOY_SOMAJOR) $@
+
+.PHONY: install uninstall test-install
+install: all
+	@echo "installing into $(INSTALL_ROOT)"
+	@set -e; r='$(INSTALL_ROOT)'; \
+	install -d "$$r/bin" "$$r/lib/alloy" "$$r/lib/pkgconfig" "$$r/include/alloy" \
+	  "$$r/share/man/man1" "$$r/share/doc/alloy/backends" "$$r/share/doc/alloy/example"; \
+	install -m 755 $(ALLOY) "$$r/bin/alloy"; \
+	install -m 755 $(LIB_SO_REAL) "$$r/lib/"; \
+	ln -sf liballoy.so.$(ALLOY_VERSION) "$$r/lib/liballoy.so.$(ALLOY_SOMAJOR)"; \
+	ln -sf liballoy.so.$(ALLOY_SOMAJOR) "$$r/lib/liballoy.so"; \
+	install -m 644 $(LIB_A) $(KT_A) "$$r/lib/"; \
+	for f in $(BUILD)/lib/alloy/liballoy-*.so; do install -m 755 "$$f" "$$r/lib/alloy/"; done; \
+	install -m 644 $(HEADERS) "$$r/include/alloy/"; \
+	for pc in alloy alloy-plugin; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(ALLOY_VERSION)|' sdk/$$pc.pc.in > "$$r/lib/pkgconfig/$$pc.pc"; \
+	  chmod 644 "$$r/lib/pkgconfig/$$pc.pc"; done; \
+	install -m 644 $(MAN_PAGES) "$$r/share/man/man1/"; \
+	install -m 644 $(DOC_FILES) "$$r/share/doc/alloy/"; \
+	install -m 644 $(DOC_BACKENDS) "$$r/share/doc/alloy/backends/"; \
+	install -m 644 $(EXAMPLE_FILES) "$$r/share/doc/alloy/example/"
+uninstall:
+	@echo "removing Alloy from $(INSTALL_ROOT)"
+	@r='$(INSTALL_ROOT)'; \
+	rm -f "$$r/bin/alloy" "$$r/lib/liballoy.so" "$$r/lib/liballoy.so.$(ALLOY_SOMAJOR)" \
+	  "$$r/lib/liballoy.so.$(ALLOY_VERSION)" "$$r/lib/liballoy.a" "$$r/lib/liballoy_kernel_table.a" \
+	  "$$r/lib/pkgconfig/alloy.pc" "$$r/lib/pkgconfig/alloy-plugin.pc"; \
+	rm -f "$$r"/lib/alloy/liballoy-*.so; \
+	for f in $(notdir $(HEADERS)); do rm -f "$$r/include/alloy/$$f"; done; \
+	for f in $(notdir $(MAN_PAGES)); do rm -f "$$r/share/man/man1/$$f"; done; \
+	rm -rf "$$r/share/doc/alloy"; \
+	rmdir "$$r/lib/alloy" "$$r/include/alloy" 2>/dev/null || true
+# The install test alone (tests/install.sh; make test runs it too).
+test-install: all
+	@sh tests/install.sh $(BUILD) $(GOLDEN)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 # The fuzz library's objects too: without them a header change left stale

@@ -42,6 +42,9 @@ run_suite "hostile files" sh tests/hostile.sh "$build/bin/alloy" "$golden"
 run_suite "plugin symbols" sh tests/plugin_symbols.sh "$build"
 run_suite "plugin headers declare only what a plugin can link" sh tests/plugin_headers.sh "$build"
 run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example/README.md "$build" "$golden"
+# make install into a temporary prefix; an application and the example
+# plugin built from it with pkg-config alone; make uninstall (issue 21).
+run_suite "make install, pkg-config, make uninstall" sh tests/install.sh "$build" "$golden"
 if [ -f "$golden/ops/ops.jsonl" ]; then
   run_suite "golden ops, meta backend" "$build/bin/alloy" conform --backend meta --only golden \
     --golden "$golden/ops" --known-failures conformance/meta_known_failures.txt
