@@ -36,6 +36,14 @@ if [ -f "$build/lib/alloy/liballoy-cuda.so" ]; then
 else
   echo "skipped: backends lists cuda (not built: no CUDA headers)"
 fi
+# So does the hip backend, the same sources built against HIP's headers:
+# without an AMD GPU, "no device" and the HIP runtime's reason.
+if [ -f "$build/lib/alloy/liballoy-hip.so" ]; then
+  check "backends lists hip: its GPU, or no device with the HIP runtime's reason" \
+    sh -c "printf '%s\n' \"$(row hip)\" | grep -Eq '\(gpu\) +ok|no device: (hipInit|libamdhip64)'"
+else
+  echo "skipped: backends lists hip (not built: no HIP headers)"
+fi
 check "backends shows a refused plugin with its reason" \
   sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.2'"
 # Kernel tables (issue 21): a misspelled op refuses the plugin at load,

@@ -311,42 +311,87 @@ TEST(cuda_codegen_attention_refusals) {
   alloy_graph_free(g);
 }
 
-#ifdef ALLOY_TEST_NVRTC
-/* Where the CUDA toolkit is (the Makefile defines ALLOY_TEST_NVRTC as its
- * NVRTC library), every module the planner writes must compile: NVRTC runs
- * without a GPU, so a kernel that does not compile (NVRTC has no math.h,
- * no INFINITY) fails here rather than on the device. The plans are the
- * other tests' kinds of graphs, one module each. */
+#if defined(ALLOY_TEST_NVRTC) || defined(ALLOY_TEST_HIPRTC)
+/* Where a run-time compiler is (the Makefile defines ALLOY_TEST_NVRTC as
+ * the CUDA toolkit's NVRTC library and ALLOY_TEST_HIPRTC as the HIP
+ * runtime, which holds hipRTC), every module the planner writes must
+ * compile, for an H100 (sm_90) and for an MI200 (gfx90a, wavefronts of
+ * 64): both compile without a GPU, so a kernel that does not compile (NVRTC
+ * has no math.h, no INFINITY; hipRTC has no PTX) fails here rather than on
+ * the device. The plans are the other tests' kinds of graphs, one module
+ * each; the 16-bit attention kernel is NVIDIA's (mma.sync), never planned
+ * for HIP, whose build does not claim it. */
 #include <dlfcn.h>
+#include <unistd.h>
 
-typedef int (*nvrtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
-typedef int (*nvrtc_compile_fn)(void *, int, const char *const *);
-typedef int (*nvrtc_log_size_fn)(void *, size_t *);
-typedef int (*nvrtc_log_fn)(void *, char *);
-typedef int (*nvrtc_destroy_fn)(void **);
+typedef int (*rtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*rtc_compile_fn)(void *, int, const char *const *);
+typedef int (*rtc_log_size_fn)(void *, size_t *);
+typedef int (*rtc_log_fn)(void *, char *);
+typedef int (*rtc_destroy_fn)(void **);
 
-static void nvrtc_compiles(void *lib, const char *air) {
+/* A run-time compiler: its library, its functions' prefix ("nvrtc"), the
+ * options a plan's module gets; or, for hipRTC, the helper program that
+ * compiles a module in a process of its own (tests/rtc/hiprtc_compile.c
+ * says why) and the architecture. */
+typedef struct rtc {
+  void *lib;
+  const char *prefix;
+  const char *const *opts;
+  int nopts;
+  bool nvidia;        /* compiles NVIDIA-only kernels (PTX) */
+  const char *helper; /* hipRTC: the helper program, or NULL */
+  const char *arch;   /* hipRTC: "gfx90a" */
+} rtc;
+
+static void *rtc_fn(const rtc *r, const char *name) {
+  char sym[64];
+  snprintf(sym, sizeof sym, "%s%s", r->prefix, name);
+  return dlsym(r->lib, sym);
+}
+
+/* hipRTC through the helper: the module in a temporary file. */
+static void helper_compiles(const rtc *r, const char *source) {
+  char path[] = "/tmp/alloy-hiprtc-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  REQUIRE(f);
+  fputs(source, f);
+  fclose(f);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s %s %s %s %s", r->helper, ALLOY_TEST_HIPRTC, path, r->arch, HIP_RTC_OPTIONS);
+  int status = system(cmd);
+  unlink(path);
+  if (status != 0) harness_fail(__FILE__, __LINE__, "hipRTC for %s: %s exited with status %d", r->arch, r->helper, status);
+}
+
+static void rtc_compiles(const rtc *r, const char *air) {
   alloy_graph *g = parse(air);
   REQUIRE(g);
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
   alloy_graph_free(g);
   REQUIRE(p.source);
-  nvrtc_create_fn create = (nvrtc_create_fn)dlsym(lib, "nvrtcCreateProgram");
-  nvrtc_compile_fn compile = (nvrtc_compile_fn)dlsym(lib, "nvrtcCompileProgram");
-  nvrtc_log_size_fn log_size = (nvrtc_log_size_fn)dlsym(lib, "nvrtcGetProgramLogSize");
-  nvrtc_log_fn get_log = (nvrtc_log_fn)dlsym(lib, "nvrtcGetProgramLog");
-  nvrtc_destroy_fn destroy = (nvrtc_destroy_fn)dlsym(lib, "nvrtcDestroyProgram");
+  if (r->helper) {
+    helper_compiles(r, p.source);
+    cuda_plan_free(&p);
+    return;
+  }
+  rtc_create_fn create = (rtc_create_fn)rtc_fn(r, "CreateProgram");
+  rtc_compile_fn compile = (rtc_compile_fn)rtc_fn(r, "CompileProgram");
+  rtc_log_size_fn log_size = (rtc_log_size_fn)rtc_fn(r, "GetProgramLogSize");
+  rtc_log_fn get_log = (rtc_log_fn)rtc_fn(r, "GetProgramLog");
+  rtc_destroy_fn destroy = (rtc_destroy_fn)rtc_fn(r, "DestroyProgram");
   REQUIRE(create && compile && log_size && get_log && destroy);
   void *prog = NULL;
   REQUIRE(create(&prog, p.source, "test.cu", 0, NULL, NULL) == 0);
-  const char *opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
-  int r = compile(prog, (int)(sizeof opts / sizeof *opts), opts);
+  int rc = compile(prog, r->nopts, r->opts);
   size_t n = 0;
   log_size(prog, &n);
   char *log = malloc(n + 1);
   if (log) get_log(prog, log), log[n] = 0;
-  if (r != 0) harness_fail(__FILE__, __LINE__, "NVRTC: %.1500s", log ? log : "?");
+  if (rc != 0) harness_fail(__FILE__, __LINE__, "%s: %.1500s", r->prefix, log ? log : "?");
   CHECK(!log || !strstr(log, "warning")); /* warnings are bugs here too */
   if (log && strstr(log, "warning")) fprintf(stderr, "%s\n", log);
   free(log);
@@ -354,21 +399,19 @@ static void nvrtc_compiles(void *lib, const char *air) {
   cuda_plan_free(&p);
 }
 
-TEST(cuda_codegen_modules_compile_with_nvrtc) {
-  void *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
-  REQUIRE(lib);
-  nvrtc_compiles(lib,
-                 "input %x: bf16[4, 8]\ninput %b: f32[8]\n"
+static void rtc_compiles_every_kind(const rtc *r) {
+  rtc_compiles(r,
+               "input %x: bf16[4, 8]\ninput %b: f32[8]\n"
                  "%s = aten.sigmoid.default(%x) : bf16[4, 8]\n%m = aten.mul.Tensor(%x, %s) : bf16[4, 8]\n"
                  "%y = aten.add.Tensor(%m, %b) : f32[4, 8]\n%t = aten.permute.default(%y, [1, 0]) : f32[8, 4]\n"
                  "%z = aten.sum.dim_IntList(%t, [1]) : f32[8]\n%w = aten._softmax.default(%y, 1, false) : f32[4, 8]\n"
                  "output %z, %w\n");
-  nvrtc_compiles(lib,
-                 "input %x: f16[2, 16, 32]\ninput %w: f16[32]\ninput %c: f16[32]\n"
+  rtc_compiles(r,
+               "input %x: f16[2, 16, 32]\ninput %w: f16[32]\ninput %c: f16[32]\n"
                  "%y, %mu, %rs = aten.native_layer_norm.default(%x, [32], %w, %c, 1e-5) : "
                  "f16[2, 16, 32], f16[2, 16, 1], f16[2, 16, 1]\noutput %y\n");
-  nvrtc_compiles(lib,
+  if (r->nvidia) /* 16-bit attention: mma.sync */
+    rtc_compiles(r,
                  "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
                  "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"
                  "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
@@ -377,8 +420,8 @@ TEST(cuda_codegen_modules_compile_with_nvrtc) {
                  "%v3 = aten.select.int(%v, 0, 0) : bf16[4, 300, 32]\n"
                  "%c = aten.scaled_dot_product_attention.default(%q3, %k3, %v3, None, 0.0, true) : bf16[4, 200, 32]\n"
                  "output %a, %b, %c\n");
-  nvrtc_compiles(lib,
-                 "input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %cb: f32[8]\ninput %gamma: f32[8]\n"
+  rtc_compiles(r,
+               "input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %cb: f32[8]\ninput %gamma: f32[8]\n"
                  "input %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
                  "%conv = aten.convolution.default(%x, %w, %cb, [2, 1], [1, 1], [1, 1], false, [0, 0], 1)"
                  " : f32[2, 8, 4, 8]\n"
@@ -390,6 +433,37 @@ TEST(cuda_codegen_modules_compile_with_nvrtc) {
                  "%a = aten.avg_pool2d.default(%y, [3, 2], [2, 1], [1, 1], true, false) : f32[2, 8, 3, 9]\n"
                  "%p = aten._adaptive_avg_pool2d.default(%y, [3, 4]) : f32[2, 8, 3, 4]\n"
                  "output %v, %i, %a, %p\n");
+  /* float32 attention: the SIMT kernel, HIP's too */
+  rtc_compiles(r, "input %q: f32[2, 4, 20, 16]\ninput %k: f32[2, 4, 30, 16]\ninput %v: f32[2, 4, 30, 8]\n"
+                  "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true) : f32[2, 4, 20, 8]\n"
+                  "output %a\n");
+}
+#endif
+
+#ifdef ALLOY_TEST_NVRTC
+TEST(cuda_codegen_modules_compile_with_nvrtc) {
+  void *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
+  REQUIRE(lib);
+  static const char *const opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
+  rtc r = {.lib = lib, .prefix = "nvrtc", .opts = opts, .nopts = (int)(sizeof opts / sizeof *opts), .nvidia = true};
+  rtc_compiles_every_kind(&r);
   dlclose(lib);
+}
+#endif
+
+#ifdef ALLOY_TEST_HIPRTC
+TEST(cuda_codegen_modules_compile_with_hiprtc_for_wavefronts_of_64_and_32) {
+  char helper[512];
+  snprintf(helper, sizeof helper, "%s/tests/hiprtc_compile", getenv("ALLOY_TEST_BUILD") ? getenv("ALLOY_TEST_BUILD") : "build");
+  if (access(helper, X_OK) != 0) harness_fail(__FILE__, __LINE__, "%s is not built", helper);
+  REQUIRE(access(helper, X_OK) == 0);
+  /* an MI200 (gfx90a, wavefronts of 64) and RDNA2 (gfx1030, of 32): of
+   * docs/backends/hip.md's targets, those Debian's HIP 5.2 compiles (its
+   * device libraries stop before gfx1100; its hipRTC aborts on gfx940) */
+  rtc r = {.helper = helper, .arch = "gfx90a"};
+  rtc_compiles_every_kind(&r);
+  rtc r32 = {.helper = helper, .arch = "gfx1030"};
+  rtc_compiles_every_kind(&r32);
 }
 #endif

@@ -7,33 +7,47 @@
  * Each table is an X-macro list of the functions' names as cuda.h and
  * nvrtc.h spell them; the headers' versioning macros (cuMemAlloc is
  * cuMemAlloc_v2) apply to the field names and to the symbols looked up
- * alike, so a call reads api->cuMemAlloc(...) as in plain CUDA code.
+ * alike, so a call reads api->cuMemAlloc(...) as in plain CUDA code. The
+ * HIP build (gpu_port.h) fills the same fields from libamdhip64, whose
+ * hipRTC stands in for NVRTC.
  */
 #ifndef ALLOY_CUDA_API_H
 #define ALLOY_CUDA_API_H
 
-#include <cuda.h>
-#include <nvrtc.h>
+#include "plugins/cuda/gpu_port.h"
 
-#define CUDA_DRIVER_FUNCTIONS(X)                                                               \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)    \
-  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) \
-  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemGetInfo)        \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAllocHost)         \
-  X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)           \
-  X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
-  X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)              \
-  X(cuEventQuery) X(cuEventDestroy) X(cuModuleLoadData) X(cuModuleUnload)                   \
-  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuFuncSetAttribute) X(cuEventElapsedTime)         \
-  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphExecUpdate)   \
-  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
+/* Each entry: its CUDA name, then the HIP build's (gpu_port.h): the
+ * function of libamdhip64 it is, or `adapter` where HIP's signature
+ * differs and cuda_api.c binds a small function of its own. */
+#define CUDA_DRIVER_FUNCTIONS(X)                                                                            \
+  X(cuInit, hipInit) X(cuDriverGetVersion, hipDriverGetVersion) X(cuGetErrorString, adapter)              \
+  X(cuDeviceGetCount, hipGetDeviceCount) X(cuDeviceGet, hipDeviceGet) X(cuDeviceGetName, hipDeviceGetName) \
+  X(cuDeviceGetAttribute, hipDeviceGetAttribute) X(cuDeviceTotalMem, hipDeviceTotalMem)                    \
+  X(cuDevicePrimaryCtxRetain, hipDevicePrimaryCtxRetain)                                                   \
+  X(cuDevicePrimaryCtxRelease, hipDevicePrimaryCtxRelease) X(cuCtxSetCurrent, hipCtxSetCurrent)            \
+  X(cuCtxSynchronize, hipCtxSynchronize) X(cuMemGetInfo, hipMemGetInfo) X(cuMemAlloc, hipMalloc)           \
+  X(cuMemFree, hipFree) X(cuMemAllocAsync, hipMallocAsync) X(cuMemFreeAsync, hipFreeAsync)                 \
+  X(cuMemAllocHost, adapter) X(cuMemFreeHost, hipHostFree) X(cuMemcpyHtoDAsync, hipMemcpyHtoDAsync)        \
+  X(cuMemcpyDtoHAsync, hipMemcpyDtoHAsync) X(cuMemcpyDtoDAsync, hipMemcpyDtoDAsync)                        \
+  X(cuMemsetD8Async, hipMemsetD8Async) X(cuStreamCreate, hipStreamCreateWithFlags)                         \
+  X(cuStreamDestroy, hipStreamDestroy) X(cuStreamSynchronize, hipStreamSynchronize)                        \
+  X(cuStreamWaitEvent, hipStreamWaitEvent) X(cuEventCreate, hipEventCreateWithFlags)                       \
+  X(cuEventRecord, hipEventRecord) X(cuEventSynchronize, hipEventSynchronize) X(cuEventQuery, hipEventQuery) \
+  X(cuEventDestroy, hipEventDestroy) X(cuModuleLoadData, hipModuleLoadData) X(cuModuleUnload, hipModuleUnload) \
+  X(cuModuleGetFunction, hipModuleGetFunction) X(cuLaunchKernel, hipModuleLaunchKernel)                    \
+  X(cuFuncSetAttribute, adapter) X(cuEventElapsedTime, hipEventElapsedTime)                                \
+  X(cuStreamBeginCapture, hipStreamBeginCapture) X(cuStreamEndCapture, hipStreamEndCapture)                \
+  X(cuGraphInstantiate, hipGraphInstantiateWithFlags) X(cuGraphExecUpdate, adapter)                         \
+  X(cuGraphLaunch, hipGraphLaunch) X(cuGraphExecDestroy, hipGraphExecDestroy) X(cuGraphDestroy, hipGraphDestroy)
 
-#define CUDA_NVRTC_FUNCTIONS(X)                                                               \
-  X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)       \
-  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) \
-  X(nvrtcGetCUBIN)
+#define CUDA_NVRTC_FUNCTIONS(X)                                                                     \
+  X(nvrtcGetErrorString, hiprtcGetErrorString) X(nvrtcVersion, hiprtcVersion)                      \
+  X(nvrtcCreateProgram, hiprtcCreateProgram) X(nvrtcDestroyProgram, hiprtcDestroyProgram)          \
+  X(nvrtcCompileProgram, hiprtcCompileProgram) X(nvrtcGetProgramLogSize, hiprtcGetProgramLogSize)  \
+  X(nvrtcGetProgramLog, hiprtcGetProgramLog) X(nvrtcGetCUBINSize, hiprtcGetCodeSize)               \
+  X(nvrtcGetCUBIN, hiprtcGetCode)
 
-#define CUDA_API_FIELD(name) __typeof__(name) *name;
+#define CUDA_API_FIELD(name, hip) __typeof__(name) *name;
 
 typedef struct cuda_api {
   void *driver_lib, *nvrtc_lib; /* dlopen handles, closed by cuda_api_close */
@@ -57,11 +71,16 @@ void *cuda_library_open(const char *const *names, size_t n, const char *fallback
 /* Fills table's fields from lib; the first missing symbol's name, or NULL. */
 const char *cuda_library_bind(void *table, void *lib, const cuda_symbol *rows, size_t n);
 
-/* Opens libcuda.so.1 and NVRTC and fills *api. Returns NULL, or a static
- * sentence saying what is missing ("libcuda.so.1 not found: no NVIDIA
- * driver"), in which case nothing stays open. why_buf (cap bytes) holds
- * the dlerror text the sentence may point into. */
+/* Opens libcuda.so.1 and NVRTC (HIP: libamdhip64, hipRTC within) and
+ * fills *api. Returns NULL, or a static sentence saying what is missing
+ * ("libcuda.so.1 not found: no NVIDIA driver"), in which case nothing
+ * stays open. why_buf (cap bytes) holds the text the sentence may point
+ * into. */
 const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap);
+/* The architecture run-time compiles target: "sm_90" from the compute
+ * capability (CUDA), the gcnArchName "gfx90a:sramecc+:xnack-" (HIP); into
+ * buf (cap bytes), which it returns. */
+const char *cuda_device_arch(const cuda_api *api, CUdevice dev, char *buf, size_t cap);
 void cuda_api_close(cuda_api *api);
 
 #endif

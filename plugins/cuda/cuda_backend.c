@@ -120,7 +120,7 @@ static alloy_error *cu_error(alloy_backend *be, CUresult r, const char *what) {
   const char *s = NULL;
   if (be->api.cuGetErrorString) be->api.cuGetErrorString(r, &s);
   char msg[512];
-  snprintf(msg, sizeof msg, "cuda: %s failed: %s (%d)", what, s ? s : "unknown error", (int)r);
+  snprintf(msg, sizeof msg, GPU_NAME ": %s failed: %s (%d)", what, s ? s : "unknown error", (int)r);
   alloy_error_code code = r == CUDA_ERROR_OUT_OF_MEMORY ? ALLOY_ERR_OUT_OF_MEMORY
                           : r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_ADDRESS
                               ? ALLOY_ERR_DEVICE_LOST
@@ -136,7 +136,7 @@ static alloy_error *cu_error(alloy_backend *be, CUresult r, const char *what) {
 
 static alloy_error *use_device(alloy_backend *be, int device) {
   if (device < 0 || device >= be->ndev)
-    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: no such device");
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, GPU_NAME ": no such device");
   CU(be, cuCtxSetCurrent(be->devs[device].ctx));
   return NULL;
 }
@@ -159,7 +159,7 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   d->sms = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   d->cc_major = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   d->cc_minor = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+  cuda_device_arch(&be->api, d->dev, d->arch, sizeof d->arch);
   /* The roofline: DRAM bandwidth (double data rate over the bus) and
    * float32 throughput (128 FMA lanes per SM from sm_80 on). */
   double mem_khz = attr(be, d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
@@ -171,19 +171,28 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   CU(be, cuCtxSetCurrent(d->ctx));
   CU(be, cuStreamCreate(&d->queue, CU_STREAM_NON_BLOCKING));
   CU(be, cuStreamCreate(&d->copies, CU_STREAM_NON_BLOCKING));
+#if GPU_HAS_VENDOR_LIBS
   /* without cuBLASLt the products stay on the next backend */
   const char *why = cuda_blas_open(&d->blas, d->blas_why, sizeof d->blas_why);
   if (why && why != d->blas_why) snprintf(d->blas_why, sizeof d->blas_why, "%s", why);
   /* without cuDNN the convolutions stay on the next backend */
   why = cuda_dnn_open(&d->dnn, d->dnn_why, sizeof d->dnn_why);
   if (why && why != d->dnn_why) snprintf(d->dnn_why, sizeof d->dnn_why, "%s", why);
+#else
+  snprintf(d->blas_why, sizeof d->blas_why, "%s: matrix products need hipBLASLt, which this build does not load "
+           "yet: they run on the next backend", GPU_NAME);
+  snprintf(d->dnn_why, sizeof d->dnn_why, "%s: convolutions need MIOpen, which this build does not load yet: "
+           "they run on the next backend", GPU_NAME);
+#endif
+#if GPU_HAS_VENDOR_LIBS
   if (d->dnn) {
     char msg[640];
     size_t v = cuda_dnn_version(d->dnn);
     snprintf(msg, sizeof msg, "device %d: cuDNN %zu.%zu.%zu from %s", i, v / 10000, v / 100 % 100, v % 100,
              cuda_dnn_path(d->dnn));
-    be->host->log(ALLOY_LOG_DEBUG, "cuda", msg);
+    be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
   }
+#endif
   return NULL;
 }
 
@@ -194,8 +203,10 @@ static void close_devices(alloy_backend *be) {
     be->api.cuCtxSetCurrent(d->ctx);
     if (d->queue) be->api.cuStreamDestroy(d->queue);
     if (d->copies) be->api.cuStreamDestroy(d->copies);
+#if GPU_HAS_VENDOR_LIBS
     if (d->blas) cuda_blas_close(d->blas);
     if (d->dnn) cuda_dnn_close(d->dnn);
+#endif
     be->api.cuDevicePrimaryCtxRelease(d->dev);
   }
   be->ndev = 0;
@@ -203,7 +214,7 @@ static void close_devices(alloy_backend *be) {
 
 static alloy_error *cuda_backend_open(const alloy_host_api *host, alloy_backend **out) {
   alloy_backend *be = calloc(1, sizeof *be);
-  if (!be) return host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!be) return host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   be->host = host;
   char buf[256];
   const char *why = cuda_api_open(&be->api, buf, sizeof buf);
@@ -212,11 +223,11 @@ static alloy_error *cuda_backend_open(const alloy_host_api *host, alloy_backend 
   if (!why && (r = be->api.cuInit(0)) != CUDA_SUCCESS) {
     const char *s = NULL;
     be->api.cuGetErrorString(r, &s);
-    snprintf(buf, sizeof buf, "cuInit failed: %s", s ? s : "unknown error");
+    snprintf(buf, sizeof buf, GPU_INIT_CALL " failed: %s" GPU_INIT_HINT, s ? s : "unknown error");
     why = buf;
   }
   if (!why && be->api.cuDeviceGetCount(&count) == CUDA_SUCCESS && count == 0)
-    why = "the driver finds no CUDA device";
+    why = "the driver finds no " GPU_DEVICE_KIND " device";
   if (why) {
     snprintf(be->why, sizeof be->why, "%s", why);
     *out = be;
@@ -301,11 +312,14 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       continue;
     }
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
-    /* 16-bit attention is written for mma.sync m16n8k16 (sm_80 and later) */
-    if (op->kind == CUDA_OP_ATTENTION && be->devs[0].cc_major < 8) {
+    /* 16-bit attention is written for mma.sync m16n8k16 (sm_80 and later;
+     * PTX: not on HIP) */
+    if (op->kind == CUDA_OP_ATTENTION && (!GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8)) {
       alloy_dtype t = h->value_dtype(h->node_output(n, 0));
       if (t == ALLOY_F16 || t == ALLOY_BF16) {
-        if (h->claims_reject) h->claims_reject(claims, i, "16-bit attention needs the tensor cores of sm_80 or later");
+        if (h->claims_reject)
+          h->claims_reject(claims, i, GPU_HAS_MMA_SYNC ? "16-bit attention needs the tensor cores of sm_80 or later"
+                                                       : "16-bit attention is written for NVIDIA's mma.sync");
         continue;
       }
     }
@@ -357,8 +371,8 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
   if (r != NVRTC_SUCCESS)
     return be->host->error_new(ALLOY_ERR_INTERNAL, be->api.nvrtcGetErrorString(r));
   char arch[64];
-  snprintf(arch, sizeof arch, "--gpu-architecture=%s", d->arch);
-  const char *opts[] = {arch, CUDA_NVRTC_OPTIONS};
+  snprintf(arch, sizeof arch, "%s%s", GPU_ARCH_OPTION, d->arch);
+  const char *opts[] = {arch, GPU_RTC_OPTIONS};
   r = be->api.nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
   if (r != NVRTC_SUCCESS) {
     size_t log_size = 0;
@@ -369,7 +383,7 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
       log[log_size] = 0;
     }
     char msg[2048];
-    snprintf(msg, sizeof msg, "cuda: NVRTC could not compile the partition's kernels: %.1900s",
+    snprintf(msg, sizeof msg, GPU_NAME ": " GPU_RTC " could not compile the partition's kernels: %.1900s",
              log ? log : be->api.nvrtcGetErrorString(r));
     free(log);
     be->api.nvrtcDestroyProgram(&prog);
@@ -379,7 +393,7 @@ static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *s
   *cubin = malloc(*size ? *size : 1);
   if (*cubin) be->api.nvrtcGetCUBIN(prog, *cubin);
   be->api.nvrtcDestroyProgram(&prog);
-  return *cubin ? NULL : be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  return *cubin ? NULL : be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
 }
 
 static void variant_free(alloy_backend *be, cuda_variant *v) {
@@ -389,9 +403,11 @@ static void variant_free(alloy_backend *be, cuda_variant *v) {
   if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
   free(v->graph_ptr);
   pthread_mutex_destroy(&v->graph_lock);
+#if GPU_HAS_VENDOR_LIBS
   for (int i = 0; v->gemms && i < v->plan.nlaunches; i++) cuda_gemm_free(v->gemms[i]);
-  free(v->gemms);
   for (int i = 0; v->convs && i < v->plan.nlaunches; i++) cuda_conv_free(v->convs[i]);
+#endif
+  free(v->gemms);
   free(v->convs);
   if (v->module) be->api.cuModuleUnload(v->module);
   free(v->fns);
@@ -430,7 +446,7 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
   cuda_variant *v = calloc(1, sizeof *v);
   if (!v) {
     if (planned) cuda_plan_free(planned);
-    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   }
   pthread_mutex_init(&v->graph_lock, NULL);
   alloy_error *e = NULL;
@@ -440,7 +456,7 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
   size_t size = cubin_in_size;
   if (!e && cubin_in) {
     if ((cubin = malloc(size ? size : 1))) memcpy(cubin, cubin_in, size);
-    else e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    else e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   } else if (!e) {
     e = nvrtc_build(be, &be->devs[exe->device], v->plan.source, &cubin, &size);
   }
@@ -453,17 +469,21 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
   if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
              !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
              !(v->convs = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->convs))))
-    e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   cuda_device *d = &be->devs[exe->device];
   for (int i = 0; !e && i < v->plan.nlaunches; i++) {
     cuda_launch *l = &v->plan.launches[i];
     if (l->kind == LAUNCH_GEMM) {
-      char why[512];
       uint64_t ws = 0;
       l->gemm.allow_tf32 = be->allow_tf32;
+#if GPU_HAS_VENDOR_LIBS
+      char why[512];
       const char *no = d->blas ? cuda_gemm_plan(d->blas, &l->gemm, (uint64_t)32 << 20, &v->gemms[i], &ws,
                                                 why, sizeof why)
                                : d->blas_why;
+#else
+      const char *no = d->blas_why;
+#endif
       if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
       if (ws > v->workspace) v->workspace = ws;
       continue;
@@ -471,10 +491,11 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
     if (l->kind == LAUNCH_DNN) {
       /* a cuDNN plan (64 MiB of workspace at most); once it fuses the
        * bias, the kernel the plan carries to add it has nothing to do */
-      char why[640];
       uint64_t ws = 0;
-      bool fused = false;
       l->conv.allow_tf32 = be->allow_tf32 || be->cudnn_tf32;
+#if GPU_HAS_VENDOR_LIBS
+      char why[640];
+      bool fused = false;
       /* with cudnn_benchmark, the fastest of cuDNN's first four engines */
       const cuda_dnn_tuning tune = {.api = &be->api, .stream = d->copies, .candidates = 4, .runs = 3};
       const char *no = d->dnn ? cuda_conv_plan(d->dnn, &l->conv, (uint64_t)64 << 20,
@@ -487,8 +508,12 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
       if (!no) {
         char msg[200];
         cuda_conv_describe(v->convs[i], msg, sizeof msg);
-        be->host->log(ALLOY_LOG_DEBUG, "cuda", msg);
+        be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
       }
+#else
+      const char *no = d->dnn_why;
+      if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
+#endif
       if (ws > v->workspace) v->workspace = ws;
       continue;
     }
@@ -518,7 +543,7 @@ static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition
   alloy_error *e = use_device(be, device);
   if (e) return e;
   alloy_executable *exe = calloc(1, sizeof *exe);
-  if (!exe) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!exe) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   exe->device = device;
   exe->g = partition;
   pthread_mutex_init(&exe->lock, NULL);
@@ -547,10 +572,10 @@ static alloy_error *cuda_executable_serialize(alloy_backend *be, alloy_executabl
                                               uint64_t *size, alloy_compat_info *info) {
   const cuda_variant *v = exe->variants;
   if (!v || !v->cubin)
-    return be->host->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: the executable keeps no cubin to serialize");
+    return be->host->error_new(ALLOY_ERR_UNSUPPORTED, GPU_NAME ": the executable keeps no cubin to serialize");
   uint64_t n = CACHE_HEAD + v->cubin_size;
   unsigned char *b = be->host->alloc(n);
-  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   memset(b, 0, CACHE_HEAD);
   memcpy(b, CUDA_CACHE_MAGIC, 8);
   snprintf((char *)b + 8, 16, "%s", be->devs[exe->device].arch);
@@ -574,24 +599,24 @@ static alloy_error *cuda_executable_deserialize(alloy_backend *be, const alloy_g
   uint64_t hash = 0, cs = 0;
   if (size >= CACHE_HEAD) memcpy(&hash, b + 24, 8), memcpy(&cs, b + 32, 8);
   if (size < CACHE_HEAD || memcmp(b, CUDA_CACHE_MAGIC, 8) != 0 || cs != size - CACHE_HEAD)
-    return h->error_new(ALLOY_ERR_VERSION, "cuda: not a cached executable of this backend");
+    return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": not a cached executable of this backend");
   if (be->ndev == 0) return h->error_new(ALLOY_ERR_UNAVAILABLE, be->why);
   char arch[17] = {0};
   memcpy(arch, b + 8, 16);
   if (strcmp(arch, be->devs[0].arch) != 0)
-    return h->error_new(ALLOY_ERR_VERSION, "cuda: a cached executable of another GPU architecture");
+    return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": a cached executable of another GPU architecture");
   alloy_error *e = use_device(be, 0);
   if (e) return e;
   cuda_plan plan;
   if ((e = cuda_plan_build(h, partition, NULL, &plan))) return e;
   if (source_hash(plan.source, plan.source_len) != hash) {
     cuda_plan_free(&plan);
-    return h->error_new(ALLOY_ERR_VERSION, "cuda: a cached executable of other kernels");
+    return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": a cached executable of other kernels");
   }
   alloy_executable *exe = calloc(1, sizeof *exe);
   if (!exe) {
     cuda_plan_free(&plan);
-    return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   }
   exe->g = partition;
   pthread_mutex_init(&exe->lock, NULL);
@@ -626,7 +651,7 @@ static alloy_error *work_done(alloy_backend *be, int device, alloy_queue *q, CUs
     return NULL;
   }
   alloy_event *ev = calloc(1, sizeof *ev);
-  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!ev) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   ev->device = device;
   CUresult r = be->api.cuEventCreate(&ev->ev, CU_EVENT_DISABLE_TIMING);
   if (r == CUDA_SUCCESS) r = be->api.cuEventRecord(ev->ev, stream);
@@ -652,7 +677,7 @@ static alloy_error *variant_for(alloy_backend *be, alloy_executable *exe, const 
   *out = exe->variants;
   if (dense) return NULL;
   int64_t *key = malloc(sizeof *key * (size_t)(nkey + 1));
-  if (!key) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!key) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   int k = 0;
   for (int i = 0; i < args->num_inputs; i++)
     for (int d = 0; d < args->inputs[i].rank; d++) key[k++] = args->inputs[i].strides[d];
@@ -688,7 +713,7 @@ static alloy_error *output_allocate(alloy_backend *be, alloy_executable *exe, al
   int64_t numel = 1;
   for (int d = 0; d < t->rank; d++) {
     int64_t s = 0;
-    if (!h->value_size(v, d, &s)) return h->error_new(ALLOY_ERR_UNSUPPORTED, "cuda: an output of unknown size");
+    if (!h->value_size(v, d, &s)) return h->error_new(ALLOY_ERR_UNSUPPORTED, GPU_NAME ": an output of unknown size");
     t->sizes[d] = s;
     numel *= s;
   }
@@ -706,6 +731,7 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
                                const CUdeviceptr *ptr, CUdeviceptr scratch, CUstream stream) {
   const cuda_plan *p = &var->plan;
   const cuda_launch *l = &p->launches[i];
+#if GPU_HAS_VENDOR_LIBS
   if (l->kind == LAUNCH_GEMM) {
     CUdeviceptr at[GEMM_OPERANDS] = {0};
     size_t es = alloy_dtype_size(l->gemm.dtype);
@@ -727,6 +753,11 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
                                    scratch + p->scratch_bytes, var->workspace, stream, why, sizeof why);
     return no ? be->host->error_new(ALLOY_ERR_INTERNAL, no) : NULL;
   }
+#else
+  (void)scratch; /* the products' and convolutions' workspace */
+  if (l->kind == LAUNCH_GEMM || l->kind == LAUNCH_DNN) /* declined at compile (open_device) */
+    return be->host->error_new(ALLOY_ERR_INTERNAL, l->kind == LAUNCH_GEMM ? d->blas_why : d->dnn_why);
+#endif
   if (l->n == 0) return NULL;
   void *params[66];
   CUdeviceptr vals[64];
@@ -751,12 +782,12 @@ static alloy_error *steps_traced(alloy_backend *be, cuda_device *d, const cuda_v
   const alloy_host_api *h = be->host;
   int n = var->plan.nlaunches;
   CUevent *ev = calloc((size_t)n + 1, sizeof *ev);
-  if (!ev) return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!ev) return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   alloy_error *e = NULL;
   int made = 0;
   for (; made <= n; made++)
     if (be->api.cuEventCreate(&ev[made], CU_EVENT_DEFAULT) != CUDA_SUCCESS) break;
-  if (made <= n) e = h->error_new(ALLOY_ERR_INTERNAL, "cuda: cuEventCreate failed");
+  if (made <= n) e = h->error_new(ALLOY_ERR_INTERNAL, GPU_NAME ": cuEventCreate failed");
   for (int i = 0; i < n && !e; i++) {
     CUresult r = be->api.cuEventRecord(ev[i], stream);
     e = r != CUDA_SUCCESS ? cu_error(be, r, "cuEventRecord") : step_issue(be, d, var, i, ptr, scratch, stream);
@@ -770,7 +801,7 @@ static alloy_error *steps_traced(alloy_backend *be, cuda_device *d, const cuda_v
           be->api.cuEventElapsedTime(&to_end, ev[i + 1], ev[n]) != CUDA_SUCCESS)
         continue;
       const cuda_launch *l = &var->plan.launches[i];
-      h->trace_range("cuda", "gpu", l->what[0] ? l->what : l->name, end - (uint64_t)(to_begin * 1e6),
+      h->trace_range(GPU_NAME, "gpu", l->what[0] ? l->what : l->name, end - (uint64_t)(to_begin * 1e6),
                      end - (uint64_t)(to_end * 1e6));
     }
   }
@@ -805,7 +836,7 @@ static bool steps_graphed(alloy_backend *be, cuda_device *d, cuda_variant *var, 
   size_t key = sizeof *ptr * (size_t)p->nbases;
   if (!e && !(var->graph && !memcmp(var->graph_ptr, ptr, key))) {
     if (!var->graph_ptr && !(var->graph_ptr = malloc(key + 1)))
-      e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+      e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
     CUgraph graph = NULL;
     if (!e && (r = be->api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
       e = cu_error(be, r, "cuStreamBeginCapture");
@@ -830,7 +861,7 @@ static bool steps_graphed(alloy_backend *be, cuda_device *d, cuda_variant *var, 
        * synchronizes) makes the variant issue its steps one by one. */
       char msg[640];
       snprintf(msg, sizeof msg, "a partition runs without a CUDA graph: %s", be->host->error_message(e));
-      be->host->log(ALLOY_LOG_WARNING, "cuda", msg);
+      be->host->log(ALLOY_LOG_WARNING, GPU_NAME, msg);
       be->host->error_free(e);
       var->graph_failed = true;
       pthread_mutex_unlock(&var->graph_lock);
@@ -854,7 +885,7 @@ static alloy_error *cuda_execute(alloy_backend *be, alloy_executable *exe, const
   if ((e = variant_for(be, exe, args, &var))) return e;
   const cuda_plan *p = &var->plan;
   CUdeviceptr *ptr = calloc((size_t)p->nbases + 1, sizeof *ptr);
-  if (!ptr) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!ptr) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   for (int i = 0; i < p->nbases && !e; i++) {
     const cuda_base *b = &p->bases[i];
     const alloy_tensor *t = b->kind == BASE_INPUT    ? &args->inputs[b->index]
@@ -897,7 +928,7 @@ static alloy_error *cuda_buffer_allocate(alloy_backend *be, int device, uint64_t
   alloy_error *e = use_device(be, device);
   if (e) return e;
   alloy_buffer *b = calloc(1, sizeof *b);
-  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   CUresult r = be->api.cuMemAlloc(&b->ptr, bytes ? bytes : 1);
   if (r != CUDA_SUCCESS) {
     free(b);
@@ -922,7 +953,7 @@ static void *cuda_buffer_host_pointer(alloy_backend *be, alloy_buffer *b) {
 
 static alloy_error *bounds(alloy_backend *be, const alloy_buffer *b, uint64_t offset, uint64_t bytes) {
   if (offset > b->bytes || bytes > b->bytes - offset)
-    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, "cuda: a copy passes the end of its buffer");
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, GPU_NAME ": a copy passes the end of its buffer");
   return NULL;
 }
 
@@ -974,7 +1005,7 @@ static alloy_error *cuda_buffer_import(alloy_backend *be, int device, void *devi
   alloy_error *e = use_device(be, device);
   if (e) return e;
   alloy_buffer *b = calloc(1, sizeof *b);
-  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   *b = (alloy_buffer){.ptr = (CUdeviceptr)(uintptr_t)device_pointer, .bytes = bytes, .device = device,
                       .imported = true};
   *out = b;
@@ -987,7 +1018,7 @@ static alloy_error *cuda_queue_create(alloy_backend *be, int device, alloy_queue
   alloy_error *e = use_device(be, device);
   if (e) return e;
   alloy_queue *q = calloc(1, sizeof *q);
-  if (!q) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (!q) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   CUresult r = be->api.cuStreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) {
     free(q);
@@ -1061,12 +1092,12 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
                                                   : NULL;
   if (!flag) {
     char msg[160];
-    snprintf(msg, sizeof msg, "cuda: no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, graphs)", key);
+    snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, graphs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
   if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
     char msg[160];
-    snprintf(msg, sizeof msg, "cuda: option %s takes 0 or 1, not '%.40s'", key, value);
+    snprintf(msg, sizeof msg, GPU_NAME ": option %s takes 0 or 1, not '%.40s'", key, value);
     return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, msg);
   }
   *flag = (value[0] == '1') != (flag == &be->no_graphs);
@@ -1079,7 +1110,7 @@ static const alloy_plugin_api cuda_plugin = {
     .struct_size = ALLOY_PLUGIN_API_STRUCT_SIZE,
     .abi_major = ALLOY_ABI_MAJOR,
     .abi_minor = ALLOY_ABI_MINOR,
-    .name = "cuda",
+    .name = GPU_NAME,
     .vendor = "Alloy",
     .version = "0.1.0",
     .backend_open = cuda_backend_open,
@@ -1116,8 +1147,8 @@ ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_a
 ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_api *host) {
   if (host->abi_major != ALLOY_ABI_MAJOR) {
     char msg[128];
-    snprintf(msg, sizeof msg, "cuda: built for ABI %d.x, the host has %u.x", ALLOY_ABI_MAJOR, host->abi_major);
-    host->log(ALLOY_LOG_ERROR, "cuda", msg);
+    snprintf(msg, sizeof msg, GPU_NAME ": built for ABI %d.x, the host has %u.x", ALLOY_ABI_MAJOR, host->abi_major);
+    host->log(ALLOY_LOG_ERROR, GPU_NAME, msg);
     return NULL;
   }
   return &cuda_plugin;

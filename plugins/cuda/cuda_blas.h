@@ -24,7 +24,7 @@
 #ifndef ALLOY_CUDA_BLAS_H
 #define ALLOY_CUDA_BLAS_H
 
-#include <cuda.h>
+#include "plugins/cuda/gpu_port.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -32,11 +32,26 @@
  * round-to-nearest-even as PyTorch's conversions) and the helpers the op
  * table's expressions call, after PyTorch's CUDA kernels. */
 static const char prelude[] =
-    "typedef long long i64;\n"
+    /* The target: the same text compiles with NVRTC and with hipRTC
+     * (gpu_port.h); what differs is the warp (a wavefront of 64 lanes on
+     * CDNA, 32 or 64 on RDNA, as the compiler says), shuffles (HIP's take
+     * no mask) and the half conversions (PTX on NVIDIA, _Float16 on AMD). */
+    "#if defined(__HIPCC_RTC__) || defined(__HIP__)\n"
+    "#define ALLOY_WARP __AMDGCN_WAVEFRONT_SIZE\n"
+    "#define SHFL_DOWN(v, o) __shfl_down(v, o)\n"
+    "__device__ __forceinline__ float f16_to_f32(unsigned short h) {\n"
+    "  return (float)__builtin_bit_cast(_Float16, h); }\n"
+    "__device__ __forceinline__ unsigned short f32_to_f16(float f) {\n"
+    "  return __builtin_bit_cast(unsigned short, (_Float16)f); }\n"
+    "#else\n"
+    "#define ALLOY_WARP 32\n"
+    "#define SHFL_DOWN(v, o) __shfl_down_sync(0xffffffffu, v, o)\n"
     "__device__ __forceinline__ float f16_to_f32(unsigned short h) {\n"
     "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
     "__device__ __forceinline__ unsigned short f32_to_f16(float f) {\n"
     "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+    "#endif\n"
+    "typedef long long i64;\n"
     "__device__ __forceinline__ float bf16_to_f32(unsigned short b) {\n"
     "  return __uint_as_float(((unsigned)b) << 16); }\n"
     "__device__ __forceinline__ unsigned short f32_to_bf16(float f) {\n"
@@ -120,14 +135,14 @@ static const char prelude[] =
     "struct MinOp { template <class T> __device__ T operator()(T a, T b) const {\n"
     "  return op_isnan(a) ? a : op_isnan(b) ? b : (a < b ? a : b); } };\n"
     "template <class T, class F> __device__ T block_reduce(T v, F f, T *sh, T id) {\n"
-    "  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
-    "  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+    "  for (int o = ALLOY_WARP / 2; o > 0; o >>= 1) v = f(v, SHFL_DOWN(v, o));\n"
+    "  int lane = threadIdx.x % ALLOY_WARP, warp = threadIdx.x / ALLOY_WARP;\n"
     "  __syncthreads();\n"
     "  if (lane == 0) sh[warp] = v;\n"
     "  __syncthreads();\n"
     "  if (warp == 0) {\n"
-    "    v = lane < (int)(blockDim.x >> 5) ? sh[lane] : id;\n"
-    "    for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));\n"
+    "    v = lane < (int)(blockDim.x / ALLOY_WARP) ? sh[lane] : id;\n"
+    "    for (int o = ALLOY_WARP / 2; o > 0; o >>= 1) v = f(v, SHFL_DOWN(v, o));\n"
     "    if (lane == 0) sh[0] = v;\n"
     "  }\n"
     "  __syncthreads();\n"

@@ -40,7 +40,7 @@
 #ifndef ALLOY_CUDA_DNN_H
 #define ALLOY_CUDA_DNN_H
 
-#include <cuda.h>
+#include "plugins/cuda/gpu_port.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -34,6 +34,8 @@
 
 /* NVRTC's options for a plan's module, after --gpu-architecture=sm_XY. */
 #define CUDA_NVRTC_OPTIONS "--std=c++17", "-default-device"
+/* hipRTC's, after --offload-arch=gfxNNN (the HIP build, gpu_port.h). */
+#define HIP_RTC_OPTIONS "-std=c++17"
 
 /* ---- the op table (cuda_ops.c) ---------------------------------------- */
 
