@@ -18,9 +18,6 @@ DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev graphviz
 DEPS     += libopenblas-dev
 # LLVM 14's C API and its one shared library: the cpu backend's JIT.
 DEPS     += llvm-14-dev
-# HIP 5.2's headers and runtime (hipRTC within): the hip backend, built from
-# the cuda backend's sources, and the unit tests' hipRTC compiles.
-DEPS     += hipcc libamdhip64-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
@@ -116,38 +113,6 @@ $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
 # The unit tests compile every generated module with NVRTC where it is.
 ifneq ($(wildcard $(CUDA_HOME)/lib64/libnvrtc.so),)
 $(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
-endif
-# ... and with hipRTC (in the HIP runtime) where it is, for AMD's targets.
-HIP_RUNTIME = $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 $(ROCM_PATH)/lib/libamdhip64.so /opt/rocm/lib/libamdhip64.so))
-ifneq ($(HIP_RUNTIME),)
-$(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_HIPRTC='"$(HIP_RUNTIME)"'
-HIPRTC_HELPER = $(BUILD)/tests/hiprtc_compile
-all: $(HIPRTC_HELPER)
-$(HIPRTC_HELPER): tests/rtc/hiprtc_compile.c
-	@mkdir -p $(dir $@)
-	@echo "  CC    $<"
-	@$(CC) $(CFLAGS) -o $@ $< -ldl
-endif
-# The hip backend: the cuda backend's sources again, built against HIP's
-# headers (plugins/cuda/gpu_port.h maps the CUDA names onto HIP's), without
-# cuBLASLt and cuDNN, which are NVIDIA's; it opens libamdhip64 with dlopen,
-# so it loads (as "no device") on machines without an AMD GPU.
-HIP_INCLUDE ?= /usr/include
-ifneq ($(wildcard $(HIP_INCLUDE)/hip/hip_runtime_api.h),)
-HIP_SO  = $(BUILD)/lib/alloy/liballoy-hip.so
-all: $(HIP_SO)
-HIP_OBJ = $(patsubst %.c,$(BUILD)/obj/hip/%.o,$(filter-out plugins/cuda/cuda_blas.c plugins/cuda/cuda_dnn.c,\
-            $(wildcard plugins/cuda/*.c)))
-$(BUILD)/obj/hip/%.o: %.c
-	@mkdir -p $(dir $@)
-	@echo "  CC    $< (hip)"
-	@$(CC) $(PLUGIN_CFLAGS) -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE) -MMD -MP -c $< -o $@
-$(HIP_SO): $(HIP_OBJ) $(KT_A)
-	@mkdir -p $(dir $@)
-	@echo "  LD    $@"
-	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS) -ldl
-else
-$(info hip backend not built: no $(HIP_INCLUDE)/hip/hip_runtime_api.h (Debian's libamdhip64-dev))
 endif
 $(BUILD)/obj/plugin/plugins/cpu/%.o: PLUGIN_CFLAGS += -isystem $(LLVM_INCLUDE)
 $(BUILD)/lib/alloy/liballoy-cpu.so: PLUGIN_LIBS += $(LLVM_LIBS) -ldl -lpthread
@@ -386,6 +351,23 @@ uninstall:
 # The install test alone (tests/install.sh; make test runs it too).
 test-install: all
 	@sh tests/install.sh $(BUILD) $(GOLDEN)
+
+# ---- the ABI baseline (issue 21; docs/release.md) ---------------------------
+# tests/abidiff.sh compares liballoy.so and the plugin-facing headers with
+# the last release's baselines in tests/abi/ (abidiff, Debian's
+# abigail-tools). `make abi-baseline` rewrites them: at a release only.
+DEPS += abigail-tools
+.PHONY: abi-check abi-baseline
+abi-check: all
+	@sh tests/abidiff.sh $(BUILD)
+abi-baseline: all
+	@abidw --headers-dir sdk/include/alloy --drop-private-types --drop-undefined-syms \
+	  $(LIB_SO_REAL) > tests/abi/liballoy.abi
+	@$(CC) -std=c11 -g -O0 -fPIC -shared -fvisibility=hidden -Isdk/include tests/abi/probe.c \
+	  -o $(BUILD)/tests/abi-probe.so
+	@abidw --headers-dir sdk/include/alloy --drop-private-types $(BUILD)/tests/abi-probe.so \
+	  > tests/abi/plugin.abi
+	@echo "wrote tests/abi/liballoy.abi and tests/abi/plugin.abi for $(ALLOY_VERSION)"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 # The fuzz library's objects too: without them a header change left stale

@@ -168,6 +168,11 @@ done
 check "alloy help conform names ALLOY_CONFORM_TIMEOUT" sh -c "'$alloy' help conform | grep -q '^  ALLOY_CONFORM_TIMEOUT '"
 check "alloy run MODEL -h is help too" sh -c "'$alloy' run examples/mlp.air -h | grep -q '^usage: alloy run'"
 check "alloy help of no such command fails" sh -c "'$alloy' help frobnicate 2>&1 | grep -q \"no command 'frobnicate'\"; [ \$? -eq 0 ] && ! '$alloy' help frobnicate 2>/dev/null"
+for cmd in backends ops check run convert partition conform; do
+  check "docs/man/alloy-$cmd.1 names every flag of alloy help $cmd" sh -c \
+    "[ -f docs/man/alloy-$cmd.1 ] && for f in \$('$alloy' help $cmd | grep -oE -- '--[a-z][a-z-]*' | sort -u); do \
+       sed 's/\\\\-/-/g' docs/man/alloy-$cmd.1 | grep -q -- \"\$f\" || { echo \"no \$f\"; exit 1; }; done"
+done
 bad_flag() { # bad_flag CMD ARGS...: exit 2 and "alloy CMD: unknown option '--foo' (see alloy help CMD)"
   cmd=$1
   shift
