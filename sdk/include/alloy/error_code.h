@@ -25,8 +25,16 @@ typedef enum alloy_error_code {
   ALLOY_ERR_UNSUPPORTED = 5,      /* well-formed but outside what is supported   */
   ALLOY_ERR_IO = 6,               /* the operating system refused a read/write   */
   ALLOY_ERR_OUT_OF_MEMORY = 7,
-  ALLOY_ERR_INTERNAL = 8,         /* a bug in Alloy: please report it            */
-  ALLOY_ERR_VERSION = 9,          /* ABI version mismatch                        */
+  ALLOY_ERR_INTERNAL = 8,         /* a bug where the error was made (Alloy, or
+                                   * the plugin its message names; a plugin
+                                   * breaking the ABI's rules), or a device
+                                   * error with no better code; docs/abi.md   */
+  ALLOY_ERR_VERSION = 9,          /* versions do not match: serialized bytes
+                                   * (executable_deserialize, the compile
+                                   * cache) from another plugin version or
+                                   * device model. A plugin of another ABI
+                                   * major is refused at load, by its status
+                                   * line, not with this code                 */
   /* since ABI 1.2 */
   ALLOY_ERR_DEVICE_LOST = 10,     /* the device failed or went away: its backend
                                    * is unusable until reopened                 */
