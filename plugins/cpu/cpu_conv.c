@@ -84,30 +84,53 @@ enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111 };
     }                                                                                                            \
   }                                                                                                              \
                                                                                                                  \
+  /* Without an im2col buffer: each output of the tile as fused multiply-   \
+   * adds over the taps in im2col's k order (channel, row, column). */       \
+  static void taps_tile_##S(const cpu_conv_desc *c, const T *w, const T *xg, T *dt, int64_t c0, int64_t c1,      \
+                            int64_t npos) {                                                                      \
+    for (int64_t i = 0; i < c->cout_g; i++)                                                                      \
+      for (int64_t p = c0; p < c1; p++) {                                                                        \
+        int64_t oh = p / c->ow, ow = p % c->ow;                                                                  \
+        T acc = 0;                                                                                               \
+        const T *wi = w + i * c->k;                                                                              \
+        for (int64_t ch = 0; ch < c->cin_g; ch++)                                                                \
+          for (int64_t ki = 0; ki < c->kh; ki++)                                                                 \
+            for (int64_t kj = 0; kj < c->kw; kj++) {                                                             \
+              int64_t ih = oh * c->sh - c->ph + ki * c->dh, iw = ow * c->sw - c->pw + kj * c->dw;                \
+              T xv = ih >= 0 && ih < c->h && iw >= 0 && iw < c->w ? xg[ch * c->x_cstride + ih * c->w + iw] : 0;  \
+              acc = FMA(wi[(ch * c->kh + ki) * c->kw + kj], xv, acc);                                            \
+            }                                                                                                    \
+        dt[i * npos + (p - c0)] = acc;                                                                           \
+      }                                                                                                          \
+  }                                                                                                              \
+                                                                                                                 \
   static void conv_rows_##S(const cpu_blas *bl, const cpu_conv_desc *c, const T *a, const T *x, T *d,            \
                             int64_t begin, int64_t end) {                                                        \
     int64_t npos = c->oh * c->ow, m = c->cout_g, cout = c->cout_g * c->groups;                                   \
     const T *bias = c->bias ? a + cout * c->k : NULL;                                                            \
     T *col = NULL;                                                                                               \
-    if (!c->direct) {                                                                                            \
+    if (!c->direct) /* a few hundred kilobytes; without them each tile is summed tap by tap instead */           \
       col = malloc(sizeof *col * (size_t)(c->k * c->tile > 0 ? c->k * c->tile : 1));                             \
-      if (!col) abort(); /* a few hundred kilobytes: nothing sensible is left to do */                           \
-    }                                                                                                            \
     for (int64_t u = begin; u < end; u++) {                                                                      \
       int64_t t = u % c->ntiles, gi = (u / c->ntiles) % c->groups, img = u / (c->ntiles * c->groups);            \
       int64_t c0 = t * c->tile, c1 = c0 + c->tile < npos ? c0 + c->tile : npos;                                  \
       if (c1 <= c0) continue;                                                                                    \
       int64_t cols = c1 - c0, ldb;                                                                               \
       const T *xg = x + img * c->x_nstride + gi * c->cin_g * c->x_cstride, *bmat;                                \
-      if (c->direct) {                                                                                           \
-        bmat = xg + c0, ldb = c->x_cstride;                                                                      \
-      } else {                                                                                                   \
-        im2col_tile_##S(c, xg, col, c0, c1);                                                                     \
-        bmat = col, ldb = cols;                                                                                  \
-      }                                                                                                          \
       const T *w = a + gi * m * c->k;                                                                            \
       T *dt = d + (img * cout + gi * m) * npos + c0;                                                             \
-      if (c->k == 0) {                                                                                           \
+      if (c->direct) {                                                                                           \
+        bmat = xg + c0, ldb = c->x_cstride;                                                                      \
+      } else if (col) {                                                                                          \
+        im2col_tile_##S(c, xg, col, c0, c1);                                                                     \
+        bmat = col, ldb = cols;                                                                                  \
+      } else {                                                                                                   \
+        taps_tile_##S(c, w, xg, dt, c0, c1, npos);                                                               \
+        bmat = NULL, ldb = 0;                                                                                    \
+      }                                                                                                          \
+      if (!bmat) {                                                                                               \
+        /* summed tap by tap already (no im2col buffer) */                                                       \
+      } else if (c->k == 0) {                                                                                    \
         for (int64_t i = 0; i < m; i++) memset(dt + i * npos, 0, sizeof *dt * (size_t)cols);                     \
       } else if (c->loop || !bl || !bl->GEMM_FIELD) {                                                            \
         loop_gemm_##S(m, cols, c->k, w, c->k, bmat, ldb, dt, npos);                                              \
