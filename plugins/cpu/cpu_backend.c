@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plugins/cpu/cpu_blas.h"
@@ -42,6 +43,8 @@
  * rough, as only the comparison with other backends matters. */
 #define BYTES_PER_S 20e9
 #define FLOPS_PER_S_PER_THREAD 50e9
+
+static const char cpu_plugin_version[] = "0.1.0";
 
 typedef struct obj {
   struct obj *prev, *next;
@@ -62,6 +65,9 @@ struct alloy_backend {
   const char *dump_dir;
   char name[384], arch[256];
   uint64_t memory;
+  /* partitions compiled by LLVM and loaded from the compile cache, for
+   * the debug log (what the cache tests read) */
+  unsigned long jit_compiles, cache_loads;
   obj objects; /* every live object, for backend_close */
   pthread_mutex_t objects_lock;
 };
@@ -88,6 +94,11 @@ typedef struct variant {
   cpu_plan plan;
   cpu_module *module;
   void **fns; /* plan.nkernels */
+  /* the contiguous variant: its object code and the tag of its function
+   * names, for executable_serialize */
+  void *object;
+  size_t object_len;
+  uint64_t tag;
   struct variant *next;
 } variant;
 
@@ -312,6 +323,7 @@ static alloy_error *cpu_claim(alloy_backend *be, const alloy_graph *g, alloy_cla
 
 static void variant_free(alloy_backend *be, variant *v) {
   cpu_module_free(be->jit, v->module);
+  free(v->object);
   free(v->fns);
   free(v->key);
   cpu_plan_free(&v->plan);
@@ -338,15 +350,47 @@ static void log_plan(alloy_backend *be, const cpu_plan *p) {
   }
 }
 
-/* Plans and JIT-compiles exe's partition for layout (NULL: contiguous). */
-static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cpu_layout *layout, variant **out) {
+static bool debug_on(alloy_backend *be) {
+  const alloy_host_api *h = be->host;
+  return ALLOY_HAS_FIELD(h, alloy_host_api, log_level) && h->log_level && h->log_level() <= ALLOY_LOG_DEBUG;
+}
+
+static void debug(alloy_backend *be, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void debug(alloy_backend *be, const char *fmt, ...) {
+  if (!debug_on(be)) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  be->host->log(ALLOY_LOG_DEBUG, "cpu", line);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A new variant of exe's partition planned for layout (NULL: contiguous),
+ * or plan taken over (already planned for no layout); its code not yet
+ * there. */
+static alloy_error *variant_plan(alloy_backend *be, const alloy_graph *g, const cpu_layout *layout, cpu_plan *plan,
+                                 variant **out) {
   variant *v = calloc(1, sizeof *v);
-  if (!v) return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
-  cpu_plan_options po = {.blas = be->have_blas && !be->gemm_loop};
-  alloy_error *e = cpu_plan_build(be->host, exe->g, layout, &po, &v->plan);
-  if (e) {
-    free(v);
-    return e;
+  if (!v) {
+    if (plan) cpu_plan_free(plan);
+    return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  if (plan) {
+    v->plan = *plan;
+  } else {
+    cpu_plan_options po = {.blas = be->have_blas && !be->gemm_loop};
+    alloy_error *e = cpu_plan_build(be->host, g, layout, &po, &v->plan);
+    if (e) {
+      free(v);
+      return e;
+    }
   }
   for (int i = 0; i < v->plan.nsteps; i++)
     if (v->plan.steps[i].kind == STEP_GEMM && !cpu_blas_fits(&v->plan.steps[i].gemm)) {
@@ -358,14 +402,30 @@ static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, cons
     variant_free(be, v);
     return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
   }
+  *out = v;
+  return NULL;
+}
+
+/* Plans and JIT-compiles exe's partition for layout (NULL: contiguous; that
+ * variant keeps its object code for the compile cache). */
+static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cpu_layout *layout, variant **out) {
+  variant *v;
+  alloy_error *e = variant_plan(be, exe->g, layout, NULL, &v);
+  if (e) return e;
   log_plan(be, &v->plan);
   char why[1024];
   cpu_jit_options jo = {.opt_level = be->opt_level, .vector_width = be->vector_width, .dump_dir = be->dump_dir};
-  if (cpu_jit_compile(be->jit, v->plan.ir, v->plan.ir_len, v->plan.nkernels, &jo, v->fns, &v->module, why,
+  double t0 = now_ms();
+  bool keep = !layout;
+  if (cpu_jit_compile(be->jit, v->plan.ir, v->plan.ir_len, v->plan.nkernels, &jo, v->fns, &v->module,
+                      keep ? &v->object : NULL, keep ? &v->object_len : NULL, keep ? &v->tag : NULL, why,
                       sizeof why)) {
     variant_free(be, v);
     return fail(be, ALLOY_ERR_INTERNAL, "%s", why);
   }
+  be->jit_compiles++;
+  debug(be, "jit compile %lu: %d kernels, %zu bytes of IR, LLVM O%d and code generation in %.1f ms", be->jit_compiles,
+        v->plan.nkernels, v->plan.ir_len, be->opt_level, now_ms() - t0);
   *out = v;
   return NULL;
 }
@@ -398,6 +458,188 @@ static void cpu_executable_release(alloy_backend *be, alloy_executable *exe) {
   free(exe->scratch);
   pthread_mutex_destroy(&exe->lock);
   free(exe);
+}
+
+/* ---- the compile cache ------------------------------------------------------------- */
+
+/* A serialized executable: the magic, the FNV-1a of its plan's module
+ * text, the tag of its function names, its kernels' count, the opt level
+ * and vector width it was compiled at, the lengths of the CPU's name, of
+ * its feature string and of the object, then those three, little-endian
+ * as the host is (a cache never leaves this machine's kind). Deserialize
+ * plans the partition again (milliseconds: the plan is a function of the
+ * graph and the options, which the cache's key holds) and links the
+ * object into the JIT in place of LLVM's passes and code generation, when
+ * the CPU is this one (its name and every feature), the options are
+ * these and the plan's text still hashes to what was stored; else
+ * ALLOY_ERR_VERSION, and the runtime compiles. */
+#define CPU_CACHE_MAGIC "alloycp1"
+enum { CACHE_HEAD = 8 + 8 + 8 + 4 * 6 + 8 };
+
+typedef struct cache_head {
+  uint64_t hash, tag;
+  uint32_t nkernels, opt_level, vector_width, cpu_len, features_len, reserved;
+  uint64_t object_len;
+} cache_head;
+
+/* FNV-1a of a plan's module text: a cached object belongs to the plan
+ * whose text has its hash. */
+static uint64_t text_hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static void put_head(unsigned char *b, const cache_head *c) {
+  memcpy(b, CPU_CACHE_MAGIC, 8);
+  memcpy(b + 8, &c->hash, 8);
+  memcpy(b + 16, &c->tag, 8);
+  memcpy(b + 24, &c->nkernels, 4);
+  memcpy(b + 28, &c->opt_level, 4);
+  memcpy(b + 32, &c->vector_width, 4);
+  memcpy(b + 36, &c->cpu_len, 4);
+  memcpy(b + 40, &c->features_len, 4);
+  memcpy(b + 44, &c->reserved, 4);
+  memcpy(b + 48, &c->object_len, 8);
+}
+
+static bool get_head(const unsigned char *b, uint64_t size, cache_head *c) {
+  if (size < CACHE_HEAD || memcmp(b, CPU_CACHE_MAGIC, 8) != 0) return false;
+  memcpy(&c->hash, b + 8, 8);
+  memcpy(&c->tag, b + 16, 8);
+  memcpy(&c->nkernels, b + 24, 4);
+  memcpy(&c->opt_level, b + 28, 4);
+  memcpy(&c->vector_width, b + 32, 4);
+  memcpy(&c->cpu_len, b + 36, 4);
+  memcpy(&c->features_len, b + 40, 4);
+  memcpy(&c->reserved, b + 44, 4);
+  memcpy(&c->object_len, b + 48, 8);
+  uint64_t rest = size - CACHE_HEAD;
+  return c->object_len <= rest && (uint64_t)c->cpu_len + c->features_len == rest - c->object_len;
+}
+
+static alloy_error *cpu_executable_serialize(alloy_backend *be, alloy_executable *exe, void **bytes, uint64_t *size,
+                                             alloy_compat_info *info) {
+  const variant *v = exe->variants;
+  if (!v || !v->object) return fail(be, ALLOY_ERR_UNSUPPORTED, "the executable keeps no object code to serialize");
+  const char *cpu = cpu_jit_cpu_name(be->jit), *features = cpu_jit_cpu_features(be->jit);
+  cache_head c = {.hash = text_hash(v->plan.ir, v->plan.ir_len),
+                  .tag = v->tag,
+                  .nkernels = (uint32_t)v->plan.nkernels,
+                  .opt_level = (uint32_t)be->opt_level,
+                  .vector_width = (uint32_t)be->vector_width,
+                  .cpu_len = (uint32_t)strlen(cpu),
+                  .features_len = (uint32_t)strlen(features),
+                  .object_len = v->object_len};
+  uint64_t n = CACHE_HEAD + (uint64_t)c.cpu_len + c.features_len + c.object_len;
+  unsigned char *b = be->host->alloc((size_t)n);
+  if (!b) return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  put_head(b, &c);
+  memcpy(b + CACHE_HEAD, cpu, c.cpu_len);
+  memcpy(b + CACHE_HEAD + c.cpu_len, features, c.features_len);
+  memcpy(b + CACHE_HEAD + c.cpu_len + c.features_len, v->object, v->object_len);
+  *bytes = b;
+  *size = n;
+  if (info && info->struct_size >= ALLOY_COMPAT_INFO_STRUCT_SIZE) {
+    info->plugin_version = cpu_plugin_version;
+    info->device_model = cpu;
+  }
+  return NULL;
+}
+
+/* Whether the comma-separated list (len bytes) holds item. */
+static bool list_has(const char *list, size_t len, const char *item, size_t item_len) {
+  for (size_t at = 0; at < len;) {
+    const char *p = list + at, *q = memchr(p, ',', len - at);
+    size_t n = q ? (size_t)(q - p) : len - at;
+    if (n == item_len && !memcmp(p, item, n)) return true;
+    at += n + 1;
+  }
+  return false;
+}
+
+/* The first feature ("+avx512f") of list a that list b lacks, into out;
+ * false when there is none. */
+static bool first_missing(const char *a, size_t alen, const char *b, size_t blen, char *out, size_t cap) {
+  for (size_t at = 0; at < alen;) {
+    const char *p = a + at, *q = memchr(p, ',', alen - at);
+    size_t n = q ? (size_t)(q - p) : alen - at;
+    if (n && !list_has(b, blen, p, n)) {
+      snprintf(out, cap, "%.*s", (int)(n < 48 ? n : 48), p);
+      return true;
+    }
+    at += n + 1;
+  }
+  return false;
+}
+
+static alloy_error *cpu_executable_deserialize(alloy_backend *be, const alloy_graph *partition, const void *bytes,
+                                               uint64_t size, alloy_executable **out) {
+  const unsigned char *b = bytes;
+  cache_head c;
+  if (!b || !get_head(b, size, &c)) return fail(be, ALLOY_ERR_VERSION, "not a cached executable of this backend");
+  double t0 = now_ms();
+  alloy_error *e0;
+  const char *cpu = cpu_jit_cpu_name(be->jit), *features = cpu_jit_cpu_features(be->jit);
+  const char *their_cpu = (const char *)b + CACHE_HEAD, *their_features = their_cpu + c.cpu_len;
+  if (c.cpu_len != strlen(cpu) || memcmp(their_cpu, cpu, c.cpu_len) != 0 || c.features_len != strlen(features) ||
+      memcmp(their_features, features, c.features_len) != 0) {
+    /* name one feature that differs: theirs, else this CPU's */
+    char diff[64] = "", where[96] = "";
+    size_t flen = strlen(features);
+    if (first_missing(their_features, c.features_len, features, flen, diff, sizeof diff))
+      snprintf(where, sizeof where, "; it has %s, this one not", diff);
+    else if (first_missing(features, flen, their_features, c.features_len, diff, sizeof diff))
+      snprintf(where, sizeof where, "; this one has %s, it not", diff);
+    e0 = fail(be, ALLOY_ERR_VERSION, "a cached executable compiled for another CPU (%.*s%s), not this one (%s): it must be compiled again",
+              (int)(c.cpu_len < 64 ? c.cpu_len : 64), their_cpu, where, cpu);
+    debug(be, "compile cache: %s", be->host->error_message(e0));
+    return e0;
+  }
+  if (c.opt_level != (uint32_t)be->opt_level || c.vector_width != (uint32_t)be->vector_width)
+    return fail(be, ALLOY_ERR_VERSION,
+                "a cached executable compiled at opt_level %u, vector_width %u (these are %d, %d)", c.opt_level,
+                c.vector_width, be->opt_level, be->vector_width);
+  alloy_executable *exe = calloc(1, sizeof *exe);
+  if (!exe) return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  exe->g = partition;
+  pthread_mutex_init(&exe->lock, NULL);
+  variant *v;
+  alloy_error *e = variant_plan(be, partition, NULL, NULL, &v);
+  if (e) {
+    pthread_mutex_destroy(&exe->lock);
+    free(exe);
+    return e;
+  }
+  exe->variants = v;
+  const unsigned char *object = b + CACHE_HEAD + c.cpu_len + c.features_len;
+  char why[1024];
+  if (text_hash(v->plan.ir, v->plan.ir_len) != c.hash || (uint32_t)v->plan.nkernels != c.nkernels) {
+    e = fail(be, ALLOY_ERR_VERSION, "a cached executable of other kernels (the partition plans to other code now)");
+  } else if (!(v->object = malloc(c.object_len ? (size_t)c.object_len : 1))) {
+    e = fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
+  } else {
+    memcpy(v->object, object, (size_t)c.object_len);
+    v->object_len = (size_t)c.object_len;
+    v->tag = c.tag;
+    if (cpu_jit_load(be->jit, object, (size_t)c.object_len, c.tag, v->plan.nkernels, v->fns, &v->module, why,
+                     sizeof why))
+      e = fail(be, ALLOY_ERR_VERSION, "the cached object code does not link: %s", why);
+  }
+  if (e) {
+    variant_free(be, v);
+    pthread_mutex_destroy(&exe->lock);
+    free(exe);
+    debug(be, "compile cache: %s", be->host->error_message(e));
+    return e;
+  }
+  track(be, &exe->o, OBJ_EXECUTABLE);
+  be->cache_loads++;
+  debug(be, "cache load %lu: %d kernels, %zu bytes of object code linked in %.1f ms (no LLVM passes or code generation)",
+        be->cache_loads, v->plan.nkernels, v->object_len, now_ms() - t0);
+  log_plan(be, &v->plan);
+  *out = exe;
+  return NULL;
 }
 
 /* ---- execute --------------------------------------------------------------------- */
@@ -764,7 +1006,7 @@ static const alloy_plugin_api cpu_plugin = {
     .abi_minor = ALLOY_ABI_MINOR,
     .name = "cpu",
     .vendor = "Alloy",
-    .version = "0.1.0",
+    .version = cpu_plugin_version,
     .backend_open = cpu_backend_open,
     .backend_close = cpu_backend_close,
     .device_count = cpu_device_count,
@@ -784,6 +1026,8 @@ static const alloy_plugin_api cpu_plugin = {
     .event_wait = cpu_event_wait,
     .event_query = cpu_event_query,
     .event_release = cpu_event_release,
+    .executable_serialize = cpu_executable_serialize,
+    .executable_deserialize = cpu_executable_deserialize,
     .capabilities = 0,
     .event_record = cpu_event_record,
     .queue_wait_event = cpu_queue_wait_event,

@@ -2,8 +2,17 @@
  * plugins/cpu/cpu_jit.c: the module of a partition (LLVM IR text from
  * cpu_plan.c) parsed, verified, optimized by LLVM's new pass manager
  * (LLVMRunPasses, "default<O3>", for the host CPU's target machine, so that
- * the loop vectorizer picks its vector width) and loaded by ORC's LLJIT.
- * Debian's LLVM 14, through its C API only.
+ * the loop vectorizer picks its vector width), compiled by that target
+ * machine into a relocatable object in memory
+ * (LLVMTargetMachineEmitToMemoryBuffer) and linked by ORC's LLJIT
+ * (LLVMOrcLLJITAddObjectFileWithRT). The object's bytes are what the
+ * compile cache keeps: cpu_jit_load links such an object again, in this
+ * process or another one on the same CPU, with no LLVM pass or code
+ * generation. Debian's LLVM 14, through its C API only.
+ *
+ * The target machine uses LLVM's JIT code model (large on x86-64: every
+ * address is a 64-bit absolute relocation), so the object links wherever
+ * LLJIT's memory manager puts its sections.
  *
  * Symbols the code calls (libm's expf, tanhf, ...; memset and memcpy,
  * which LLVM makes of some loops; the float16 conversions of CPUs without
@@ -14,7 +23,9 @@
  * Each module is added under a resource tracker of its own: removing the
  * tracker frees the module's code and data, which is how an executable's
  * JIT memory goes when it is released. Function names get a prefix unique
- * within the JIT (m<N>_k<i>), since all modules share one JITDylib.
+ * within the JIT (a<tag>_k<i>, the tag random per compile), since all
+ * modules share one JITDylib; an object whose tag is live already is not
+ * linked twice (the caller compiles instead).
  */
 #include "plugins/cpu/cpu_jit.h"
 
@@ -33,6 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "alloy/dtype.h"
 
@@ -40,12 +54,44 @@ struct cpu_jit {
   LLVMOrcLLJITRef jit;
   LLVMTargetMachineRef tm;
   char *cpu, *features;
+  pthread_mutex_t lock; /* what follows: compile may run on an execute's thread */
   unsigned long next_module;
+  uint64_t tag_counter;
+  struct cpu_module *modules; /* the live ones, for their tags */
 };
 
 struct cpu_module {
   LLVMOrcResourceTrackerRef rt;
+  uint64_t tag; /* its functions are a<tag>_k<i> */
+  struct cpu_module *prev, *next;
+  bool linked;
 };
+
+/* Under j->lock. */
+static bool tag_live(const cpu_jit *j, uint64_t tag) {
+  for (const struct cpu_module *m = j->modules; m; m = m->next)
+    if (m->tag == tag) return true;
+  return false;
+}
+
+static void link_module(cpu_jit *j, struct cpu_module *m) {
+  pthread_mutex_lock(&j->lock);
+  m->prev = NULL, m->next = j->modules;
+  if (j->modules) j->modules->prev = m;
+  j->modules = m;
+  m->linked = true;
+  pthread_mutex_unlock(&j->lock);
+}
+
+static void unlink_module(cpu_jit *j, struct cpu_module *m) {
+  if (!m->linked) return;
+  pthread_mutex_lock(&j->lock);
+  if (m->prev) m->prev->next = m->next;
+  else j->modules = m->next;
+  if (m->next) m->next->prev = m->prev;
+  m->linked = false;
+  pthread_mutex_unlock(&j->lock);
+}
 
 /* ---- runtime symbols -------------------------------------------------------- */
 
@@ -127,9 +173,11 @@ const char *cpu_jit_open(cpu_jit **out, char *why, size_t cap) {
   }
   cpu_jit *j = calloc(1, sizeof *j);
   if (!j) return snprintf(why, cap, "out of memory"), why;
+  pthread_mutex_init(&j->lock, NULL);
   /* no builder: LLJIT detects the host (its CPU and features) itself */
   LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->jit, NULL);
   if (e) {
+    pthread_mutex_destroy(&j->lock);
     free(j);
     return take(e, "creating LLVM's LLJIT", why, cap);
   }
@@ -168,6 +216,7 @@ void cpu_jit_close(cpu_jit *j) {
   if (j->tm) LLVMDisposeTargetMachine(j->tm);
   LLVMDisposeMessage(j->cpu);
   LLVMDisposeMessage(j->features);
+  pthread_mutex_destroy(&j->lock);
   free(j);
 }
 
@@ -183,11 +232,69 @@ static void dump(LLVMModuleRef m, const char *dir, unsigned long id, const char 
   if (LLVMPrintModuleToFile(m, path, &msg)) LLVMDisposeMessage(msg);
 }
 
+/* A tag for a module's function names (a<tag>_k<i>), unique among the
+ * JIT's live modules: random, so that an object from another process's
+ * cache does not collide with this process's modules either. */
+static uint64_t new_tag(cpu_jit *j) {
+  for (;;) {
+    uint64_t t = 0;
+    if (getrandom(&t, sizeof t, GRND_NONBLOCK) != (ssize_t)sizeof t) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      t = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    }
+    t ^= ++j->tag_counter * 0x9e3779b97f4a7c15ull;
+    if (t && !tag_live(j, t)) return t;
+  }
+}
+
+static void symbol(char *buf, size_t cap, uint64_t tag, int i) {
+  snprintf(buf, cap, "a%016llx_k%d", (unsigned long long)tag, i);
+}
+
+/* Adds object (owned by LLJIT from here) under a new tracker and looks up
+ * a<tag>_k0 .. a<tag>_k<n-1>. */
+static const char *add_object(cpu_jit *j, LLVMMemoryBufferRef object, uint64_t tag, int n, void **fns,
+                              cpu_module **out, char *err, size_t cap) {
+  cpu_module *m = calloc(1, sizeof *m);
+  if (!m) {
+    LLVMDisposeMemoryBuffer(object);
+    return snprintf(err, cap, "out of memory"), err;
+  }
+  m->tag = tag;
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->jit);
+  m->rt = LLVMOrcJITDylibCreateResourceTracker(jd);
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(j->jit, m->rt, object);
+  if (e) {
+    take(e, "adding the object to LLJIT", err, cap);
+    cpu_module_free(j, m);
+    return err;
+  }
+  link_module(j, m);
+  for (int i = 0; i < n; i++) {
+    char name[48];
+    symbol(name, sizeof name, tag, i);
+    LLVMOrcExecutorAddress addr = 0;
+    e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+    if (e) {
+      take(e, "linking the module's code", err, cap);
+      cpu_module_free(j, m);
+      return err;
+    }
+    fns[i] = (void *)(uintptr_t)addr;
+  }
+  *out = m;
+  return NULL;
+}
+
 const char *cpu_jit_compile(cpu_jit *j, const char *ir, size_t len, int n, const cpu_jit_options *o, void **fns,
-                            cpu_module **out, char *err, size_t cap) {
+                            cpu_module **out, void **object, size_t *object_len, uint64_t *tag_out, char *err,
+                            size_t cap) {
+  pthread_mutex_lock(&j->lock);
   unsigned long id = j->next_module++;
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  uint64_t tag = new_tag(j);
+  pthread_mutex_unlock(&j->lock);
+  LLVMContextRef ctx = LLVMContextCreate();
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, len, "partition");
   LLVMModuleRef mod = NULL;
   char *msg = NULL;
@@ -195,14 +302,14 @@ const char *cpu_jit_compile(cpu_jit *j, const char *ir, size_t len, int n, const
     snprintf(err, cap, "LLVM could not parse the generated module (a bug of the cpu backend): %.900s",
              msg ? msg : "?");
     LLVMDisposeMessage(msg);
-    LLVMOrcDisposeThreadSafeContext(tsc);
+    LLVMContextDispose(ctx);
     return err;
   }
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
     snprintf(err, cap, "the generated module does not verify (a bug of the cpu backend): %.900s", msg ? msg : "?");
     LLVMDisposeMessage(msg);
     LLVMDisposeModule(mod);
-    LLVMOrcDisposeThreadSafeContext(tsc);
+    LLVMContextDispose(ctx);
     return err;
   }
   LLVMDisposeMessage(msg);
@@ -215,7 +322,7 @@ const char *cpu_jit_compile(cpu_jit *j, const char *ir, size_t len, int n, const
     snprintf(name, sizeof name, "k%d", i);
     LLVMValueRef fn = LLVMGetNamedFunction(mod, name);
     if (!fn) continue;
-    snprintf(unique, sizeof unique, "m%lu_k%d", id, i);
+    symbol(unique, sizeof unique, tag, i);
     LLVMSetValueName2(fn, unique, strlen(unique));
     if (o->vector_width > 0)
       LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
@@ -230,44 +337,56 @@ const char *cpu_jit_compile(cpu_jit *j, const char *ir, size_t len, int n, const
   if (e) {
     take(e, "LLVM's optimization passes", err, cap);
     LLVMDisposeModule(mod);
-    LLVMOrcDisposeThreadSafeContext(tsc);
+    LLVMContextDispose(ctx);
     return err;
   }
   if (o->dump_dir) dump(mod, o->dump_dir, id, "opt");
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps the context alive */
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->jit);
-  cpu_module *m = calloc(1, sizeof *m);
-  if (!m) {
-    LLVMOrcDisposeThreadSafeModule(tsm);
-    return snprintf(err, cap, "out of memory"), err;
-  }
-  m->rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-  e = LLVMOrcLLJITAddLLVMIRModuleWithRT(j->jit, m->rt, tsm);
-  if (e) {
-    take(e, "adding the module to LLJIT", err, cap);
-    cpu_module_free(j, m);
+  /* Code generation by the target machine of the host's CPU, into a
+   * relocatable object that LLJIT links (and the compile cache keeps). */
+  LLVMMemoryBufferRef obj = NULL;
+  msg = NULL;
+  LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(j->tm, mod, LLVMObjectFile, &msg, &obj);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  if (failed || !obj) {
+    snprintf(err, cap, "LLVM's code generation: %.900s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    if (obj) LLVMDisposeMemoryBuffer(obj);
     return err;
   }
-  for (int i = 0; i < n; i++) {
-    char unique[48];
-    snprintf(unique, sizeof unique, "m%lu_k%d", id, i);
-    LLVMOrcExecutorAddress addr = 0;
-    e = LLVMOrcLLJITLookup(j->jit, &addr, unique);
-    if (e) {
-      take(e, "LLVM's code generation", err, cap);
-      cpu_module_free(j, m);
-      return err;
+  LLVMDisposeMessage(msg);
+  if (object) {
+    size_t size = LLVMGetBufferSize(obj);
+    *object = malloc(size ? size : 1);
+    if (!*object) {
+      LLVMDisposeMemoryBuffer(obj);
+      return snprintf(err, cap, "out of memory"), err;
     }
-    fns[i] = (void *)(uintptr_t)addr;
+    memcpy(*object, LLVMGetBufferStart(obj), size);
+    *object_len = size;
   }
-  *out = m;
+  if (add_object(j, obj, tag, n, fns, out, err, cap)) {
+    if (object) free(*object), *object = NULL, *object_len = 0;
+    return err;
+  }
+  if (tag_out) *tag_out = tag;
   return NULL;
 }
 
+const char *cpu_jit_load(cpu_jit *j, const void *object, size_t len, uint64_t tag, int n, void **fns,
+                         cpu_module **out, char *err, size_t cap) {
+  pthread_mutex_lock(&j->lock);
+  bool live = tag_live(j, tag);
+  pthread_mutex_unlock(&j->lock);
+  if (live) return snprintf(err, cap, "its code is loaded already (its names would collide)"), err;
+  LLVMMemoryBufferRef obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, len, "cached partition");
+  if (!obj) return snprintf(err, cap, "out of memory"), err;
+  return add_object(j, obj, tag, n, fns, out, err, cap);
+}
+
 void cpu_module_free(cpu_jit *j, cpu_module *m) {
-  (void)j;
   if (!m) return;
+  unlink_module(j, m);
   if (m->rt) {
     LLVMErrorRef e = LLVMOrcResourceTrackerRemove(m->rt);
     if (e) LLVMConsumeError(e);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cpu_jit cpu_jit;
 typedef struct cpu_module cpu_module;
@@ -32,10 +33,21 @@ typedef struct cpu_jit_options {
 } cpu_jit_options;
 
 /* Compiles module text ir (NUL-terminated, len bytes) whose functions are
- * k0 .. k<n-1>, and writes their addresses to fns. NULL on success (then
- * *out holds the code until cpu_module_free), else why, in err. */
+ * k0 .. k<n-1> into a relocatable object for the host's CPU, links it and
+ * writes the functions' addresses to fns. NULL on success (then *out holds
+ * the code until cpu_module_free), else why, in err. When object is not
+ * NULL, *object (malloc'd, the caller frees it) and *object_len get the
+ * object's bytes and *tag the tag its function names carry: what
+ * cpu_jit_load takes to link the same code again. */
 const char *cpu_jit_compile(cpu_jit *j, const char *ir, size_t len, int n, const cpu_jit_options *o, void **fns,
-                            cpu_module **out, char *err, size_t cap);
+                            cpu_module **out, void **object, size_t *object_len, uint64_t *tag, char *err,
+                            size_t cap);
+/* Links an object cpu_jit_compile wrote (in this process or another, for
+ * this CPU: the caller checks that) whose functions carry tag, and writes
+ * the addresses of its n functions to fns: no LLVM pass or code generation
+ * runs. Fails when a live module of this JIT carries the tag. */
+const char *cpu_jit_load(cpu_jit *j, const void *object, size_t len, uint64_t tag, int n, void **fns,
+                         cpu_module **out, char *err, size_t cap);
 void cpu_module_free(cpu_jit *j, cpu_module *m);
 
 #endif
