@@ -585,12 +585,12 @@ static alloy_error *cpu_executable_deserialize(alloy_backend *be, const alloy_gr
   if (c.cpu_len != strlen(cpu) || memcmp(their_cpu, cpu, c.cpu_len) != 0 || c.features_len != strlen(features) ||
       memcmp(their_features, features, c.features_len) != 0) {
     /* name one feature that differs: theirs, else this CPU's */
-    char diff[64] = "", where[96] = "";
+    char diff[64] = "", where[128] = "";
     size_t flen = strlen(features);
     if (first_missing(their_features, c.features_len, features, flen, diff, sizeof diff))
-      snprintf(where, sizeof where, "; it has %s, this one not", diff);
+      snprintf(where, sizeof where, "; features differ: it has %s, this one not", diff);
     else if (first_missing(features, flen, their_features, c.features_len, diff, sizeof diff))
-      snprintf(where, sizeof where, "; this one has %s, it not", diff);
+      snprintf(where, sizeof where, "; features differ: this one has %s, it not", diff);
     e0 = fail(be, ALLOY_ERR_VERSION, "a cached executable compiled for another CPU (%.*s%s), not this one (%s): it must be compiled again",
               (int)(c.cpu_len < 64 ? c.cpu_len : 64), their_cpu, where, cpu);
     debug(be, "compile cache: %s", be->host->error_message(e0));
@@ -727,13 +727,12 @@ static void run_kernel(void *ctx, int64_t begin, int64_t end) {
 typedef struct gemm_job {
   const cpu_blas *blas;
   const cpu_gemm_desc *g;
-  const float *a, *b;
-  float *d;
+  const float *ops[GEMM_OPERANDS]; /* by GEMM_*: NULL where the step has none */
 } gemm_job;
 
 static void run_gemm(void *ctx, int64_t begin, int64_t end) {
   gemm_job *j = ctx;
-  cpu_blas_rows(j->blas, j->g, j->a, j->b, j->d, begin, end);
+  cpu_blas_rows(j->blas, j->g, j->ops, begin, end);
 }
 
 static void run_step(alloy_backend *be, const variant *v, const cpu_step *s, char **ptr) {
@@ -742,9 +741,11 @@ static void run_step(alloy_backend *be, const variant *v, const cpu_step *s, cha
   int chunks = split ? threads : 1;
   if (s->kind == STEP_GEMM) {
     size_t es = sizeof(float);
-    gemm_job j = {&be->blas, &s->gemm, (const float *)(ptr[s->gbase[GEMM_A]] + s->goff[GEMM_A] * (int64_t)es),
-                  (const float *)(ptr[s->gbase[GEMM_B]] + s->goff[GEMM_B] * (int64_t)es),
-                  (float *)(ptr[s->gbase[GEMM_D]] + s->goff[GEMM_D] * (int64_t)es)};
+    gemm_job j = {.blas = &be->blas, .g = &s->gemm};
+    /* a product reads A, B and D; attention v and its mask too */
+    int nops = s->gemm.attn.on ? GEMM_OPERANDS : GEMM_C;
+    for (int k = 0; k < nops; k++)
+      if (s->gbase[k] >= 0) j.ops[k] = (const float *)(ptr[s->gbase[k]] + s->goff[k] * (int64_t)es);
     cpu_pool_run(be->pool, s->rows, chunks, run_gemm, &j);
     return;
   }
