@@ -16,6 +16,9 @@ DEPS      = libjansson-dev libffi-dev libzip-dev zlib1g-dev graphviz
 # OpenBLAS: the cpu backend's products (opened with dlopen: without it the
 # backend runs them as emitted loops).
 DEPS     += libopenblas-dev
+# NumPy for Debian's python3: the Python package's tests (sdk/python,
+# tests/python.sh; the pyenv or venv python3 of a machine may lack it).
+DEPS     += python3-numpy
 # LLVM 14's C API and its one shared library: the cpu backend's JIT.
 DEPS     += llvm-14-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
@@ -351,6 +354,23 @@ uninstall:
 # The install test alone (tests/install.sh; make test runs it too).
 test-install: all
 	@sh tests/install.sh $(BUILD) $(GOLDEN)
+
+# ---- the Python package (issue 20; sdk/python/) -----------------------------
+# `make python-lib` copies this build's liballoy.so and plugins beside the
+# package (sdk/python/alloy/_native/, ignored by git), where `import alloy`
+# finds them and `pip install ./sdk/python` packs them. Without it the
+# package finds the library through $ALLOY_LIBRARY, the alloy command on
+# PATH, or build/ (sdk/python/alloy/_lib.py). make test runs the package's
+# tests through tests/python.sh, against $(BUILD)'s library.
+PY_LIB = sdk/python/alloy/_lib
+.PHONY: python-lib
+python-lib: $(LIB_SO) $(PLUGIN_SO)
+	@rm -rf $(PY_LIB)
+	@mkdir -p $(PY_LIB)/alloy
+	@cp -L $(LIB_SO) $(PY_LIB)/liballoy.so
+	@cp $(BUILD)/lib/alloy/liballoy-*.so $(PY_LIB)/alloy/
+	@echo "copied $(LIB_SO) and $$(ls $(PY_LIB)/alloy | wc -l) plugins to $(PY_LIB)"
+# ---- end of the Python package's block ---------------------------------------
 
 # ---- the ABI baseline (issue 21; docs/release.md) ---------------------------
 # tests/abidiff.sh compares liballoy.so and the plugin-facing headers with

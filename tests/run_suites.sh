@@ -45,6 +45,7 @@ run_suite "example plugin README steps" sh tests/readme_steps.sh plugins/example
 # make install into a temporary prefix; an application and the example
 # plugin built from it with pkg-config alone; make uninstall (issue 21).
 run_suite "make install, pkg-config, make uninstall" sh tests/install.sh "$build" "$golden"
+run_suite "Python package (sdk/python, issue 20)" sh tests/python.sh "$build" "$golden"
 # The ABI against the last release's baselines (tests/abi/, abidiff), and a
 # header change that breaks it shown to fail (issue 21, docs/release.md).
 run_suite "ABI against the last release (abidiff)" sh tests/abidiff.sh "$build"
