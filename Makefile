@@ -362,7 +362,7 @@ test-install: all
 # package finds the library through $ALLOY_LIBRARY, the alloy command on
 # PATH, or build/ (sdk/python/alloy/_lib.py). make test runs the package's
 # tests through tests/python.sh, against $(BUILD)'s library.
-PY_LIB = sdk/python/alloy/_lib
+PY_LIB = sdk/python/alloy/_native
 .PHONY: python-lib
 python-lib: $(LIB_SO) $(PLUGIN_SO)
 	@rm -rf $(PY_LIB)
