@@ -55,8 +55,8 @@ cat "$out"
 add < "$out"
 [ "$status" -ne 0 ] && ! grep -qE '^[0-9]+ passed, [1-9]' "$out" && fail=$((fail + 1))
 if [ -n "$tpy" ] && [ "$tpy" != "$py" ]; then
-  echo "-- $tpy: torch tensors through DLPack"
-  "$tpy" "$run" --only test_torch > "$out" 2>&1
+  echo "-- $tpy: torch tensors through DLPack, torch.compile"
+  "$tpy" "$run" --only test_torch --only test_dynamo > "$out" 2>&1
   status=$?
   cat "$out"
   add < "$out"
