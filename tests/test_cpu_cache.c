@@ -336,7 +336,7 @@ TEST(cpu_cache_refuses_another_cpu_and_other_kernels) {
   REQUIRE(bytes && size > 64);
   CHECK(info.plugin_version && !strcmp(info.plugin_version, "0.1.0"));
   CHECK(info.device_model && *info.device_model);
-  unsigned char *c = malloc(size);
+  unsigned char *c = malloc(size + 1);
   REQUIRE(c);
   /* another backend (JIT) links it: the bytes are self-contained */
   alloy_executable *back = NULL;
@@ -354,12 +354,20 @@ TEST(cpu_cache_refuses_another_cpu_and_other_kernels) {
   refused(&b, g, c, size, "compiled for another CPU");
   /* the same CPU's name with one feature flipped (its first: "+x" -> "-x") */
   memcpy(c, bytes, size);
+  c[size] = 0;
   uint32_t cpu_len;
   memcpy(&cpu_len, c + 36, 4);
   CHECK(c[56 + cpu_len] == '+' || c[56 + cpu_len] == '-');
   c[56 + cpu_len] = c[56 + cpu_len] == '+' ? '-' : '+';
   refused(&b, g, c, size, "compiled for another CPU");
-  refused(&b, g, c, size, "features");
+  /* the message names the feature both ways: "(icelake-client, -avx), not
+   * this one (icelake-client, +avx)" */
+  char flipped[80], mine[80];
+  size_t k = strcspn((const char *)c + 56 + cpu_len, ",");
+  snprintf(flipped, sizeof flipped, ", %.*s)", (int)(k < 64 ? k : 64), (const char *)c + 56 + cpu_len);
+  snprintf(mine, sizeof mine, ", %.*s)", (int)(k < 64 ? k : 64), (const char *)bytes + 56 + cpu_len);
+  refused(&b, g, c, size, flipped);
+  refused(&b, g, c, size, mine);
   /* truncated, or no entry of this backend */
   refused(&b, g, bytes, size - 1, "not a cached executable");
   refused(&b, g, "alloycu1", 8, "not a cached executable");

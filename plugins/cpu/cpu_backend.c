@@ -547,59 +547,76 @@ static alloy_error *cpu_executable_serialize(alloy_backend *be, alloy_executable
   return NULL;
 }
 
-/* Whether the comma-separated list (len bytes) holds item. */
-static bool list_has(const char *list, size_t len, const char *item, size_t item_len) {
+/* The entry of the comma-separated list (len bytes) for feature name
+ * (without its sign), or NULL; *n its length. */
+static const char *list_find(const char *list, size_t len, const char *name, size_t name_len, size_t *n) {
   for (size_t at = 0; at < len;) {
     const char *p = list + at, *q = memchr(p, ',', len - at);
-    size_t n = q ? (size_t)(q - p) : len - at;
-    if (n == item_len && !memcmp(p, item, n)) return true;
-    at += n + 1;
+    size_t k = q ? (size_t)(q - p) : len - at;
+    if (k == name_len + 1 && !memcmp(p + 1, name, name_len)) return *n = k, p;
+    at += k + 1;
+  }
+  return NULL;
+}
+
+/* One feature on which the lists a and b ("+avx2,-amx-tile,...") differ,
+ * as each says it ("-avx512bf16", "+avx512bf16"; "no avx512bf16" where one
+ * does not name it); false when they hold the same entries. */
+static bool feature_diff(const char *a, size_t alen, const char *b, size_t blen, char *in_a, char *in_b,
+                         size_t cap) {
+  for (int pass = 0; pass < 2; pass++) {
+    const char *x = pass ? b : a, *y = pass ? a : b;
+    size_t xlen = pass ? blen : alen, ylen = pass ? alen : blen;
+    for (size_t at = 0; at < xlen;) {
+      const char *p = x + at, *q = memchr(p, ',', xlen - at);
+      size_t k = q ? (size_t)(q - p) : xlen - at, m = 0;
+      const char *other = k > 1 ? list_find(y, ylen, p + 1, k - 1, &m) : NULL;
+      if (k > 1 && !(other && m == k && !memcmp(other, p, k))) {
+        char *mine = pass ? in_b : in_a, *theirs = pass ? in_a : in_b;
+        snprintf(mine, cap, "%.*s", (int)(k < 48 ? k : 48), p);
+        if (other) snprintf(theirs, cap, "%.*s", (int)(m < 48 ? m : 48), other);
+        else snprintf(theirs, cap, "no %.*s", (int)(k - 1 < 48 ? k - 1 : 48), p + 1);
+        return true;
+      }
+      at += k + 1;
+    }
   }
   return false;
 }
 
-/* The first feature ("+avx512f") of list a that list b lacks, into out;
- * false when there is none. */
-static bool first_missing(const char *a, size_t alen, const char *b, size_t blen, char *out, size_t cap) {
-  for (size_t at = 0; at < alen;) {
-    const char *p = a + at, *q = memchr(p, ',', alen - at);
-    size_t n = q ? (size_t)(q - p) : alen - at;
-    if (n && !list_has(b, blen, p, n)) {
-      snprintf(out, cap, "%.*s", (int)(n < 48 ? n : 48), p);
-      return true;
-    }
-    at += n + 1;
-  }
-  return false;
+/* A refusal of deserialize, said at ALLOY_LOG=0 (the runtime compiles
+ * instead, without a word). */
+static alloy_error *refuse(alloy_backend *be, alloy_error *e) {
+  const char *m = be->host->error_message(e);
+  debug(be, "compile cache: %s", strncmp(m, "cpu: ", 5) ? m : m + 5);
+  return e;
 }
 
 static alloy_error *cpu_executable_deserialize(alloy_backend *be, const alloy_graph *partition, const void *bytes,
                                                uint64_t size, alloy_executable **out) {
   const unsigned char *b = bytes;
   cache_head c;
-  if (!b || !get_head(b, size, &c)) return fail(be, ALLOY_ERR_VERSION, "not a cached executable of this backend");
+  if (!b || !get_head(b, size, &c))
+    return refuse(be, fail(be, ALLOY_ERR_VERSION, "not a cached executable of this backend"));
   double t0 = now_ms();
-  alloy_error *e0;
   const char *cpu = cpu_jit_cpu_name(be->jit), *features = cpu_jit_cpu_features(be->jit);
   const char *their_cpu = (const char *)b + CACHE_HEAD, *their_features = their_cpu + c.cpu_len;
   if (c.cpu_len != strlen(cpu) || memcmp(their_cpu, cpu, c.cpu_len) != 0 || c.features_len != strlen(features) ||
       memcmp(their_features, features, c.features_len) != 0) {
-    /* name one feature that differs: theirs, else this CPU's */
-    char diff[64] = "", where[128] = "";
-    size_t flen = strlen(features);
-    if (first_missing(their_features, c.features_len, features, flen, diff, sizeof diff))
-      snprintf(where, sizeof where, "; features differ: it has %s, this one not", diff);
-    else if (first_missing(features, flen, their_features, c.features_len, diff, sizeof diff))
-      snprintf(where, sizeof where, "; features differ: this one has %s, it not", diff);
-    e0 = fail(be, ALLOY_ERR_VERSION, "a cached executable compiled for another CPU (%.*s%s), not this one (%s): it must be compiled again",
-              (int)(c.cpu_len < 64 ? c.cpu_len : 64), their_cpu, where, cpu);
-    debug(be, "compile cache: %s", be->host->error_message(e0));
-    return e0;
+    /* name one feature on which they differ */
+    char theirs[64] = "", mine[64] = "";
+    bool diff =
+        feature_diff(their_features, c.features_len, features, strlen(features), theirs, mine, sizeof theirs);
+    return refuse(be, fail(be, ALLOY_ERR_VERSION,
+                           "a cached executable compiled for another CPU (%.*s%s%s), not this one (%s%s%s): it must "
+                           "be compiled again",
+                           (int)(c.cpu_len < 64 ? c.cpu_len : 64), their_cpu, diff ? ", " : "", theirs, cpu,
+                           diff ? ", " : "", mine));
   }
   if (c.opt_level != (uint32_t)be->opt_level || c.vector_width != (uint32_t)be->vector_width)
-    return fail(be, ALLOY_ERR_VERSION,
-                "a cached executable compiled at opt_level %u, vector_width %u (these are %d, %d)", c.opt_level,
-                c.vector_width, be->opt_level, be->vector_width);
+    return refuse(be, fail(be, ALLOY_ERR_VERSION,
+                           "a cached executable compiled at opt_level %u, vector_width %u (these are %d, %d)",
+                           c.opt_level, c.vector_width, be->opt_level, be->vector_width));
   alloy_executable *exe = calloc(1, sizeof *exe);
   if (!exe) return fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
   exe->g = partition;
@@ -630,12 +647,12 @@ static alloy_error *cpu_executable_deserialize(alloy_backend *be, const alloy_gr
     variant_free(be, v);
     pthread_mutex_destroy(&exe->lock);
     free(exe);
-    debug(be, "compile cache: %s", be->host->error_message(e));
-    return e;
+    return refuse(be, e);
   }
   track(be, &exe->o, OBJ_EXECUTABLE);
   be->cache_loads++;
-  debug(be, "cache load %lu: %d kernels, %zu bytes of object code linked in %.1f ms (no LLVM passes or code generation)",
+  debug(be,
+        "cache load %lu: %d kernels, %zu bytes of object code linked in %.1f ms (no LLVM passes or code generation)",
         be->cache_loads, v->plan.nkernels, v->object_len, now_ms() - t0);
   log_plan(be, &v->plan);
   *out = exe;
