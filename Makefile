@@ -21,6 +21,9 @@ DEPS     += libopenblas-dev
 DEPS     += python3-numpy
 # LLVM 14's C API and its one shared library: the cpu backend's JIT.
 DEPS     += llvm-14-dev
+# HIP 5.2's headers and runtime (hipRTC within): the hip backend, built from
+# the cuda backend's sources, and the unit tests' hipRTC compiles.
+DEPS     += hipcc libamdhip64-dev
 FUZZ_DEPS = clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
@@ -117,7 +120,42 @@ $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
 ifneq ($(wildcard $(CUDA_HOME)/lib64/libnvrtc.so),)
 $(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
 endif
+# ... and with hipRTC (in the HIP runtime) where it is, for AMD's targets.
+HIP_RUNTIME = $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 $(ROCM_PATH)/lib/libamdhip64.so /opt/rocm/lib/libamdhip64.so))
+ifneq ($(HIP_RUNTIME),)
+$(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_HIPRTC='"$(HIP_RUNTIME)"'
+HIPRTC_HELPER = $(BUILD)/tests/hiprtc_compile
+all: $(HIPRTC_HELPER)
+$(HIPRTC_HELPER): tests/rtc/hiprtc_compile.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	@$(CC) $(CFLAGS) -o $@ $< -ldl
+endif
+# The hip backend: the cuda backend's sources again, built against HIP's
+# headers (plugins/cuda/gpu_port.h maps the CUDA names onto HIP's), without
+# cuBLASLt and cuDNN, which are NVIDIA's; it opens libamdhip64 with dlopen,
+# so it loads (as "no device") on machines without an AMD GPU.
+HIP_INCLUDE ?= /usr/include
+ifneq ($(wildcard $(HIP_INCLUDE)/hip/hip_runtime_api.h),)
+HIP_SO  = $(BUILD)/lib/alloy/liballoy-hip.so
+all: $(HIP_SO)
+HIP_OBJ = $(patsubst %.c,$(BUILD)/obj/hip/%.o,$(filter-out plugins/cuda/cuda_blas.c plugins/cuda/cuda_dnn.c,\
+            $(wildcard plugins/cuda/*.c)))
+$(BUILD)/obj/hip/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (hip)"
+	@$(CC) $(PLUGIN_CFLAGS) -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE) -MMD -MP -c $< -o $@
+$(HIP_SO): $(HIP_OBJ) $(KT_A)
+	@mkdir -p $(dir $@)
+	@echo "  LD    $@"
+	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS) -ldl
+else
+$(info hip backend not built: no $(HIP_INCLUDE)/hip/hip_runtime_api.h (Debian's libamdhip64-dev))
+endif
 $(BUILD)/obj/plugin/plugins/cpu/%.o: PLUGIN_CFLAGS += -isystem $(LLVM_INCLUDE)
+# attention's softmax exponentials are written to vectorize
+# (cpu_attention.c): -O3 lets the compiler do it
+$(BUILD)/obj/plugin/plugins/cpu/cpu_attention.o: PLUGIN_CFLAGS += -O3
 $(BUILD)/lib/alloy/liballoy-cpu.so: PLUGIN_LIBS += $(LLVM_LIBS) -ldl -lpthread
 # The reference backend as a plugin: the same code the host has built in.
 $(BUILD)/lib/alloy/liballoy-ref.so: $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(REF_SRC)) $(KT_A)
@@ -190,7 +228,7 @@ $(UNIT): $(TEST_OBJ) $(CUDA_CODEGEN_OBJ) $(LIB_A)
 # So do the cpu backend's planner and its IR text (tests/test_cpu_plan.c):
 # LLVM comes in only with cpu_jit.c.
 CPU_PLAN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cpu/cpu_plan.c plugins/cpu/cpu_rows.c plugins/cpu/cpu_index.c \
-               plugins/cpu/cpu_ir.c plugins/cpu/cpu_ops.c)
+               plugins/cpu/cpu_ir.c plugins/cpu/cpu_ops.c plugins/cpu/cpu_attention.c)
 $(UNIT): $(CPU_PLAN_OBJ)
 
 deps:

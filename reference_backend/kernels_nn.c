@@ -662,9 +662,10 @@ static void load_matrix(double *dst, const alloy_kernel_tensor *t, int64_t off, 
 
 /* scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
  * is_causal, scale, enable_gqa), PyTorch's math form in double:
- * softmax(q k^T * scale + mask) v. A bool mask keeps where true; the causal
- * mask is the top-left lower triangle. dropout_p is taken as 0 (inference:
- * a dropout here would be random). */
+ * _safe_softmax(q k^T * scale + mask) v, where a row whose every score is
+ * -inf (all its keys masked) is zeros, not NaN. A bool mask keeps where
+ * true; the causal mask is the top-left lower triangle. dropout_p is taken
+ * as 0 (inference: a dropout here would be random). */
 static int k_sdpa(const alloy_kernel_call *c) {
   const alloy_kernel_tensor *out = &c->outputs[0], *q = ref_tensor(c, "query"),
                             *k = ref_tensor(c, "key"), *v = ref_tensor(c, "value"),
@@ -719,6 +720,12 @@ static int k_sdpa(const alloy_kernel_call *c) {
           }
         }
         if (row[j] > mx) mx = row[j];
+      }
+      bool all_ninf = true; /* _safe_softmax: a row of only -inf (every key masked) is zeros */
+      for (int64_t j = 0; j < S && all_ninf; j++) all_ninf = row[j] == -INFINITY;
+      if (all_ninf && S > 0) {
+        for (int64_t j = 0; j < S; j++) row[j] = 0.0;
+        continue;
       }
       for (int64_t j = 0; j < S; j++) sum += row[j] = exp(row[j] - mx);
       for (int64_t j = 0; j < S; j++) row[j] /= sum;

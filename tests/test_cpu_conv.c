@@ -21,6 +21,7 @@
 
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
+#include "cpuref.h"
 #include "harness.h"
 #include "plugins/cpu/cpu_internal.h"
 #include "sdk/src/host.h"
@@ -160,83 +161,11 @@ TEST(cpu_conv_refusals_have_reasons) {
 
 /* ---- values, through the plugin -------------------------------------------------------- */
 
-static const char *plugin_dir(void) {
-  static char dir[PATH_MAX + 32];
-  const char *build = getenv("ALLOY_TEST_BUILD");
-  if (build && *build) {
-    snprintf(dir, sizeof dir, "%s/lib/alloy", build);
-    return dir;
-  }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "build/lib/alloy";
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = '\0';
-  snprintf(dir, sizeof dir, "%s/../lib/alloy", exe);
-  return dir;
-}
-
-/* A runtime with the cpu plugin, or NULL (and a line saying so) when it
- * was not built here. */
-static alloy_runtime *open_cpu(int *cpu, int *ref) {
-  const char *dirs[1] = {plugin_dir()};
-  const char *only[1] = {"cpu"};
-  alloy_runtime_options o = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
-                             .plugin_dirs = dirs,
-                             .num_plugin_dirs = 1,
-                             .no_default_paths = true,
-                             .only_backends = only,
-                             .num_only_backends = 1};
-  alloy_runtime *rt = NULL;
-  CHECK_OK(alloy_runtime_open(&o, &rt));
-  if (!rt) return NULL;
-  *cpu = alloy_runtime_find_backend(rt, "cpu");
-  *ref = alloy_runtime_find_backend(rt, "ref");
-  if (*cpu < 0) {
-    printf("  (skipped: no cpu plugin in %s: built where llvm-config is)\n", dirs[0]);
-    alloy_runtime_close(rt);
-    return NULL;
-  }
-  return rt;
-}
-
-/* Runs g on backend i with the inputs; copies output 0 (numel values of
- * the dtype) into out. */
-static bool run_on(alloy_runtime *rt, int backend, const alloy_graph *g, const alloy_host_tensor *in, int nin,
-                   void *out, size_t bytes, int which) {
-  alloy_program *p = NULL;
-  alloy_error *e = alloy_program_compile(rt, backend, g, &p);
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "compile: %s", alloy_error_message(e));
-    alloy_error_free(e);
-    return false;
-  }
-  alloy_host_tensor o[4];
-  memset(o, 0, sizeof o);
-  for (int i = 0; i < 4; i++) o[i].struct_size = ALLOY_HOST_TENSOR_STRUCT_SIZE;
-  int nout = H()->graph_num_outputs(g);
-  e = nout > 4 ? alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "too many outputs") : alloy_program_run(p, in, nin, o, nout);
-  bool ok = !e;
-  if (e) {
-    harness_fail(__FILE__, __LINE__, "run: %s", alloy_error_message(e));
-    alloy_error_free(e);
-  } else {
-    memcpy(out, o[which].data, bytes);
-  }
-  alloy_program_release(p);
-  return ok;
-}
-
-static alloy_host_tensor host(alloy_dtype t, int rank, const int64_t *sizes, void *data) {
-  return (alloy_host_tensor){ALLOY_HOST_TENSOR_STRUCT_SIZE, t, rank, sizes, data};
-}
-
 /* A 3x3 image 1..9, a 2x2 kernel of ones, bias -13: the window sums
  * (12, 16, 24, 28) less 13, then relu: 0, 3, 11, 15. */
 TEST(cpu_conv_values_by_hand) {
   int cpu, ref;
-  alloy_runtime *rt = open_cpu(&cpu, &ref);
+  alloy_runtime *rt = cpuref_open(&cpu, &ref);
   if (!rt) return;
   alloy_graph *g = parse("input %x: f32[1, 1, 3, 3]\n"
                          "input %w: f32[1, 1, 2, 2]\n"
@@ -248,8 +177,8 @@ TEST(cpu_conv_values_by_hand) {
   REQUIRE(g);
   float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 1, 1, 1}, b[1] = {-13}, y[4] = {0};
   int64_t xs[] = {1, 1, 3, 3}, ws[] = {1, 1, 2, 2}, bs[] = {1};
-  alloy_host_tensor in[3] = {host(ALLOY_F32, 4, xs, x), host(ALLOY_F32, 4, ws, w), host(ALLOY_F32, 1, bs, b)};
-  if (run_on(rt, cpu, g, in, 3, y, sizeof y, 0)) {
+  alloy_host_tensor in[3] = {cpuref_host(ALLOY_F32, 4, xs, x), cpuref_host(ALLOY_F32, 4, ws, w), cpuref_host(ALLOY_F32, 1, bs, b)};
+  if (cpuref_run(rt, cpu, g, in, 3, y, sizeof y, 0)) {
     CHECK(y[0] == 0 && y[1] == 3 && y[2] == 11 && y[3] == 15);
   }
   alloy_graph_free(g);
@@ -260,7 +189,7 @@ TEST(cpu_conv_values_by_hand) {
             " : f32[1, 1, 2, 2]\n"
             "output %y\n");
   REQUIRE(g);
-  if (run_on(rt, cpu, g, in, 2, y, sizeof y, 0)) {
+  if (cpuref_run(rt, cpu, g, in, 2, y, sizeof y, 0)) {
     CHECK(y[0] == 1 && y[1] == 2 + 3 && y[2] == 4 + 7 && y[3] == 5 + 6 + 8 + 9);
   }
   alloy_graph_free(g);
@@ -272,11 +201,11 @@ TEST(cpu_conv_values_by_hand) {
  * windows, by hand. */
 TEST(cpu_conv_pooling_values_by_hand) {
   int cpu, ref;
-  alloy_runtime *rt = open_cpu(&cpu, &ref);
+  alloy_runtime *rt = cpuref_open(&cpu, &ref);
   if (!rt) return;
   float x[16] = {1, 5, 2, 0, 3, 4, NAN, 8, 9, 1, 2, 7, 6, 6, 3, 2};
   int64_t xs[] = {1, 1, 4, 4};
-  alloy_host_tensor in[1] = {host(ALLOY_F32, 4, xs, x)};
+  alloy_host_tensor in[1] = {cpuref_host(ALLOY_F32, 4, xs, x)};
   alloy_graph *g = parse("input %x: f32[1, 1, 4, 4]\n"
                          "%m, %i = aten.max_pool2d_with_indices.default(%x, [2, 2], [2, 2], [0, 0], [1, 1], false)"
                          " : f32[1, 1, 2, 2], i64[1, 1, 2, 2]\n"
@@ -284,7 +213,7 @@ TEST(cpu_conv_pooling_values_by_hand) {
   REQUIRE(g);
   float m[4] = {0};
   int64_t idx[4] = {0};
-  if (run_on(rt, cpu, g, in, 1, m, sizeof m, 0) && run_on(rt, cpu, g, in, 1, idx, sizeof idx, 1)) {
+  if (cpuref_run(rt, cpu, g, in, 1, m, sizeof m, 0) && cpuref_run(rt, cpu, g, in, 1, idx, sizeof idx, 1)) {
     CHECK(m[0] == 5 && isnan(m[1]) && m[2] == 9 && m[3] == 7);
     CHECK(idx[0] == 1 && idx[1] == 6 && idx[2] == 8 && idx[3] == 11);
   }
@@ -293,13 +222,13 @@ TEST(cpu_conv_pooling_values_by_hand) {
    * column; a -inf plane keeps its first tap's index */
   float x2[16] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
                   -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 4};
-  alloy_host_tensor in2[1] = {host(ALLOY_F32, 4, xs, x2)};
+  alloy_host_tensor in2[1] = {cpuref_host(ALLOY_F32, 4, xs, x2)};
   g = parse("input %x: f32[1, 1, 4, 4]\n"
             "%m, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [0, 0], [1, 1], true)"
             " : f32[1, 1, 2, 2], i64[1, 1, 2, 2]\n"
             "output %m, %i\n");
   REQUIRE(g);
-  if (run_on(rt, cpu, g, in2, 1, m, sizeof m, 0) && run_on(rt, cpu, g, in2, 1, idx, sizeof idx, 1)) {
+  if (cpuref_run(rt, cpu, g, in2, 1, m, sizeof m, 0) && cpuref_run(rt, cpu, g, in2, 1, idx, sizeof idx, 1)) {
     CHECK(m[0] == -INFINITY && m[3] == 4);
     CHECK(idx[0] == 0 && idx[1] == 2 && idx[2] == 8 && idx[3] == 15);
   }
@@ -311,7 +240,7 @@ TEST(cpu_conv_pooling_values_by_hand) {
             "output %a\n");
   REQUIRE(g);
   float a[4] = {0};
-  if (run_on(rt, cpu, g, in, 1, a, sizeof a, 0)) {
+  if (cpuref_run(rt, cpu, g, in, 1, a, sizeof a, 0)) {
     CHECK(a[0] == (1 + 5 + 3 + 4) / 4.0f);
     CHECK(isnan(a[1]));                                  /* the NaN's window */
     CHECK(a[2] == (3 + 4 + 9 + 1 + 6 + 6) / 6.0f);       /* rows 1-3, cols 0-1 */
@@ -324,7 +253,7 @@ TEST(cpu_conv_pooling_values_by_hand) {
   REQUIRE(g);
   float ad[3] = {0};
   x[6] = 2;
-  if (run_on(rt, cpu, g, in, 1, ad, sizeof ad, 0)) {
+  if (cpuref_run(rt, cpu, g, in, 1, ad, sizeof ad, 0)) {
     CHECK(ad[0] == (1 + 5 + 2 + 0 + 3 + 4 + 2 + 8) / 2.0f / 4.0f);
     CHECK(ad[2] == (9 + 1 + 2 + 7 + 6 + 6 + 3 + 2) / 2.0f / 4.0f);
   }
@@ -343,7 +272,7 @@ static double urand(void) {
  * against the reference backend within DESIGN.md's tolerances. */
 TEST(cpu_conv_matches_ref) {
   int cpu, ref;
-  alloy_runtime *rt = open_cpu(&cpu, &ref);
+  alloy_runtime *rt = cpuref_open(&cpu, &ref);
   if (!rt) return;
   REQUIRE(ref >= 0);
   static const struct {
@@ -381,10 +310,10 @@ TEST(cpu_conv_matches_ref) {
       if (es == 8) ((double *)p)[j] = v;
       else ((float *)p)[j] = (float)v;
     }
-    alloy_host_tensor in[3] = {host(cases[ci].t, 4, cases[ci].xs, x), host(cases[ci].t, 4, cases[ci].ws, w),
-                               host(cases[ci].t, 1, bsz, b)};
+    alloy_host_tensor in[3] = {cpuref_host(cases[ci].t, 4, cases[ci].xs, x), cpuref_host(cases[ci].t, 4, cases[ci].ws, w),
+                               cpuref_host(cases[ci].t, 1, bsz, b)};
     size_t bytes = (size_t)cases[ci].outn * es;
-    if (run_on(rt, cpu, g, in, 3, yc, bytes, 0) && run_on(rt, ref, g, in, 3, yr, bytes, 0)) {
+    if (cpuref_run(rt, cpu, g, in, 3, yc, bytes, 0) && cpuref_run(rt, ref, g, in, 3, yr, bytes, 0)) {
       double rtol = es == 8 ? 1e-7 : 1.3e-6, atol = es == 8 ? 1e-7 : 1e-5, worst = 0;
       int bad = 0;
       for (int64_t i = 0; i < cases[ci].outn; i++) {

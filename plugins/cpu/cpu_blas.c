@@ -89,8 +89,12 @@ int cpu_blas_fits(const cpu_gemm_desc *g) {
   return g->m <= lim && g->n <= lim && g->k <= lim && g->lda <= lim && g->ldb <= lim && g->ldd <= lim;
 }
 
-void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
+void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *const ops[GEMM_OPERANDS], int64_t begin,
                    int64_t end) {
+  const float *a = ops[GEMM_A], *bm = ops[GEMM_B];
+  float *d = (float *)ops[GEMM_D];
+  if (g->attn.on)
+    return cpu_attention_rows(b, g, a, bm, ops[GEMM_C], ops[GEMM_E], d, begin, end);
   if (g->conv.on) return cpu_conv_rows(b, g, a, bm, d, begin, end);
   for (int64_t r = begin; r < end;) {
     int64_t batch = r / g->m, i0 = r % g->m, i1 = g->m;

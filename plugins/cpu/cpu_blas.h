@@ -35,13 +35,20 @@ void cpu_blas_close(cpu_blas *b);
 /* Whether sgemm's 32-bit dimensions hold product g. */
 int cpu_blas_fits(const cpu_gemm_desc *g);
 /* Rows [begin, end) of D = op(A) @ op(B), rows numbered over the batch
- * (batch * m of them), each chunk one sgemm call per batch it touches. */
-void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *bm, float *d, int64_t begin,
+ * (batch * m of them), each chunk one sgemm call per batch it touches; a
+ * convolution's or attention's units when g->conv or g->attn is on. ops:
+ * the operands' memory, by GEMM_* (C and E read by attention only). */
+void cpu_blas_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *const ops[GEMM_OPERANDS], int64_t begin,
                    int64_t end);
 /* A convolution's units [begin, end) (g->conv.on; cpu_conv.c): a the
  * weights (and the bias after them), x the input, d the output. b may lack
  * sgemm: the products are then loops. */
 void cpu_conv_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *a, const float *x, float *d, int64_t begin,
                    int64_t end);
+
+/* Attention's units [begin, end) (g->attn.on; cpu_attention.c): q, k, v,
+ * the mask (bool or float32, or NULL) and the output. */
+void cpu_attention_rows(const cpu_blas *b, const cpu_gemm_desc *g, const float *q, const float *k, const float *v,
+                        const void *mask, float *out, int64_t begin, int64_t end);
 
 #endif

@@ -76,6 +76,7 @@ enum {
   ROWS_CUMSUM, /* a running sum along a dim                              */
   ROWS_CONV,   /* convolution: im2col + sgemm, bias and relu in its tiles (cpu_conv.c) */
   ROWS_POOL,   /* max / average / adaptive average pooling: emitted window loops */
+  ROWS_ATTENTION, /* scaled_dot_product_attention: flash-style blocks (cpu_attention.c) */
 };
 
 typedef struct cpu_op {
@@ -112,6 +113,8 @@ const char *cpu_node_unsupported(const alloy_host_api *host, const alloy_node *n
 /* Convolution and pooling nodes the cpu backend does not compute (cpu_rows.c):
  * NULL, or a static reason. */
 const char *cpu_conv_unsupported(const alloy_host_api *host, const alloy_node *n, const cpu_op *op);
+/* The same for scaled_dot_product_attention (cpu_attention.c). */
+const char *cpu_attention_unsupported(const alloy_host_api *host, const alloy_node *n);
 
 /* ---- plans (cpu_plan.c) ------------------------------------------------- */
 
@@ -145,6 +148,25 @@ typedef struct cpu_conv_desc {
   int64_t tile, ntiles;                  /* output columns per unit, units per (image, group) */
 } cpu_conv_desc;
 
+/* scaled_dot_product_attention run as a STEP_GEMM (cpu_attention.c): its
+ * row space is units of (batch index, block of query rows). A is q, B k,
+ * C v, E the mask (none: its base is -1), D the output, float32 with their
+ * last dims packed; element offsets here (the step's goff are 0). */
+typedef struct cpu_attn_desc {
+  bool on;
+  bool causal;
+  int mask;                /* 0: none, 1: bool (keep where true), 2: float32 (added) */
+  float scale;
+  int64_t L, S, E, EV;     /* query rows, keys, head dims of q/k and of v */
+  int nb;                  /* batch dims (the output's leading dims) */
+  int64_t nbatch, nqblocks;
+  int64_t bsizes[CPU_MAX_RANK];
+  int64_t qbs[CPU_MAX_RANK], kbs[CPU_MAX_RANK], vbs[CPU_MAX_RANK], mbs[CPU_MAX_RANK], obs[CPU_MAX_RANK];
+  int64_t ldq, ldk, ldv, ldo; /* row strides of the last two dims */
+  int64_t msl, mss;           /* the mask's strides along query rows and keys (0: broadcast) */
+  int64_t q_off, k_off, v_off, m_off, o_off;
+} cpu_attn_desc;
+
 /* One batch of products D = op(A) @ op(B), float32, row-major: D packed
  * [batch, m, n] (row stride ldd). The planner converts 16-bit operands to
  * float32 temporaries first and adds bias and activations after, in the
@@ -155,10 +177,12 @@ typedef struct cpu_gemm_desc {
   int64_t stride_a, stride_b, stride_d; /* between batches (elements); 0 broadcasts */
   bool trans_a, trans_b;              /* A given as [k, m] / B as [n, k] */
   cpu_conv_desc conv;                 /* conv.on: a convolution (cpu_conv.c), rows are its units */
+  cpu_attn_desc attn;                 /* attn.on: attention (cpu_attention.c), rows are its units */
 } cpu_gemm_desc;
 
 enum { STEP_KERNEL = 0, STEP_GEMM };
-enum { GEMM_A = 0, GEMM_B, GEMM_D, GEMM_OPERANDS };
+/* A, B and D of a product; attention's v and mask as C and E */
+enum { GEMM_A = 0, GEMM_B, GEMM_D, GEMM_C, GEMM_E, GEMM_OPERANDS };
 
 typedef struct cpu_step {
   int kind;        /* STEP_* */

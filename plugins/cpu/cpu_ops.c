@@ -150,6 +150,9 @@ static const cpu_op ops[] = {
      * tiles) and pooling (emitted window loops): cpu_rows.c, cpu_conv.c;
      * their dtypes are cpu_conv_unsupported's */
     {.name = "aten.convolution.default", .kind = CPU_OP_ROWS, .rows = ROWS_CONV, .bool_operand = -1},
+    /* attention as one step, flash-style (cpu_attention.c): float32 */
+    {.name = "aten.scaled_dot_product_attention.default", .kind = CPU_OP_ROWS, .rows = ROWS_ATTENTION,
+     .bool_operand = -1},
     {.name = "aten.max_pool2d_with_indices.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
     {.name = "aten.max_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
     {.name = "aten.avg_pool2d.default", .kind = CPU_OP_ROWS, .rows = ROWS_POOL, .bool_operand = -1},
@@ -268,6 +271,7 @@ const char *cpu_node_unsupported(const alloy_host_api *h, const alloy_node *n) {
     for (int j = 0; j < nin; j++)
       if (h->value_dtype(in[j]) != t) return "operands of mixed dtypes";
   }
+  if (op->kind == CPU_OP_ROWS && op->rows == ROWS_ATTENTION) return cpu_attention_unsupported(h, n);
   if (op->kind == CPU_OP_ROWS && (op->rows == ROWS_CONV || op->rows == ROWS_POOL)) {
     const char *why = cpu_conv_unsupported(h, n, op);
     if (why) return why;

@@ -1057,7 +1057,7 @@ static void emit_node(builder *b, int i) {
       static void (*const emitters[])(builder *, const alloy_node *, const cpu_op *) = {
           [ROWS_REDUCE] = cp_emit_reduce, [ROWS_LAYER_NORM] = cp_emit_layer_norm, [ROWS_GEMM] = cp_emit_gemm,
           [ROWS_EMBEDDING] = cp_emit_embedding, [ROWS_INDEX] = cp_emit_index, [ROWS_GATHER] = cp_emit_gather,
-          [ROWS_CAT] = cp_emit_cat, [ROWS_CUMSUM] = cp_emit_cumsum, [ROWS_CONV] = cp_emit_conv,
+          [ROWS_CAT] = cp_emit_cat, [ROWS_CUMSUM] = cp_emit_cumsum, [ROWS_CONV] = cp_emit_conv, [ROWS_ATTENTION] = cp_emit_attention,
           [ROWS_POOL] = cp_emit_pool,
       };
       emitters[op->rows](b, n, op);

@@ -226,6 +226,8 @@ void cp_emit_layer_norm(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_gemm(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op);
+/* cpu_attention.c */
+void cp_emit_attention(builder *b, const alloy_node *n, const cpu_op *op);
 /* cpu_index.c */
 void cp_emit_embedding(builder *b, const alloy_node *n, const cpu_op *op);
 void cp_emit_index(builder *b, const alloy_node *n, const cpu_op *op);
