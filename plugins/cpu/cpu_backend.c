@@ -14,6 +14,12 @@
  * come with other strides gets a plan of its own for that layout, kept
  * beside the first.
  *
+ * The compile cache: executable_serialize writes the contiguous plan's
+ * object code with the CPU it was made for; executable_deserialize plans
+ * again and links that object (no LLVM pass or code generation) when the
+ * CPU, the options and the plan's code are these, else refuses with
+ * ALLOY_ERR_VERSION so that the runtime compiles.
+ *
  * Threads (alloy/plugin.h): compile and release come one at a time per
  * backend; execute may come from several threads on distinct queues: an
  * executable's variants are read under its lock, its scratch arena is
