@@ -105,8 +105,11 @@ typedef struct round_result {
  * written, malloc'd. */
 static int saved_stderr = -1;
 static char log_path[PATH_MAX];
+static char *saved_log; /* the caller's $ALLOY_LOG, restored after */
 static void capture_begin(void) {
   fflush(stderr);
+  free(saved_log);
+  saved_log = getenv("ALLOY_LOG") ? strdup(getenv("ALLOY_LOG")) : NULL;
   snprintf(log_path, sizeof log_path, "%s/alloy-cpu-cache-log-%d.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (int)getpid());
   int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -115,7 +118,10 @@ static void capture_begin(void) {
   setenv("ALLOY_LOG", "0", 1);
 }
 static char *capture_end(void) {
-  unsetenv("ALLOY_LOG");
+  if (saved_log) setenv("ALLOY_LOG", saved_log, 1);
+  else unsetenv("ALLOY_LOG");
+  free(saved_log);
+  saved_log = NULL;
   fflush(stderr);
   if (saved_stderr >= 0) dup2(saved_stderr, 2), close(saved_stderr);
   saved_stderr = -1;
@@ -208,11 +214,14 @@ TEST(cpu_cache_second_runtime_links_cached_object_code) {
   snprintf(dir, sizeof dir, "%s/alloy-cpu-cache-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
   snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
   REQUIRE(system(cmd) == 0);
+  char *saved_cache = getenv("ALLOY_CACHE_DIR") ? strdup(getenv("ALLOY_CACHE_DIR")) : NULL;
   setenv("ALLOY_CACHE_DIR", dir, 1);
   alloy_graph *g = parse(AIR);
-  REQUIRE(g);
   round_result *r = calloc(3, sizeof *r);
-  REQUIRE(r);
+  if (!g || !r) {
+    harness_fail(__FILE__, __LINE__, "no graph or no memory");
+    goto out;
+  }
   /* 0: compiled by LLVM, written to disk */
   if (run_round(g, &r[0])) {
     CHECK_INT(r[0].stats.misses, 1);
@@ -255,10 +264,13 @@ TEST(cpu_cache_second_runtime_links_cached_object_code) {
     }
   }
   free(entry);
-  for (int i = 0; i < 3; i++) free(r[i].log);
+out:
+  for (int i = 0; r && i < 3; i++) free(r[i].log);
   free(r);
   alloy_graph_free(g);
-  unsetenv("ALLOY_CACHE_DIR");
+  if (saved_cache) setenv("ALLOY_CACHE_DIR", saved_cache, 1);
+  else unsetenv("ALLOY_CACHE_DIR");
+  free(saved_cache);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0);
 }
