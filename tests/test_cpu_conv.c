@@ -288,6 +288,13 @@ TEST(cpu_conv_matches_ref) {
        "%c = aten.convolution.default(%x, %w, %b, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 100, 13, 13]\n"
        "%p = aten._adaptive_avg_pool2d.default(%c, [1, 1]) : f32[2, 100, 1, 1]\noutput %p\n",
        ALLOY_F32, {2, 64, 13, 13}, {100, 64, 1, 1}, 200},
+      /* an input expanded along its channels (stride 0): every channel
+       * reads the one plane (a conformance sample found it read apart) */
+      {"input %x: f32[2, 1, 9, 9]\ninput %w: f32[6, 4, 3, 3]\ninput %b: f32[6]\n"
+       "%e = aten.expand.default(%x, [2, 4, 9, 9]) : f32[2, 4, 9, 9]\n"
+       "%c = aten.convolution.default(%e, %w, %b, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 6, 9, 9]\n"
+       "output %c\n",
+       ALLOY_F32, {2, 1, 9, 9}, {6, 4, 3, 3}, 2 * 6 * 81},
       {"input %x: f64[2, 6, 11, 11]\ninput %w: f64[8, 6, 3, 3]\ninput %b: f64[8]\n"
        "%c = aten.convolution.default(%x, %w, %b, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f64[2, 8, 11, 11]\n"
        "%m, %i = aten.max_pool2d_with_indices.default(%c, [3, 3], [2, 2], [1, 1], [1, 1], true)"

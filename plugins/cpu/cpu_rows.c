@@ -918,7 +918,6 @@ void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   c.direct = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && c.h == c.oh &&
              c.w == c.ow && (c.x_cstride >= npos || c.cin_g == 1);
   if (c.direct && c.cin_g == 1) c.x_cstride = npos > 0 ? npos : 1; /* sgemm's ldb: any value past n */
-  if (!c.direct && c.x_cstride < 1) c.x_cstride = 1;
   /* A: the weights dense [Cout, K], the bias after them */
   c.bias = bi >= 0;
   if (c.bias || !dense(&w) || w.dtype != ct) {
