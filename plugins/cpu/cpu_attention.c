@@ -185,7 +185,7 @@ static inline float exp_f32(float x) {
   float q = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
              1.6666665459e-1f) * r + 5.0000001201e-1f;
   float y = q * z + r + 1.0f;
-  int32_t ni = (int32_t)n, n1 = ni >> 1, n2 = ni - n1;
+  int32_t ni = (int32_t)(n == n ? n : 0.0f), n1 = ni >> 1, n2 = ni - n1; /* NaN: its result is x, below */
   uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
   float f1, f2;
   memcpy(&f1, &b1, sizeof f1);
