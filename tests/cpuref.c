@@ -12,7 +12,7 @@
 #include "harness.h"
 #include "sdk/src/host.h"
 
-static const char *plugin_dir(void) {
+const char *cpuref_plugin_dir(void) {
   static char dir[PATH_MAX + 32];
   const char *build = getenv("ALLOY_TEST_BUILD");
   if (build && *build) {
@@ -32,7 +32,7 @@ static const char *plugin_dir(void) {
 /* A runtime with the cpu plugin, or NULL (and a line saying so) when it
  * was not built here. */
 alloy_runtime *cpuref_open(int *cpu, int *ref) {
-  const char *dirs[1] = {plugin_dir()};
+  const char *dirs[1] = {cpuref_plugin_dir()};
   const char *only[1] = {"cpu"};
   alloy_runtime_options o = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
                              .plugin_dirs = dirs,

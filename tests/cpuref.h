@@ -15,6 +15,8 @@
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
 
+/* The folder the cpu plugin is opened from (static storage). */
+const char *cpuref_plugin_dir(void);
 /* A runtime with the cpu plugin (*cpu) and ref (*ref), or NULL, with a
  * line saying the test skips, when the plugin is not there. */
 alloy_runtime *cpuref_open(int *cpu, int *ref);

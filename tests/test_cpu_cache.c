@@ -24,6 +24,7 @@
 
 #include "alloy/graph.h"
 #include "alloy/runtime.h"
+#include "cpuref.h"
 #include "harness.h"
 #include "sdk/src/host.h"
 
@@ -47,50 +48,18 @@ static alloy_graph *parse(const char *air) {
   return g;
 }
 
-static const char *plugin_dir(void) {
-  static char dir[PATH_MAX + 32];
-  const char *build = getenv("ALLOY_TEST_BUILD");
-  if (build && *build) {
-    snprintf(dir, sizeof dir, "%s/lib/alloy", build);
-    return dir;
-  }
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "build/lib/alloy";
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = '\0';
-  snprintf(dir, sizeof dir, "%s/../lib/alloy", exe);
-  return dir;
-}
-
 static bool have_plugin(void) {
   char path[PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/liballoy-cpu.so", plugin_dir());
+  snprintf(path, sizeof path, "%s/liballoy-cpu.so", cpuref_plugin_dir());
   if (access(path, R_OK) == 0) return true;
-  printf("  (skipped: no cpu plugin in %s: built where llvm-config is)\n", plugin_dir());
+  printf("  (skipped: no cpu plugin in %s: built where llvm-config is)\n", cpuref_plugin_dir());
   return false;
 }
 
+/* A runtime with the cpu plugin (tests/cpuref.h), or NULL: skipped. */
 static alloy_runtime *open_cpu(int *cpu) {
-  const char *dirs[1] = {plugin_dir()};
-  const char *only[1] = {"cpu"};
-  alloy_runtime_options o = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
-                             .plugin_dirs = dirs,
-                             .num_plugin_dirs = 1,
-                             .no_default_paths = true,
-                             .only_backends = only,
-                             .num_only_backends = 1};
-  alloy_runtime *rt = NULL;
-  CHECK_OK(alloy_runtime_open(&o, &rt));
-  if (!rt) return NULL;
-  *cpu = alloy_runtime_find_backend(rt, "cpu");
-  if (*cpu < 0) {
-    printf("  (skipped: the cpu plugin in %s did not load)\n", dirs[0]);
-    alloy_runtime_close(rt);
-    return NULL;
-  }
-  return rt;
+  int ref;
+  return cpuref_open(cpu, &ref);
 }
 
 enum { NX = 16 * 32, NW = 24 * 32, NB = 24, NS = 16 * 24, NR = 24 };
@@ -285,7 +254,7 @@ typedef struct direct {
 
 static bool direct_open(direct *d) {
   char path[PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/liballoy-cpu.so", plugin_dir());
+  snprintf(path, sizeof path, "%s/liballoy-cpu.so", cpuref_plugin_dir());
   d->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!d->dl) return harness_fail(__FILE__, __LINE__, "dlopen: %s", dlerror()), false;
   alloy_plugin_entry_fn init = (alloy_plugin_entry_fn)dlsym(d->dl, "alloy_plugin_init");
