@@ -808,8 +808,8 @@ static alloy_error *cpu_execute(alloy_backend *be, alloy_executable *exe, const 
   if (!ptr) e = fail(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < p->nbases && !e; i++) {
     const cpu_base *b = &p->bases[i];
-    if (b->kind == BASE_TEMP) {
-      ptr[i] = scratch + b->offset;
+    if (b->kind == BASE_TEMP) { /* no arena: every temporary is empty, never read */
+      ptr[i] = scratch ? scratch + b->offset : NULL;
       continue;
     }
     alloy_tensor *t = b->kind == BASE_INPUT ? (alloy_tensor *)&args->inputs[b->index] : &args->outputs[b->index];
