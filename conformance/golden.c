@@ -582,9 +582,10 @@ static conform_verdict golden_check(const conform_source *src, const conform_tes
   return v;
 }
 
+/* The flags that run this test's op again: the corpus folder as given. */
 static void golden_rerun(const conform_source *src, const conform_test *t, char *buf, size_t cap) {
-  (void)src;
-  snprintf(buf, cap, "--golden DIR --ops '%s' --only golden", t->op);
+  const golden_state *gs = src->self;
+  snprintf(buf, cap, "--golden '%s' --ops '%s' --only golden", gs && gs->gf.dir ? gs->gf.dir : "DIR", t->op);
 }
 
 static void golden_close(conform_source *src) {

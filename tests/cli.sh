@@ -2,6 +2,7 @@
 # Command-line contract tests: what scripts and CI rely on.
 # usage: tests/cli.sh path/to/alloy GOLDEN_DIR
 alloy=$1
+golden=${2:-../shared/golden}
 pass=0
 fail=0
 check() { # check NAME COMMAND...: the command must succeed
@@ -90,6 +91,17 @@ msg=$(printf '%s\n' "$first" | sed 's/  (rerun: .*//; s/ \[repro: [^]]*\]//')
 check "a failure's rerun line runs that one sample and fails the same way" sh -c \
   "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend broken $rerun > '$tmp/rerun' 2>&1; \
    grep -qE '^0 passed, 1 failed, 0 skipped' '$tmp/rerun' && grep -qF -- '$msg' '$tmp/rerun'"
+# A golden failure's rerun names the corpus folder given, not a placeholder.
+if [ -f "$golden/ops/ops.jsonl" ]; then
+  ALLOY_PLUGIN_PATH="$build/tests/plugins" "$alloy" conform --backend broken --only golden --golden "$golden" \
+    --ops aten.add.Tensor > "$tmp/gold" 2>&1
+  grerun=$(grep -m1 '^golden [0-9]* aten.add.Tensor' "$tmp/gold" | sed -n 's/.*(rerun: \(.*\))$/\1/p')
+  check "a golden failure's rerun line names the corpus and fails again" sh -c \
+    "case \"$grerun\" in *DIR*|'') exit 1;; esac; ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform \
+     --backend broken $grerun > '$tmp/grerun' 2>&1; grep -qE '^0 passed, [1-9][0-9]* failed' '$tmp/grerun'"
+else
+  echo "skipped: a golden failure's rerun line (no golden corpus at $golden)"
+fi
 # The same words listed as a known failure: expected, so the run succeeds.
 printf '%s  # wrong on purpose\n' "$(printf '%s\n' "$first" | cut -d' ' -f1-3)" > "$tmp/known.txt"
 check "a sample listed in --known-failures is expected to fail" sh -c \
