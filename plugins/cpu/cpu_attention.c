@@ -36,29 +36,18 @@ enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
 
 /* ---- the claim --------------------------------------------------------------*/
 
-static const alloy_value *arg_value(const alloy_host_api *h, const alloy_node *n, const char *name) {
-  const alloy_arg *a = cp_arg_named(h, n, name);
-  return a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
-}
-
 static int64_t size_of(const alloy_host_api *h, const alloy_value *v, int d) {
   int64_t s = -1;
   return h->value_size(v, d, &s) ? s : -1;
-}
-
-static bool flag(const alloy_host_api *h, const alloy_node *n, const char *name) {
-  const alloy_arg *a = cp_arg_named(h, n, name);
-  int v = 0;
-  return a && h->arg_bool(a, &v) && v;
 }
 
 const char *cpu_attention_unsupported(const alloy_host_api *h, const alloy_node *n) {
   const alloy_arg *dp = cp_arg_named(h, n, "dropout_p");
   double p = 0;
   if (dp && h->arg_float(dp, &p) && p != 0) return "attention with dropout";
-  if (flag(h, n, "enable_gqa")) return "attention with grouped heads (enable_gqa)";
-  const alloy_value *q = arg_value(h, n, "query"), *k = arg_value(h, n, "key"), *v = arg_value(h, n, "value");
-  const alloy_value *m = arg_value(h, n, "attn_mask");
+  if (cp_bool_arg(h, n, "enable_gqa", false)) return "attention with grouped heads (enable_gqa)";
+  const alloy_value *q = cp_value_arg(h, n, "query"), *k = cp_value_arg(h, n, "key"), *v = cp_value_arg(h, n, "value");
+  const alloy_value *m = cp_value_arg(h, n, "attn_mask");
   if (!q || !k || !v) return "attention without query, key and value tensors";
   if (h->value_dtype(q) != ALLOY_F32 || h->value_dtype(k) != ALLOY_F32 || h->value_dtype(v) != ALLOY_F32)
     return "attention of other than float32 (decomposed instead)";
@@ -107,8 +96,8 @@ void cp_emit_attention(builder *b, const alloy_node *n, const cpu_op *op) {
   const alloy_host_api *h = b->host;
   const char *why = cpu_attention_unsupported(h, n);
   if (why) return (void)cp_fail(b, n, "%s", why);
-  const alloy_value *qv = arg_value(h, n, "query"), *kv = arg_value(h, n, "key"), *vv = arg_value(h, n, "value");
-  const alloy_value *mv = arg_value(h, n, "attn_mask");
+  const alloy_value *qv = cp_value_arg(h, n, "query"), *kv = cp_value_arg(h, n, "key"), *vv = cp_value_arg(h, n, "value");
+  const alloy_value *mv = cp_value_arg(h, n, "attn_mask");
   int ti[4] = {-1, -1, -1, -1};
   const alloy_value *vals[4] = {qv, kv, vv, mv};
   for (int i = 0; i < 4; i++)
@@ -127,7 +116,7 @@ void cp_emit_attention(builder *b, const alloy_node *n, const cpu_op *op) {
   const cpu_tensor *q = &b->tensors[ti[0]], *k = &b->tensors[ti[1]], *v = &b->tensors[ti[2]];
   const cpu_tensor *m = ti[3] >= 0 ? &b->tensors[ti[3]] : NULL;
   int r = q->rank, nb = r - 2;
-  cpu_attn_desc a = {.on = true, .causal = flag(h, n, "is_causal"), .nb = nb};
+  cpu_attn_desc a = {.on = true, .causal = cp_bool_arg(h, n, "is_causal", false), .nb = nb};
   a.L = q->sizes[r - 2], a.S = k->sizes[r - 2], a.E = q->sizes[r - 1], a.EV = v->sizes[r - 1];
   double scale = cp_float_arg(h, n, "scale", NAN);
   a.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)a.E) : scale);

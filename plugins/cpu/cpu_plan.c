@@ -167,6 +167,17 @@ const alloy_arg *cp_arg_named(const alloy_host_api *h, const alloy_node *n, cons
   return NULL;
 }
 
+const alloy_value *cp_value_arg(const alloy_host_api *h, const alloy_node *n, const char *name) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
+  return a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
+}
+
+bool cp_bool_arg(const alloy_host_api *h, const alloy_node *n, const char *name, bool dflt) {
+  const alloy_arg *a = cp_arg_named(h, n, name);
+  int v;
+  return a && h->arg_bool(a, &v) ? v != 0 : dflt;
+}
+
 int64_t cp_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt) {
   const alloy_arg *a = cp_arg_named(h, n, name);
   int64_t v;

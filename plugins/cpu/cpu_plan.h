@@ -213,6 +213,10 @@ void cp_kernel_begin(kern *k, const int64_t *sizes, int rank, const char *what);
 cpu_step *cp_add_step(builder *b);
 void cp_emit_copy(builder *b, const cpu_tensor *src, const cpu_tensor *dst);
 const alloy_arg *cp_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name);
+/* Argument `name` as a tensor value (NULL: None or absent), as a bool
+ * (dflt when absent). */
+const alloy_value *cp_value_arg(const alloy_host_api *h, const alloy_node *n, const char *name);
+bool cp_bool_arg(const alloy_host_api *h, const alloy_node *n, const char *name, bool dflt);
 int64_t cp_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
 double cp_float_arg(const alloy_host_api *h, const alloy_node *n, const char *name, double dflt);
 int cp_wrap_dim(int64_t d, int rank);

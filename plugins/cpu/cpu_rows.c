@@ -776,33 +776,23 @@ static void spatial_ints(const alloy_host_api *h, const alloy_node *n, const cha
   }
 }
 
-static bool arg_flag(const alloy_host_api *h, const alloy_node *n, const char *name, bool dflt) {
-  const alloy_arg *a = cp_arg_named(h, n, name);
-  int v;
-  return a && h->arg_bool(a, &v) ? v != 0 : dflt;
-}
-
-static const alloy_value *value_arg(const alloy_host_api *h, const alloy_node *n, const char *name) {
-  const alloy_arg *a = cp_arg_named(h, n, name);
-  return a && h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
-}
 
 static bool is_pool_max(const char *name) { return strstr(name, "max_pool") != NULL; }
 static bool is_pool_adaptive(const char *name) { return strstr(name, "adaptive_avg_pool") != NULL; }
 
 const char *cpu_conv_unsupported(const alloy_host_api *h, const alloy_node *n, const cpu_op *op) {
-  const alloy_value *x = value_arg(h, n, op->rows == ROWS_CONV ? "input" : "self"), *y = h->node_output(n, 0);
+  const alloy_value *x = cp_value_arg(h, n, op->rows == ROWS_CONV ? "input" : "self"), *y = h->node_output(n, 0);
   if (!x) return "no input tensor";
   int xr = h->value_rank(x);
   if (op->rows == ROWS_CONV) {
-    const alloy_value *w = value_arg(h, n, "weight"), *bias = value_arg(h, n, "bias");
+    const alloy_value *w = cp_value_arg(h, n, "weight"), *bias = cp_value_arg(h, n, "bias");
     if (!w) return "no weight tensor";
     alloy_dtype t = h->value_dtype(y);
     if (t != ALLOY_F32 && t != ALLOY_F64 && t != ALLOY_F16 && t != ALLOY_BF16)
       return "convolutions of float32, float64, float16 or bfloat16 only (integer ones are not computed)";
     if (h->value_dtype(x) != t || h->value_dtype(w) != t || (bias && h->value_dtype(bias) != t))
       return "operands of mixed dtypes";
-    if (arg_flag(h, n, "transposed", false)) return "transposed convolutions are not computed yet";
+    if (cp_bool_arg(h, n, "transposed", false)) return "transposed convolutions are not computed yet";
     if (xr != 3 && xr != 4) return "convolutions of 1 or 2 spatial dims only (a batched input)";
     if (h->value_rank(w) != xr || h->value_rank(y) != xr) return "a weight or output of another rank";
     if (bias && h->value_rank(bias) != 1) return "a bias of rank other than 1";
@@ -860,7 +850,7 @@ static bool planes_dense(const cpu_tensor *t) {
 void cp_emit_conv(builder *b, const alloy_node *n, const cpu_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
-  const alloy_value *xv = value_arg(h, n, "input"), *wv = value_arg(h, n, "weight"), *bv = value_arg(h, n, "bias");
+  const alloy_value *xv = cp_value_arg(h, n, "input"), *wv = cp_value_arg(h, n, "weight"), *bv = cp_value_arg(h, n, "bias");
   const alloy_value *yv = h->node_output(n, 0);
   int xi = cp_in_memory(b, n, xv), wi = xi < 0 ? -1 : cp_in_memory(b, n, wv);
   int bi = wi < 0 || !bv ? -1 : cp_in_memory(b, n, bv);
@@ -1007,6 +997,25 @@ static irv imad(kern *k, irv a, int64_t m, int64_t c) {
   return ireg(ir_ins(k, &k->fn, "add i64 %%r%d, %" PRId64, r, c));
 }
 
+/* The window of output position o along one spatial dim of `in` input and
+ * `out` output positions: [*lo, *hi) and, pooling, its size counting the
+ * padding (*pool; 0 when adaptive). Adaptive: [floor(o in / out),
+ * ceil((o + 1) in / out)); else the first tap o * stride - pad (maybe in
+ * the padding) and at most ker taps, not past in + pad. */
+static void pool_window(kern *k, irv o, int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t ker,
+                        bool adaptive, irv *lo, irv *hi, irv *pool) {
+  *pool = icon(0);
+  if (adaptive) {
+    *lo = ireg(ir_ins(k, &k->fn, "udiv i64 %%r%d, %" PRId64, ir_ins(k, &k->fn, "mul i64 %s, %" PRId64, o.s, in), out));
+    irv e = imad(k, o, in, in + out - 1);
+    *hi = ireg(ir_ins(k, &k->fn, "udiv i64 %s, %" PRId64, e.s, out));
+    return;
+  }
+  *lo = imad(k, o, stride, -pad);
+  *hi = imin(k, imad(k, *lo, 1, ker), icon(in + pad));
+  *pool = ireg(ir_ins(k, &k->fn, "sub i64 %s, %s", hi->s, lo->s));
+}
+
 /* max_pool2d[_with_indices], avg_pool2d, _adaptive_avg_pool2d and
  * adaptive_avg_pool2d of a [.., C, H, W] input, float32 or float64: a
  * kernel whose rows are the output's rows (every dim but the last) and
@@ -1023,7 +1032,7 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
   const alloy_host_api *h = b->host;
   const char *name = h->node_op_name(n);
   bool max = is_pool_max(name), adaptive = is_pool_adaptive(name);
-  int xi = cp_in_memory(b, n, value_arg(h, n, "self"));
+  int xi = cp_in_memory(b, n, cp_value_arg(h, n, "self"));
   if (xi < 0) return;
   int yi = cp_materialize(b, h->node_output(n, 0));
   /* the indices, when something reads them (a graph output, a user) */
@@ -1043,7 +1052,7 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
     spatial_ints(h, n, "stride", 2, 0, kk, s);
     spatial_ints(h, n, "padding", 2, 0, NULL, p);
     if (max) spatial_ints(h, n, "dilation", 2, 1, NULL, d);
-    include_pad = arg_flag(h, n, "count_include_pad", true);
+    include_pad = cp_bool_arg(h, n, "count_include_pad", true);
     const alloy_arg *oa = cp_arg_named(h, n, "divisor_override");
     has_ovr = oa && h->arg_int(oa, &ovr);
   }
@@ -1067,32 +1076,16 @@ void cp_emit_pool(builder *b, const alloy_node *n, const cpu_op *op) {
   irv oh = {.t = ALLOY_I64};
   snprintf(oh.s, sizeof oh.s, "%s", ohs);
   /* the row's window along H */
-  irv h0, h1, hpool = icon(0);
-  if (adaptive) {
-    h0 = ireg(ir_ins(&k, &k.fn, "udiv i64 %%r%d, %" PRId64, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, oh.s, H), OH));
-    irv e = imad(&k, oh, H, H + OH - 1);
-    h1 = ireg(ir_ins(&k, &k.fn, "udiv i64 %s, %" PRId64, e.s, OH));
-  } else {
-    h0 = imad(&k, oh, s[0], -p[0]); /* the first tap, maybe in the padding */
-    h1 = imin(&k, imad(&k, h0, 1, kk[0]), icon(H + p[0]));
-    hpool = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", h1.s, h0.s));
-  }
+  irv h0, h1, hpool;
+  pool_window(&k, oh, H, OH, s[0], p[0], kk[0], adaptive, &h0, &h1, &hpool);
   ir_loop lw;
   char owt[24];
   snprintf(owt, sizeof owt, "%" PRId64, OW);
   ir_loop_begin(&k, &lw, owt);
   irv ow = {.t = ALLOY_I64};
   snprintf(ow.s, sizeof ow.s, "%s", lw.iv);
-  irv w0, w1, wpool = icon(0);
-  if (adaptive) {
-    w0 = ireg(ir_ins(&k, &k.fn, "udiv i64 %%r%d, %" PRId64, ir_ins(&k, &k.fn, "mul i64 %s, %" PRId64, ow.s, W), OW));
-    irv e = imad(&k, ow, W, W + OW - 1);
-    w1 = ireg(ir_ins(&k, &k.fn, "udiv i64 %s, %" PRId64, e.s, OW));
-  } else {
-    w0 = imad(&k, ow, s[1], -p[1]);
-    w1 = imin(&k, imad(&k, w0, 1, kk[1]), icon(W + p[1]));
-    wpool = ireg(ir_ins(&k, &k.fn, "sub i64 %s, %s", w1.s, w0.s));
-  }
+  irv w0, w1, wpool;
+  pool_window(&k, ow, W, OW, s[1], p[1], kk[1], adaptive, &w0, &w1, &wpool);
   /* the accumulators */
   irv init = ir_const_f(max ? -INFINITY : 0.0, ct);
   if (!fl) /* the least value of the integer type */
