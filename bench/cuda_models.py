@@ -161,6 +161,8 @@ def main():
                     help="also time Inductor's max-autotune-no-cudagraphs mode (minutes of compile)")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--backend-opt", action="append", default=[],
+                    help="passed to alloy run as --backend-opt (e.g. cuda.gemm_benchmark=1); repeatable")
     args = ap.parse_args()
     torch.manual_seed(0)
     dev = torch.cuda.get_device_name()
@@ -204,8 +206,10 @@ def main():
         save_file({f"input{i}": x.contiguous() for i, x in enumerate(inputs)}, io)
         outs = os.path.join(tmp, key + ".out.safetensors")
         tf32 = key in TF32_CONV and torch.backends.cudnn.allow_tf32
-        r = run_alloy(args.alloy, pt2, io, outs, args.repeat,
-                      ("--backend-opt", "cuda.cudnn_allow_tf32=1") if tf32 else ())
+        extra = [a for o in args.backend_opt for a in ("--backend-opt", o)]
+        if tf32:
+            extra += ["--backend-opt", "cuda.cudnn_allow_tf32=1"]
+        r = run_alloy(args.alloy, pt2, io, outs, args.repeat, extra)
         # the check: each output's error relative to PyTorch's on the GPU,
         # as an RMS over the tensor (bf16 networks differ elementwise by
         # more than one op's tolerance after a few layers)

@@ -165,6 +165,34 @@ TEST(cuda_codegen_linear_is_one_product) {
   alloy_graph_free(g);
 }
 
+/* The alignment a product's plan expects of each pointer: 256 bytes for a
+ * whole buffer, less for a view whose offset breaks it (a slice starting
+ * at row 1 of a [4, 64] f32 matrix is 256 bytes in; at column 4, 16). */
+TEST(cuda_codegen_product_alignment_follows_views) {
+  alloy_graph *g = parse(
+      "input %x: f32[9, 64]\n"
+      "input %w: f32[64, 32]\n"
+      "%a = aten.slice.Tensor(%x, 0, 1, 9) : f32[8, 64]\n"
+      "%y = aten.mm.default(%a, %w) : f32[8, 32]\n"
+      "%c = aten.slice.Tensor(%w, 1, 4, 32) : f32[64, 28]\n"
+      "%z = aten.mm.default(%x, %c) : f32[9, 28]\n"
+      "output %y, %z\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  REQUIRE(p.nlaunches == 2);
+  const cuda_launch *l = &p.launches[0];
+  REQUIRE(l->kind == LAUNCH_GEMM);
+  CHECK(l->goff[GEMM_A] == 64);
+  CHECK(l->gemm.align[GEMM_A] == 256 && l->gemm.align[GEMM_B] == 256 && l->gemm.align[GEMM_D] == 256);
+  l = &p.launches[1];
+  REQUIRE(l->kind == LAUNCH_GEMM);
+  CHECK(l->goff[GEMM_B] == 4);
+  CHECK(l->gemm.align[GEMM_B] == 16 && l->gemm.align[GEMM_A] == 256);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
 /* The rest of a transformer's front: embedding (a gather kernel), arange
  * (a generator of the linear index), cat (copies into slices), layer norm
  * (a block per row writing y, mean and rstd). */

@@ -83,4 +83,17 @@ const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap);
 const char *cuda_device_arch(const cuda_api *api, CUdevice dev, char *buf, size_t cap);
 void cuda_api_close(cuda_api *api);
 
+/* Timing candidates at planning, for the library plans that can choose
+ * (cuDNN's engines, cuBLASLt's algorithms), borrowed for the planning
+ * call: the first `candidates` each run on scratch operands of the plan's
+ * shapes (zeros, allocated and freed by the planner) on stream, once to
+ * warm up and then `runs` times between two events; the fastest is kept.
+ * candidates <= 1: the library's first choice, untimed. */
+typedef struct cuda_tuning {
+  const cuda_api *api; /* the driver's entry points */
+  CUstream stream;
+  int candidates;
+  int runs;
+} cuda_tuning;
+
 #endif

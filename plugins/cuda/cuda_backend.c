@@ -52,6 +52,7 @@ struct alloy_backend {
   bool cudnn_tf32; /* option cudnn_allow_tf32: float32 convolutions on TF32 tensor cores */
   bool no_graphs;  /* option graphs=0: steps are launched one by one */
   bool conv_tuning; /* option cudnn_benchmark=1: each convolution's engine timed at compile */
+  bool gemm_tuning; /* option gemm_benchmark=1: each product's algorithm timed at compile */
   int ndev;
   cuda_device devs[CUDA_MAX_DEVICES];
   char why[256]; /* why there is no device, when ndev == 0 */
@@ -478,8 +479,10 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
       l->gemm.allow_tf32 = be->allow_tf32;
 #if GPU_HAS_VENDOR_LIBS
       char why[512];
-      const char *no = d->blas ? cuda_gemm_plan(d->blas, &l->gemm, (uint64_t)32 << 20, &v->gemms[i], &ws,
-                                                why, sizeof why)
+      /* with gemm_benchmark, the fastest of the heuristic's first eight */
+      const cuda_tuning tune = {.api = &be->api, .stream = d->copies, .candidates = 8, .runs = 5};
+      const char *no = d->blas ? cuda_gemm_plan(d->blas, &l->gemm, (uint64_t)32 << 20,
+                                                be->gemm_tuning ? &tune : NULL, &v->gemms[i], &ws, why, sizeof why)
                                : d->blas_why;
 #else
       const char *no = d->blas_why;
@@ -497,7 +500,7 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
       char why[640];
       bool fused = false;
       /* with cudnn_benchmark, the fastest of cuDNN's first four engines */
-      const cuda_dnn_tuning tune = {.api = &be->api, .stream = d->copies, .candidates = 4, .runs = 3};
+      const cuda_tuning tune = {.api = &be->api, .stream = d->copies, .candidates = 4, .runs = 3};
       const char *no = d->dnn ? cuda_conv_plan(d->dnn, &l->conv, (uint64_t)64 << 20,
                                                be->conv_tuning ? &tune : NULL, &v->convs[i], &ws, &fused,
                                                why, sizeof why)
@@ -1083,16 +1086,19 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
  *               four, timed at compile (as torch.backends.cudnn.benchmark,
  *               and off by default as there: the engine, and so the rounding
  *               of edge cases, then depends on timings; on an H100 it gained
- *               0-9% on resnet50 and squeezenet1_1, bench/results). */
+ *               0-9% on resnet50 and squeezenet1_1, bench/results);
+ *   gemm_benchmark  each product's algorithm the fastest of the cuBLASLt
+ *               heuristic's first eight, timed at compile. */
 static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
   bool *flag = !strcmp(key, "allow_tf32")         ? &be->allow_tf32
                : !strcmp(key, "cudnn_allow_tf32") ? &be->cudnn_tf32
                : !strcmp(key, "graphs")           ? &be->no_graphs
                : !strcmp(key, "cudnn_benchmark")  ? &be->conv_tuning
+               : !strcmp(key, "gemm_benchmark")   ? &be->gemm_tuning
                                                   : NULL;
   if (!flag) {
     char msg[160];
-    snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, graphs)", key);
+    snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, gemm_benchmark, graphs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
   if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {

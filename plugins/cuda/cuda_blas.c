@@ -50,8 +50,11 @@ struct cuda_gemm {
   const cuda_blas *b;                       /* made from; its destroyers free the plan */
   cublasLtMatmulDesc_t op;                  /* compute type, transposes, epilogue */
   cublasLtMatrixLayout_t la, lb, lc, ld;    /* cuBLASLt's A (our B), B (our A), C, D; lc NULL: use ld */
-  cublasLtMatmulAlgo_t algo;                /* the heuristic's first choice */
-  uint64_t workspace;                       /* bytes the algorithm needs */
+  cublasLtMatmulAlgo_t algo;                /* for pointers aligned as align says */
+  cublasLtMatmulAlgo_t algo_any;            /* for any 16-byte aligned pointers (algo when align is 16) */
+  unsigned align[GEMM_OPERANDS];            /* desc's, each at least CUDA_BLAS_ALIGNMENT */
+  int tuned;                                /* algorithms timed to choose algo (0: the heuristic's first) */
+  uint64_t workspace;                       /* bytes the hungrier of the two algorithms needs */
   float alpha, beta;                        /* scale type float; beta 0 when C is not read */
   bool has_c, c_is_bias, bias, c_in_place_ok; /* C read; C's broadcast row fed as the bias */
   pthread_mutex_t lock;                     /* serialises setting the bias pointer and the call */
@@ -166,8 +169,115 @@ static void describe(const cuda_gemm_desc *d, char *buf, size_t cap) {
            (long long)d->k, (long long)d->n, d->trans_b ? " (given transposed)" : "");
 }
 
+/* The most algorithms the heuristic is asked for when they are timed. */
+#define CUDA_BLAS_CANDIDATES 8
+
+/* Up to want algorithms for g's descriptors, best first, for pointers
+ * aligned as align (bytes, per GEMM operand) and at most max_workspace
+ * bytes of scratch; *found gets how many came, each of state SUCCESS. */
+static cublasStatus_t heuristic(const cuda_blas *b, const cuda_gemm *g, const unsigned *align,
+                                uint64_t max_workspace, int want, cublasLtMatmulHeuristicResult_t *results,
+                                int *found) {
+  *found = 0;
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  if (g->bias) {
+    /* the heuristic reads the bias pointer's alignment only: a stand-in
+     * with the alignment asked for; cuda_gemm_run sets the real one */
+    const void *stand_in = (const void *)(uintptr_t)align[GEMM_BIAS];
+    st = b->cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in,
+                                           sizeof stand_in);
+  }
+  /* cuBLASLt's A is our B and its B our A; without C, D stands in for it */
+  const uint32_t a = align[GEMM_B], bb = align[GEMM_A], c = align[g->has_c ? GEMM_C : GEMM_D], d = align[GEMM_D];
+  cublasLtMatmulPreference_t pref = NULL;
+  if (st == CUBLAS_STATUS_SUCCESS) st = b->cublasLtMatmulPreferenceCreate(&pref);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a, sizeof a, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &bb, sizeof bb, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &c, sizeof c, &st);
+  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &d, sizeof d, &st);
+  int got = 0;
+  memset(results, 0, (size_t)want * sizeof *results);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = b->cublasLtMatmulAlgoGetHeuristic(b->handle, g->op, g->la, g->lb, g->lc ? g->lc : g->ld, g->ld, pref,
+                                           want, results, &got);
+  if (pref) b->cublasLtMatmulPreferenceDestroy(pref);
+  for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < got && results[i].state == CUBLAS_STATUS_SUCCESS; i++)
+    *found = i + 1;
+  return st;
+}
+
+/* Elements a column-major operand spans over its batch. */
+static uint64_t operand_span(const blas_operand *o, uint64_t batch) {
+  return (uint64_t)((o->cols - 1) * o->ld + o->rows) + (batch - 1) * (uint64_t)o->stride;
+}
+
+/* Enqueues g's product with algorithm algo on stream (the caller holds no
+ * lock: planning owns g). */
+static cublasStatus_t matmul(const cuda_blas *b, const cuda_gemm *g, const cublasLtMatmulAlgo_t *algo,
+                             CUdeviceptr a, CUdeviceptr bm, CUdeviceptr c, CUdeviceptr d, CUdeviceptr ws,
+                             uint64_t ws_bytes, CUstream stream) {
+  const void *c_ptr = (const void *)(uintptr_t)(g->has_c ? c : d);
+  return b->cublasLtMatmul(b->handle, g->op, &g->alpha, (const void *)(uintptr_t)bm, g->la,
+                           (const void *)(uintptr_t)a, g->lb, &g->beta, c_ptr, g->lc ? g->lc : g->ld,
+                           (void *)(uintptr_t)d, g->ld, algo, (void *)(uintptr_t)ws, (size_t)ws_bytes, stream);
+}
+
+/* Of the n algorithms found, the index of the fastest, each run on zeroed
+ * scratch operands (operand_bytes each, by GEMM operand) tune->runs
+ * times after one to warm up; 0 (the heuristic's first) when scratch
+ * cannot be had or nothing could be timed. */
+static int fastest(const cuda_blas *b, cuda_gemm *g, const cuda_tuning *tune, const uint64_t *operand_bytes,
+                   const cublasLtMatmulHeuristicResult_t *results, int n) {
+  const cuda_api *api = tune->api;
+  uint64_t bytes[GEMM_OPERANDS + 1]; /* the operands', then the workspace */
+  memcpy(bytes, operand_bytes, GEMM_OPERANDS * sizeof *bytes);
+  bytes[GEMM_OPERANDS] = 0;
+  for (int i = 0; i < n; i++)
+    if (results[i].workspaceSize > bytes[GEMM_OPERANDS]) bytes[GEMM_OPERANDS] = results[i].workspaceSize;
+  CUdeviceptr scratch[GEMM_OPERANDS + 1] = {0};
+  bool ok = true;
+  for (int i = 0; i <= GEMM_OPERANDS && ok; i++)
+    ok = !bytes[i] || (api->cuMemAlloc(&scratch[i], bytes[i]) == CUDA_SUCCESS &&
+                       api->cuMemsetD8Async(scratch[i], 0, bytes[i], tune->stream) == CUDA_SUCCESS);
+  int best = 0;
+  double best_ms = -1;
+  CUevent e0 = NULL, e1 = NULL;
+  ok = ok && api->cuEventCreate(&e0, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+       api->cuEventCreate(&e1, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+  if (ok && g->bias) {
+    const void *bias_ptr = (const void *)(uintptr_t)(g->c_is_bias ? scratch[GEMM_C] : scratch[GEMM_BIAS]);
+    ok = b->cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                           sizeof bias_ptr) == CUBLAS_STATUS_SUCCESS;
+  }
+  for (int i = 0; i < n && ok; i++) {
+    const cublasLtMatmulAlgo_t *algo = &results[i].algo;
+    CUdeviceptr ws = scratch[GEMM_OPERANDS];
+    uint64_t wsb = bytes[GEMM_OPERANDS];
+    if (matmul(b, g, algo, scratch[GEMM_A], scratch[GEMM_B], scratch[GEMM_C], scratch[GEMM_D], ws, wsb,
+               tune->stream) != CUBLAS_STATUS_SUCCESS)
+      continue; /* not for these operands after all: never chosen */
+    bool ran = api->cuEventRecord(e0, tune->stream) == CUDA_SUCCESS;
+    for (int r = 0; r < tune->runs && ran; r++)
+      ran = matmul(b, g, algo, scratch[GEMM_A], scratch[GEMM_B], scratch[GEMM_C], scratch[GEMM_D], ws, wsb,
+                   tune->stream) == CUBLAS_STATUS_SUCCESS;
+    float ms = 0;
+    if (ran && api->cuEventRecord(e1, tune->stream) == CUDA_SUCCESS &&
+        api->cuEventSynchronize(e1) == CUDA_SUCCESS && api->cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS &&
+        (best_ms < 0 || ms < best_ms))
+      best = i, best_ms = ms;
+  }
+  if (e0) api->cuEventDestroy(e0);
+  if (e1) api->cuEventDestroy(e1);
+  api->cuStreamSynchronize(tune->stream);
+  for (int i = 0; i <= GEMM_OPERANDS; i++)
+    if (scratch[i]) api->cuMemFree(scratch[i]);
+  return best;
+}
+
 const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t max_workspace,
-                           cuda_gemm **out, uint64_t *workspace, char *why, size_t cap) {
+                           const cuda_tuning *tune, cuda_gemm **out, uint64_t *workspace, char *why,
+                           size_t cap) {
   *out = NULL;
   *workspace = 0;
   cudaDataType type;
@@ -251,13 +361,9 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
   else if (g->bias) epilogue = CUBLASLT_EPILOGUE_BIAS;
   set_op(b, g->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue, &st);
   if (g->bias) {
-    /* The bias is of D's type (cublasLt.h, BIAS_DATA_TYPE). The heuristic
-     * reads the pointer's alignment only: a stand-in with the alignment
-     * every run checks; cuda_gemm_run sets the real one. */
+    /* the bias is of D's type (cublasLt.h, BIAS_DATA_TYPE) */
     const int32_t bias_type = type;
-    const void *stand_in = (const void *)(uintptr_t)CUDA_BLAS_ALIGNMENT;
     set_op(b, g->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type, &st);
-    set_op(b, g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in, sizeof stand_in, &st);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     snprintf(why, cap, "%s failed: %s", step, b->cublasLtGetStatusName(st));
@@ -265,28 +371,37 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
     return why;
   }
 
-  /* The algorithm: the heuristic's first, for pointers aligned as every run
-   * checks (the default assumes 256 bytes and picks kernels that a 16-byte
-   * aligned view would break) and at most max_workspace bytes of scratch. */
-  cublasLtMatmulPreference_t pref = NULL;
-  st = b->cublasLtMatmulPreferenceCreate(&pref);
-  const uint32_t align = CUDA_BLAS_ALIGNMENT;
-  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace, &st);
-  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align, sizeof align, &st);
-  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align, sizeof align, &st);
-  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align, sizeof align, &st);
-  set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align, sizeof align, &st);
-  cublasLtMatmulHeuristicResult_t result;
-  memset(&result, 0, sizeof result);
+  for (int i = 0; i < GEMM_OPERANDS; i++)
+    g->align[i] = desc->align[i] > CUDA_BLAS_ALIGNMENT && desc->align[i] <= 256 &&
+                          !(desc->align[i] & (desc->align[i] - 1))
+                      ? desc->align[i]
+                      : CUDA_BLAS_ALIGNMENT;
+  if (c_is_bias) g->align[GEMM_BIAS] = g->align[GEMM_C];
+
+  /* Two algorithms: the fastest for the pointers' expected alignment (the
+   * heuristic's first, or of its first few the fastest timed), and the
+   * heuristic's first for any 16-byte aligned pointers, which a run takes
+   * when its pointers fall short of the expectation. The default
+   * preference assumes 256 bytes and would pick kernels that a less
+   * aligned view breaks; PyTorch passes its pointers' real alignment, as
+   * align does here. */
+  static const unsigned any[GEMM_OPERANDS] = {CUDA_BLAS_ALIGNMENT, CUDA_BLAS_ALIGNMENT, CUDA_BLAS_ALIGNMENT,
+                                             CUDA_BLAS_ALIGNMENT, CUDA_BLAS_ALIGNMENT};
+  const int want = tune && tune->candidates > 1 ? tune->candidates : 1;
+  cublasLtMatmulHeuristicResult_t results[CUDA_BLAS_CANDIDATES];
   int found = 0;
-  if (st == CUBLAS_STATUS_SUCCESS)
-    st = b->cublasLtMatmulAlgoGetHeuristic(b->handle, g->op, g->la, g->lb, g->lc ? g->lc : g->ld, g->ld, pref,
-                                           1, &result, &found);
-  if (pref) b->cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+  st = heuristic(b, g, g->align, max_workspace, want < CUDA_BLAS_CANDIDATES ? want : CUDA_BLAS_CANDIDATES,
+                 results, &found);
+  cublasLtMatmulHeuristicResult_t first_any;
+  int found_any = 0;
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    if (memcmp(g->align, any, sizeof any)) st = heuristic(b, g, any, max_workspace, 1, &first_any, &found_any);
+    else if (found > 0) first_any = results[0], found_any = 1;
+  }
+  if (st != CUBLAS_STATUS_SUCCESS || found < 1 || found_any < 1) {
     char what[160];
     describe(desc, what, sizeof what);
-    if (st == CUBLAS_STATUS_SUCCESS) st = found < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : result.state;
+    if (st == CUBLAS_STATUS_SUCCESS) st = CUBLAS_STATUS_NOT_SUPPORTED;
     snprintf(why, cap, "cuBLASLt has no algorithm for %s%s%s within %llu bytes of workspace (%s)", what,
              desc->bias || c_is_bias ? " with a bias" : "",
              desc->activation == 1 ? " and relu" : desc->activation == 2 ? " and gelu" : "",
@@ -295,12 +410,26 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
     cuda_gemm_free(g);
     return why;
   }
-  g->algo = result.algo;
-  g->workspace = result.workspaceSize;
+  int best = 0;
+  if (found > 1) {
+    const uint64_t es = alloy_dtype_size(desc->dtype), nb = (uint64_t)desc->batch;
+    uint64_t bytes[GEMM_OPERANDS] = {[GEMM_A] = operand_span(&oa, nb) * es, [GEMM_B] = operand_span(&ob, nb) * es,
+                                     [GEMM_D] = operand_span(&od, nb) * es, [GEMM_BIAS] = (uint64_t)n * es};
+    if (g->has_c) bytes[GEMM_C] = operand_span(&oc, nb) * es;
+    else if (c_is_bias) bytes[GEMM_C] = (uint64_t)n * es;
+    best = fastest(b, g, tune, bytes, results, found);
+    g->tuned = found;
+  }
+  g->algo = results[best].algo;
+  g->algo_any = first_any.algo;
+  g->workspace = results[best].workspaceSize > first_any.workspaceSize ? results[best].workspaceSize
+                                                                        : first_any.workspaceSize;
   *workspace = g->workspace;
   *out = g;
   return NULL;
 }
+
+int cuda_gemm_tuned(const cuda_gemm *g) { return g->tuned; }
 
 /* Whether the plan's kernels can read ptr, the operand named; if not, why
  * says so. */
@@ -332,28 +461,24 @@ const char *cuda_gemm_run(cuda_blas *b, const cuda_gemm *g, CUdeviceptr a, CUdev
   }
   if (g->has_c && c == d && !g->c_in_place_ok)
     return "cuBLASLt writes D over C only when C is laid out as D (ldc n, stride_c m*n)";
-  /* Without C, D stands in for it: beta is 0, so it is not read. */
-  const void *c_ptr = (const void *)(uintptr_t)(g->has_c ? c : d);
+  /* the planned algorithm when every pointer is as aligned as it assumes */
+  const CUdeviceptr ptrs[GEMM_OPERANDS] = {a, bm, g->has_c || g->c_is_bias ? c : d, d, g->c_is_bias ? c : bias};
+  bool aligned = true;
+  for (int i = 0; i < GEMM_OPERANDS; i++) aligned = aligned && ptrs[i] % g->align[i] == 0;
+  const cublasLtMatmulAlgo_t *algo = aligned ? &g->algo : &g->algo_any;
   cublasStatus_t st;
   cuda_gemm *mut = (cuda_gemm *)g; /* the lock and the bias pointer; the plan was made non-const */
   if (g->bias) {
     /* The bias pointer lives in the shared descriptor, which cublasLtMatmul
      * reads on the host while enqueueing: hold the lock across both. */
-    const void *bias_ptr = (const void *)(uintptr_t)(g->c_is_bias ? c : bias);
+    const void *bias_ptr = (const void *)(uintptr_t)ptrs[GEMM_BIAS];
     pthread_mutex_lock(&mut->lock);
     st = b->cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
                                            sizeof bias_ptr);
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = b->cublasLtMatmul(b->handle, g->op, &g->alpha, (const void *)(uintptr_t)bm, g->la,
-                             (const void *)(uintptr_t)a, g->lb, &g->beta, c_ptr, g->lc ? g->lc : g->ld,
-                             (void *)(uintptr_t)d, g->ld, &g->algo, (void *)(uintptr_t)workspace,
-                             (size_t)workspace_bytes, stream);
+    if (st == CUBLAS_STATUS_SUCCESS) st = matmul(b, g, algo, a, bm, c, d, workspace, workspace_bytes, stream);
     pthread_mutex_unlock(&mut->lock);
   } else {
-    st = b->cublasLtMatmul(b->handle, g->op, &g->alpha, (const void *)(uintptr_t)bm, g->la,
-                           (const void *)(uintptr_t)a, g->lb, &g->beta, c_ptr, g->lc ? g->lc : g->ld,
-                           (void *)(uintptr_t)d, g->ld, &g->algo, (void *)(uintptr_t)workspace,
-                           (size_t)workspace_bytes, stream);
+    st = matmul(b, g, algo, a, bm, c, d, workspace, workspace_bytes, stream);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     snprintf(why, cap, "cublasLtMatmul failed: %s", b->cublasLtGetStatusName(st));

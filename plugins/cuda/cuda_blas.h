@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "alloy/dtype.h"
+#include "plugins/cuda/cuda_api.h"
 #include "plugins/cuda/cuda_internal.h"
 
 /* The pointer alignment (bytes) every plan assumes of its operands. */
@@ -57,14 +58,22 @@ size_t cuda_blas_version(const cuda_blas *b);
  * cuda_blas it was made from is closed. */
 typedef struct cuda_gemm cuda_gemm;
 
-/* Checks desc, builds cuBLASLt's descriptors and picks the heuristic's first
- * algorithm for a workspace of at most max_workspace bytes (32 MiB is what
- * PyTorch gives Hopper); *workspace gets the bytes it needs (often 0).
- * Returns NULL and sets *out, or a sentence (maybe in why, cap bytes) saying
- * why not: a dtype or shape outside the above, or cuBLASLt has no algorithm
- * for it. Calls no kernel and allocates no device memory. */
+/* Checks desc, builds cuBLASLt's descriptors and picks two algorithms for
+ * a workspace of at most max_workspace bytes (32 MiB is what PyTorch gives
+ * Hopper): one for pointers aligned as desc->align expects (the heuristic's
+ * first, or with tune the fastest of its first tune->candidates, at most
+ * 8), and the heuristic's first for any 16-byte aligned pointers, which a
+ * run whose pointers fall short takes. *workspace gets the bytes the
+ * hungrier needs (often 0). Returns NULL and sets *out, or a sentence
+ * (maybe in why, cap bytes) saying why not: a dtype or shape outside the
+ * above, or cuBLASLt has no algorithm for it. tune may be NULL: then it
+ * calls no kernel and allocates no device memory; else see cuda_tuning
+ * (cuda_api.h; the device's context current). */
 const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t max_workspace,
-                           cuda_gemm **out, uint64_t *workspace, char *why, size_t cap);
+                           const cuda_tuning *tune, cuda_gemm **out, uint64_t *workspace, char *why,
+                           size_t cap);
+/* How many algorithms were timed to choose g's (0: the heuristic's first). */
+int cuda_gemm_tuned(const cuda_gemm *g);
 
 /* Enqueues the product on stream (any stream of the context current on the
  * calling thread). c may be 0 when !has_c, bias 0 when !bias; workspace holds

@@ -293,6 +293,15 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
       l.gbase[GEMM_C] = d.base, l.goff[GEMM_C] = 0;
     }
   }
+  /* The alignment each pointer will have: a base is 256-byte aligned (a
+   * temporary at a 256-byte offset of the scratch, a buffer from
+   * cuMemAlloc), and the view's offset may take that lower. */
+  for (int k = 0; k < GEMM_OPERANDS; k++) {
+    uint64_t off = l.gbase[k] < 0 ? 0 : (uint64_t)l.goff[k] * alloy_dtype_size(g->dtype);
+    unsigned align = 256;
+    while (off % align) align /= 2;
+    g->align[k] = align;
+  }
   cuda_launch *slot = cg_add_launch(b);
   if (!slot) return;
   *slot = l;

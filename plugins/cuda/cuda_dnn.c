@@ -229,7 +229,7 @@ typedef struct build {
   cuda_conv *c;
   cudnnStatus_t st;
   const char *step;
-  const cuda_dnn_tuning *tune; /* or NULL */
+  const cuda_tuning *tune; /* or NULL */
   bool with_bias;              /* the graph being planned has the bias add */
   CUdeviceptr scratch[5];      /* tuning: x, w, y, the bias, the workspace (0: not yet) */
   bool scratch_failed;         /* an allocation failed: no more timing */
@@ -465,7 +465,7 @@ static uint64_t span_bytes(const int64_t *sizes, const int64_t *strides, int ran
 /* Seconds a run of plan takes (the mean of tune->runs after one to warm
  * up), or a negative value when it cannot be timed. */
 static double time_plan(build *b, cudnnBackendDescriptor_t plan, int64_t ws) {
-  const cuda_dnn_tuning *t = b->tune;
+  const cuda_tuning *t = b->tune;
   const cuda_api *api = t->api;
   const cuda_conv_desc *c = &b->c->desc;
   if (b->scratch_failed) return -1;
@@ -656,7 +656,7 @@ static const char *desc_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
 }
 
 const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace,
-                           const cuda_dnn_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
+                           const cuda_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
                            char *why, size_t cap) {
   *out = NULL;
   *workspace = 0;

@@ -15,7 +15,7 @@
  * one; cuDNN's heuristics (mode A, then its fallback list) rank engines,
  * and the first whose numerics are allowed and whose plan finalizes within
  * the workspace bound is kept, or, when the caller asks for tuning
- * (cuda_dnn_tuning), the fastest of the first few of them, each timed on
+ * (cuda_tuning), the fastest of the first few of them, each timed on
  * the device (as torch.backends.cudnn.benchmark). Numerics as PyTorch's (aten/src/ATen/native/
  * cudnn/Conv_v8.cpp): the convolution computes in float for every dtype;
  * engines that down-convert their inputs or reduce in less than float are
@@ -73,17 +73,6 @@ const char *cuda_dnn_path(const cuda_dnn *d);
  * before the cuda_dnn it was made from is closed. */
 typedef struct cuda_conv cuda_conv;
 
-/* Timing candidates at planning (borrowed for the call): the first
- * `candidates` allowed engines whose plans finalize each run on scratch
- * tensors of the descriptor's shapes (zeros, allocated and freed here) on
- * stream, once to warm up and then `runs` times between two events; the
- * fastest is kept. candidates <= 1: the heuristics' first, untimed. */
-typedef struct cuda_dnn_tuning {
-  const cuda_api *api; /* the driver's entry points */
-  CUstream stream;
-  int candidates;
-  int runs;
-} cuda_dnn_tuning;
 
 /* Checks desc, builds cuDNN's graph and picks an engine for a workspace of
  * at most max_workspace bytes; *workspace gets the bytes it needs, *fused
@@ -91,9 +80,9 @@ typedef struct cuda_dnn_tuning {
  * engine fuses it: then the caller adds it after cuda_conv_run). Returns
  * NULL and sets *out, or a sentence (maybe in why, cap bytes) saying why
  * not. tune may be NULL: then it calls no kernel and allocates no device
- * memory; else see cuda_dnn_tuning (the device's context current). */
+ * memory; else see cuda_tuning (the device's context current). */
 const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace,
-                           const cuda_dnn_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
+                           const cuda_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
                            char *why, size_t cap);
 
 /* What the plan runs, for logs: "engine 12, bias fused, 1048576 bytes of

@@ -125,6 +125,9 @@ typedef struct cuda_tensor {
   int64_t sizes[CUDA_MAX_RANK], strides[CUDA_MAX_RANK], offset;
 } cuda_tensor;
 
+/* GEMM operands, in cuda_launch.gbase order */
+enum { GEMM_A = 0, GEMM_B, GEMM_C, GEMM_D, GEMM_BIAS, GEMM_OPERANDS };
+
 /* One product D = alpha * op(A) @ op(B) + beta * C (+ bias on every row),
  * then relu or gelu, over `batch` matrices. All fields are in, copied by
  * cuda_gemm_plan. D is packed: [batch, m, n] with row stride n. */
@@ -141,6 +144,10 @@ typedef struct cuda_gemm_desc {
   bool bias;                  /* a vector of n elements added to every row, before the activation */
   int activation;             /* 0 none, 1 relu, 2 gelu (cuBLASLt's, the tanh approximation) */
   bool allow_tf32;            /* f32 only: TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), else exact f32 */
+  unsigned align[GEMM_OPERANDS]; /* bytes each pointer is expected to be a multiple of (a power of two
+                                    up to 256; below 16 counts as 16): the plan's fast algorithm
+                                    assumes it, and a run whose pointers fall short takes one planned
+                                    for 16 */
 } cuda_gemm_desc;
 
 /* One convolution forward y = conv(x, w) (+ bias along dim 1), through
@@ -168,9 +175,6 @@ enum { LAUNCH_KERNEL = 0, LAUNCH_GEMM, LAUNCH_DNN };
 
 /* Convolution operands, in cuda_launch.dbase order */
 enum { DNN_X = 0, DNN_W, DNN_BIAS, DNN_Y, DNN_OPERANDS };
-
-/* GEMM operands, in cuda_launch.gbase order */
-enum { GEMM_A = 0, GEMM_B, GEMM_C, GEMM_D, GEMM_BIAS, GEMM_OPERANDS };
 
 typedef struct cuda_launch {
   int kind; /* LAUNCH_* */

@@ -6,7 +6,10 @@
  * weight, addmm in place and out of place, bias with relu or gelu, a
  * broadcast row as C, f16 and bf16, a bmm with a broadcast B, TF32), and
  * compares every element of D with a double-precision reference computed
- * from the same (rounded) inputs. Then it times 4096^3 products.
+ * from the same (rounded) inputs; a plan run on pointers less aligned than
+ * it expected, and plans whose algorithm was timed. Then it times the
+ * bench models' products, each planned three ways (the heuristic under a
+ * 16-byte alignment, under the real 256, the fastest of eight timed).
  *
  * Build and run (from the repository root, on a machine with a GPU):
  *   cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Isdk/include \
@@ -34,6 +37,11 @@ static CUstream stream;
 static CUdeviceptr workspace;
 static const uint64_t workspace_cap = 32u << 20; /* PyTorch's cuBLASLt workspace on Hopper */
 static int failures;
+/* run_case's plan: timed candidates (NULL: the heuristic's first), and a
+ * shift in bytes of A's pointer past the alignment the plan expects (0:
+ * none), which must make the run take the plan's 16-byte algorithm. */
+static const cuda_tuning *case_tune;
+static unsigned case_shift;
 
 /* Aborts the program on a driver error: the check cannot go on without it. */
 static void check_cu(CUresult r, const char *what) {
@@ -126,6 +134,14 @@ static void run_case(const char *name, const cuda_gemm_desc *g, bool in_place, d
   double *a = fill(t, na, 1), *bm = fill(t, nbm, 2), *c = g->has_c ? fill(t, nc, 3) : NULL;
   double *bias = g->bias ? fill(t, (size_t)n, 4) : NULL;
   CUdeviceptr da = upload(t, a, na), db = upload(t, bm, nbm);
+  if (case_shift) { /* A again, case_shift bytes into a buffer of its own */
+    CUdeviceptr shifted;
+    check_cu(api.cuMemAlloc(&shifted, na * alloy_dtype_size(t) + 256), "cuMemAlloc");
+    check_cu(api.cuMemcpyDtoDAsync(shifted + case_shift, da, na * alloy_dtype_size(t), stream), "cuMemcpyDtoDAsync");
+    check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    api.cuMemFree(da);
+    da = shifted + case_shift;
+  }
   CUdeviceptr dc = c ? upload(t, c, nc) : 0, dbias = bias ? upload(t, bias, (size_t)n) : 0;
   CUdeviceptr dd = in_place ? dc : 0;
   if (!in_place) check_cu(api.cuMemAlloc(&dd, nd * alloy_dtype_size(t)), "cuMemAlloc");
@@ -133,7 +149,10 @@ static void run_case(const char *name, const cuda_gemm_desc *g, bool in_place, d
   char why[512];
   cuda_gemm *plan = NULL;
   uint64_t need = 0;
-  const char *err = cuda_gemm_plan(blas, g, workspace_cap, &plan, &need, why, sizeof why);
+  cuda_gemm_desc planned = *g;
+  for (int i = 0; i < GEMM_OPERANDS; i++) planned.align[i] = 256; /* as cuMemAlloc gives */
+  const char *err = cuda_gemm_plan(blas, &planned, workspace_cap, case_tune, &plan, &need, why, sizeof why);
+  if (!err && case_tune && cuda_gemm_tuned(plan) < 2) err = "the plan timed fewer than two algorithms";
   if (!err)
     err = cuda_gemm_run(blas, plan, da, db, dc, dd, dbias, workspace, workspace_cap, stream, why, sizeof why);
   if (!err && api.cuStreamSynchronize(stream) != CUDA_SUCCESS) err = "the product failed on the device";
@@ -170,7 +189,7 @@ static void run_case(const char *name, const cuda_gemm_desc *g, bool in_place, d
   else printf("%s %s %.3g (workspace %llu)\n", ok ? "PASS" : "FAIL", name, max_err, (unsigned long long)need);
   if (!ok) failures++;
   cuda_gemm_free(plan);
-  api.cuMemFree(da);
+  api.cuMemFree(da - case_shift);
   api.cuMemFree(db);
   if (dc) api.cuMemFree(dc);
   if (dbias) api.cuMemFree(dbias);
@@ -193,7 +212,7 @@ static void expect_refusal(const char *name, const cuda_gemm_desc *g, CUdevicept
   char why[512];
   cuda_gemm *plan = NULL;
   uint64_t need = 0;
-  const char *err = cuda_gemm_plan(blas, g, workspace_cap, &plan, &need, why, sizeof why);
+  const char *err = cuda_gemm_plan(blas, g, workspace_cap, NULL, &plan, &need, why, sizeof why);
   if (!err) {
     CUdeviceptr buf;
     check_cu(api.cuMemAlloc(&buf, 1 << 20), "cuMemAlloc");
@@ -207,32 +226,43 @@ static void expect_refusal(const char *name, const cuda_gemm_desc *g, CUdevicept
   if (!err) failures++;
 }
 
-/* Times 10 runs after 3 warm-ups of an n^3 product; prints TFLOP/s. */
-static void time_case(const char *name, alloy_dtype t, int64_t n, bool tf32) {
+/* How a timed plan picks its algorithm. */
+enum { PICK_ALIGN16, PICK_ALIGNED, PICK_TUNED };
+static const char *const pick_names[] = {"heuristic, 16-byte alignment", "heuristic, 256-byte alignment",
+                                         "fastest of 8 timed"};
+
+/* Times 50 runs after 3 warm-ups of g, planned as pick says, on buffers
+ * from cuMemAlloc; prints microseconds and TFLOP/s. */
+static void time_case(const char *name, cuda_gemm_desc g, int pick) {
   /* cuda_api.h lists no cuEventElapsedTime: looked up here, as cuda.h versions it. */
   typedef __typeof__(cuEventElapsedTime) elapsed_fn;
   elapsed_fn *elapsed = (elapsed_fn *)dlsym(api.driver_lib, STR(cuEventElapsedTime));
-  size_t bytes = (size_t)(n * n) * alloy_dtype_size(t);
-  CUdeviceptr a, b, d;
-  check_cu(api.cuMemAlloc(&a, bytes), "cuMemAlloc");
-  check_cu(api.cuMemAlloc(&b, bytes), "cuMemAlloc");
-  check_cu(api.cuMemAlloc(&d, bytes), "cuMemAlloc");
-  check_cu(api.cuMemsetD8Async(a, 0x3c, bytes, stream), "cuMemsetD8Async"); /* ~0.01 in every dtype */
-  check_cu(api.cuMemsetD8Async(b, 0x3c, bytes, stream), "cuMemsetD8Async");
-  cuda_gemm_desc g = mm(t, n, n, n, false);
-  g.allow_tf32 = tf32;
+  const size_t es = alloy_dtype_size(g.dtype);
+  const size_t bytes[3] = {(size_t)(g.m * g.k) * es, (size_t)(g.k * g.n) * es, (size_t)(g.m * g.n) * es};
+  CUdeviceptr buf[4];
+  for (int i = 0; i < 3; i++) {
+    check_cu(api.cuMemAlloc(&buf[i], bytes[i]), "cuMemAlloc");
+    check_cu(api.cuMemsetD8Async(buf[i], 0x3c, bytes[i], stream), "cuMemsetD8Async"); /* ~0.01 in every dtype */
+  }
+  check_cu(api.cuMemAlloc(&buf[3], (size_t)g.n * es), "cuMemAlloc");
+  check_cu(api.cuMemsetD8Async(buf[3], 0, (size_t)g.n * es, stream), "cuMemsetD8Async");
+  for (int i = 0; i < GEMM_OPERANDS; i++) g.align[i] = pick == PICK_ALIGN16 ? 16 : 256;
+  const cuda_tuning tune = {.api = &api, .stream = stream, .candidates = 8, .runs = 5};
   char why[512];
   cuda_gemm *plan = NULL;
   uint64_t need = 0;
-  const char *err = cuda_gemm_plan(blas, &g, workspace_cap, &plan, &need, why, sizeof why);
+  const char *err = cuda_gemm_plan(blas, &g, workspace_cap, pick == PICK_TUNED ? &tune : NULL, &plan, &need, why,
+                                   sizeof why);
   CUevent start, stop;
   check_cu(api.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   check_cu(api.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   for (int i = 0; i < 3 && !err; i++)
-    err = cuda_gemm_run(blas, plan, a, b, 0, d, 0, workspace, workspace_cap, stream, why, sizeof why);
+    err = cuda_gemm_run(blas, plan, buf[0], buf[1], 0, buf[2], buf[3], workspace, workspace_cap, stream, why,
+                        sizeof why);
   check_cu(api.cuEventRecord(start, stream), "cuEventRecord");
-  for (int i = 0; i < 10 && !err; i++)
-    err = cuda_gemm_run(blas, plan, a, b, 0, d, 0, workspace, workspace_cap, stream, why, sizeof why);
+  for (int i = 0; i < 50 && !err; i++)
+    err = cuda_gemm_run(blas, plan, buf[0], buf[1], 0, buf[2], buf[3], workspace, workspace_cap, stream, why,
+                        sizeof why);
   check_cu(api.cuEventRecord(stop, stream), "cuEventRecord");
   check_cu(api.cuEventSynchronize(stop), "cuEventSynchronize");
   float ms = 0;
@@ -241,16 +271,14 @@ static void time_case(const char *name, alloy_dtype t, int64_t n, bool tf32) {
     printf("FAIL time %s: %s\n", name, err);
     failures++;
   } else {
-    double tflops = 2.0 * (double)n * (double)n * (double)n * 10 / (ms * 1e-3) / 1e12;
-    printf("TIME %s %lldx%lldx%lld: %.3f ms per product, %.1f TFLOP/s (workspace %llu)\n", name,
-           (long long)n, (long long)n, (long long)n, ms / 10, tflops, (unsigned long long)need);
+    double us = ms * 1e3 / 50, tflops = 2.0 * (double)g.m * (double)g.n * (double)g.k / (us * 1e-6) / 1e12;
+    printf("TIME %s %lldx%lldx%lld (%s): %.1f us, %.0f TFLOP/s\n", name, (long long)g.m, (long long)g.k,
+           (long long)g.n, pick_names[pick], us, tflops);
   }
   cuda_gemm_free(plan);
   api.cuEventDestroy(start);
   api.cuEventDestroy(stop);
-  api.cuMemFree(a);
-  api.cuMemFree(b);
-  api.cuMemFree(d);
+  for (int i = 0; i < 4; i++) api.cuMemFree(buf[i]);
 }
 
 int main(void) {
@@ -342,10 +370,49 @@ int main(void) {
   g.lda = 32;
   expect_refusal("refuses lda < k", &g, 0);
 
-  time_case("f32", ALLOY_F32, 4096, false);
-  time_case("f32 tf32", ALLOY_F32, 4096, true);
-  time_case("bf16", ALLOY_BF16, 4096, false);
-  time_case("f16", ALLOY_F16, 4096, false);
+  /* a plan for 256-byte pointers run on an A 16 bytes past that takes its
+   * 16-byte algorithm, and gives the same products */
+  case_shift = 16;
+  g = mm(ALLOY_BF16, 512, 1024, 256, false);
+  run_case("bf16 mm, A 16 bytes past the planned alignment", &g, false, half_tol, half_tol);
+  g = mm(ALLOY_F32, 256, 512, 128, true);
+  g.bias = true;
+  run_case("f32 linear + bias, A 16 bytes past the planned alignment", &g, false, f32_tol, f32_tol);
+  case_shift = 0;
+  /* the fastest of the heuristic's first eight is still right */
+  const cuda_tuning tune = {.api = &api, .stream = stream, .candidates = 8, .runs = 2};
+  case_tune = &tune;
+  g = mm(ALLOY_BF16, 512, 1024, 256, true);
+  g.bias = true, g.activation = 2;
+  run_case("bf16 linear + bias + gelu, algorithm timed", &g, false, half_tol, half_tol);
+  g = mm(ALLOY_F32, 256, 512, 128, false);
+  run_case("f32 mm, algorithm timed", &g, false, f32_tol, f32_tol);
+  case_tune = NULL;
+
+  /* the models' products (bench/cuda_models.py), each picked three ways */
+  static const struct {
+    const char *name;
+    alloy_dtype t;
+    int64_t m, k, n;
+    bool trans_b, bias, tf32;
+  } shapes[] = {
+      {"llama qkv/o bf16", ALLOY_BF16, 4096, 1024, 1024, true, false, false},
+      {"llama up bf16", ALLOY_BF16, 4096, 1024, 2816, true, false, false},
+      {"llama down bf16", ALLOY_BF16, 4096, 2816, 1024, true, false, false},
+      {"bert qkv f32", ALLOY_F32, 4096, 768, 768, true, true, false},
+      {"bert ffn1 f32", ALLOY_F32, 4096, 768, 3072, true, true, false},
+      {"bert ffn2 f32", ALLOY_F32, 4096, 3072, 768, true, true, false},
+      {"resnet fc f32", ALLOY_F32, 64, 2048, 1000, true, true, false},
+      {"square f32", ALLOY_F32, 4096, 4096, 4096, false, false, false},
+      {"square tf32", ALLOY_F32, 4096, 4096, 4096, false, false, true},
+      {"square bf16", ALLOY_BF16, 4096, 4096, 4096, false, false, false},
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+    for (int pick = PICK_ALIGN16; pick <= PICK_TUNED; pick++) {
+      g = mm(shapes[i].t, shapes[i].m, shapes[i].n, shapes[i].k, shapes[i].trans_b);
+      g.bias = shapes[i].bias, g.allow_tf32 = shapes[i].tf32;
+      time_case(shapes[i].name, g, pick);
+    }
 
   api.cuMemFree(workspace);
   cuda_blas_close(blas);
