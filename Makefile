@@ -231,8 +231,13 @@ CPU_PLAN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cpu/cpu_plan.c plugins/cp
                plugins/cpu/cpu_ir.c plugins/cpu/cpu_ops.c plugins/cpu/cpu_attention.c)
 $(UNIT): $(CPU_PLAN_OBJ)
 
+# Then the project's PyTorch venv (build-bench-venv/, ignored; $ALLOY_VENV
+# names another): torch 2.11 from PyPI for the torch.compile tests and the
+# side-by-side benchmarks (bench/cpu/deps.sh; quick when present, a warning
+# and no failure without a network: those tests then say "skipped: no torch").
 deps:
 	@sh tests/deps.sh $(DEPS)
+	@sh bench/cpu/deps.sh
 deps-fuzz:
 	@sh tests/deps.sh $(FUZZ_DEPS)
 
@@ -318,11 +323,11 @@ bench: all $(BENCH)
 	@$(BUILD)/bench/bench_bigimport
 	@sh bench/bench_conform.sh $(BUILD) $(GOLDEN)
 	@sh bench/cpu/run.sh $(BUILD) $(GOLDEN)
-# PyTorch from PyPI into build-bench-venv/ (ignored) for bench/cpu/run.sh:
-# asked for only, never part of make test.
+# PyTorch from PyPI into build-bench-venv/ (ignored), the venv make deps
+# makes for the torch.compile tests and bench/cpu/run.sh; this alone, strict.
 .PHONY: bench-cpu-deps
 bench-cpu-deps:
-	@sh bench/cpu/deps.sh $${BENCH_VENV:-build-bench-venv}
+	@ALLOY_VENV_STRICT=1 sh bench/cpu/deps.sh $${BENCH_VENV:-build-bench-venv}
 
 clean:
 	rm -rf build build-asan build-fuzz

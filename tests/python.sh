@@ -5,10 +5,12 @@
 #
 # The tests run with the first of $ALLOY_PYTHON, python3 and /usr/bin/python3
 # that imports NumPy (Debian's python3-numpy, which make deps installs, is
-# /usr/bin/python3's). The torch tests (DLPack, torch tensors in and out) run
-# with the first of $ALLOY_TORCH_PYTHON, build-bench-venv/bin/python (the
-# project's PyTorch venv, make bench-cpu-deps) and that same interpreter that
-# imports torch; without one they print "skipped: no torch" and count nothing.
+# /usr/bin/python3's). The torch tests (DLPack, torch tensors in and out,
+# torch.compile(backend="alloy") and the golden models through it) run with
+# the first of $ALLOY_TORCH_PYTHON, the project's PyTorch venv ($ALLOY_VENV,
+# else build-bench-venv/, which make deps fills: bench/cpu/deps.sh) and that
+# same interpreter, that imports torch; without one they print "skipped: no
+# torch" and count nothing.
 build=${1:-build}
 golden=${2:-../shared/golden}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +36,9 @@ if [ -z "$py" ]; then
   exit 1
 fi
 tpy=""
-for p in ${ALLOY_TORCH_PYTHON:-} "$root/build-bench-venv/bin/python" "$py"; do
+venv=${ALLOY_VENV:-${BENCH_VENV:-build-bench-venv}}
+case $venv in /*) ;; *) venv="$root/$venv" ;; esac
+for p in ${ALLOY_TORCH_PYTHON:-} "$venv/bin/python" "$py"; do
   if [ -x "$(command -v "$p")" ] && "$p" -c "import torch, numpy" 2>/dev/null; then tpy=$p; break; fi
 done
 
@@ -55,14 +59,15 @@ cat "$out"
 add < "$out"
 [ "$status" -ne 0 ] && ! grep -qE '^[0-9]+ passed, [1-9]' "$out" && fail=$((fail + 1))
 if [ -n "$tpy" ] && [ "$tpy" != "$py" ]; then
-  echo "-- $tpy: torch tensors through DLPack, torch.compile"
-  "$tpy" "$run" --only test_torch --only test_dynamo > "$out" 2>&1
+  echo "-- $tpy: torch tensors through DLPack, torch.compile, the golden models through it"
+  "$tpy" "$run" --only test_torch --only test_dynamo --only test_dynamo_models > "$out" 2>&1
   status=$?
   cat "$out"
   add < "$out"
   [ "$status" -ne 0 ] && ! grep -qE '^[0-9]+ passed, [1-9]' "$out" && fail=$((fail + 1))
 elif [ -z "$tpy" ]; then
-  echo "torch tests: skipped: no torch (set ALLOY_TORCH_PYTHON to a python with torch)"
+  echo "torch tests: skipped: no torch (make deps installs it into $venv; or set"
+  echo "  ALLOY_TORCH_PYTHON to a python with torch)"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -206,6 +206,7 @@ def _declare(h):
     _fn(h, "alloy_symtab_name", c_char_p, vp, c_int)
     _fn(h, "alloy_symtab_range", None, vp, c_int, P(c_int64), P(c_int64))
     _fn(h, "alloy_symtab_is_unbacked", c_bool, vp, c_int)
+    _fn(h, "alloy_op_find", vp, c_char_p)
     _fn(h, "alloy_safetensors_open", vp, c_char_p, P(vp))
     _fn(h, "alloy_safetensors_close", None, vp)
     _fn(h, "alloy_safetensors_count", c_int, vp)
