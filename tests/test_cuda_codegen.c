@@ -287,32 +287,52 @@ TEST(cuda_codegen_attention_is_one_kernel) {
       "input %v: bf16[2, 4, 300, 32]\n"
       "input %m: bool[2, 1, 200, 300]\n"
       "input %x: f32[3, 50, 24]\n"
+      "input %q2: bf16[1, 2, 64, 32]\n"
+      "input %m2: bool[1, 1, 64, 64]\n"
       "%k = aten.transpose.int(%kt, 2, 3) : bf16[2, 4, 300, 64]\n"
       "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
       "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
       "%c = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true, scale=0.5) : bf16[2, 4, 200, 32]\n"
       "%d = aten.scaled_dot_product_attention.default(%x, %x, %x, None, 0.0, true) : f32[3, 50, 24]\n"
-      "output %a, %b, %c, %d\n");
+      "%e = aten.scaled_dot_product_attention.default(%q, %q, %q) : bf16[2, 4, 200, 64]\n"
+      "%f = aten.scaled_dot_product_attention.default(%q2, %q2, %q2, %m2) : bf16[1, 2, 64, 32]\n"
+      "output %a, %b, %c, %d, %e, %f\n");
   REQUIRE(g);
   for (int i = 0; i < alloy_graph_num_nodes(g); i++)
     CHECK(cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, i)) == NULL);
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
-  CHECK(p.nlaunches == 4);
-  CHECK(p.nkernels == 3); /* %a and %b: one text */
+  CHECK(p.nlaunches == 6);
+  CHECK(p.nkernels == 5); /* %a and %b: one text */
   CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 4 * 2 * 4);
-  CHECK(p.launches[0].shmem == 2 * 64 * (64 + 72 + 40));
+  CHECK(p.launches[0].shmem == 2 * 64 * (64 + 2 * (72 + 40))); /* q; two buffers of k and v */
   CHECK(!strcmp(p.launches[0].name, p.launches[1].name));
   CHECK(strstr(p.source, "kb + j * 1 + e * 300") != NULL); /* k: the transposed strides */
   CHECK(strstr(p.source, "if (sc != ninf && !ld_bool(p3, mb + row * msl + j * mss)) sc = ninf;") != NULL);
   CHECK(strstr(p.source, "b0 * 60000") != NULL); /* the mask's batch stride; its heads broadcast */
   CHECK(strstr(p.source, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL);
-  CHECK(count(p.source, "#define ALLOY_MMA16816") == 2); /* guarded: defined once */
+  CHECK(count(p.source, "#define ALLOY_MMA16816") == 4); /* guarded: defined once */
   CHECK(strstr(p.source, "* 0.125f") != NULL);    /* 1/sqrt(64) */
   CHECK(strstr(p.source, "* 0.5f") != NULL);      /* scale= */
   CHECK(strstr(p.source, "if (j > row) sc = ninf;") != NULL);
   CHECK(strstr(p.source, "sum[h] > 0.f ? o[et][h * 2 + c] * inv") != NULL);
+  /* with the mask, the key tiles where some row keeps a key are listed
+   * first; k transposed in memory is copied element by element, %e's
+   * dense rows 16 bytes at a time; fragments by ldmatrix */
+  CHECK(count(p.source, "if (__syncthreads_or(any))") == 2); /* %a and %f */
+  CHECK(strstr(p.source, "return (i64)live[it] * 64;") != NULL);
+  CHECK(strstr(p.source, "return (i64)it * 64;") != NULL);
+  CHECK(count(p.source, "const bool vec = false;") == 2);
+  CHECK(strstr(p.source, "const bool vec = ((((unsigned long long)p1) | ((unsigned long long)p2)) & 15) == 0;") != NULL);
+  CHECK(strstr(p.source, "cp_async16(kd + jj * 72 + e, (const unsigned short *)p1 + kb + min(j, (i64)199) * 64 + e, j < 200);") != NULL);
+  CHECK(strstr(p.source, "ldsm_x4_trans(bf, vs + ") != NULL);
+  /* %f's mask (64 keys, dense) is staged tile by tile; %a's (300 keys) is not */
+  CHECK(count(p.source, "const bool mtiles = (((unsigned long long)p3) & 15) == 0;") == 1);
+  CHECK(p.launches[5].shmem == 2 * 64 * (32 + 2 * (40 + 40)) + 2 * 4096);
+  CHECK(strstr(p.source, "if (sc != ninf && !mt[(row - (int)r0) * 64 + (j - (int)j0)]) sc = ninf;") != NULL);
+  CHECK(strstr(p.source, "if (!mt[mrow + (i >> 1) * 512 + nt * 8 + (i & 1)]) sc = ninf;") != NULL);
+  CHECK(strstr(p.source, "if (r0 + 64 <= 200 && j0 + 64 <= 300 && j0 + 63 <= r0) {") != NULL); /* %c: causal */
   /* float32: a thread per row, 128 rows a block, no batch dims but one */
   CHECK(p.launches[3].block == 128 && p.launches[3].grid[0] == 3 && p.launches[3].shmem == 0);
   CHECK(strstr(p.source, "if (j > row) break;") != NULL);

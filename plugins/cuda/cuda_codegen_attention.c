@@ -104,6 +104,7 @@ typedef struct att_kernel {
   int nin, nb;         /* tensor operands; batch dims */
   int64_t L, S, E, EV, tiles, rows; /* rows: query rows a block takes */
   double scale;
+  bool mask_tiles; /* the mma body stages the bool mask's 64 x 64 tiles in shared memory */
 } att_kernel;
 
 /* The lines both bodies begin with: the block's row tile and batch index,
@@ -194,26 +195,64 @@ static void att_body_simt(text *s, const att_kernel *ak) {
 }
 
 /* Shared memory of the tensor-core body, in bytes: the block's 64 rows of
- * q, and a tile of 64 keys' k and v rows, 16-bit, each row padded by 8
- * elements so that the lanes' fragment loads fall in different banks. */
-static int64_t att_mma_smem(int64_t E, int64_t EV) { return 2 * 64 * (E + (E + 8) + (EV + 8)); }
+ * q, and two buffers of a tile of 64 keys' k and v rows (one filling while
+ * the other is read), 16-bit, each row padded by 8 elements so that the
+ * eight rows an ldmatrix reads fall in different banks. */
+static int64_t att_mma_smem(const att_kernel *ak) {
+  return 2 * 64 * (ak->E + 2 * ((ak->E + 8) + (ak->EV + 8))) + (ak->mask_tiles ? 2 * 64 * 64 : 0);
+}
+
+/* Whether the mma body can copy the mask 16 bytes at a time into tiles of
+ * 64 x 64 bytes: a bool mask, dense along the keys, its rows and batch
+ * strides and offset multiples of 16, whole 16-key chunks, no causal bound
+ * on top (the kernel checks the base pointer's alignment at run time). */
+static bool att_mask_tileable(const att_kernel *ak) {
+  if (ak->nin != 4 || ak->a.causal || ak->S % 16) return false;
+  const cuda_tensor *m = &ak->t[3];
+  if (m->dtype != ALLOY_BOOL || m->rank < 1 || m->sizes[m->rank - 1] != ak->S || m->strides[m->rank - 1] != 1 ||
+      m->offset % 16)
+    return false;
+  for (int d = 0; d < m->rank - 1; d++)
+    if (m->sizes[d] != 1 && m->strides[d] % 16) return false;
+  return true;
+}
+
+/* Whether tensor t's rows can be copied 16 bytes at a time: its last dim
+ * dense, every other stride and its offset multiples of 8 elements (the
+ * kernel checks the base pointer's alignment at run time). */
+static bool att_rows_vectorizable(const cuda_tensor *t) {
+  if (t->strides[t->rank - 1] != 1 || t->sizes[t->rank - 1] % 8 || t->offset % 8) return false;
+  for (int d = 0; d < t->rank - 1; d++)
+    if (t->sizes[d] != 1 && t->strides[d] % 8) return false;
+  return true;
+}
 
 /* float16 and bfloat16 with head dims that are multiples of 16, as
  * FlashAttention-2 does it: 64 query rows a block, 16 a warp; S = Q K^T
  * and O += P V by the tensor cores' mma.sync m16n8k16 (float
  * accumulators), S, P and O in registers (the accumulator layout of S is
  * the operand layout P needs); the online softmax's row max and sum over
- * the four lanes that share a row. P is rounded to the 16-bit type before
- * P V, as FlashAttention does. Lane l holds rows g = l/4 and g + 8 of its
- * warp's 16, columns 2t and 2t + 1 of each 8 (t = l % 4): PTX's fragment
- * layout of mma.m16n8k16. */
+ * the four lanes that share a row, in base 2 (the scores times log2(e),
+ * so that exp2 does the exponentials). P is rounded to the 16-bit type
+ * before P V, as FlashAttention does. Lane l holds rows g = l/4 and g + 8
+ * of its warp's 16, columns 2t and 2t + 1 of each 8 (t = l % 4): PTX's
+ * fragment layout of mma.m16n8k16; ldmatrix reads the k and v fragments
+ * (v transposed) from shared memory.
+ *
+ * Key tiles stream through two shared buffers: cp.async copies the next
+ * tile's k and v 16 bytes at a time while the tensor cores work on this
+ * one (plain loads when the rows are not so aligned). With a mask, a first
+ * pass lists the tiles where any of the block's rows keeps a key; the
+ * others (a causal mask's upper triangle, padding) are never loaded. */
 static void att_body_mma(text *s, const att_kernel *ak) {
-  const cuda_tensor *q = &ak->t[0], *k = &ak->t[1], *v = &ak->t[2];
+  const cuda_tensor *q = &ak->t[0], *k = &ak->t[1], *v = &ak->t[2], *m = ak->nin == 4 ? &ak->t[3] : NULL;
   int r = q->rank;
   int64_t E = ak->E, EV = ak->EV, S = ak->S, L = ak->L, LK = E + 8, LV = EV + 8;
+  const int64_t ntiles = (S + 63) / 64;
   const char *tag = cg_dtype_tag(q->dtype);
+  const double log2e = 1.4426950408889634;
   cg_put(s, "  extern __shared__ __align__(16) unsigned short smem[];\n");
-  cg_put(s, "  unsigned short *qs = smem, *ks = qs + %" PRId64 ", *vs = ks + %" PRId64 ";\n", 64 * E, 64 * LK);
+  cg_put(s, "  unsigned short *qs = smem, *kbuf = qs + %" PRId64 ", *vbuf = kbuf + %" PRId64 ";\n", 64 * E, 2 * 64 * LK);
   cg_put(s, "  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n");
   cg_put(s, "  for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * E, ATT_THREADS);
   cg_put(s, "    const int rr = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 qr = r0 + rr;\n", E, E);
@@ -232,55 +271,145 @@ static void att_body_mma(text *s, const att_kernel *ak) {
          EV / 8);
   cg_put(s, "  const i64 rowa = r0 + w * 16 + g, rowb = rowa + 8;\n");
   cg_put(s, "  float mx[2] = {ninf, ninf}, sum[2] = {0.f, 0.f};\n");
-  cg_put(s, "  for (i64 j0 = 0; j0 < last; j0 += 64) {\n    __syncthreads();\n");
-  const struct { const char *arr; int p; const cuda_tensor *t; int64_t w, ld; } tiles[2] = {
-      {"ks", 1, k, E, LK}, {"vs", 2, v, EV, LV}};
+
+  /* the key tiles to visit: all up to `last`, or with a mask those where
+   * a row of the block keeps a key (__syncthreads_or: every thread agrees) */
+  if (ak->mask_tiles) /* the mask's tiles staged (below) when its pointer is 16-byte aligned */
+    cg_put(s, "  const bool mtiles = (((unsigned long long)p3) & 15) == 0;\n"
+              "  unsigned char *mbuf = (unsigned char *)(vbuf + %" PRId64 ");\n", 2 * 64 * LV);
+  if (m) {
+    cg_put(s, "  __shared__ int live[%" PRId64 "];\n  int nlive = 0;\n", ntiles);
+    cg_put(s, "  for (int jt = 0; (i64)jt * 64 < last; jt++) {\n    int any = 0;\n");
+    if (ak->mask_tiles) {
+      /* 16 keys of a row at once: two loads a thread a tile */
+      cg_put(s, "    if (mtiles) {\n      for (int x = threadIdx.x; x < 256; x += %d) {\n", ATT_THREADS);
+      cg_put(s, "        const i64 row = r0 + (x >> 2), j = (i64)jt * 64 + (x & 3) * 16;\n");
+      cg_put(s, "        if (row < %" PRId64 " && j < %" PRId64 ") {\n", L, S);
+      cg_put(s, "          const uint4 c = *(const uint4 *)(p3 + mb + row * msl + j);\n");
+      cg_put(s, "          any |= (c.x | c.y | c.z | c.w) != 0;\n        }\n      }\n    } else\n");
+    }
+    cg_put(s, "    for (int x = threadIdx.x; x < 4096 && !any; x += %d) {\n", ATT_THREADS);
+    cg_put(s, "      const i64 row = r0 + (x >> 6), j = (i64)jt * 64 + (x & 63);\n");
+    cg_put(s, "      if (row < %" PRId64 " && j < %" PRId64 "%s)\n", L, S, ak->a.causal ? " && j <= row" : "");
+    if (m->dtype == ALLOY_BOOL) cg_put(s, "        any = ld_bool(p3, mb + row * msl + j * mss);\n");
+    else cg_put(s, "        any = ld_%s(p3, mb + row * msl + j * mss) != ninf;\n", cg_dtype_tag(m->dtype));
+    cg_put(s, "    }\n    if (__syncthreads_or(any)) {\n      if (threadIdx.x == 0) live[nlive] = jt;\n      nlive++;\n    }\n  }\n");
+    cg_put(s, "  __syncthreads();\n");
+  } else {
+    cg_put(s, "  const int nlive = (int)((last + 63) / 64);\n");
+  }
+  /* the first key of the it-th tile visited */
+  cg_put(s, "  auto key0 = [&](int it) -> i64 { return (i64)%s * 64; };\n", m ? "live[it]" : "it");
+
+  /* one tile's k and v rows into buffer `buf`: 16-byte cp.async chunks
+   * (zero-filled past the last key) when the rows allow, else plain loads */
+  bool vec = att_rows_vectorizable(k) && att_rows_vectorizable(v);
+  cg_put(s, "  const bool vec = %s;\n", vec ? "((((unsigned long long)p1) | ((unsigned long long)p2)) & 15) == 0" : "false");
+  cg_put(s, "  auto load = [&](int buf, i64 j0) {\n");
+  cg_put(s, "    unsigned short *kd = kbuf + buf * %" PRId64 ", *vd = vbuf + buf * %" PRId64 ";\n", 64 * LK, 64 * LV);
+  const struct { const char *arr, *base; int p; const cuda_tensor *t; int64_t w, ld; } tiles[2] = {
+      {"kd", "kb", 1, k, E, LK}, {"vd", "vb", 2, v, EV, LV}};
+  cg_put(s, "    if (vec) {\n");
   for (int i = 0; i < 2; i++) {
-    cg_put(s, "    for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * tiles[i].w, ATT_THREADS);
-    cg_put(s, "      const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", tiles[i].w,
+    cg_put(s, "      for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * tiles[i].w / 8, ATT_THREADS);
+    cg_put(s, "        const int jj = x / %" PRId64 ", e = (x %% %" PRId64 ") * 8; const i64 j = j0 + jj;\n",
+           tiles[i].w / 8, tiles[i].w / 8);
+    cg_put(s, "        cp_async16(%s + jj * %" PRId64 " + e, (const unsigned short *)p%d + %s + min(j, (i64)%" PRId64
+              ") * %" PRId64 " + e, j < %" PRId64 ");\n      }\n",
+           tiles[i].arr, tiles[i].ld, tiles[i].p, tiles[i].base, S - 1, tiles[i].t->strides[r - 2], S);
+  }
+  cg_put(s, "    } else {\n");
+  for (int i = 0; i < 2; i++) {
+    cg_put(s, "      for (int x = threadIdx.x; x < %" PRId64 "; x += %d) {\n", 64 * tiles[i].w, ATT_THREADS);
+    cg_put(s, "        const int jj = x / %" PRId64 ", e = x %% %" PRId64 "; const i64 j = j0 + jj;\n", tiles[i].w,
            tiles[i].w);
-    cg_put(s, "      %s[jj * %" PRId64 " + e] = j < %" PRId64 " ? ((const unsigned short *)p%d)[%cb + j * %" PRId64
-              " + e * %" PRId64 "] : 0;\n    }\n",
-           tiles[i].arr, tiles[i].ld, S, tiles[i].p, tiles[i].arr[0], tiles[i].t->strides[r - 2],
+    cg_put(s, "        %s[jj * %" PRId64 " + e] = j < %" PRId64 " ? ((const unsigned short *)p%d)[%s + j * %" PRId64
+              " + e * %" PRId64 "] : 0;\n      }\n",
+           tiles[i].arr, tiles[i].ld, S, tiles[i].p, tiles[i].base, tiles[i].t->strides[r - 2],
            tiles[i].t->strides[r - 1]);
   }
-  cg_put(s, "    __syncthreads();\n");
-  /* S = Q K^T: column n of B is key n's row of k */
-  cg_put(s, "    float sc4[8][4];\n    #pragma unroll\n    for (int nt = 0; nt < 8; nt++) {\n");
-  cg_put(s, "      sc4[nt][0] = sc4[nt][1] = sc4[nt][2] = sc4[nt][3] = 0.f;\n");
+  cg_put(s, "    }\n");
+  if (ak->mask_tiles) {
+    cg_put(s, "    if (mtiles) {\n      unsigned char *md = mbuf + buf * 4096;\n");
+    cg_put(s, "      for (int x = threadIdx.x; x < 256; x += %d) {\n", ATT_THREADS);
+    cg_put(s, "        const i64 row = r0 + (x >> 2), j = j0 + (x & 3) * 16;\n");
+    cg_put(s, "        const bool in = row < %" PRId64 " && j < %" PRId64 ";\n", L, S);
+    cg_put(s, "        cp_async16((unsigned short *)(md + x * 16), (const unsigned short *)(p3 + mb + (in ? row * msl + j : 0)), in);\n      }\n    }\n");
+  }
+  cg_put(s, "    cp_async_commit();\n  };\n");
+
+  cg_put(s, "  if (nlive > 0) load(0, key0(0));\n");
+  cg_put(s, "  for (int it = 0; it < nlive; it++) {\n    const i64 j0 = key0(it);\n");
+  /* the next tile's copies go out before this one's work; wait for all
+   * but those, then every thread's part of this tile is in */
+  cg_put(s, "    if (it + 1 < nlive) {\n      load((it + 1) & 1, key0(it + 1));\n      cp_async_wait1();\n    } else {\n      cp_async_wait0();\n    }\n    __syncthreads();\n");
+  cg_put(s, "    const unsigned short *ks = kbuf + (it & 1) * %" PRId64 ", *vs = vbuf + (it & 1) * %" PRId64 ";\n",
+         64 * LK, 64 * LV);
+  if (ak->mask_tiles) cg_put(s, "    const unsigned char *mt = mbuf + (it & 1) * 4096;\n");
+  /* S = Q K^T: column n of B is key n's row of k; ldmatrix x4 reads the
+   * fragments of two key groups (nt, nt + 1) at once */
+  cg_put(s, "    float sc4[8][4];\n    #pragma unroll\n    for (int nt = 0; nt < 8; nt++) sc4[nt][0] = sc4[nt][1] = sc4[nt][2] = sc4[nt][3] = 0.f;\n");
+  cg_put(s, "    #pragma unroll\n    for (int nt = 0; nt < 8; nt += 2) {\n");
   cg_put(s, "      #pragma unroll\n      for (int kk = 0; kk < %" PRId64 "; kk++) {\n", E / 16);
-  cg_put(s, "        const unsigned short *bp = ks + (nt * 8 + g) * %" PRId64 " + kk * 16 + 2 * t;\n", LK);
-  cg_put(s, "        mma16816_%s(sc4[nt], qa[kk], *(const unsigned *)bp, *(const unsigned *)(bp + 8));\n      }\n    }\n",
-         tag);
-  /* scale, drop, and the rows' maxima */
+  cg_put(s, "        unsigned bf[4];\n");
+  cg_put(s, "        ldsm_x4(bf, ks + ((nt + (lane >> 4)) * 8 + (lane & 7)) * %" PRId64 " + kk * 16 + ((lane >> 3) & 1) * 8);\n", LK);
+  cg_put(s, "        mma16816_%s(sc4[nt], qa[kk], bf[0], bf[1]);\n", tag);
+  cg_put(s, "        mma16816_%s(sc4[nt + 1], qa[kk], bf[2], bf[3]);\n      }\n    }\n", tag);
+  /* scale (base 2), drop, and the rows' maxima */
   cg_put(s, "    float tm[2] = {ninf, ninf};\n");
+  /* A tile inside every bound (its rows and keys all there, below the
+   * causal diagonal) with no mask or a staged one takes the short path: a
+   * multiply and the staged mask byte per score. */
+  const bool fast = !m || ak->mask_tiles;
+  if (fast) {
+    cg_put(s, "    if (r0 + 64 <= %" PRId64 " && j0 + 64 <= %" PRId64 "%s%s) {\n", L, S,
+           ak->a.causal ? " && j0 + 63 <= r0" : "", ak->mask_tiles ? " && mtiles" : "");
+    if (ak->mask_tiles) cg_put(s, "      const int mrow = (w * 16 + g) * 64 + 2 * t;\n");
+    cg_put(s, "      #pragma unroll\n      for (int nt = 0; nt < 8; nt++)\n        #pragma unroll\n"
+              "        for (int i = 0; i < 4; i++) {\n");
+    cg_put(s, "          float sc = sc4[nt][i] * %.9gf;\n", ak->scale * log2e);
+    if (ak->mask_tiles) cg_put(s, "          if (!mt[mrow + (i >> 1) * 512 + nt * 8 + (i & 1)]) sc = ninf;\n");
+    cg_put(s, "          sc4[nt][i] = sc;\n          tm[i >> 1] = fmaxf(tm[i >> 1], sc);\n        }\n    } else {\n");
+  }
+  /* else each score checks its row and key against the bounds, the causal
+   * diagonal and the mask (from the staged tile, or from memory) */
   cg_put(s, "    #pragma unroll\n    for (int nt = 0; nt < 8; nt++)\n      #pragma unroll\n      for (int i = 0; i < 4; i++) {\n");
-  cg_put(s, "        const i64 row = i < 2 ? rowa : rowb, j = j0 + nt * 8 + 2 * t + (i & 1);\n");
+  cg_put(s, "        const int row = (int)(i < 2 ? rowa : rowb), j = (int)j0 + nt * 8 + 2 * t + (i & 1);\n");
   cg_put(s, "        float sc = row < %" PRId64 " && j < %" PRId64 " ? sc4[nt][i] * %.9gf : ninf;\n", L, S, ak->scale);
-  att_score_mask(s, ak, "        ");
-  cg_put(s, "        sc4[nt][i] = sc;\n        tm[i >> 1] = fmaxf(tm[i >> 1], sc);\n      }\n");
+  if (ak->mask_tiles) {
+    cg_put(s, "        if (mtiles) {\n          if (sc != ninf && !mt[(row - (int)r0) * 64 + (j - (int)j0)]) sc = ninf;\n        } else {\n");
+    att_score_mask(s, ak, "          ");
+    cg_put(s, "        }\n");
+  } else {
+    att_score_mask(s, ak, "        ");
+  }
+  cg_put(s, "        sc4[nt][i] = sc * %.9gf;\n        tm[i >> 1] = fmaxf(tm[i >> 1], sc4[nt][i]);\n      }\n", log2e);
+  if (fast) cg_put(s, "    }\n");
   cg_put(s, "    float al[2], ps[2] = {0.f, 0.f};\n    #pragma unroll\n    for (int h = 0; h < 2; h++) {\n");
   cg_put(s, "      tm[h] = fmaxf(tm[h], __shfl_xor_sync(0xffffffffu, tm[h], 1));\n");
   cg_put(s, "      tm[h] = fmaxf(tm[h], __shfl_xor_sync(0xffffffffu, tm[h], 2));\n");
-  cg_put(s, "      const float mn = fmaxf(mx[h], tm[h]);\n      al[h] = mn == ninf ? 1.f : expf(mx[h] - mn);\n");
+  cg_put(s, "      const float mn = fmaxf(mx[h], tm[h]);\n      al[h] = mn == ninf ? 1.f : exp2f(mx[h] - mn);\n");
   cg_put(s, "      mx[h] = mn;\n    }\n");
   /* P, rounded to the 16-bit type, packed as the A fragments of P V */
   cg_put(s, "    unsigned pa[4][4];\n    #pragma unroll\n    for (int nt = 0; nt < 8; nt++) {\n      float p[4];\n");
   cg_put(s, "      #pragma unroll\n      for (int i = 0; i < 4; i++) {\n");
-  cg_put(s, "        p[i] = mx[i >> 1] == ninf ? 0.f : expf(sc4[nt][i] - mx[i >> 1]);\n        ps[i >> 1] += p[i];\n      }\n");
+  cg_put(s, "        p[i] = mx[i >> 1] == ninf ? 0.f : exp2f(sc4[nt][i] - mx[i >> 1]);\n        ps[i >> 1] += p[i];\n      }\n");
   cg_put(s, "      pa[nt >> 1][(nt & 1) * 2] = pack16(f32_to_%s(p[0]), f32_to_%s(p[1]));\n", tag, tag);
   cg_put(s, "      pa[nt >> 1][(nt & 1) * 2 + 1] = pack16(f32_to_%s(p[2]), f32_to_%s(p[3]));\n    }\n", tag, tag);
   cg_put(s, "    #pragma unroll\n    for (int h = 0; h < 2; h++) {\n");
   cg_put(s, "      ps[h] += __shfl_xor_sync(0xffffffffu, ps[h], 1);\n      ps[h] += __shfl_xor_sync(0xffffffffu, ps[h], 2);\n");
   cg_put(s, "      sum[h] = sum[h] * al[h] + ps[h];\n    }\n");
-  /* O = O * alpha + P V: row k of B is key k's row of v */
-  cg_put(s, "    #pragma unroll\n    for (int et = 0; et < %" PRId64 "; et++) {\n", EV / 8);
+  /* O = O * alpha + P V: row k of B is key k's row of v; ldmatrix x4
+   * transposed reads the fragments of two column groups (et, et + 1) */
+  cg_put(s, "    #pragma unroll\n    for (int et = 0; et < %" PRId64 "; et++)\n", EV / 8);
   cg_put(s, "      o[et][0] *= al[0], o[et][1] *= al[0], o[et][2] *= al[1], o[et][3] *= al[1];\n");
-  cg_put(s, "      #pragma unroll\n      for (int kk = 0; kk < 4; kk++) {\n");
-  cg_put(s, "        const unsigned short *bp = vs + (kk * 16 + 2 * t) * %" PRId64 " + et * 8 + g;\n", LV);
-  cg_put(s, "        mma16816_%s(o[et], pa[kk], pack16(bp[0], bp[%" PRId64 "]), pack16(bp[%" PRId64 "], bp[%" PRId64 "]));\n",
-         tag, LV, 8 * LV, 9 * LV);
-  cg_put(s, "      }\n    }\n  }\n");
+  cg_put(s, "    #pragma unroll\n    for (int et = 0; et < %" PRId64 "; et += 2) {\n", EV / 8);
+  cg_put(s, "      #pragma unroll\n      for (int kk = 0; kk < 4; kk++) {\n        unsigned bf[4];\n");
+  cg_put(s, "        ldsm_x4_trans(bf, vs + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * %" PRId64
+            " + (et + (lane >> 4)) * 8);\n", LV);
+  cg_put(s, "        mma16816_%s(o[et], pa[kk], bf[0], bf[1]);\n", tag);
+  cg_put(s, "        mma16816_%s(o[et + 1], pa[kk], bf[2], bf[3]);\n      }\n    }\n", tag);
+  cg_put(s, "    __syncthreads();\n  }\n");
   /* a row whose every key was dropped has sum 0: zeros (_safe_softmax) */
   cg_put(s, "  #pragma unroll\n  for (int h = 0; h < 2; h++) {\n    const i64 row = h ? rowb : rowa;\n");
   cg_put(s, "    if (row >= %" PRId64 ") continue;\n", L);
@@ -292,7 +421,9 @@ static void att_body_mma(text *s, const att_kernel *ak) {
          cg_dtype_tag(ak->o.dtype), ak->o.strides[r - 2], ak->o.strides[r - 1]);
 }
 
-/* The tensor-core helpers the mma body calls, once per module. */
+/* The tensor-core helpers the mma body calls, once per module: mma.sync,
+ * ldmatrix (plain and transposed) and cp.async (16 bytes, zero-filled
+ * when `full` is false), all sm_80 and later. */
 static const char mma_helpers[] =
     "#ifndef ALLOY_MMA16816\n#define ALLOY_MMA16816\n"
     "__device__ __forceinline__ unsigned pack16(unsigned short lo, unsigned short hi) {\n"
@@ -303,7 +434,22 @@ static const char mma_helpers[] =
     "{%8,%9}, {%0,%1,%2,%3};\"\\\n"
     "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\\\n"
     "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1)); }\n"
-    "MMA16816(f16, \"f16\") MMA16816(bf16, \"bf16\")\n#endif\n";
+    "MMA16816(f16, \"f16\") MMA16816(bf16, \"bf16\")\n"
+    "__device__ __forceinline__ unsigned smem_addr(const void *p) {\n"
+    "  return (unsigned)__cvta_generic_to_shared(p); }\n"
+    "__device__ __forceinline__ void ldsm_x4(unsigned r[4], const unsigned short *p) {\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(smem_addr(p))); }\n"
+    "__device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], const unsigned short *p) {\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(smem_addr(p))); }\n"
+    "__device__ __forceinline__ void cp_async16(unsigned short *dst, const unsigned short *src, bool full) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(smem_addr(dst)), \"l\"(src),\n"
+    "               \"r\"(full ? 16 : 0) : \"memory\"); }\n"
+    "__device__ __forceinline__ void cp_async_commit() { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
+    "__device__ __forceinline__ void cp_async_wait0() { asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\"); }\n"
+    "__device__ __forceinline__ void cp_async_wait1() { asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\"); }\n"
+    "#endif\n";
 
 void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   (void)op;
@@ -327,11 +473,13 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   alloy_dtype dt = ak.t[0].dtype;
   bool mma = (dt == ALLOY_F16 || dt == ALLOY_BF16) && ak.E % 16 == 0 && ak.EV % 16 == 0;
   ak.rows = mma ? 64 : ATT_THREADS;
+  ak.mask_tiles = mma && att_mask_tileable(&ak);
   int64_t nbh = 1;
   for (int d = 0; d < ak.nb; d++) nbh *= ak.o.sizes[d];
   if (ak.L == 0 || nbh == 0) return; /* nothing to compute */
   ak.tiles = (ak.L + ak.rows - 1) / ak.rows;
-  if (ak.tiles * nbh > INT32_MAX) return (void)cg_fail(b, n, "attention of too many rows");
+  if (ak.tiles * nbh > INT32_MAX || ak.L > INT32_MAX / 2 || ak.S > INT32_MAX / 2)
+    return (void)cg_fail(b, n, "attention of too many rows"); /* rows and keys are ints in the kernel */
 
   text s = {0};
   if (mma) cg_put(&s, "%s", mma_helpers);
@@ -351,7 +499,7 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   l->block = ATT_THREADS;
   l->grid[0] = (unsigned)(ak.tiles * nbh);
   l->grid[1] = l->grid[2] = 1;
-  l->shmem = mma ? (unsigned)att_mma_smem(ak.E, ak.EV) : 0;
+  l->shmem = mma ? (unsigned)att_mma_smem(&ak) : 0;
   l->nbases = ak.nin + 1;
   l->bases = malloc(sizeof *l->bases * (size_t)(ak.nin + 1));
   if (!l->bases) return (void)cg_fail(b, n, "out of memory");
