@@ -440,7 +440,7 @@ static verdict check_on_backend(conform_env *env, const conform_test *t, case_ct
       v = CONFORM_FAIL;
     }
   }
-  if (v == CONFORM_FAIL && env->o->repro_dir) {
+  if (conform_repro_wanted(env, v)) {
     /* The repro carries PyTorch's tensors as the expected outputs. */
     conform_tensor want[16];
     int nwant = 0;
@@ -453,9 +453,10 @@ static verdict check_on_backend(conform_env *env, const conform_test *t, case_ct
       nwant++;
     }
     char path[4096];
-    conform_repro_write(env->o, t, c->g, in, c->ninputs, want, nwant, why, path, sizeof path);
+    conform_repro_write(env, t, c->g, in, c->ninputs, want, nwant, why, path, sizeof path);
     size_t len = strlen(why);
-    if (path[0] && len < cap) snprintf(why + len, cap - len, " [repro: %.900s]", path);
+    if (path[0] && len < cap && v == CONFORM_FAIL)
+      snprintf(why + len, cap - len, " [repro: %.900s]", path);
   }
   alloy_program_release(prog);
   return v;
@@ -467,6 +468,40 @@ static verdict check_meta(case_ctx *c, alloy_node *node, json_t *jc, char *why, 
 
 
 /* --- the source ---------------------------------------------------------- */
+
+/* The key of the first tensor in a tagged value ({"t": key}, or inside a
+ * list), or NULL. */
+static const char *first_tensor(json_t *j) {
+  const char *key = json_string_value(json_object_get(j, "t"));
+  json_t *l = json_object_get(j, "l");
+  for (size_t i = 0; !key && i < json_array_size(l); i++) key = first_tensor(json_array_get(l, i));
+  return key;
+}
+
+/* What a case's test says of its dtypes: the dtype of its first tensor
+ * argument (of its first output when it takes none), read from the data
+ * file, and in variant the output's when that differs. The case's own
+ * "dtype" is the OpInfo sample's label, which the tensors often do not
+ * carry (aten.view.default of int64 indices in a float32 sample,
+ * comparisons returning bool), so it names nothing a reader can check. */
+static alloy_error *case_dtypes(golden_files *gf, json_t *jc, conform_test *t) {
+  const char *file = json_string_value(json_object_get(jc, "file"));
+  alloy_safetensors *data = NULL;
+  alloy_error *e = file ? golden_file(gf, file, &data) : NULL;
+  if (e || !file) return e;
+  const char *in = NULL, *key;
+  json_t *v, *args = json_object_get(jc, "args");
+  for (size_t i = 0; !in && i < json_array_size(args); i++) in = first_tensor(json_array_get(args, i));
+  json_object_foreach(json_object_get(jc, "kwargs"), key, v) if (!in) in = first_tensor(v);
+  const char *out = first_tensor(json_object_get(jc, "out"));
+  const alloy_st_entry *ei = in ? alloy_safetensors_find(data, in) : NULL;
+  const alloy_st_entry *eo = out ? alloy_safetensors_find(data, out) : NULL;
+  if (!ei) ei = eo;
+  if (ei) snprintf(t->dtype, sizeof t->dtype, "%s", alloy_dtype_name(ei->dtype));
+  if (ei && eo && eo->dtype != ei->dtype)
+    snprintf(t->variant, sizeof t->variant, "out %s", alloy_dtype_name(eo->dtype));
+  return NULL;
+}
 
 /* The corpus, read once in the parent; workers parse a case's line when
  * they check it and open its data files on first use. */
@@ -505,11 +540,20 @@ static alloy_error *golden_list(conform_source *src, const conform_options *o, c
     }
     long id = (long)json_integer_value(json_object_get(jc, "id"));
     const char *opname = json_string_value(json_object_get(jc, "op"));
-    const char *dtype = json_string_value(json_object_get(jc, "dtype"));
     bool core = json_is_true(json_object_get(jc, "core"));
+    conform_test t = {.source = src, .index = id,
+                      .set = opname && !strncmp(opname, "prims.", 6) ? CONFORM_SET_PRIMS
+                             : core                                  ? CONFORM_SET_CORE
+                                                                     : CONFORM_SET_OTHER};
     bool keep = opname && id >= 0 && (!o->ops_glob || !fnmatch(o->ops_glob, opname, 0)) &&
-                (!o->dtype || (dtype && !strcmp(o->dtype, dtype))) &&
                 (!o->set || !strcmp(o->set, core ? "core" : "noncore"));
+    /* The dtypes come from the data file's header: read only for the cases
+     * the other filters keep. */
+    if (keep && (e = case_dtypes(&gs->gf, jc, &t))) {
+      json_decref(jc);
+      break;
+    }
+    keep = keep && (!o->dtype || !strcmp(o->dtype, t.dtype));
     if (keep && gs->n == cap) {
       cap = cap ? 2 * cap : 1024;
       char **nl = realloc(gs->lines, sizeof *nl * (size_t)cap);
@@ -523,11 +567,7 @@ static alloy_error *golden_list(conform_source *src, const conform_options *o, c
       gs->ops[gs->n] = strdup(opname);
       if (!gs->lines[gs->n] || !gs->ops[gs->n]) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
       gs->n++;
-      conform_test t = {.source = src, .index = id, .op = gs->ops[gs->n - 1],
-                        .set = !strncmp(opname, "prims.", 6) ? CONFORM_SET_PRIMS
-                               : core                        ? CONFORM_SET_CORE
-                                                             : CONFORM_SET_OTHER};
-      snprintf(t.dtype, sizeof t.dtype, "%s", dtype ? dtype : "");
+      t.op = gs->ops[gs->n - 1];
       if (!e && !conform_suite_add(suite, &t)) e = alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
       if (id > gs->max_id) gs->max_id = id;
     }

@@ -472,11 +472,11 @@ static conform_verdict fail(conform_result *res, const char *prefix, alloy_error
 }
 
 /* A failure's repro, named at the end of why. */
-static void repro(const conform_options *o, const conform_test *t, const alloy_graph *g,
+static void repro(const conform_env *env, const conform_test *t, const alloy_graph *g,
                   const alloy_host_tensor *in, int nin, const conform_tensor *want, int nwant,
                   conform_result *res) {
   char path[1024];
-  conform_repro_write(o, t, g, in, nin, want, nwant, res->why, path, sizeof path);
+  conform_repro_write(env, t, g, in, nin, want, nwant, res->why, path, sizeof path);
   size_t n = strlen(res->why);
   if (path[0]) snprintf(res->why + n, sizeof res->why - n, " (repro: %s)", path);
 }
@@ -509,9 +509,12 @@ static conform_verdict check_static(const conform_test *t, alloy_graph *g, uint6
   v = conform_run_graph(env, env->backend, g, mixture, host, nin, got, nout,
                         perf ? &res->backend_s : NULL, res->why, sizeof res->why);
   if (v == CONFORM_PASS && !conform_outputs_match(t->op, got, want, nout, true, NULL, 0, res->why,
-                                                  sizeof res->why))
+                                                  sizeof res->why)) {
+    /* Wrong values (not an error, which names its node): which node? */
     v = CONFORM_FAIL;
-  if (v == CONFORM_FAIL) repro(env->o, t, g, host, nin, want, nout, res);
+    conform_pin_divergence(env, t, g, host, nin, mixture, res->why, sizeof res->why);
+  }
+  if (conform_repro_wanted(env, v)) repro(env, t, g, host, nin, want, nout, res);
   conform_tensors_free(got, nout);
 done:
   conform_tensors_free(want, nout);
@@ -570,13 +573,18 @@ static conform_verdict check_dynamic(const conform_test *t, alloy_graph *g, uint
       for (int o = 0; o < nout; o++) got[o] = borrowed(&be_out[o]);
       size_t len = (size_t)snprintf(res->why, sizeof res->why, "%s", at);
       if (!conform_outputs_match(t->op, got, want, nout, true, NULL, 0, res->why + len,
-                                 sizeof res->why - len))
+                                 sizeof res->why - len)) {
         v = CONFORM_FAIL;
-      else
+        conform_pin_divergence(env, t, g, host, nin, mixture, res->why, sizeof res->why);
+      } else {
         res->why[0] = 0;
+      }
     }
-    if (v == CONFORM_FAIL) repro(env->o, t, g, host, nin, want, nwant, res);
+    /* A crash's repro (rerun on ref, all passing): the first size's. */
+    bool stop = env->repro_why != NULL;
+    if (conform_repro_wanted(env, v)) repro(env, t, g, host, nin, want, nwant, res);
     conform_tensors_free(in, nin);
+    if (stop) break;
   }
   runner_release(&be);
   runner_release(&ref);
@@ -649,6 +657,7 @@ static void model_run_free(model_run *r) {
 static conform_verdict model_once(const conform_test *t, alloy_model *m,
                                   const alloy_safetensors *io, runner *rn, int64_t n,
                                   conform_env *env, conform_result *res) {
+  bool mixture = rn->mix != NULL;
   alloy_graph *g = alloy_model_graph(m);
   int nin = alloy_graph_num_inputs(g), nout = alloy_graph_num_outputs(g);
   model_run r = {.nuser = alloy_model_num_user_inputs(m)};
@@ -711,8 +720,10 @@ static conform_verdict model_once(const conform_test *t, alloy_model *m,
       }
       k++;
     }
+    if (v == CONFORM_FAIL)
+      conform_pin_divergence(env, t, g, r.ins, nin, mixture, res->why, sizeof res->why);
   }
-  if (v == CONFORM_FAIL) repro(env->o, t, g, r.ins, nin, r.want, r.nwant, res);
+  if (conform_repro_wanted(env, v)) repro(env, t, g, r.ins, nin, r.want, r.nwant, res);
   model_run_free(&r);
   return v;
 }

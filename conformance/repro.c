@@ -48,8 +48,12 @@ static alloy_error *replay_list(conform_source *src, const conform_options *o, c
   const char *op = strstr(text, "\n# op: ");
   if (op) sscanf(op + 7, "%255s", rs->op);
   else snprintf(rs->op, sizeof rs->op, "%s", o->replay);
-  free(text);
   conform_test t = {.source = src, .index = 0, .op = rs->op, .set = 0};
+  /* The dtype, from the first line's "[float32]", as the failing test had it. */
+  const char *lb = strchr(text, '['), *rb = lb ? strchr(lb, ']') : NULL;
+  if (lb && rb && eol && rb < eol && rb - lb - 1 < (long)sizeof t.dtype)
+    snprintf(t.dtype, sizeof t.dtype, "%.*s", (int)(rb - lb - 1), lb + 1);
+  free(text);
   snprintf(t.variant, sizeof t.variant, "replay");
   return conform_suite_add(suite, &t) ? NULL : alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
 }

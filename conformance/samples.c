@@ -923,14 +923,15 @@ static conform_verdict samples_check(const conform_source *src, const conform_te
       if (!conform_outputs_match(t->op, got, want, nout, values, nin ? &held[0] : NULL, dim, why, cap) &&
           !contraction_ok(env, t->op, g, in, nin, got, want, nout, why, cap))
         v = CONFORM_FAIL;
-      if (v == CONFORM_FAIL) {
+      if (conform_repro_wanted(env, v)) {
         char path[4096];
-        conform_repro_write(o, t, g, in, nin, want, nout, why, path, sizeof path);
+        conform_repro_write(env, t, g, in, nin, want, nout, why, path, sizeof path);
         size_t len = strlen(why);
-        if (path[0] && len < cap) snprintf(why + len, cap - len, " [repro: %.900s]", path);
+        if (path[0] && len < cap && v == CONFORM_FAIL)
+          snprintf(why + len, cap - len, " [repro: %.900s]", path);
       } else if (o->repro_all) {
         char path[4096];
-        conform_repro_write(o, t, g, in, nin, want, nout, "", path, sizeof path);
+        conform_repro_write(env, t, g, in, nin, want, nout, "", path, sizeof path);
       }
     }
     if (timed && v == CONFORM_PASS) {

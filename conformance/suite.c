@@ -69,7 +69,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double timeout_s(void) {
+double conform_timeout_s(void) {
   const char *s = getenv("ALLOY_CONFORM_TIMEOUT");
   double sec = s && *s ? atof(s) : 60;
   return sec > 0 ? sec : 60;
@@ -100,7 +100,10 @@ static bool known_set_has(const known_set *s, const conform_test *t) {
   return false;
 }
 
-static alloy_error *load_known_failures(const char *path, known_set *s) {
+/* A known failure may hold only without a backend option: "... op  unless
+ * KEY=VALUE  # reason" is dropped when the run passes --backend-opt
+ * KEY=VALUE (a failure of a vendor library the option turns off). */
+static alloy_error *load_known_failures(const char *path, const conform_options *o, known_set *s) {
   FILE *f = fopen(path, "r");
   if (!f) return alloy_error_new(ALLOY_ERR_IO, "%s: cannot open", path);
   char line[1024];
@@ -109,17 +112,22 @@ static alloy_error *load_known_failures(const char *path, known_set *s) {
     char *hash = strchr(line, '#');
     if (hash) *hash = 0;
     known_failure k = {.source = "golden"};
-    char w[3][128];
-    int n = sscanf(line, "%127s %127s %127s", w[0], w[1], w[2]);
+    char w[5][128];
+    int n = sscanf(line, "%127s %127s %127s %127s %127s", w[0], w[1], w[2], w[3], w[4]);
     if (n <= 0) continue;
     char *end;
     bool sourced = !(w[0][0] >= '0' && w[0][0] <= '9');
     if (sourced) snprintf(k.source, sizeof k.source, "%.15s", w[0]);
-    if (n != (sourced ? 3 : 2) || (k.id = strtol(w[sourced], &end, 10), *end)) {
-      e = alloy_error_new(ALLOY_ERR_PARSE, "%s:%d: expected \"[source] id op  # reason\"", path,
-                          lineno);
+    int base = sourced ? 3 : 2;
+    bool cond = n == base + 2 && !strcmp(w[base], "unless") && strchr(w[base + 1], '=');
+    if ((n != base && !cond) || (k.id = strtol(w[sourced], &end, 10), *end)) {
+      e = alloy_error_new(ALLOY_ERR_PARSE, "%s:%d: expected \"[source] id op [unless KEY=VALUE]  # reason\"",
+                          path, lineno);
       break;
     }
+    bool dropped = false;
+    for (int i = 0; cond && i < o->nbackend_opts; i++) dropped |= !strcmp(o->backend_opts[i], w[base + 1]);
+    if (dropped) continue;
     snprintf(k.op, sizeof k.op, "%s", w[sourced + 1]);
     if (s->n == s->cap) {
       int cap = s->cap ? s->cap * 2 : 64;
@@ -144,6 +152,7 @@ typedef struct result_msg {
   int32_t verdict;
   int32_t len;
   double backend_s, ref_s, bytes, flops;
+  double seconds;   /* the check's own time                               */
 } result_msg;
 
 static alloy_error *env_open(const conform_options *o, conform_env *env) {
@@ -162,6 +171,16 @@ static alloy_error *env_open(const conform_options *o, conform_env *env) {
       return alloy_error_new(ALLOY_ERR_NOT_FOUND, "no usable backend '%s' (see `alloy backends`)",
                              o->backend);
   }
+  for (int i = 0; i < o->nbackend_opts && env->backend >= 0; i++) {
+    char key[128];
+    const char *kv = o->backend_opts[i], *eq = strchr(kv, '=');
+    if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof key)
+      return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "--backend-opt takes KEY=VALUE (got '%s')", kv);
+    memcpy(key, kv, (size_t)(eq - kv));
+    key[eq - kv] = 0;
+    alloy_error *oe = alloy_runtime_set_backend_option(env->rt, env->backend, key, eq + 1);
+    if (oe) return alloy_error_wrap(oe, "--backend-opt %s", kv);
+  }
   return NULL;
 }
 
@@ -169,7 +188,9 @@ static conform_verdict run_one(const conform_suite *s, int pos, conform_env *env
                                conform_result *res) {
   const conform_test *t = &s->tests[pos];
   memset(res, 0, sizeof *res);
+  double start = now_s();
   conform_verdict v = t->source->check(t->source, t, env, res);
+  res->seconds = now_s() - start;
   if (v != CONFORM_PASS && !res->why[0]) snprintf(res->why, sizeof res->why, "no reason given");
   return v;
 }
@@ -198,7 +219,7 @@ static bool read_all(int fd, void *p, size_t n) {
 
 static bool send_result(int fd, int64_t pos, conform_verdict v, const conform_result *res) {
   result_msg m = {pos, (int32_t)v, (int32_t)strlen(res->why), res->backend_s, res->ref_s,
-                  res->bytes, res->flops};
+                  res->bytes, res->flops, res->seconds};
   char buf[sizeof m + sizeof res->why];
   memcpy(buf, &m, sizeof m);
   memcpy(buf + sizeof m, res->why, (size_t)m.len);
@@ -365,35 +386,45 @@ static void show_progress(run_state *st, bool force) {
   }
 }
 
+/* What goes between a line's brackets: "float32, transposed", either part
+ * alone when the other is empty (a replay has no variant of its own, a
+ * graph test no single dtype), never a stray comma. */
+static const char *test_label(const conform_test *t, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s%s%s", t->dtype, t->dtype[0] && t->variant[0] ? ", " : "", t->variant);
+  return buf;
+}
+
 static void record(run_state *st, int pos, conform_verdict v, const conform_result *res) {
   const conform_options *o = st->o;
   const conform_test *t = &st->s->tests[pos];
   bool known = known_set_has(&st->known, t);
   const char *src = t->source->name;
   uint8_t recorded = (uint8_t)v;
+  char label[sizeof t->dtype + sizeof t->variant + 2];
+  test_label(t, label, sizeof label);
   if (st->perf) st->perf[pos] = *res;
   clear_progress(st);
   switch (v) {
     case CONFORM_PASS:
       if (known) {
         fprintf(st->out, "%s %ld %s [%s]: passes but is listed as a known failure: remove it "
-                "from %s\n", src, t->index, t->op, t->dtype, o->known_failures);
+                "from %s\n", src, t->index, t->op, label, o->known_failures);
         report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_FAILED,
-                    "passes but is listed as a known failure");
+                    "passes but is listed as a known failure", res->seconds);
         st->total.failed++;
         recorded = CONFORM_FAIL;
         break;
       }
       if (o->verbose)
-        fprintf(st->out, "%s %ld %s [%s%s%s]: ok\n", src, t->index, t->op, t->dtype,
-                t->variant[0] ? ", " : "", t->variant);
-      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_PASSED, "");
+        fprintf(st->out, "%s %ld %s [%s]: ok\n", src, t->index, t->op, label);
+      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_PASSED, "",
+                  res->seconds);
       st->total.passed++;
       break;
     case CONFORM_FAIL:
       if (known) {
         report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_PASSED,
-                    "a known failure");
+                    "a known failure", res->seconds);
         st->total.xfailed++;
         recorded = 4; /* a known failure: neither passed nor failed */
         break;
@@ -401,30 +432,81 @@ static void record(run_state *st, int pos, conform_verdict v, const conform_resu
       {
         char hint[256];
         rerun_hint(t, hint, sizeof hint);
-        fprintf(st->out, "%s %ld %s [%s%s%s]: %s  (rerun: %s)\n", src, t->index, t->op, t->dtype,
-                t->variant[0] ? ", " : "", t->variant, res->why, hint);
+        fprintf(st->out, "%s %ld %s [%s]: %s  (rerun: %s)\n", src, t->index, t->op, label, res->why,
+                hint);
       }
-      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_FAILED, res->why);
+      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_FAILED, res->why,
+                  res->seconds);
       st->total.failed++;
       break;
     case CONFORM_SKIP:
       if (o->verbose)
-        fprintf(st->out, "%s %ld %s [%s%s%s]: skipped: %s\n", src, t->index, t->op, t->dtype,
-                t->variant[0] ? ", " : "", t->variant, res->why);
-      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_SKIPPED, res->why);
+        fprintf(st->out, "%s %ld %s [%s]: skipped: %s\n", src, t->index, t->op, label, res->why);
+      report_case(st->rep, src, t->index, t->op, t->dtype, t->variant, REPORT_SKIPPED, res->why,
+                  res->seconds);
       count_skip(st, res->why);
       st->total.skipped++;
       break;
     case CONFORM_INVALID:
       if (o->verbose)
-        fprintf(st->out, "%s %ld %s [%s%s%s]: not a valid sample: %s\n", src, t->index, t->op,
-                t->dtype, t->variant[0] ? ", " : "", t->variant, res->why);
+        fprintf(st->out, "%s %ld %s [%s]: not a valid sample: %s\n", src, t->index, t->op, label,
+                res->why);
       st->total.invalid++;
       break;
   }
   st->verdicts[pos] = recorded;
   st->done++;
   show_progress(st, false);
+}
+
+/* A test that crashed or hung its worker left no repro behind (the worker
+ * writes one only after the backend returns): with --repro-dir, a fresh
+ * process with ref alone reruns the test as the backend under test, with
+ * the crash as the failure, which writes the graph, its inputs and ref's
+ * outputs; replaying that file on the plugin crashes it again. The repro
+ * is named at the end of res->why. The backend's plugin is never loaded
+ * there, and the parent stays free of plugins as before. */
+static void crash_repro(run_state *st, int pos, conform_result *res, double limit) {
+  const conform_options *o = st->o;
+  const conform_test *t = &st->s->tests[pos];
+  char path[4096];
+  conform_repro_path(o, t, path, sizeof path);
+  if (!path[0] || !strcmp(o->backend, "meta")) return;
+  unlink(path); /* a file from an earlier run must not pass for this one's */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    conform_env env = {.o = o, .backend = -1, .ref = -1, .repro_why = res->why};
+    const char *only[1] = {"ref"};
+    alloy_runtime_options ro = {.struct_size = ALLOY_RUNTIME_OPTIONS_STRUCT_SIZE,
+                                .only_backends = only, .num_only_backends = 1};
+    alloy_error *e = alloy_runtime_open(&ro, &env.rt);
+    if (!e) {
+      env.backend = env.ref = alloy_runtime_find_backend(env.rt, "ref");
+      conform_result scratch;
+      memset(&scratch, 0, sizeof scratch);
+      t->source->check(t->source, t, &env, &scratch);
+    }
+    alloy_error_free(e);
+    alloy_runtime_close(env.rt);
+    fflush(NULL);
+    _exit(0);
+  }
+  /* ref is the oracle and does not hang; the limit guards against it anyway. */
+  double until = now_s() + limit;
+  int status;
+  pid_t done;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < until) usleep(2000);
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  size_t n = strlen(res->why);
+  if (access(path, R_OK) == 0 && n < sizeof res->why)
+    snprintf(res->why + n, sizeof res->why - n, " [repro: %.900s]", path);
 }
 
 /* Runs every test on -j workers; false when no worker could start (the
@@ -436,7 +518,7 @@ static bool run_pool(run_state *st) {
   pool p = {o, st->s, calloc((size_t)jobs, sizeof(worker)), jobs};
   if (!p.w) return false;
   for (int k = 0; k < jobs; k++) p.w[k].pos = -1;
-  double limit = timeout_s();
+  double limit = conform_timeout_s();
   int next = 0, busy = 0;
   bool ok = true;
   signal(SIGPIPE, SIG_IGN);
@@ -487,6 +569,7 @@ static bool run_pool(run_state *st) {
           memcpy(res.why, w->buf + sizeof m, (size_t)m.len);
           res.why[m.len] = 0;
           res.backend_s = m.backend_s, res.ref_s = m.ref_s, res.bytes = m.bytes, res.flops = m.flops;
+          res.seconds = m.seconds;
           w->got = 0;
           w->pos = -1;
           busy--;
@@ -500,13 +583,17 @@ static bool run_pool(run_state *st) {
           continue;
         }
         if (k < 0 && errno == EINTR) continue;
+        res.seconds = now_s() - w->started;
         worker_end(&p, map[i], false, res.why, sizeof res.why);
         busy--;
+        crash_repro(st, pos, &res, limit);
         record(st, pos, CONFORM_FAIL, &res);
       } else if (now_s() - w->started >= limit) {
+        res.seconds = now_s() - w->started;
         worker_end(&p, map[i], true, NULL, 0);
         snprintf(res.why, sizeof res.why, "timed out after %.0f s (the worker was killed)", limit);
         busy--;
+        crash_repro(st, pos, &res, limit);
         record(st, pos, CONFORM_FAIL, &res);
       }
     }
@@ -672,7 +759,7 @@ int conform_run(const conform_options *o, FILE *out) {
     }
   }
   if (o->known_failures) {
-    alloy_error *e = load_known_failures(o->known_failures, &st.known);
+    alloy_error *e = load_known_failures(o->known_failures, o, &st.known);
     if (e) {
       fprintf(out, "alloy conform: %s\n", alloy_error_message(e));
       alloy_error_free(e);

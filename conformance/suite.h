@@ -61,6 +61,9 @@ typedef struct conform_options {
   bool no_fork;               /* run in this process (for debuggers)         */
   bool perf;                  /* --perf: time each op on the backend and ref */
   bool verbose;               /* also print passing tests                   */
+  const char *backend_opts[16]; /* --backend-opt KEY=VALUE, set on the backend
+                               * under test before it compiles (argv's)       */
+  int nbackend_opts;
 } conform_options;
 
 /* The state a worker checks tests with: its own runtime. */
@@ -69,6 +72,11 @@ typedef struct conform_env {
   alloy_runtime *rt;  /* owned by the worker                                */
   int backend;        /* the backend under test, -1 for meta                */
   int ref;            /* the reference backend, the oracle                  */
+  /* Set only when a test crashed or hung its worker and a fresh process
+   * reruns it on ref alone (backend == ref) to write its repro: what
+   * happened, for the repro's header. Sources then write the repro as for
+   * a failure (conform_repro_wanted). */
+  const char *repro_why;
 } conform_env;
 
 /* A test's outcome, filled in by its source's check. */
@@ -78,6 +86,7 @@ typedef struct conform_result {
   double ref_s;       /* --perf: seconds per run on ref                    */
   double bytes;       /* --perf: bytes read and written by one run         */
   double flops;       /* --perf: floating-point operations of one run       */
+  double seconds;     /* the whole check, measured by the driver (JUnit)     */
 } conform_result;
 
 struct conform_source;
@@ -123,6 +132,10 @@ bool conform_suite_note(conform_suite *s, const char *text);
  * double in [0, 1) from it. Pure functions of the state: reproducible. */
 uint64_t conform_splitmix(uint64_t *state);
 double conform_uniform(uint64_t *state);
+
+/* The seconds a test may run before its worker is killed:
+ * $ALLOY_CONFORM_TIMEOUT, 60 by default. */
+double conform_timeout_s(void);
 
 /* True when o->only is NULL or names this source. */
 bool conform_wants_source(const conform_options *o, const char *name);
@@ -183,14 +196,36 @@ alloy_st_entry conform_tensor_entry(const conform_tensor *t, const char *name);
 bool conform_within_bound(const char *op, const conform_tensor *got, const conform_tensor *want,
                           const conform_tensor *mag, double scale, char *why, size_t cap);
 
-/* Writes a repro of a failed test to o->repro_dir: <name>.air (the graph,
- * with the test and the reason as comments) and <name>.safetensors (its
- * inputs as "input.<k>" and the expected outputs as "expected.<k>").
- * Returns the .air path in path (empty when no repro was asked for or it
- * could not be written). */
-void conform_repro_write(const conform_options *o, const conform_test *t, const alloy_graph *g,
+/* Whether a check that ended in v writes its repro: --repro-dir given, and
+ * v a failure or the test rerun on ref after a crash (env->repro_why). */
+bool conform_repro_wanted(const conform_env *env, conform_verdict v);
+
+/* Writes a repro of a failed test to env->o->repro_dir: <name>.air (the
+ * graph, with the test and the reason as comments) and <name>.safetensors
+ * (its inputs as "input.<k>" and the expected outputs as "expected.<k>").
+ * why is the failure ("" for a passed one, --repro-all); env->repro_why,
+ * when set, replaces it. Returns the .air path in path (empty when no
+ * repro was asked for or it could not be written). */
+void conform_repro_write(const conform_env *env, const conform_test *t, const alloy_graph *g,
                          const alloy_host_tensor *inputs, int ninputs,
                          const conform_tensor *expected, int nexpected, const char *why,
                          char *path, size_t cap);
+/* The .air path conform_repro_write gives t under o->repro_dir ("" without
+ * one): the driver names a crashed test's repro with it. */
+void conform_repro_path(const conform_options *o, const conform_test *t, char *path, size_t cap);
+
+/* For a graph whose outputs on the backend differ from the expected ones
+ * (a graph-level test, a golden model): finds the first node, in graph
+ * order, whose outputs on the backend differ from ref's when it is given
+ * ref's values of its operands (diverge.c), so that a mismatch at the end
+ * of a model is pinned to the op that caused it. Appends to why what it
+ * found ("; first diverging node 5 of 9: aten.gelu.default (%gelu): ...")
+ * and, with --repro-dir, writes that node alone as a repro (its inputs and
+ * ref's outputs) and names it. g is the graph as compiled (it may have
+ * symbols: in gives their values); in are all of its inputs; mixture as the
+ * test compiled it (beside ref). */
+void conform_pin_divergence(conform_env *env, const conform_test *t, const alloy_graph *g,
+                            const alloy_host_tensor *in, int nin, bool mixture, char *why,
+                            size_t cap);
 
 #endif

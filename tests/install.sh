@@ -149,8 +149,9 @@ check "the plugin exports only its entry and needs nothing of liballoy" sh -c \
    ! nm -D --undefined-only liballoy-acme.so | grep -q alloy_"
 check "the installed alloy loads it from ALLOY_PLUGIN_PATH" sh -c \
   "ALLOY_PLUGIN_PATH=\$PWD '$prefix/bin/alloy' backends | grep -qE '^acme .* ok '"
-# (The whole suite on the example runs in make test from the build tree:
-# here its ABI tests and the samples of mm and mul, to stay quick.)
+# (The whole suite runs on the walkthrough's acme, built from a fresh
+# install by tests/readme_steps.sh: here its ABI tests and the samples of mm
+# and mul, to stay quick.)
 check "the installed alloy's conformance suite passes it: the ABI tests" sh -c \
   "ALLOY_PLUGIN_PATH=\$PWD '$prefix/bin/alloy' conform --backend acme --only abi > conform.out 2>&1; \
    s=\$?; tail -n 3 conform.out; [ \$s -eq 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed, 0 skipped$' conform.out"

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Runs the steps of a tutorial README (plugins/example/README.md) as a reader
-# would, so that the page never drifts from what works. Fenced code blocks
-# are read in order; the info string after ``` decides what happens:
+# would, against an installed Alloy, so that the page never drifts from what
+# works: `make install` into a fresh temporary prefix first, then the page's
+# commands, with nothing of the source tree on any path they see.
+# Fenced code blocks are read in order; the info string after ``` decides
+# what happens:
 #   ```LANG file=PATH   the block's text is written to PATH (folders made)
 #   ```diff apply       the block is a unified diff, applied with patch -p0
 #   ```sh step          the block runs with sh -e
@@ -9,26 +12,27 @@
 # Everything happens in a fresh temporary folder, the reader's "empty
 # folder"; each step starts there (a cd does not carry over), and the lines
 # of a step that begin with `export ` do carry over to later steps, as they
-# would in one terminal. The steps see what README's setup block asks the
-# reader to set, taken from the build tree:
-#   ALLOY_SRC     the checkout (default: the folder above this script)
-#   ALLOY_BUILD   the build folder (argument 2, default build)
+# would in one terminal. The steps see what the README's setup block asks
+# the reader to set:
+#   ALLOY_PREFIX  the temporary prefix `make install PREFIX=...` filled
 #   ALLOY_GOLDEN  the golden corpus (argument 3, default ../shared/golden)
-#   PATH          with $ALLOY_BUILD/bin first, for `alloy`
-# Each block that does something counts; the first failure stops the run
-# (later steps build on it) and prints the block's output. Last line:
-# "N passed, N failed".
+# and no ALLOY_PLUGIN_PATH, ALLOY_BACKENDS, PKG_CONFIG_PATH or
+# LD_LIBRARY_PATH of the person running the tests. The page's runnable
+# blocks must not name the checkout or a build folder, and must run
+# `alloy conform --backend` on what they built (the walkthrough ends with a
+# backend the suite passes: issue 21).
+# Each block that does something counts, and each of those two rules; the
+# first failing block stops the run (later steps build on it) and prints
+# its output. Last line: "N passed, N failed".
 # usage: tests/readme_steps.sh README.md [BUILD_DIR [GOLDEN_DIR]]
 readme=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
 abspath() { (cd "$1" 2>/dev/null && pwd) || echo "$1"; }
-ALLOY_SRC=${ALLOY_SRC:-$src}
-ALLOY_BUILD=$(abspath "${2:-$ALLOY_SRC/build}")
-ALLOY_GOLDEN=$(abspath "${3:-$ALLOY_SRC/../shared/golden}")
-PATH=$ALLOY_BUILD/bin:$PATH
-export ALLOY_SRC ALLOY_BUILD ALLOY_GOLDEN PATH
+build=$(abspath "${2:-$src/build}")
+ALLOY_GOLDEN=$(abspath "${3:-$src/../shared/golden}")
+make=${MAKE:-make}
 # The reader's environment must not leak in: only the README's exports.
-unset ALLOY_PLUGIN_PATH ALLOY_BACKENDS
+unset ALLOY_PLUGIN_PATH ALLOY_BACKENDS ALLOY_SRC ALLOY_BUILD PKG_CONFIG_PATH LD_LIBRARY_PATH
 
 pass=0
 fail=0
@@ -38,10 +42,21 @@ work=$tmp/work
 mkdir -p "$work" "$tmp/blocks" "$tmp/bin"
 : > "$tmp/env"
 
+# The reader's "make install PREFIX=/tmp/x", into a prefix of our own.
+ALLOY_PREFIX=$tmp/prefix
+export ALLOY_PREFIX ALLOY_GOLDEN
+if ! $make -s --no-print-directory -C "$src" install BUILD="$build" PREFIX="$ALLOY_PREFIX" \
+     > "$tmp/install.log" 2>&1; then
+  echo "FAIL make install PREFIX=$ALLOY_PREFIX"
+  tail -n 20 "$tmp/install.log"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
 # A sanitizer build (make asan) can only load and link code built the same
 # way: the README's `cc` then means the build's compiler with its -fsanitize
 # flags (a cc first on PATH says so).
-lib=$ALLOY_BUILD/lib/liballoy.so
+lib=$ALLOY_PREFIX/lib/liballoy.so
 sanitize=
 nm -D "$lib" 2>/dev/null | grep -q ' __asan_init' && sanitize=address
 nm -D "$lib" 2>/dev/null | grep -q ' __ubsan_handle' && sanitize=${sanitize:+$sanitize,}undefined
@@ -89,6 +104,24 @@ run_block() { # run_block N KIND ARG: runs one block in $work, output to $tmp/ou
   esac
 }
 
+# The two rules on the runnable blocks, checked before any runs.
+steps=$(awk '$3 == "step" || $3 == "apply" {print $1}' "$tmp/blocks/manifest" 2>/dev/null)
+named=$(for n in $steps; do grep -nE 'ALLOY_SRC|ALLOY_BUILD|build/(bin|lib)|sdk/include|plugins/example' \
+          "$tmp/blocks/$n" | sed "s/^/block $n line /"; done)
+if [ -z "$named" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL $readme: a runnable block names the source tree or a build folder, not the installed prefix:"
+  printf '%s\n' "$named" | sed 's/^/  | /'
+fi
+if [ -n "$steps" ] && for n in $steps; do cat "$tmp/blocks/$n"; done | grep -q '^alloy conform --backend '; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL $readme: no step runs alloy conform --backend on the backend it built"
+fi
+
 if [ -f "$tmp/blocks/manifest" ]; then
   while read -r n line kind arg; do
     [ "$kind" = read ] && continue
@@ -104,11 +137,14 @@ if [ -f "$tmp/blocks/manifest" ]; then
       [ "$remaining" -gt 0 ] && echo "stopped: $remaining later blocks not run"
       break
     fi
+    # A conform step's totals, for the log of make test.
+    [ "$kind" = step ] && grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$tmp/out" |
+      sed "s|^|$(basename "$readme"):$line: alloy conform: |"
   done < "$tmp/blocks/manifest"
 fi
-if [ $((pass + fail)) -eq 0 ]; then
+if [ $((pass + fail)) -le 2 ]; then
   echo "FAIL $readme has no runnable blocks"
-  fail=1
+  fail=$((fail + 1))
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -323,6 +323,12 @@ static int cmd_conform(int argc, char **argv) {
       o.perf = true;
     } else if (!strcmp(a, "--repro-all")) {
       o.repro_all = true;
+    } else if (!strcmp(a, "--backend-opt") && i + 1 < argc) {
+      if (o.nbackend_opts == (int)(sizeof o.backend_opts / sizeof *o.backend_opts)) {
+        fprintf(stderr, "alloy conform: at most 16 --backend-opt\n");
+        return 2;
+      }
+      o.backend_opts[o.nbackend_opts++] = argv[++i];
     } else if ((!strcmp(a, "-j") || !strcmp(a, "--jobs")) && i + 1 < argc) {
       o.jobs = (int)strtol(argv[++i], &end, 10);
       if (*end || o.jobs < 1 || o.jobs > 64) {

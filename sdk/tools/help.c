@@ -145,6 +145,7 @@ static const command_help helps[] = {
      "                     [--known-failures FILE] [--repro-dir DIR [--repro-all]]\n"
      "                     [--replay FILE.air] [--json FILE] [--junit FILE]\n"
      "                     [--summary FILE] [--perf] [--no-fork] [-v]\n"
+     "                     [--backend-opt KEY=VALUE]...\n"
      "\n"
      "Runs generated op samples, graph-level tests and ABI tests (and with --golden\n"
      "PyTorch's recorded cases and models) on the backend, each in a forked worker,\n"
@@ -173,6 +174,9 @@ static const command_help helps[] = {
      "  --perf             time each op on the backend and on ref\n"
      "  --no-fork          run in this process (for a debugger)\n"
      "  -v                 print passing and skipped tests too\n"
+     "  --backend-opt KEY=VALUE\n"
+     "                     an option of the backend under test (repeatable;\n"
+     "                     docs/backends/), e.g. vendor_libs=0 on cuda\n"
      "\n" ENV_HEAD ENV_LOAD ENV_CACHE
      "  ALLOY_CONFORM_TIMEOUT  seconds a test may take before it fails as hung (60)\n"
      ENV_BACKENDS "\n"
