@@ -118,12 +118,12 @@ $(BUILD)/obj/plugin/plugins/cuda/%.o: PLUGIN_CFLAGS += -isystem $(CUDA_HOME)/inc
 $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
 # The unit tests compile every generated module with NVRTC where it is.
 ifneq ($(wildcard $(CUDA_HOME)/lib64/libnvrtc.so),)
-$(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
+$(BUILD)/obj/tests/test_cuda_codegen.o $(BUILD)/obj/tests/test_cuda_portable.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
 endif
 # ... and with hipRTC (in the HIP runtime) where it is, for AMD's targets.
 HIP_RUNTIME = $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 $(ROCM_PATH)/lib/libamdhip64.so /opt/rocm/lib/libamdhip64.so))
 ifneq ($(HIP_RUNTIME),)
-$(BUILD)/obj/tests/test_cuda_codegen.o: CFLAGS += -DALLOY_TEST_HIPRTC='"$(HIP_RUNTIME)"'
+$(BUILD)/obj/tests/test_cuda_codegen.o $(BUILD)/obj/tests/test_cuda_portable.o: CFLAGS += -DALLOY_TEST_HIPRTC='"$(HIP_RUNTIME)"'
 HIPRTC_HELPER = $(BUILD)/tests/hiprtc_compile
 all: $(HIPRTC_HELPER)
 $(HIPRTC_HELPER): tests/rtc/hiprtc_compile.c
@@ -220,7 +220,7 @@ $(ALLOY): $(TOOL_OBJ) $(LIB_A)
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 # The cuda backend's planner and code generator need no CUDA: the unit tests
 # link them in (tests/test_cuda_codegen.c).
-CUDA_CODEGEN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cuda/cuda_codegen.c plugins/cuda/cuda_codegen_rows.c plugins/cuda/cuda_codegen_conv.c plugins/cuda/cuda_codegen_attention.c plugins/cuda/cuda_ops.c)
+CUDA_CODEGEN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cuda/cuda_codegen.c plugins/cuda/cuda_codegen_rows.c plugins/cuda/cuda_codegen_conv.c plugins/cuda/cuda_codegen_attention.c plugins/cuda/cuda_codegen_gemm.c plugins/cuda/cuda_ops.c)
 $(UNIT): $(TEST_OBJ) $(CUDA_CODEGEN_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"

@@ -39,7 +39,7 @@ TEST(cuda_codegen_fuses_a_pointwise_chain) {
       "output %y\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   CHECK(p.nlaunches == 1);
   CHECK(p.nfused_nodes == 3);
   CHECK(p.launches[0].n == 32);
@@ -65,7 +65,7 @@ TEST(cuda_codegen_views_are_strides) {
       "output %y, %e\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   CHECK(p.nlaunches == 2);
   CHECK(p.scratch_bytes == 0); /* %e is output 1: stored there */
   CHECK(strstr(p.source, "rnd_f16(") != NULL);
@@ -85,7 +85,7 @@ TEST(cuda_codegen_promotes_and_copies) {
       "output %lt, %a, %v\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   CHECK(p.nlaunches == 3);
   CHECK(strstr(p.source, "((float)v0) < v1") != NULL);
   cuda_plan_free(&p);
@@ -122,7 +122,7 @@ TEST(cuda_codegen_reductions_are_rows) {
       "output %s, %w\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 4); /* exp, sum, softmax, gt+where */
   CHECK(!p.launches[0].rows && p.launches[0].n == 120);
   CHECK(p.launches[1].rows && p.launches[1].n == 40);
@@ -150,7 +150,7 @@ TEST(cuda_codegen_linear_is_one_product) {
       "output %z\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 3);
   const cuda_launch *l = &p.launches[0];
   CHECK(l->kind == LAUNCH_GEMM);
@@ -179,7 +179,7 @@ TEST(cuda_codegen_product_alignment_follows_views) {
       "output %y, %z\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 2);
   const cuda_launch *l = &p.launches[0];
   REQUIRE(l->kind == LAUNCH_GEMM);
@@ -211,7 +211,7 @@ TEST(cuda_codegen_embedding_cat_layer_norm) {
   const alloy_host_api *h = alloy_host_table();
   for (int i = 0; i < h->graph_num_nodes(g); i++) CHECK(cuda_node_unsupported(h, h->graph_node(g, i)) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
+  CHECK_OK(cuda_plan_build(h, g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 5); /* embedding, arange, two copies, layer norm */
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   CHECK(p.launches[0].n == 160 && !p.launches[0].rows);
@@ -236,15 +236,25 @@ TEST(cuda_codegen_index_cumsum_bitwise) {
       "%c = aten.index.Tensor(%cos, [%pos]) : f32[2, 5, 8]\n"
       "%s = aten.cumsum.default(%pos, 1) : i64[2, 5]\n"
       "%a = aten.bitwise_and.Tensor(%m, %k) : bool[2, 5]\n"
-      "output %c, %s, %a\n");
+      "%b = aten.unsqueeze.default(%pos, 1) : i64[2, 1, 5]\n"
+      "%r = aten.view.default(%pos, [2, 5, 1]) : i64[2, 5, 1]\n"
+      "%q = aten.index.Tensor(%cos, [%r, %b]) : f32[2, 5, 5]\n"
+      "%z = aten.index.Tensor(%m, [None, %pos]) : bool[2, 2, 5]\n"
+      "output %c, %s, %a, %q, %z\n");
   REQUIRE(g);
   const alloy_host_api *h = alloy_host_table();
   for (int i = 0; i < h->graph_num_nodes(g); i++) CHECK(cuda_node_unsupported(h, h->graph_node(g, i)) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
-  REQUIRE(p.nlaunches == 3);
+  CHECK_OK(cuda_plan_build(h, g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 5);
   CHECK(p.launches[0].n == 80 && p.launches[1].n == 2 && p.launches[2].n == 10);
-  CHECK(strstr(p.source, "if (at < 0) at += 64;") != NULL);
+  CHECK(p.launches[3].n == 50 && p.launches[4].n == 20);
+  CHECK(strstr(p.source, "if (at0 < 0) at0 += 64;") != NULL);
+  /* two index tensors broadcast to [2, 5, 5]: cos[r[i, j, 0], b[i, 0, k]] */
+  CHECK(strstr(p.source, "if (at1 < 0) at1 += 8;") != NULL);
+  CHECK(strstr(p.source, "at0 >= 0 && at0 < 64 && at1 >= 0 && at1 < 8") != NULL);
+  CHECK(strstr(p.source, "0 + at0 * 8 + at1 * 1") != NULL);
   CHECK(strstr(p.source, "for (i64 j = 0; j < 5; j++)") != NULL);
   cuda_plan_free(&p);
   alloy_graph_free(g);
@@ -263,7 +273,7 @@ TEST(cuda_codegen_same_kernels_are_written_once) {
       "output %s, %t\n");
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 4);
   CHECK(p.nkernels == 2);
   CHECK(!strcmp(p.launches[0].name, p.launches[2].name));
@@ -301,7 +311,7 @@ TEST(cuda_codegen_attention_is_one_kernel) {
   for (int i = 0; i < alloy_graph_num_nodes(g); i++)
     CHECK(cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, i)) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   CHECK(p.nlaunches == 6);
   CHECK(p.nkernels == 5); /* %a and %b: one text */
@@ -369,81 +379,32 @@ TEST(cuda_codegen_attention_refusals) {
  * the device. The plans are the other tests' kinds of graphs, one module
  * each; the 16-bit attention kernel is NVIDIA's (mma.sync), never planned
  * for HIP, whose build does not claim it. */
-#include <dlfcn.h>
-#include <unistd.h>
+#include "tests/rtc/rtc_compile.h"
 
-typedef int (*rtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
-typedef int (*rtc_compile_fn)(void *, int, const char *const *);
-typedef int (*rtc_log_size_fn)(void *, size_t *);
-typedef int (*rtc_log_fn)(void *, char *);
-typedef int (*rtc_destroy_fn)(void **);
-
-/* A run-time compiler: its library, its functions' prefix ("nvrtc"), the
- * options a plan's module gets; or, for hipRTC, the helper program that
- * compiles a module in a process of its own (tests/rtc/hiprtc_compile.c
- * says why) and the architecture. */
+/* Where a module goes: NVRTC in this process (the library's path), or
+ * hipRTC through the helper program for an AMD architecture
+ * (tests/rtc/rtc_compile.h has both). */
 typedef struct rtc {
-  void *lib;
-  const char *prefix;
-  const char *const *opts;
-  int nopts;
+  const char *nvrtc;  /* NVRTC: the library, else NULL */
   bool nvidia;        /* compiles NVIDIA-only kernels (PTX) */
   const char *helper; /* hipRTC: the helper program, or NULL */
   const char *arch;   /* hipRTC: "gfx90a" */
 } rtc;
 
-static void *rtc_fn(const rtc *r, const char *name) {
-  char sym[64];
-  snprintf(sym, sizeof sym, "%s%s", r->prefix, name);
-  return dlsym(r->lib, sym);
-}
-
-/* hipRTC through the helper: the module in a temporary file. */
-static void helper_compiles(const rtc *r, const char *source) {
-  char path[] = "/tmp/alloy-hiprtc-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  REQUIRE(f);
-  fputs(source, f);
-  fclose(f);
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "%s %s %s %s %s", r->helper, ALLOY_TEST_HIPRTC, path, r->arch, HIP_RTC_OPTIONS);
-  int status = system(cmd);
-  unlink(path);
-  if (status != 0) harness_fail(__FILE__, __LINE__, "hipRTC for %s: %s exited with status %d", r->arch, r->helper, status);
-}
-
 static void rtc_compiles(const rtc *r, const char *air) {
   alloy_graph *g = parse(air);
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   alloy_graph_free(g);
   REQUIRE(p.source);
-  if (r->helper) {
-    helper_compiles(r, p.source);
-    cuda_plan_free(&p);
-    return;
+#ifdef ALLOY_TEST_HIPRTC
+  if (r->helper) rtc_hiprtc_compiles(r->helper, ALLOY_TEST_HIPRTC, p.source, r->arch, HIP_RTC_OPTIONS);
+#endif
+  if (r->nvrtc) {
+    static const char *const opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
+    rtc_nvrtc_compiles(r->nvrtc, p.source, opts, (int)(sizeof opts / sizeof *opts));
   }
-  rtc_create_fn create = (rtc_create_fn)rtc_fn(r, "CreateProgram");
-  rtc_compile_fn compile = (rtc_compile_fn)rtc_fn(r, "CompileProgram");
-  rtc_log_size_fn log_size = (rtc_log_size_fn)rtc_fn(r, "GetProgramLogSize");
-  rtc_log_fn get_log = (rtc_log_fn)rtc_fn(r, "GetProgramLog");
-  rtc_destroy_fn destroy = (rtc_destroy_fn)rtc_fn(r, "DestroyProgram");
-  REQUIRE(create && compile && log_size && get_log && destroy);
-  void *prog = NULL;
-  REQUIRE(create(&prog, p.source, "test.cu", 0, NULL, NULL) == 0);
-  int rc = compile(prog, r->nopts, r->opts);
-  size_t n = 0;
-  log_size(prog, &n);
-  char *log = malloc(n + 1);
-  if (log) get_log(prog, log), log[n] = 0;
-  if (rc != 0) harness_fail(__FILE__, __LINE__, "%s: %.1500s", r->prefix, log ? log : "?");
-  CHECK(!log || !strstr(log, "warning")); /* warnings are bugs here too */
-  if (log && strstr(log, "warning")) fprintf(stderr, "%s\n", log);
-  free(log);
-  destroy(&prog);
   cuda_plan_free(&p);
 }
 
@@ -490,13 +451,8 @@ static void rtc_compiles_every_kind(const rtc *r) {
 
 #ifdef ALLOY_TEST_NVRTC
 TEST(cuda_codegen_modules_compile_with_nvrtc) {
-  void *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
-  REQUIRE(lib);
-  static const char *const opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
-  rtc r = {.lib = lib, .prefix = "nvrtc", .opts = opts, .nopts = (int)(sizeof opts / sizeof *opts), .nvidia = true};
+  rtc r = {.nvrtc = ALLOY_TEST_NVRTC, .nvidia = true};
   rtc_compiles_every_kind(&r);
-  dlclose(lib);
 }
 #endif
 

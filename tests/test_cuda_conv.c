@@ -63,7 +63,7 @@ TEST(cuda_conv_block_is_a_cudnn_step_and_kernels) {
   for (int i = 0; i < h->graph_num_nodes(g); i++)
     CHECK(refusal(g, i) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(h, g, NULL, &p));
+  CHECK_OK(cuda_plan_build(h, g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   REQUIRE(p.nlaunches == 3); /* conv, its bias, batch norm + relu */
   const cuda_launch *l = &p.launches[0];
@@ -107,7 +107,7 @@ TEST(cuda_conv_one_dim_grouped_reads_a_packed_copy) {
   for (int i = 0; i < 2; i++)
     CHECK(refusal(g, i) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 2); /* the copy, the convolution */
   CHECK(p.launches[0].kind == LAUNCH_KERNEL && p.launches[0].n == 72);
   const cuda_launch *l = &p.launches[1];
@@ -141,7 +141,7 @@ TEST(cuda_conv_strided_output_is_copied_out) {
   alloy_tensor out[1] = {{.dtype = ALLOY_BF16, .rank = 4, .sizes = ys, .strides = yst}};
   cuda_layout layout = {in, out};
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, &layout, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, &layout, NULL, &p));
   REQUIRE(p.nlaunches == 2);
   CHECK(p.launches[0].kind == LAUNCH_DNN && p.bases[p.launches[0].dbase[DNN_Y]].kind == BASE_TEMP);
   CHECK(p.launches[0].conv.y_strides[1] == 25); /* packed */
@@ -187,7 +187,7 @@ TEST(cuda_conv_max_pool_follows_pytorch_cuda) {
   for (int i = 0; i < 2; i++)
     CHECK(refusal(g, i) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   REQUIRE(p.nlaunches == 2);
   CHECK(p.launches[0].n == 2 * 3 * 3 * 9 && p.launches[1].n == 12);
@@ -216,7 +216,7 @@ TEST(cuda_conv_avg_pool_divisors) {
   for (int i = 0; i < 3; i++)
     CHECK(refusal(g, i) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   REQUIRE(p.nlaunches == 3);
   CHECK(strstr(p.source, "i64 he = hs + 3 < 8 ? hs + 3 : 8;") != NULL); /* H + padding */
@@ -237,7 +237,7 @@ TEST(cuda_conv_adaptive_avg_pool_windows) {
   REQUIRE(g);
   CHECK(refusal(g, 0) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   REQUIRE(p.nlaunches == 1);
   CHECK(strstr(p.source, "const i64 hs = oh * 7 / 3, he = 1 + ((oh + 1) * 7 - 1) / 3;") != NULL);
   CHECK(strstr(p.source, "const i64 ws = ow * 9 / 4, we = 1 + ((ow + 1) * 9 - 1) / 4;") != NULL);
@@ -263,7 +263,7 @@ TEST(cuda_conv_batch_norm_without_affine_and_hard_activations) {
   for (int i = 0; i < 3; i++)
     CHECK(refusal(g, i) == NULL);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   REQUIRE(p.nlaunches == 1); /* batch norm + hardswish + hardsigmoid */
   CHECK(p.nfused_nodes == 3);

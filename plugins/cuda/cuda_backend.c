@@ -53,6 +53,8 @@ struct alloy_backend {
   bool no_graphs;  /* option graphs=0: steps are launched one by one */
   bool conv_tuning; /* option cudnn_benchmark=1: each convolution's engine timed at compile */
   bool gemm_tuning; /* option gemm_benchmark=1: each product's algorithm timed at compile */
+  bool vendor_libs; /* option vendor_libs: products and convolutions through cuBLASLt and cuDNN (the
+                       CUDA build's default), else Alloy's own kernels (cuda_codegen_gemm.c) */
   int ndev;
   cuda_device devs[CUDA_MAX_DEVICES];
   char why[256]; /* why there is no device, when ndev == 0 */
@@ -180,10 +182,11 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   why = cuda_dnn_open(&d->dnn, d->dnn_why, sizeof d->dnn_why);
   if (why && why != d->dnn_why) snprintf(d->dnn_why, sizeof d->dnn_why, "%s", why);
 #else
-  snprintf(d->blas_why, sizeof d->blas_why, "%s: matrix products need hipBLASLt, which this build does not load "
-           "yet: they run on the next backend", GPU_NAME);
-  snprintf(d->dnn_why, sizeof d->dnn_why, "%s: convolutions need MIOpen, which this build does not load yet: "
-           "they run on the next backend", GPU_NAME);
+  /* products and convolutions run on Alloy's own kernels (plan_options) */
+  snprintf(d->blas_why, sizeof d->blas_why, "%s: no hipBLASLt in this build: products are Alloy's own kernels",
+           GPU_NAME);
+  snprintf(d->dnn_why, sizeof d->dnn_why, "%s: no MIOpen in this build: convolutions are Alloy's own kernels",
+           GPU_NAME);
 #endif
 #if GPU_HAS_VENDOR_LIBS
   if (d->dnn) {
@@ -217,6 +220,7 @@ static alloy_error *cuda_backend_open(const alloy_host_api *host, alloy_backend 
   alloy_backend *be = calloc(1, sizeof *be);
   if (!be) return host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   be->host = host;
+  be->vendor_libs = GPU_HAS_VENDOR_LIBS; /* the HIP build has none: always its own kernels */
   char buf[256];
   const char *why = cuda_api_open(&be->api, buf, sizeof buf);
   int count = 0;
@@ -295,6 +299,16 @@ static double bytes_of(const alloy_host_api *h, const alloy_value *v) {
   return n;
 }
 
+/* The flops a second a product or convolution of dtype t runs at: the
+ * vendor libraries' reach the float32 SIMT peak, and 12 times it on the
+ * tensor cores for the 16-bit floats; Alloy's portable kernels use no
+ * tensor cores, and a tiled SIMT kernel gets about half the peak. */
+static double product_peak(const alloy_backend *be, alloy_dtype t, bool portable) {
+  double simt = be->devs[0].flops_per_s;
+  if (portable) return 0.5 * simt;
+  return t == ALLOY_F32 ? simt : 12.0 * simt;
+}
+
 /* A node's cost on the roofline: the bytes it reads and writes at the
  * device's bandwidth (a view moves none). Fusion makes a group cheaper
  * than the sum; the estimate errs high, as a lone node is. */
@@ -324,11 +338,13 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
         continue;
       }
     }
-    if (op->kind == CUDA_OP_GEMM && !be->devs[0].blas) {
+    /* with the portable kernels, products and convolutions need no library */
+    const bool portable = !be->vendor_libs;
+    if (op->kind == CUDA_OP_GEMM && !portable && !be->devs[0].blas) {
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
       continue;
     }
-    if (op->kind == CUDA_OP_CONV && !be->devs[0].dnn) { /* without cuDNN, as products without cuBLASLt */
+    if (op->kind == CUDA_OP_CONV && !portable && !be->devs[0].dnn) { /* without cuDNN, as without cuBLASLt */
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].dnn_why);
       continue;
     }
@@ -350,13 +366,11 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       }
       int64_t kdim = 1;
       if (nops >= 2) h->value_size(ops[nops - 2], h->value_rank(ops[nops - 2]) - 1, &kdim);
-      double peak = h->value_dtype(o) == ALLOY_F32 ? be->devs[0].flops_per_s : 12.0 * be->devs[0].flops_per_s;
-      cost += flops * (double)kdim / peak;
+      cost += flops * (double)kdim / product_peak(be, h->value_dtype(o), portable);
     }
     if (op->kind == CUDA_OP_CONV) { /* as a product: tensor cores for the 16-bit floats */
       const alloy_value *o = h->node_output(n, 0);
-      double peak = h->value_dtype(o) == ALLOY_F32 ? be->devs[0].flops_per_s : 12.0 * be->devs[0].flops_per_s;
-      cost += cuda_conv_flops(h, n) / peak;
+      cost += cuda_conv_flops(h, n) / product_peak(be, h->value_dtype(o), portable);
     }
     h->claims_add(claims, i, cost);
   }
@@ -438,6 +452,11 @@ static uint64_t source_hash(const char *s, size_t n) {
   return h;
 }
 
+/* The plan options the backend's options give. */
+static cuda_plan_options plan_options(const alloy_backend *be) {
+  return (cuda_plan_options){.portable = !be->vendor_libs};
+}
+
 /* Plans exe's partition for layout (or takes over *planned) and loads its module: the cubin given
  * (from the compile cache, whose text hash was checked by the caller), or
  * one NVRTC builds. The contiguous variant keeps its cubin for serialize. */
@@ -451,8 +470,9 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
   }
   pthread_mutex_init(&v->graph_lock, NULL);
   alloy_error *e = NULL;
+  const cuda_plan_options po = plan_options(be);
   if (planned) v->plan = *planned; /* taken over */
-  else e = cuda_plan_build(be->host, exe->g, layout, &v->plan);
+  else e = cuda_plan_build(be->host, exe->g, layout, &po, &v->plan);
   char *cubin = NULL;
   size_t size = cubin_in_size;
   if (!e && cubin_in) {
@@ -611,7 +631,8 @@ static alloy_error *cuda_executable_deserialize(alloy_backend *be, const alloy_g
   alloy_error *e = use_device(be, 0);
   if (e) return e;
   cuda_plan plan;
-  if ((e = cuda_plan_build(h, partition, NULL, &plan))) return e;
+  const cuda_plan_options po = plan_options(be);
+  if ((e = cuda_plan_build(h, partition, NULL, &po, &plan))) return e;
   if (source_hash(plan.source, plan.source_len) != hash) {
     cuda_plan_free(&plan);
     return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": a cached executable of other kernels");
@@ -1088,17 +1109,24 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
  *               of edge cases, then depends on timings; on an H100 it gained
  *               0-9% on resnet50 and squeezenet1_1, bench/results);
  *   gemm_benchmark  each product's algorithm the fastest of the cuBLASLt
- *               heuristic's first eight, timed at compile. */
+ *               heuristic's first eight, timed at compile;
+ *   vendor_libs  products through cuBLASLt and convolutions through cuDNN
+ *               (1, the CUDA build's default), or 0: Alloy's own tiled
+ *               kernels, generated into the plan's module
+ *               (cuda_codegen_gemm.c) as the HIP build always runs them;
+ *               the HIP build, which has no vendor library, refuses 1. */
 static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
   bool *flag = !strcmp(key, "allow_tf32")         ? &be->allow_tf32
                : !strcmp(key, "cudnn_allow_tf32") ? &be->cudnn_tf32
                : !strcmp(key, "graphs")           ? &be->no_graphs
                : !strcmp(key, "cudnn_benchmark")  ? &be->conv_tuning
                : !strcmp(key, "gemm_benchmark")   ? &be->gemm_tuning
+               : !strcmp(key, "vendor_libs")      ? &be->vendor_libs
                                                   : NULL;
   if (!flag) {
-    char msg[160];
-    snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, gemm_benchmark, graphs)", key);
+    char msg[224];
+    snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, "
+             "gemm_benchmark, graphs, vendor_libs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
   if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
@@ -1106,6 +1134,9 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
     snprintf(msg, sizeof msg, GPU_NAME ": option %s takes 0 or 1, not '%.40s'", key, value);
     return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, msg);
   }
+  if (flag == &be->vendor_libs && value[0] == '1' && !GPU_HAS_VENDOR_LIBS)
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, GPU_NAME ": option vendor_libs=1: this build loads "
+                               "no vendor BLAS or DNN library (products and convolutions are Alloy's own kernels)");
   *flag = (value[0] == '1') != (flag == &be->no_graphs);
   return NULL;
 }

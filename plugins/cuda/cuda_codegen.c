@@ -364,21 +364,25 @@ const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, cons
   return NULL;
 }
 
-/* index.Tensor(self, indices): the dim of its one integer index tensor
- * (the others None), or -1 for any other pattern. */
-int cg_index_position(const alloy_host_api *h, const alloy_node *n) {
+/* index.Tensor(self, indices): the dim of its first integer index tensor,
+ * *count of them given at consecutive dims (the rest None), or -1 for any
+ * other pattern (bool masks; a None between two index tensors, which moves
+ * the broadcast dims to the front). */
+int cg_index_position(const alloy_host_api *h, const alloy_node *n, int *count) {
   const alloy_arg *list = h->node_arg(n, 1);
   if (!list || h->arg_type(list) != ALLOY_ARG_TYPE_LIST) return -1;
-  int pos = -1;
+  int pos = -1, last = -1;
   for (int k = 0; k < h->arg_list_size(list); k++) {
     const alloy_arg *a = h->arg_list_item(list, k);
     if (h->arg_type(a) == ALLOY_ARG_TYPE_NONE) continue;
     const alloy_value *v = h->arg_type(a) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(a) : NULL;
-    if (!v || pos >= 0) return -1;
+    if (!v || (last >= 0 && last != k - 1)) return -1;
     alloy_dtype t = h->value_dtype(v);
     if (t != ALLOY_I64 && t != ALLOY_I32) return -1;
-    pos = k;
+    if (pos < 0) pos = k;
+    last = k;
   }
+  if (count) *count = pos < 0 ? 0 : last - pos + 1;
   return pos;
 }
 
@@ -422,8 +426,8 @@ const char *cuda_node_unsupported(const alloy_host_api *h, const alloy_node *n) 
     const char *why = op->check(h, n);
     if (why) return why;
   }
-  if (op->kind == CUDA_OP_INDEX && cg_index_position(h, n) < 0)
-    return "index.Tensor other than one integer index tensor";
+  if (op->kind == CUDA_OP_INDEX && cg_index_position(h, n, NULL) < 0)
+    return "index.Tensor other than integer index tensors at consecutive dims";
   if (!strncmp(op->name, "aten.bitwise_", 13))
     for (int j = 0; j < nin; j++)
       if (alloy_dtype_is_float(h->value_dtype(in[j]))) return "bitwise ops of floats";
@@ -934,9 +938,9 @@ int cg_materialize(builder *b, const alloy_value *v) {
 }
 
 alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, const cuda_layout *layout,
-                             cuda_plan *plan) {
+                             const cuda_plan_options *opts, cuda_plan *plan) {
   memset(plan, 0, sizeof *plan);
-  builder b = {.host = h, .g = g, .layout = layout, .plan = plan};
+  builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable};
   int nn = h->graph_num_nodes(g), ni = h->graph_num_inputs(g), no = h->graph_num_outputs(g);
   b.cap_vals = 64;
   while (b.cap_vals < 4 * (nn + ni + no) + 64) b.cap_vals *= 2;

@@ -3,7 +3,8 @@
  * share. cuda_codegen.c makes the plan (bases, views, the fused pointwise
  * kernels, the module's text); cuda_codegen_rows.c writes the steps that
  * are not fused pointwise work: reductions and softmax, layer norm,
- * gathers, scans, cat and the cuBLASLt products. Internal to the plugin;
+ * gathers, scans, cat and the cuBLASLt products; cuda_codegen_gemm.c the
+ * portable product and convolution kernels. Internal to the plugin;
  * every function here works on one builder, from one thread.
  */
 #ifndef ALLOY_CUDA_CODEGEN_H
@@ -43,6 +44,7 @@ typedef struct builder {
   const alloy_host_api *host;
   const alloy_graph *g;
   const cuda_layout *layout; /* the execute's strides, or NULL: contiguous */
+  bool portable;             /* cuda_plan_options.portable: products and convolutions as tile kernels */
   cuda_plan *plan;
   cuda_tensor *tensors;
   int ntensors, cap_tensors, cap_bases, cap_launches;
@@ -98,7 +100,7 @@ const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, cons
 int64_t cg_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
 int cg_wrap_dim(int64_t d, int rank);
 int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap);
-int cg_index_position(const alloy_host_api *h, const alloy_node *n);
+int cg_index_position(const alloy_host_api *h, const alloy_node *n, int *count);
 
 /* ---- cuda_codegen_rows.c: each writes node n's steps into the plan ----- */
 
@@ -115,6 +117,18 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op);
 const char *cuda_attention_check(const alloy_host_api *h, const alloy_node *n);
 /* A new, zeroed step at the end of the plan (NULL: out of memory, b->err set). */
 cuda_launch *cg_add_launch(builder *b);
+
+/* ---- cuda_codegen_gemm.c: Alloy's own product and convolution kernels ---- */
+
+/* The tile kernel of product step l, planned as for cuBLASLt (its gemm
+ * desc, operand bases and offsets): a LAUNCH_KERNEL step in its place. */
+void cg_gemm_kernel(builder *b, const alloy_node *n, const cuda_launch *l);
+/* The implicit-GEMM kernel of convolution y = conv(x, w) (+ bias), the
+ * tensors of rank 3 to 5 with their own strides (w's non-leading dims
+ * packed); stride, pad, dil per spatial dim of x. */
+void cg_conv_kernel(builder *b, const alloy_node *n, const cuda_tensor *x, const cuda_tensor *w,
+                    const cuda_tensor *bias, const cuda_tensor *y, const int64_t *stride, const int64_t *pad,
+                    const int64_t *dil, int64_t groups, const char *what);
 
 /* ---- cuda_codegen_conv.c: convolutions (cuDNN steps), pooling, batch norm - */
 

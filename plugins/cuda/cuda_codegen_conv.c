@@ -6,6 +6,10 @@
  * padding and divisors come out as they do there). Like the rest of the
  * code generator it needs no GPU: tests/test_cuda_conv.c checks the plans.
  *
+ * With a portable plan (option vendor_libs=0, or the HIP build) a
+ * convolution is instead one implicit-GEMM kernel (cuda_codegen_gemm.c)
+ * reading x and writing y through their strides, the bias in its epilogue.
+ *
  * A convolution reads x, w and the bias where they are when cuDNN can
  * (packed, 16-byte aligned), else from a dense copy, and writes y in place
  * when y is packed, else into a temporary copied out after. A bias goes
@@ -239,6 +243,17 @@ static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_
     strides[d] = s, s *= sizes[d];
 }
 
+/* Whether t's dims after the first are packed (a weight whose every output
+ * channel is one run of memory, as the portable kernel reads it). */
+static bool inner_packed(const cuda_tensor *t) {
+  int64_t s = 1;
+  for (int k = t->rank - 1; k >= 1; k--) {
+    if (t->sizes[k] != 1 && t->strides[k] != s) return false;
+    s *= t->sizes[k];
+  }
+  return true;
+}
+
 /* y += bias along dim 1 (the bias a [C] vector), in the compute type and
  * rounded to y's dtype once: the step cuDNN may make unneeded. */
 static void emit_bias_add(builder *b, const cuda_tensor *y, const cuda_tensor *bias) {
@@ -273,6 +288,7 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
   const cuda_tensor y = b->tensors[to];
   const int nsp = y.rank - 2, rank = y.rank == 3 ? 4 : y.rank;
   cuda_launch l = {.kind = LAUNCH_DNN, .dnn_bias_step = -1};
+  snprintf(l.what, sizeof l.what, "%s", b->what);
   for (int k = 0; k < DNN_OPERANDS; k++)
     l.dbase[k] = -1;
   cuda_conv_desc *c = &l.conv;
@@ -287,6 +303,12 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
     c->stride[d] = lifted ? 1 : st[k], c->padding[d] = lifted ? 0 : pad[k],
     c->dilation[d] = lifted ? 1 : dil[k];
     if (!lifted) k++;
+  }
+  if (b->portable) { /* Alloy's own kernel, reading x and writing y where they are */
+    cuda_tensor wk = inner_packed(wp) ? *wp : readable(b, wp);
+    if (b->err || wk.base < 0) return (void)cg_fail(b, n, "out of memory");
+    cg_conv_kernel(b, n, xp, &wk, bp, &y, st, pad, dil, cg_int_arg(h, n, "groups", 1), l.what);
+    return;
   }
   cuda_tensor x = readable(b, xp), w = readable(b, wp), bias = bp ? readable(b, bp) : x;
   /* y is written in place when cuDNN can, else into a packed temporary */

@@ -6,7 +6,8 @@
  * one shared-memory step; embedding and index.Tensor are gathers, cumsum
  * a thread per row, cat a copy per input into its slice of the output; a
  * matrix product is one cuBLASLt call (cuda_blas.c) reading its operands
- * in place where cuBLASLt's layouts express them.
+ * in place where cuBLASLt's layouts express them, or the same product as
+ * Alloy's own tile kernel (cuda_codegen_gemm.c) when the plan is portable.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -218,9 +219,11 @@ cuda_launch *cg_add_launch(builder *b) {
 }
 
 /* mm(a, b), bmm(a, b), addmm(c, a, b, beta, alpha), baddbmm(...): one
- * cuBLASLt product into D, the node's output (dense). addmm's c is the
- * bias epilogue when it is a row and beta is 1, read as C when it is a
- * full matrix, else first expanded into D and read back from there. */
+ * cuBLASLt product into D, the node's output (dense), or with
+ * b->portable the tile kernel of the same description (cg_gemm_kernel).
+ * addmm's c is the bias epilogue when it is a row and beta is 1, read as C
+ * when it is a full matrix, else first expanded into D and read back from
+ * there. */
 void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
   (void)entry;
   const alloy_host_api *h = b->host;
@@ -302,16 +305,18 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
     while (off % align) align /= 2;
     g->align[k] = align;
   }
+  /* traces name a product by its shape: "mm 4096x1024x1024", "bmm 128x512x512x64" */
+  if (g->batch > 1)
+    snprintf(l.what, sizeof l.what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what, g->batch,
+             g->m, g->n, g->k, g->trans_b ? "t" : "");
+  else
+    snprintf(l.what, sizeof l.what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what, g->m, g->n, g->k,
+             g->trans_b ? "t" : "");
+  if (b->portable) /* the same product as Alloy's own kernel (cuda_codegen_gemm.c) */
+    return cg_gemm_kernel(b, n, &l);
   cuda_launch *slot = cg_add_launch(b);
   if (!slot) return;
   *slot = l;
-  /* traces name a product by its shape: "mm 4096x1024x1024", "bmm 128x512x512x64" */
-  if (g->batch > 1)
-    snprintf(slot->what, sizeof slot->what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what,
-             g->batch, g->m, g->n, g->k, g->trans_b ? "t" : "");
-  else
-    snprintf(slot->what, sizeof slot->what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what, g->m, g->n,
-             g->k, g->trans_b ? "t" : "");
 }
 
 /* ---- layer norm, embedding, cat -------------------------------------------------*/
@@ -439,46 +444,62 @@ void cg_emit_embedding(builder *b, const alloy_node *n, const cuda_op *op) {
   cg_kernel_finish(b, &k);
 }
 
-/* index.Tensor(x, [None.., idx, None..]): out[pre, j.., post] =
- * x[pre, idx[j..], post], a negative index counting from the end and one
- * out of range giving NaN, as embedding. */
+/* index.Tensor(x, [None.., i0, i1, .., None..]): out[pre, j.., post] =
+ * x[pre, i0[j..], i1[j..], .., post], the index tensors broadcast together
+ * to the middle dims j..; a negative index counts from the end, and one
+ * out of range gives NaN, as embedding. */
 void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
-  int p = cg_index_position(h, n);
+  int count = 0, p = cg_index_position(h, n, &count);
   const alloy_arg *list = h->node_arg(n, 1);
-  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0))),
-                    *ip = in_memory(b, n, h->arg_value(h->arg_list_item(list, p)));
-  if (!xp || !ip) return;
+  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
+  if (!xp || p < 0 || count > 8) return (void)(xp && cg_fail(b, n, "index.Tensor of this pattern"));
+  cuda_tensor idx[8];
+  for (int j = 0; j < count; j++) {
+    const cuda_tensor *ip = in_memory(b, n, h->arg_value(h->arg_list_item(list, p + j)));
+    if (!ip) return;
+    idx[j] = *ip;
+  }
   int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return;
-  cuda_tensor y = b->tensors[to], x = *xp, idx = *ip;
-  int ri = idx.rank, post = x.rank - p - 1;
-  if (y.rank != p + ri + post) return (void)cg_fail(b, n, "an output of rank %d", y.rank);
-  /* the index tensor as an operand of the output's shape: its dims in the
-   * middle, stride 0 elsewhere */
-  cuda_tensor iv = y;
-  iv.base = idx.base, iv.dtype = idx.dtype, iv.offset = idx.offset;
-  for (int d = 0; d < y.rank; d++) iv.strides[d] = d >= p && d < p + ri ? idx.strides[d - p] : 0;
+  cuda_tensor y = b->tensors[to], x = *xp;
+  int post = x.rank - p - count, rb = y.rank - p - post;
+  if (rb < 0 || post < 0) return (void)cg_fail(b, n, "an output of rank %d", y.rank);
   kernel k;
   cg_kernel_begin(&k, y.sizes, y.rank);
   char io[512];
   cuda_tensor probe = y;
   if (y.rank) probe.strides[0] = 0;
   cg_offset_text(&k, &probe, io, sizeof io); /* declares the per-dim indices */
-  cg_offset_text(&k, &iv, io, sizeof io);
-  int pi = cg_kernel_param(&k, iv.base), px = cg_kernel_param(&k, x.base);
-  cg_put(&k.body, "    i64 at = (i64)ld_%s(p%d, %s);\n    if (at < 0) at += %" PRId64 ";\n", cg_dtype_tag(iv.dtype), pi,
-      io, x.sizes[p]);
-  text off = {0};
-  cg_put(&off, "%" PRId64 " + at * %" PRId64, x.offset, x.strides[p]);
+  text off = {0}, ok = {0};
+  cg_put(&off, "%" PRId64, x.offset);
+  for (int j = 0; j < count; j++) {
+    /* index tensor j as an operand of the output's shape: its dims right
+     * aligned within the middle ones (size 1 broadcasting), stride 0 elsewhere */
+    cuda_tensor iv = y;
+    iv.base = idx[j].base, iv.dtype = idx[j].dtype, iv.offset = idx[j].offset;
+    for (int d = 0; d < y.rank; d++) {
+      int di = d - p - (rb - idx[j].rank);
+      iv.strides[d] = d >= p && d < p + rb && di >= 0 && idx[j].sizes[di] != 1 ? idx[j].strides[di] : 0;
+    }
+    cg_offset_text(&k, &iv, io, sizeof io);
+    int pi = cg_kernel_param(&k, iv.base);
+    const int64_t size = x.sizes[p + j];
+    cg_put(&k.body, "    i64 at%d = (i64)ld_%s(p%d, %s);\n    if (at%d < 0) at%d += %" PRId64 ";\n", j,
+           cg_dtype_tag(iv.dtype), pi, io, j, j, size);
+    cg_put(&off, " + at%d * %" PRId64, j, x.strides[p + j]);
+    cg_put(&ok, "%sat%d >= 0 && at%d < %" PRId64, j ? " && " : "", j, j, size);
+  }
+  int px = cg_kernel_param(&k, x.base);
   for (int d = 0; d < p; d++) cg_put(&off, " + i%d * %" PRId64, d, x.strides[d]);
-  for (int d = 0; d < post; d++) cg_put(&off, " + i%d * %" PRId64, p + ri + d, x.strides[p + 1 + d]);
+  for (int d = 0; d < post; d++) cg_put(&off, " + i%d * %" PRId64, p + rb + d, x.strides[p + count + d]);
   const char *rt = cg_reg_type(y.dtype);
   int v = k.nvars++;
-  cg_put(&k.body, "    %s v%d = at >= 0 && at < %" PRId64 " ? (%s)ld_%s(p%d, %s) : (%s)__longlong_as_double(0x7ff8000000000000LL);\n",
-      rt, v, x.sizes[p], rt, cg_dtype_tag(x.dtype), px, off.s ? off.s : "0", rt);
+  cg_put(&k.body, "    %s v%d = %s ? (%s)ld_%s(p%d, %s) : (%s)__longlong_as_double(0x7ff8000000000000LL);\n", rt, v,
+         ok.s ? ok.s : "true", rt, cg_dtype_tag(x.dtype), px, off.s ? off.s : "0", rt);
   free(off.s);
+  free(ok.s);
   cg_kernel_store(&k, &y, v);
   cg_kernel_finish(b, &k);
 }

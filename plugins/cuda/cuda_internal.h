@@ -223,11 +223,20 @@ typedef struct cuda_layout {
   const alloy_tensor *outputs; /* its outputs */
 } cuda_layout;
 
+/* How a plan is made, from the backend's options (cuda_backend_set_option). */
+typedef struct cuda_plan_options {
+  /* Products and convolutions as Alloy's own tiled kernels in the module
+   * (cuda_codegen_gemm.c: LAUNCH_KERNEL steps), not cuBLASLt and cuDNN
+   * steps: option vendor_libs=0, and always in the HIP build. */
+  bool portable;
+} cuda_plan_options;
+
 /* Builds the plan of a partition every node of which cuda_op_find knows,
- * for layout (NULL: every input and output contiguous). Returns NULL, or
- * an error (host->error_new) naming the node. */
+ * for layout (NULL: every input and output contiguous) and opts (NULL:
+ * the defaults, all false). Returns NULL, or an error (host->error_new)
+ * naming the node. */
 alloy_error *cuda_plan_build(const alloy_host_api *host, const alloy_graph *g, const cuda_layout *layout,
-                             cuda_plan *plan);
+                             const cuda_plan_options *opts, cuda_plan *plan);
 void cuda_plan_free(cuda_plan *plan);
 
 /* Whether node n of g can be claimed: its op is known and its tensors have
