@@ -161,6 +161,10 @@ def main():
                     help="also time Inductor's max-autotune-no-cudagraphs mode (minutes of compile)")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--python", action="store_true",
+                    help="also time Alloy through its Python package on CUDA tensors (device memory "
+                         "in and out, no host copies: the figure to set beside Inductor's on-device); "
+                         "needs sdk/python importable and $ALLOY_LIBRARY")
     ap.add_argument("--backend-opt", action="append", default=[],
                     help="passed to alloy run as --backend-opt (e.g. cuda.gemm_benchmark=1); repeatable")
     args = ap.parse_args()
@@ -171,8 +175,9 @@ def main():
              "# host to host: inputs from and outputs to pageable host memory, as `alloy run` times",
              "| model | eager ms | inductor ms | inductor autotune ms | inductor 1st call s | "
              "inductor host-to-host ms | alloy host-to-host ms | alloy compile ms | alloy/inductor on-device | "
-             "alloy/inductor host-to-host | nodes cuda/ref | rel RMS err |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "alloy/inductor host-to-host | nodes cuda/ref | rel RMS err | alloy on-device ms (Python) | "
+             "alloy/inductor both on-device |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     tmp = tempfile.mkdtemp()
     out = open(args.out, "w")
     out.write("\n".join(lines) + "\n")
@@ -220,17 +225,31 @@ def main():
             err = max(((got[f"output{i}"].float() - t).norm() / t.norm()).item()
                       for i, t in enumerate(refs))
             r["ok"] = err < (2e-2 if dtype != torch.float32 else 5e-3 if tf32 else 1e-4)
+        dev = float("nan")
+        if args.python and r.get("ok"):
+            # the same .pt2 through alloy.load, called on the CUDA inputs:
+            # read and written in device memory, timed as PyTorch's on-device
+            import alloy
+            opts = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in args.backend_opt}
+            if tf32:
+                opts["cuda.cudnn_allow_tf32"] = "1"
+            am = alloy.load(pt2, backends=["cuda", "ref"], options=opts)
+            with torch.no_grad():
+                got = [t.float().cpu() for t in am.run(*gi)]
+            derr = max(((g - t).norm() / t.norm()).item() for g, t in zip(got, refs))
+            dev = time_gpu(lambda: am(*gi), args.repeat) if derr < 2e-2 else float("nan")
+            am.close()
         if tf32:
             name += " (conv tf32)"
         if "error" in r:
-            row = f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {h2h:.2f} | {r['error']} | | | | | |"
+            row = f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {h2h:.2f} | {r['error']} | | | | | | | |"
         else:
             ratio = r["run_ms"] / ind if ind == ind else float("nan")
             ratio_h = r["run_ms"] / h2h if h2h == h2h else float("nan")
             nodes = f"{r['nodes'].get('cuda', 0)}/{r['nodes'].get('ref', 0)}"
             row = (f"| {name} | {eager:.2f} | {ind:.2f} | {mat:.2f} | {first:.1f} | {h2h:.2f} | {r['run_ms']:.2f} | "
                    f"{r['compile_ms']:.0f} | {ratio:.2f} | {ratio_h:.2f} | {nodes} | "
-                   f"{err:.1e} {'PASS' if r['ok'] else 'FAIL'} |")
+                   f"{err:.1e} {'PASS' if r['ok'] else 'FAIL'} | {dev:.2f} | {dev / ind if ind == ind else float('nan'):.2f} |")
             if r["tail"]:
                 row += "\n<!-- " + r["tail"].replace("\n", " / ") + " -->"
         print(row, flush=True)

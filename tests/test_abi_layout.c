@@ -227,6 +227,12 @@
   F(alloy_run_stats, arena_ideal_bytes) F(alloy_run_stats, fallbacks)      \
   F(alloy_run_stats, folded_nodes) F(alloy_run_stats, dispatch_s)
 
+#define FIELDS_alloy_run_tensor(F)                                      \
+  F(alloy_run_tensor, struct_size) F(alloy_run_tensor, dtype)           \
+  F(alloy_run_tensor, rank) F(alloy_run_tensor, sizes)                  \
+  F(alloy_run_tensor, data) F(alloy_run_tensor, backend)                \
+  F(alloy_run_tensor, reserved)
+
 #define FIELDS_alloy_cache_stats(F)                                     \
   F(alloy_cache_stats, hits) F(alloy_cache_stats, disk_hits)            \
   F(alloy_cache_stats, misses) F(alloy_cache_stats, uncached)
@@ -239,7 +245,7 @@
   S(alloy_kernel) S(alloy_kernel_tensor) S(alloy_kernel_call)            \
   S(alloy_runtime_options) S(alloy_backend_info) S(alloy_host_tensor)    \
   S(alloy_program_options) S(alloy_partition_info) S(alloy_option)       \
-  S(alloy_run_stats) S(alloy_cache_stats)
+  S(alloy_run_stats) S(alloy_cache_stats) S(alloy_run_tensor)
 
 /* Each struct that begins with a size_t struct_size, by the member that
  * holds it (alloy_ext_stream's is its base's), and the constant beside it
@@ -261,7 +267,8 @@
   S(alloy_host_tensor, struct_size, ALLOY_HOST_TENSOR_STRUCT_SIZE)                \
   S(alloy_program_options, struct_size, ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE)        \
   S(alloy_partition_info, struct_size, ALLOY_PARTITION_INFO_STRUCT_SIZE)          \
-  S(alloy_run_stats, struct_size, ALLOY_RUN_STATS_STRUCT_SIZE)
+  S(alloy_run_stats, struct_size, ALLOY_RUN_STATS_STRUCT_SIZE)                    \
+  S(alloy_run_tensor, struct_size, ALLOY_RUN_TENSOR_STRUCT_SIZE)
 
 /* ... except these, each for its reason. */
 #define UNSIZED_STRUCTS(U)                                                 \

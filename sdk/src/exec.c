@@ -69,6 +69,8 @@ typedef struct slot {
   alloy_buffer *buf;      /* arena, own, or resident                      */
   uint64_t offset;
   bool own;               /* buf is this slot's alone, released at run end */
+  alloy_buffer *imported; /* SLOT_INPUT: the caller's device memory on this
+                           * backend, read in place this run (else NULL)  */
   /* SLOT_INPUT: resident copy. */
   const void *res_data;   /* the host data last copied in (weights)       */
   uint64_t res_cap;       /* bytes of buf                                 */
@@ -114,6 +116,12 @@ struct exec {
   void **out_data;
   uint64_t *out_cap;
   int64_t *out_sizes;     /* noutputs * ALLOY_MAX_RANK */
+  /* This run's borrowed device memory (released at its end, not freed)
+   * and host temporaries for memory that changes backend. */
+  struct { alloy_loaded *row; alloy_buffer *buf; } *imports;
+  int nimports, cap_imports;
+  void **temps;
+  int ntemps, cap_temps;
   uint64_t wait_ns;       /* this run's time blocked in event waits       */
   int concurrent;         /* this run's partitions issued while another
                            * backend still had work in flight             */
@@ -181,6 +189,8 @@ void exec_free(exec *x) {
   free(x->out_slot);
   free(x->last_sizes);
   free(x->pend);
+  free(x->imports);
+  free(x->temps);
   free(x);
 }
 
@@ -518,11 +528,80 @@ static alloy_error *own_buffer(exec *x, slot *s) {
   return e ? alloy_error_wrap(e, "backend %s: buffer_allocate", xb->row->name) : NULL;
 }
 
+/* ---- the caller's device memory (alloy_run_tensor) ------------------------ */
+
+/* Wraps bytes of the caller's device memory at ptr on backend row as a
+ * buffer, released (not freed) at the run's end. */
+static alloy_error *import(exec *x, alloy_loaded *row, void *ptr, uint64_t bytes, alloy_buffer **out) {
+  if (!row->api->buffer_import)
+    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s cannot take device memory made outside "
+                           "Alloy (its plugin has no buffer_import): pass host memory", row->name);
+  if (x->nimports == x->cap_imports) {
+    int cap = x->cap_imports ? 2 * x->cap_imports : 8;
+    void *n = realloc(x->imports, sizeof *x->imports * (size_t)cap);
+    if (!n) return oom();
+    x->imports = n;
+    x->cap_imports = cap;
+  }
+  alloy_error *e = row->api->buffer_import(row->be, 0, ptr, bytes ? bytes : 1, NULL, out);
+  if (e) return alloy_error_wrap(e, "backend %s: buffer_import", row->name);
+  x->imports[x->nimports].row = row;
+  x->imports[x->nimports++].buf = *out;
+  return NULL;
+}
+
+/* Host memory for this run alone, freed at its end. */
+static alloy_error *temp_memory(exec *x, uint64_t bytes, void **out) {
+  if (x->ntemps == x->cap_temps) {
+    int cap = x->cap_temps ? 2 * x->cap_temps : 8;
+    void **n = realloc(x->temps, sizeof *n * (size_t)cap);
+    if (!n) return oom();
+    x->temps = n;
+    x->cap_temps = cap;
+  }
+  if (!(*out = malloc(bytes ? bytes : 1))) return oom();
+  x->temps[x->ntemps++] = *out;
+  return NULL;
+}
+
+/* The caller's device memory of backend `where` read into host memory of
+ * this run (synchronously: the caller's data is ready when the run starts). */
+static alloy_error *device_to_host(exec *x, int where, const alloy_host_tensor *t, void **out) {
+  alloy_loaded *row = &x->rt->backends[where];
+  uint64_t bytes = bytes_of(t->dtype, t->rank, t->sizes);
+  alloy_buffer *buf;
+  alloy_error *e = temp_memory(x, bytes, out);
+  if (!e) e = import(x, row, t->data, bytes, &buf);
+  if (!e && bytes) e = row->api->buffer_copy_to_host(row->be, *out, buf, 0, bytes, NULL, NULL);
+  return e ? alloy_error_wrap(e, "backend %s: reading an input's device memory", row->name) : NULL;
+}
+
+/* Releases the run's imports and frees its temporaries (its work done). */
+static void run_memory_free(exec *x) {
+  for (int i = 0; i < x->nimports; i++) x->imports[i].row->api->buffer_release(x->imports[i].row->be, x->imports[i].buf);
+  x->nimports = 0;
+  for (int i = 0; i < x->ntemps; i++) free(x->temps[i]);
+  x->ntemps = 0;
+  for (int i = 0; i < x->nslots; i++) x->slots[i].imported = NULL;
+}
+
 /* Run input i onto backend b: parameters, buffers and constants once. */
-static alloy_error *upload(exec *x, slot *s, const alloy_host_tensor *t) {
+static alloy_error *upload(exec *x, slot *s, const alloy_host_tensor *t, int where) {
   xbackend *xb = &x->be[s->b];
   const alloy_plugin_api *api = xb->row->api;
   bool resident = x->d.resident && x->d.resident[s->src.index];
+  if (where >= 0) {
+    s->dtype = t->dtype;
+    s->rank = t->rank;
+    memcpy(s->sizes, t->sizes, sizeof *s->sizes * (size_t)t->rank);
+    contiguous(s);
+    if (&x->rt->backends[where] == xb->row) /* on this backend already: read in place */
+      return import(x, xb->row, t->data, bytes_of(t->dtype, t->rank, t->sizes), &s->imported);
+    /* on another backend: through host memory */
+    alloy_host_tensor h = *t;
+    alloy_error *e = device_to_host(x, where, t, &h.data);
+    return e ? e : upload(x, s, &h, -1);
+  }
   s->dtype = t->dtype;
   s->rank = t->rank;
   memcpy(s->sizes, t->sizes, sizeof *s->sizes * (size_t)t->rank);
@@ -626,8 +705,9 @@ static alloy_error *transfer(exec *x, slot *s) {
 }
 
 static alloy_tensor tensor_of(slot *s) {
-  return (alloy_tensor){.struct_size = ALLOY_TENSOR_STRUCT_SIZE, .buffer = s->buf, .offset = s->offset,
-                        .dtype = s->dtype, .rank = s->rank, .sizes = s->sizes, .strides = s->strides};
+  return (alloy_tensor){.struct_size = ALLOY_TENSOR_STRUCT_SIZE, .buffer = s->imported ? s->imported : s->buf,
+                        .offset = s->imported ? 0 : s->offset, .dtype = s->dtype, .rank = s->rank,
+                        .sizes = s->sizes, .strides = s->strides};
 }
 
 /* Issues partition q on its backend's queue. */
@@ -728,9 +808,33 @@ static alloy_error *issue_part(exec *x, int q) {
   return e ? alloy_error_wrap(e, "partition %d (%s)", q, xb->row->name) : NULL;
 }
 
-/* Graph output k into host memory owned here. */
-static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs,
-                             alloy_host_tensor *out) {
+/* "f32[2, 3]" into buf (cap bytes). */
+static void shape_format(alloy_dtype t, int rank, const int64_t *sizes, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "%s[", alloy_dtype_short_name(t));
+  for (int d = 0; d < rank && n < cap; d++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+/* Whether the caller's output tensor is the one the run makes; if not,
+ * an error naming the output and what differs. */
+static alloy_error *output_matches(int k, const alloy_host_tensor *want, alloy_dtype dt, int rank,
+                                   const int64_t *sizes) {
+  bool same = want->dtype == dt && want->rank == rank;
+  for (int d = 0; same && d < rank; d++) same = want->sizes[d] == sizes[d];
+  if (same) return NULL;
+  char got[160], made[160];
+  shape_format(want->dtype, want->rank, want->sizes, got, sizeof got);
+  shape_format(dt, rank, sizes, made, sizeof made);
+  return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "output %d: the caller's tensor is %s, the run makes %s",
+                         k, got, made);
+}
+
+/* Graph output k into host memory owned here, or (out_where non-NULL)
+ * into the caller's memory: host memory (-1) or device memory of backend
+ * out_where[k], through a copy on the backend when the value is there. */
+static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, const int *in_where,
+                             alloy_host_tensor *out, const int *out_where) {
   exec_src src = x->d.outputs[k];
   const alloy_host_tensor *pass = src.part < 0 ? &inputs[src.index] : NULL;
   slot *s = pass ? NULL : &x->slots[x->out_slot[k]];
@@ -738,52 +842,118 @@ static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs,
   int rank = pass ? pass->rank : s->rank;
   const int64_t *sizes = pass ? pass->sizes : s->sizes;
   uint64_t bytes = bytes_of(dt, rank, sizes);
-  if (x->out_cap[k] < bytes || !x->out_data[k]) {
-    free(x->out_data[k]);
-    x->out_cap[k] = 0;
-    if (!(x->out_data[k] = malloc(bytes ? bytes : 1))) return oom();
-    x->out_cap[k] = bytes;
+  int pass_where = pass && in_where ? in_where[src.index] : -1;
+  void *host = NULL;
+  if (out_where) {
+    alloy_error *e = out ? output_matches(k, out, dt, rank, sizes) : NULL;
+    if (e || !out) return e;
+    if (out_where[k] >= 0) {
+      alloy_loaded *row = &x->rt->backends[out_where[k]];
+      alloy_buffer *dst;
+      if ((e = import(x, row, out->data, bytes, &dst)) || !bytes) return e;
+      if (s && x->be[s->b].row == row) { /* on that backend: a copy there */
+        xbackend *xb = &x->be[s->b];
+        alloy_event *ev = NULL;
+        e = row->api->buffer_copy(row->be, dst, 0, s->buf, s->offset, bytes, xb->queue, &ev);
+        return e ? alloy_error_wrap(e, "backend %s: copying output %d", row->name, k) : pend_add(x, s->b, ev);
+      }
+      /* elsewhere: into host memory, then in */
+      if (pass && pass_where >= 0) e = device_to_host(x, pass_where, pass, &host);
+      else if (pass) host = pass->data;
+      else if (!(e = temp_memory(x, bytes, &host))) {
+        xbackend *xb = &x->be[s->b];
+        alloy_event *ev = NULL;
+        e = xb->row->api->buffer_copy_to_host(xb->row->be, host, s->buf, s->offset, bytes, xb->queue, &ev);
+        if (!e) e = pend_add(x, s->b, ev);
+        if (!e) e = host_wait(x, s->b, ev);
+      }
+      if (!e) e = row->api->buffer_copy_from_host(row->be, dst, 0, host, bytes, NULL, NULL);
+      return e ? alloy_error_wrap(e, "backend %s: writing output %d", row->name, k) : NULL;
+    }
+    host = out->data; /* the caller's host memory */
+  } else {
+    if (x->out_cap[k] < bytes || !x->out_data[k]) {
+      free(x->out_data[k]);
+      x->out_cap[k] = 0;
+      if (!(x->out_data[k] = malloc(bytes ? bytes : 1))) return oom();
+      x->out_cap[k] = bytes;
+    }
+    int64_t *osz = &x->out_sizes[k * ALLOY_MAX_RANK];
+    memcpy(osz, sizes, sizeof *osz * (size_t)rank);
+    if (out) *out = (alloy_host_tensor){.struct_size = out->struct_size, .dtype = dt, .rank = rank,
+                                        .sizes = osz, .data = x->out_data[k]};
+    host = x->out_data[k];
   }
-  int64_t *osz = &x->out_sizes[k * ALLOY_MAX_RANK];
-  memcpy(osz, sizes, sizeof *osz * (size_t)rank);
-  if (out) *out = (alloy_host_tensor){.struct_size = out->struct_size, .dtype = dt, .rank = rank,
-                                      .sizes = osz, .data = x->out_data[k]};
   if (!bytes) return NULL;
   if (pass) {
-    memcpy(x->out_data[k], pass->data, bytes);
+    if (pass_where < 0) memcpy(host, pass->data, bytes);
+    else {
+      void *from;
+      alloy_error *e = device_to_host(x, pass_where, pass, &from);
+      if (e) return e;
+      memcpy(host, from, bytes);
+    }
     return NULL;
   }
   xbackend *xb = &x->be[s->b];
   x->stats.output_bytes_out += bytes;
   alloy_event *ev = NULL;
-  alloy_error *e = xb->row->api->buffer_copy_to_host(xb->row->be, x->out_data[k], s->buf, s->offset,
+  alloy_error *e = xb->row->api->buffer_copy_to_host(xb->row->be, host, s->buf, s->offset,
                                                      bytes, xb->queue, &ev);
   if (e) return alloy_error_wrap(e, "backend %s: copying output %d out", xb->row->name, k);
   return pend_add(x, s->b, ev);
 }
 
-alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
-                      int noutputs) {
+/* Sizes and placement for these inputs: carried over while they repeat. */
+static alloy_error *plan_run(exec *x, const alloy_host_tensor *inputs) {
+  if (same_sizes(x, inputs)) return NULL;
+  x->planned = false;
+  for (int i = 0; i < x->nslots; i++) {
+    slot *s = &x->slots[i];
+    if (s->kind != SLOT_INPUT && !s->own) s->buf = NULL;
+  }
+  alloy_error *e = size_all(x, inputs);
+  if (!e) e = place_all(x);
+  x->planned = !e;
+  return e;
+}
+
+alloy_error *exec_output_sizes(exec *x, const alloy_host_tensor *inputs, int k, int *rank, int64_t *sizes) {
+  if (k < 0 || k >= x->d.noutputs)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no output %d: the graph has %d", k, x->d.noutputs);
+  exec_src src = x->d.outputs[k];
+  if (src.part < 0) {
+    *rank = inputs[src.index].rank;
+    memcpy(sizes, inputs[src.index].sizes, sizeof *sizes * (size_t)*rank);
+    return NULL;
+  }
+  alloy_error *e = plan_run(x, inputs);
+  if (e) return e;
+  const slot *s = &x->slots[x->out_slot[k]];
+  if (!s->known)
+    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "output %d: its sizes depend on the data; only a run "
+                           "tells them", k);
+  *rank = s->rank;
+  memcpy(sizes, s->sizes, sizeof *sizes * (size_t)s->rank);
+  return NULL;
+}
+
+alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int *in_where,
+                             alloy_host_tensor *outputs, const int *out_where, int noutputs) {
   uint64_t t0 = trace_clock_ns();
-  alloy_error *e = NULL;
   x->wait_ns = 0;
   x->concurrent = 0;
-  /* Sizes and placement carry over while the input sizes repeat. */
-  if (!same_sizes(x, inputs)) {
-    x->planned = false;
-    for (int i = 0; i < x->nslots; i++) {
-      slot *s = &x->slots[i];
-      if (s->kind != SLOT_INPUT && !s->own) s->buf = NULL;
-    }
-    if (!(e = size_all(x, inputs))) e = place_all(x);
-    x->planned = !e;
-  }
+  alloy_error *e = plan_run(x, inputs);
   for (int i = 0; i < x->nslots; i++) x->slots[i].ready = false;
-  for (int i = 0; i < x->nslots && !e; i++)
-    if (x->slots[i].kind == SLOT_INPUT) e = upload(x, &x->slots[i], &inputs[x->slots[i].src.index]);
+  for (int i = 0; i < x->nslots && !e; i++) {
+    slot *s = &x->slots[i];
+    if (s->kind == SLOT_INPUT) e = upload(x, s, &inputs[s->src.index], in_where ? in_where[s->src.index] : -1);
+  }
   for (int q = 0; q < x->d.nparts && !e; q++) e = issue(x, q);
-  for (int k = 0; k < x->d.noutputs && !e; k++) e = download(x, k, inputs, k < noutputs ? &outputs[k] : NULL);
+  for (int k = 0; k < x->d.noutputs && !e; k++)
+    e = download(x, k, inputs, in_where, k < noutputs ? &outputs[k] : NULL, out_where);
   e = drain(x, e);
+  run_memory_free(x);
   /* Buffers sized by this run alone go; the plan's stay. */
   for (int i = 0; i < x->nslots; i++) {
     slot *s = &x->slots[i];
@@ -798,6 +968,11 @@ alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tenso
 
   if (trace_on()) trace_range("alloy", "run", "run", t0, t1);
   return e;
+}
+
+alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
+                      int noutputs) {
+  return exec_run_placed(x, inputs, NULL, outputs, NULL, noutputs);
 }
 
 void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out) {

@@ -48,6 +48,20 @@ void exec_free(exec *x); /* accepts NULL; waits for nothing: no run is in flight
  * the executor until the next run. Counters accumulate in stats. */
 alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
                       int noutputs);
+/* The same, with tensors in the caller's device memory: in_where[i] (NULL:
+ * all -1) is -1 for host memory or the runtime backend index whose device
+ * memory inputs[i].data is (read in place on that backend, through host
+ * memory on another). out_where non-NULL: the outputs are the caller's,
+ * their dtype, rank and sizes what the run makes (else an error naming
+ * the output) and data where to write them: host memory (-1) or device
+ * memory of backend out_where[k]. Device memory is imported
+ * (buffer_import) for the run and forgotten at its end. */
+alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int *in_where,
+                             alloy_host_tensor *outputs, const int *out_where, int noutputs);
+/* The rank and sizes output k will have for inputs (sizes and placement
+ * are planned as a run would: the run after reuses them); an error when
+ * they depend on the data. sizes holds ALLOY_MAX_RANK. */
+alloy_error *exec_output_sizes(exec *x, const alloy_host_tensor *inputs, int k, int *rank, int64_t *sizes);
 /* Counters since exec_new. */
 const alloy_run_stats *exec_stats(const exec *x);
 /* Partitions of the last run issued while another backend still had work

@@ -45,5 +45,15 @@ alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program
 /* The run's inputs for the caller's (f->ncaller of them), owned by f. */
 const alloy_host_tensor *feed_inputs(feed *f, const alloy_host_tensor *caller);
 void feed_free(feed *f);
+/* A run's placements by graph input (exec_run_placed's in_where) for the
+ * caller's (f->ncaller of them): theirs, and host memory (-1) for what the
+ * feed adds. full holds f->ninputs; returned. (program.c) */
+const int *feed_places(const feed *f, const int *caller, int *full);
+/* Splits the caller's run tensors into the host tensors the executor reads
+ * and their placements (-1 host, else a runtime backend index), checking
+ * struct sizes and backends; what names them in errors ("input").
+ * (program.c) */
+alloy_error *run_tensors_split(alloy_runtime *rt, const alloy_run_tensor *t, int n, const char *what,
+                               alloy_host_tensor *host, int *where);
 
 #endif

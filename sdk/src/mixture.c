@@ -413,9 +413,9 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
   return e;
 }
 
-static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
-                            alloy_host_tensor *outputs, int num_outputs) {
-  const alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
+/* The mixture's executor for these inputs (full: the feed's), made on
+ * first use. */
+static alloy_error *mixture_exec(alloy_mixture *m, const alloy_host_tensor *full, plan **out) {
   plan *p;
   alloy_error *e = plan_for(m, full, alloy_graph_num_inputs(m->graph), &p);
   if (e) return e;
@@ -426,7 +426,16 @@ static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
                    .noutputs = alloy_graph_num_outputs(p->graph), .outputs = p->outputs};
     if ((e = exec_new(&d, &p->x))) return e;
   }
-  return exec_run(p->x, full, outputs, num_outputs);
+  *out = p;
+  return NULL;
+}
+
+static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
+                            alloy_host_tensor *outputs, int num_outputs) {
+  const alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
+  plan *p;
+  alloy_error *e = mixture_exec(m, full, &p);
+  return e ? e : exec_run(p->x, full, outputs, num_outputs);
 }
 
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
@@ -448,6 +457,42 @@ alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *
 }
 
 alloy_error *alloy_mixture_wait(alloy_mixture *m) { return exec_async_wait(&m->async, "mixture"); }
+
+alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs) {
+  alloy_error *e = check_run(m, num_inputs, num_outputs);
+  if (e) return e;
+  int nfull = alloy_graph_num_inputs(m->graph);
+  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
+  alloy_host_tensor *hout = calloc((size_t)num_outputs + 1, sizeof *hout);
+  int *win = calloc((size_t)num_inputs + 1, sizeof *win), *wout = calloc((size_t)num_outputs + 1, sizeof *wout);
+  int *wfull = calloc((size_t)nfull + 1, sizeof *wfull);
+  e = hin && hout && win && wout && wfull ? NULL : oom();
+  if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
+  if (!e) e = run_tensors_split(m->rt, outputs, num_outputs, "output", hout, wout);
+  const alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
+  plan *p = NULL;
+  if (!e) e = mixture_exec(m, full, &p);
+  if (!e) e = exec_run_placed(p->x, full, feed_places(&m->feed, win, wfull), hout, wout, num_outputs);
+  free(hin), free(hout), free(win), free(wout), free(wfull);
+  return e;
+}
+
+alloy_error *alloy_mixture_output_sizes(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                        int index, int *rank, int64_t *sizes) {
+  alloy_error *e = check_run(m, num_inputs, program_outputs_needed(m->graph));
+  if (e) return e;
+  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
+  int *win = calloc((size_t)num_inputs + 1, sizeof *win);
+  e = hin && win ? NULL : oom();
+  if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
+  const alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
+  plan *p = NULL;
+  if (!e) e = mixture_exec(m, full, &p);
+  if (!e) e = exec_output_sizes(p->x, full, index, rank, sizes);
+  free(hin), free(win);
+  return e;
+}
 
 /* Counters over every plan's executor. */
 void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {

@@ -670,6 +670,69 @@ alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *
 
 alloy_error *alloy_program_wait(alloy_program *p) { return exec_async_wait(&p->async, "program"); }
 
+/* ---- tensors where the caller keeps them ---------------------------------- */
+
+alloy_error *run_tensors_split(alloy_runtime *rt, const alloy_run_tensor *t, int n, const char *what,
+                               alloy_host_tensor *host, int *where) {
+  for (int i = 0; i < n; i++) {
+    if (t[i].struct_size < ALLOY_RUN_TENSOR_STRUCT_SIZE)
+      return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s %d: struct_size %zu, not ALLOY_RUN_TENSOR_STRUCT_SIZE",
+                             what, i, t[i].struct_size);
+    if (t[i].backend < -1 || t[i].backend >= rt->num || (t[i].backend >= 0 && !rt->backends[t[i].backend].ok))
+      return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%s %d: backend %d is not an open backend of the runtime",
+                             what, i, (int)t[i].backend);
+    host[i] = (alloy_host_tensor){.struct_size = ALLOY_STRUCT_SIZE(alloy_host_tensor, data), .dtype = t[i].dtype,
+                                  .rank = t[i].rank, .sizes = t[i].sizes, .data = t[i].data};
+    where[i] = t[i].backend;
+  }
+  return NULL;
+}
+
+/* The run's placements by graph input: the caller's, and host memory for
+ * the weights and constants the feed adds (f->full's order). */
+const int *feed_places(const feed *f, const int *caller, int *full) {
+  for (int i = 0; i < f->ninputs; i++)
+    full[i] = i < f->ncaller && !(f->bound && f->bound[i].data) ? caller[i] : -1;
+  return full;
+}
+
+alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs) {
+  if (num_inputs < 0 || num_outputs < 0 || num_inputs > 4096 || num_outputs > 4096)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs", num_inputs, num_outputs);
+  int nfull = p->feed.ninputs;
+  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
+  alloy_host_tensor *hout = calloc((size_t)num_outputs + 1, sizeof *hout);
+  int *win = calloc((size_t)num_inputs + 1, sizeof *win), *wout = calloc((size_t)num_outputs + 1, sizeof *wout);
+  int *wfull = calloc((size_t)nfull + 1, sizeof *wfull);
+  alloy_error *e = hin && hout && win && wout && wfull ? NULL : oom();
+  if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
+  if (!e) e = run_tensors_split(p->rt, outputs, num_outputs, "output", hout, wout);
+  if (!e) e = check_run(p, hin, num_inputs, num_outputs);
+  if (!e) e = program_exec(p);
+  if (!e)
+    e = exec_run_placed(p->x, feed_inputs(&p->feed, hin), feed_places(&p->feed, win, wfull), hout, wout,
+                        num_outputs);
+  free(hin), free(hout), free(win), free(wout), free(wfull);
+  return e;
+}
+
+alloy_error *alloy_program_output_sizes(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                        int index, int *rank, int64_t *sizes) {
+  if (num_inputs < 0 || num_inputs > 4096) return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%d inputs", num_inputs);
+  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
+  int *win = calloc((size_t)num_inputs + 1, sizeof *win);
+  alloy_error *e = hin && win ? NULL : oom();
+  if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
+  if (!e && p->async.in_flight)
+    e = alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: alloy_program_wait first");
+  if (!e) e = check_inputs(p, hin, num_inputs);
+  if (!e) e = program_exec(p);
+  if (!e) e = exec_output_sizes(p->x, feed_inputs(&p->feed, hin), index, rank, sizes);
+  free(hin), free(win);
+  return e;
+}
+
 int program_outputs_needed(const alloy_graph *g) {
   /* The mutation outputs functionalization appends may be left out. */
   int need = alloy_graph_num_outputs(g);

@@ -203,6 +203,47 @@ alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *
                                      int num_outputs);
 alloy_error *alloy_program_wait(alloy_program *p);
 
+/* ---- tensors in device memory (since 1.2.1) ---------------------------------
+ *
+ * A run's tensor where the caller keeps it: host memory, or device memory
+ * of a backend made outside Alloy (cudaMalloc, a torch tensor's
+ * data_ptr()): an input there is read in place by a partition on that
+ * backend (no copy), and an output is written there by a copy on the
+ * backend (device to device) instead of a download. The backend's plugin
+ * must import device memory (buffer_import, ALLOY_DEVICE_CAP_IMPORT; the
+ * reference backend's device memory is host memory). The caller sets
+ * struct_size (ALLOY_RUN_TENSOR_STRUCT_SIZE); tensors are dense, row-major.
+ * Device memory must hold its data when the run starts (for CUDA: the
+ * kernels writing it done, e.g. the producing stream synchronized), and
+ * outputs hold theirs when the run returns. */
+typedef struct alloy_run_tensor {
+  size_t struct_size;
+  alloy_dtype dtype;
+  int32_t rank;
+  const int64_t *sizes; /* rank; borrowed for the call */
+  void *data;           /* host memory, or device memory of `backend`; borrowed for the call */
+  int32_t backend;      /* -1: host memory; else the runtime backend index (alloy_runtime_find_backend)
+                           whose device 0 the memory is on */
+  int32_t reserved;     /* zero */
+} alloy_run_tensor;
+#define ALLOY_RUN_TENSOR_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_run_tensor, reserved)
+
+/* Runs a compiled program on tensors where the caller keeps them:
+ * synchronously, as alloy_program_run. Inputs as there. Outputs are the
+ * caller's: each with the dtype, rank and sizes the run makes (else an
+ * error naming the output; alloy_program_output_sizes tells them before
+ * the run) and data where the run writes it. Thread-safety as
+ * alloy_program_run. */
+alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs);
+/* The rank and sizes (ALLOY_MAX_RANK of room) output `index` will have
+ * for these inputs (only their dtype, rank and sizes are read; data may be
+ * NULL): sizes bound to the graph's symbols are worked out, and the plan
+ * made for them is the one the next run of these sizes uses. An error
+ * when they depend on the data (nonzero, unique). */
+alloy_error *alloy_program_output_sizes(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                        int index, int *rank, int64_t *sizes);
+
 /* What running moved and cost, counted since the program (or mixture)
  * was compiled, over every run (since 1.2). Bytes are counted where the
  * host moves them: every copy the host asks a plugin for, and every host
@@ -276,6 +317,13 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs);
 void alloy_mixture_release(alloy_mixture *m); /* accepts NULL */
+/* As alloy_program_run_tensors and alloy_program_output_sizes, for a
+ * mixture (since 1.2.1): an input in a backend's device memory is read in
+ * place by the partitions on that backend, and copied to the others. */
+alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs);
+alloy_error *alloy_mixture_output_sizes(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                        int index, int *rank, int64_t *sizes);
 /* As alloy_program_run_async, alloy_program_wait, alloy_program_stats. */
 alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,

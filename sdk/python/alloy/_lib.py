@@ -46,6 +46,25 @@ class HostTensor(ctypes.Structure):
 HOST_TENSOR_STRUCT_SIZE = ctypes.sizeof(HostTensor)  # == ALLOY_STRUCT_SIZE(.., data)
 
 
+class RunTensor(ctypes.Structure):
+    """alloy_run_tensor: host memory (backend -1) or a backend's device memory."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("sizes", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p),
+                ("backend", ctypes.c_int32), ("reserved", ctypes.c_int32)]
+
+
+RUN_TENSOR_STRUCT_SIZE = ctypes.sizeof(RunTensor)
+
+
+class RunStats(ctypes.Structure):
+    """alloy_run_stats: what runs moved, since the compile."""
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (n, ctypes.c_uint64) for n in (
+            "runs", "partitions_run", "weight_bytes_in", "input_bytes_in", "output_bytes_out",
+            "cross_bytes", "staged_bytes", "same_backend_round_trips", "host_waits", "arena_bytes",
+            "arena_ideal_bytes", "fallbacks", "folded_nodes")] + [("dispatch_s", ctypes.c_double)]
+
+
 class RuntimeOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("plugin_dirs", POINTER(c_char_p)),
                 ("num_plugin_dirs", c_int32), ("no_default_paths", c_bool),
@@ -181,6 +200,12 @@ def _declare(h):
     _fn(h, "alloy_mixture_release", None, vp)
     _fn(h, "alloy_mixture_graph", vp, vp)
     _fn(h, "alloy_mixture_run", vp, vp, P(HostTensor), c_int, P(HostTensor), c_int)
+    _fn(h, "alloy_program_stats", None, vp, P(RunStats))
+    _fn(h, "alloy_mixture_stats", None, vp, P(RunStats))
+    _fn(h, "alloy_program_run_tensors", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int)
+    _fn(h, "alloy_mixture_run_tensors", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int)
+    _fn(h, "alloy_program_output_sizes", vp, vp, P(RunTensor), c_int, c_int, P(c_int), P(ctypes.c_int64))
+    _fn(h, "alloy_mixture_output_sizes", vp, vp, P(RunTensor), c_int, c_int, P(c_int), P(ctypes.c_int64))
     _fn(h, "alloy_model_load", vp, c_char_p, P(vp))
     _fn(h, "alloy_model_free", None, vp)
     _fn(h, "alloy_model_graph", vp, vp)

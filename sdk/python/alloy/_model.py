@@ -240,13 +240,15 @@ class Model:
                               _lib.DTYPE_NAMES[dt] if 0 <= dt < len(_lib.DTYPE_NAMES) else str(dt),
                               tuple(shape)), dt
 
-        self.inputs, self._in_dtypes = [], []
+        self.inputs, self._in_dtypes, self._user_in = [], [], []
         for i in range(self._nin):
             if h.alloy_graph_input_role(g, i, None) == _lib.INPUT_USER:
                 t, dt = info(h.alloy_graph_input(g, i))
                 self.inputs.append(t)
                 self._in_dtypes.append(dt)
+                self._user_in.append(i)
         self.outputs, self._user_out = [], []
+        self._out_dtypes = [h.alloy_value_dtype(h.alloy_graph_output(g, i)) for i in range(self._nout)]
         for i in range(self._nout):
             if h.alloy_graph_output_role(g, i, None) == _lib.OUTPUT_USER:
                 self.outputs.append(info(h.alloy_graph_output(g, i))[0])
@@ -269,6 +271,9 @@ class Model:
                     os.path.basename(self.path), len(self.inputs),
                     "" if len(self.inputs) == 1 else "s",
                     ", ".join(t.name for t in self.inputs), len(args)))
+        cuda = self._cuda_backend(args)
+        if cuda is not None:
+            return self._run_on_device(h, args, cuda)
         as_torch, device = False, None
         bound = []
         for k, (x, t) in enumerate(zip(args, self.inputs)):
@@ -299,6 +304,68 @@ class Model:
             result = [_tensors.copy_out(outs[i], as_torch, device) for i in self._user_out]
         del bound, sizes  # the inputs' memory was borrowed until here
         return result
+
+    def _cuda_backend(self, args):
+        """The runtime index of the cuda backend when the model runs there
+        and an input is a torch tensor in CUDA memory, else None."""
+        if not any(_tensors.is_torch(x) and x.device.type == "cuda" for x in args):
+            return None
+        if "cuda" not in [b.lower() for b in getattr(self, "backends", [])]:
+            return None
+        i = self._rt.find("cuda")
+        return i if i >= 0 else None
+
+    def _run_on_device(self, h, args, cuda):
+        """A run on torch tensors in CUDA memory, none of them copied: the
+        inputs are read where they are, and the outputs are new CUDA tensors
+        the run writes (alloy_*_run_tensors). Host inputs and the weights
+        go in from host memory as usual."""
+        import torch
+        device = next(x.device for x in args if _tensors.is_torch(x) and x.device.type == "cuda")
+        keep, users, places = [], (HostTensor * max(1, len(args)))(), []
+        for k, (x, t) in enumerate(zip(args, self.inputs)):
+            if _tensors.is_torch(x) and x.device.type == "cuda":
+                x = x.detach().resolve_conj().resolve_neg().contiguous()
+                if x.device != device:
+                    x = x.to(device)
+                dt = _tensors.alloy_dtype_of_torch(x.dtype, "input %d (%s)" % (k, t.name))
+                shape, ptr, where = tuple(x.shape), x.data_ptr(), cuda
+            else:
+                b = _tensors.bind(x, self._in_dtypes[k], "input %d (%s)" % (k, t.name))
+                x, dt, shape, ptr, where = b, b.dtype, tuple(b.shape), b.ptr, -1
+            s = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+            keep += [x, s]
+            users[k] = HostTensor(_lib.HOST_TENSOR_STRUCT_SIZE, dt, len(shape), s, ptr)
+            places.append(where)
+        ins = (HostTensor * max(1, self._nin))()
+        rins = (_lib.RunTensor * max(1, self._nin))()
+        routs = (_lib.RunTensor * max(1, self._nout))()
+        run = h.alloy_program_run_tensors if self._prog else h.alloy_mixture_run_tensors
+        sizes_of = h.alloy_program_output_sizes if self._prog else h.alloy_mixture_output_sizes
+        with self._lock:
+            if self._model is None:
+                raise InvalidArgumentError("the model was closed")
+            check(h.alloy_model_bind_inputs(self._model, users, len(args), ins, self._nin))
+            for i in range(self._nin):
+                rins[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, ins[i].dtype, ins[i].rank,
+                                         ins[i].sizes, ins[i].data, -1, 0)
+            for k, i in enumerate(self._user_in):
+                rins[i].backend = places[k]
+            outs = []
+            for i in range(self._nout):
+                rank, sz = ctypes.c_int(), (ctypes.c_int64 * 16)()
+                check(sizes_of(self._prog or self._mix, rins, self._nin, i, ctypes.byref(rank), sz))
+                o = torch.empty(tuple(sz[d] for d in range(rank.value)),
+                                dtype=_tensors.torch_dtype(self._out_dtypes[i]), device=device)
+                outs.append(o)
+                keep.append(sz)
+                routs[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, self._out_dtypes[i], rank.value, sz,
+                                          o.data_ptr() if o.numel() else None, cuda, 0)
+            # the run reads the inputs when it starts: torch's work on them done
+            torch.cuda.current_stream(device).synchronize()
+            check(run(self._prog or self._mix, rins, self._nin, routs, self._nout))
+        del keep
+        return [outs[i] for i in self._user_out]
 
     def __call__(self, *args):
         out = self.run(*args)

@@ -6,8 +6,10 @@ Inputs are passed without copying wherever the memory already is what the C
 API reads (contiguous, row-major host memory of the right element type): a
 C-contiguous NumPy array, and any DLPack producer on the CPU (torch tensors
 included) whose strides are row-major. Anything else is copied once to a
-contiguous host buffer first (a non-contiguous view, a CUDA tensor: the C
-API's runs take host tensors; binding device memory is not in it yet).
+contiguous host buffer first (a non-contiguous view; a CUDA tensor where
+the model does not run on the cuda backend). Where it does, CUDA tensors go
+in and come out in device memory (Model._run_on_device,
+alloy_*_run_tensors): nothing is copied through the host.
 
 Outputs are always copied: the runtime's output buffers live only until the
 program's next run.
@@ -156,6 +158,15 @@ def bind(x, expected, what):
 
 
 _TORCH_DTYPES = None
+
+
+def alloy_dtype_of_torch(dt, what):
+    """The alloy_dtype of torch dtype dt; an AlloyTypeError naming what."""
+    import torch
+    torch_dtype(0)
+    if dt not in _TORCH_DTYPES:
+        raise AlloyTypeError("%s: torch dtype %s has no Alloy dtype" % (what, dt))
+    return _TORCH_DTYPES.index(dt)
 
 
 def torch_dtype(alloy_dtype):

@@ -106,6 +106,29 @@ class Torch(unittest.TestCase):
         y = self.m(*args)
         self.assertEqual(y.device, args[0].device)
 
+    @unittest.skipUnless(torch is not None and torch.cuda.is_available(), "no CUDA device")
+    def test_cuda_tensors_stay_in_device_memory_on_the_cuda_backend(self):
+        m = alloy.load(MLP, backends=["cuda", "ref"])
+        self.assertIn("cuda", [b.lower() for b in m.backends])
+        cpu = self.args(4)
+        args = [a.cuda() for a in cpu]
+        y = m(*args)
+        self.assertEqual(y.device, args[0].device)
+        close(self, y.cpu(), self.m(*cpu), OP_TOL["float32"])
+        # the inputs were read in device memory and the output written
+        # there: the program's stats count no bytes through the host but
+        # the weights'
+        from alloy import _lib
+        import ctypes
+        h = _lib.lib()
+        st = _lib.RunStats(struct_size=ctypes.sizeof(_lib.RunStats))
+        if m._prog:
+            h.alloy_program_stats(m._prog, ctypes.byref(st))
+        else:
+            h.alloy_mixture_stats(m._mix, ctypes.byref(st))
+        self.assertEqual(st.input_bytes_in, 0)
+        self.assertEqual(st.output_bytes_out, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
