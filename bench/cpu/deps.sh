@@ -5,8 +5,9 @@
 # $BENCH_VENV, else build-bench-venv/ (ignored by git). `make deps` runs it.
 #
 # It creates the venv when missing and installs PyTorch $TORCH_SPEC
-# (torch==2.11.*, the version the golden corpus was made with), NumPy and
-# safetensors from PyPI, then the Alloy package itself in editable mode (so
+# (torch==2.11.*, the version the golden corpus was made with), NumPy,
+# safetensors and Transformers (gpt2_tiny's model class, for its dynamic
+# torch.compile test) from PyPI, then the Alloy package itself in editable mode (so
 # that torch.compile(backend="alloy") finds it through its entry point).
 # Idempotent: a venv that has them already costs one `python -c` (well
 # under a second). A fresh install downloads PyPI's Linux wheel with its
@@ -38,14 +39,14 @@ from importlib import metadata as md
 v = md.version("torch")
 assert not sys.argv[1] or v.split("+")[0].startswith(sys.argv[1].rstrip(".") + ".") \
     or v.split("+")[0] == sys.argv[1], v
-md.version("numpy"); md.version("safetensors")
+md.version("numpy"); md.version("safetensors"); md.version("transformers")
 assert any(e.name == "alloy" for e in md.entry_points(group="torch_dynamo_backends"))
 EOF
 }
 
 if [ -x "$VENV/bin/python" ] && ready; then
   v=$("$VENV/bin/python" -c 'from importlib import metadata as m; print(m.version("torch"))')
-  echo "$VENV: torch $v, numpy, safetensors and alloy (editable) already"
+  echo "$VENV: torch $v, numpy, safetensors, transformers and alloy (editable) already"
   exit 0
 fi
 if [ ! -x "$VENV/bin/python" ]; then
@@ -53,9 +54,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV" || warn "'$PY -m venv $VENV' failed (Debian: apt-get install python3-venv)"
 fi
 start=$(date +%s)
-echo "installing $TORCH_SPEC, numpy and safetensors from PyPI into $VENV (minutes: PyTorch's wheel"
+echo "installing $TORCH_SPEC, numpy, safetensors and transformers from PyPI into $VENV (minutes: PyTorch's wheel"
 echo "and its CUDA libraries, about 4.7 GB)"
-"$VENV/bin/pip" install --timeout 60 --retries 2 "$TORCH_SPEC" numpy safetensors ||
+"$VENV/bin/pip" install --timeout 60 --retries 2 "$TORCH_SPEC" numpy safetensors transformers ||
   warn "pip could not install $TORCH_SPEC into $VENV (no network? PyPI unreachable?)"
 # The package in editable mode, without its dependencies (installed above):
 # backend="alloy" then resolves through the entry point. What setuptools

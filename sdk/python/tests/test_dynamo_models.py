@@ -6,8 +6,12 @@ recorded there), and two batch sizes are served by one compile (the batch
 marked dynamic; the corpus exported it as Dim("batch", min=1, max=64)).
 
 gpt2_tiny has no .dyn.core.pt2 (its decomposition failed when the corpus
-was made: models.json's core_failed), so it is rebuilt from its static
-.aten.pt2, whose graph holds the batch as a constant: one batch size. The
+was made: models.json's core_failed), so its program, rebuilt from the
+static .aten.pt2, holds the batch as a constant: one batch size. For two,
+it is rebuilt from its Transformers class (GPT2LMHeadModel: 2 layers,
+width 64, 4 heads, vocabulary 1000, 64 positions) with the program's
+weights, which gives the corpus's outputs exactly (make deps installs
+Transformers in the project venv; without it that test says so and skips). The
 Transformers models' outputs are ModelOutput classes, which torch.export
 .load needs registered as pytree nodes; without transformers installed a
 dict-like stand-in of the same serialized name takes their place.
@@ -131,6 +135,42 @@ class GoldenModels(unittest.TestCase):
 
     def test_gpt2_tiny_static(self):
         self.assertEqual(self.run_model("gpt2_tiny"), [2])
+
+    def test_gpt2_tiny_dynamic_from_its_transformers_class(self):
+        try:
+            from transformers import GPT2Config, GPT2LMHeadModel
+        except Exception as e:
+            self.skipTest("no transformers: %s" % e)
+        from alloy.safetensors import load as load_st
+        from torch._dynamo.utils import counters
+        ad = self.ad
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ep = torch.export.load(os.path.join(MODELS, "gpt2_tiny.aten.pt2"))
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=64, use_cache=False,
+                         bos_token_id=0, eos_token_id=0)
+        m = GPT2LMHeadModel(cfg).eval()
+        m.load_state_dict(ep.state_dict)
+        io = load_st(os.path.join(MODELS, "gpt2_tiny.io.safetensors"), as_torch=True)
+        ids = io["input0"]
+        torch._dynamo.reset()
+        counters.clear()
+        del ad.decisions[:]
+        a0 = ad.stats["alloy"]
+        c = torch.compile(lambda x: m(x).logits, backend=ad.alloy_backend)
+        tol = MODEL_TOL["float32"]
+        for n in (2, 3):
+            x = _batch(ids, n)
+            torch._dynamo.mark_dynamic(x, 0)
+            with torch.no_grad():
+                got, want = c(x), m(x).logits
+            torch.testing.assert_close(got, want, rtol=tol[0], atol=tol[1], msg="gpt2_tiny batch %d" % n)
+            if n == 2:
+                torch.testing.assert_close(got, io["output0"], rtol=tol[0], atol=tol[1], msg="gpt2_tiny (corpus)")
+        self.assertEqual([d for d, _ in ad.decisions], ["alloy"], ad.decisions)
+        self.assertEqual(ad.stats["alloy"] - a0, 1)
+        self.assertEqual(counters["stats"]["unique_graphs"], 1)
+        self.assertEqual(len(ad.last_model.symbols), 1, ad.last_model.symbols)
 
     def test_squeezenet1_1(self):
         self.assertEqual(self.run_model("squeezenet1_1"), [2, 3])
