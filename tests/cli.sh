@@ -243,6 +243,24 @@ check "conform --only abi passes every ABI test on ref" sh -c \
 check "conform --only abi passes on the simulated device devsim" sh -c \
   "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only abi | \
      grep -qE '^[1-9][0-9]* passed, 0 failed, [0-9]+ skipped$'"
+# --backend-opt sets an option of the backend under test (devsim takes
+# "seed"); a known failure "unless KEY=VALUE" is dropped when the run passes
+# that option: listed without it, relu's sample 0 passes and fails the run
+# as a stale entry; with it, the entry is gone and the run passes.
+printf 'samples 0 aten.relu.default  unless seed=7  # a failure only without seed=7\n' > "$tmp/kf-unless"
+printf 'samples 0 aten.relu.default  unless\n' > "$tmp/kf-bad"
+check "conform --backend-opt of an unknown key is refused, naming it" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only samples --ops aten.relu.default \
+     --backend-opt nosuch=1 2>&1 | grep -q 'devsim has no option \"nosuch\"'"
+check "a known failure 'unless seed=7' holds without the option (a stale entry fails the run)" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only samples --ops aten.relu.default \
+     --known-failures '$tmp/kf-unless' > '$tmp/kfo' 2>&1; test \$? -eq 1 && grep -q 'passes but is listed' '$tmp/kfo'"
+check "a known failure 'unless seed=7' is dropped with --backend-opt seed=7" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only samples --ops aten.relu.default \
+     --known-failures '$tmp/kf-unless' --backend-opt seed=7 | grep -qE '^89 passed, 0 failed, 0 skipped$'"
+check "a malformed 'unless' entry is a usage error naming the file and line" sh -c \
+  "ALLOY_PLUGIN_PATH='$build/tests/plugins' '$alloy' conform --backend devsim --only samples --ops aten.relu.default \
+     --known-failures '$tmp/kf-bad' > '$tmp/kfb' 2>&1; test \$? -eq 2 && grep -q 'kf-bad:1: expected' '$tmp/kfb'"
 # tests/plugins/bad_copy.c: its buffer_copy ignores the source offset, and it
 # claims none of the graphs abi.entries runs.
 abi_bad() { # abi_bad PATTERN: conform --only abi fails bad_copy and prints PATTERN
