@@ -270,7 +270,8 @@ asan:
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" test
 
-# ThreadSanitizer on the cpu backend (its thread pool, plugins/cpu/cpu_pool.c):
+# ThreadSanitizer: one program and one mixture run from 8 threads at once
+# (tests/test_threads.c), then the cpu backend (its thread pool, plugins/cpu/cpu_pool.c):
 # the golden models with --backends cpu and cpu,ref and the conformance
 # samples of a few ops, built with clang into build-tsan/
 # (bench/cpu/sanitize.sh; LLVM's own suppressions: plugins/cpu/tsan.supp).
@@ -279,6 +280,11 @@ tsan:
 	$(MAKE) BUILD=build-tsan CC=clang OPT=-O1 \
 	  EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=thread" all
+	@# one program and one mixture run from 8 threads at once (tests/test_threads.c), linked
+	@# alone: the whole unit binary links the cpu planner, whose ifunc resolvers run before TSan starts
+	@clang -fsanitize=thread -o build-tsan/tests/unit_threads $(patsubst %,build-tsan/obj/tests/%.o,harness \
+	  testplugin test_threads) build-tsan/lib/liballoy.a $(LDLIBS)
+	ALLOY_TEST_BUILD=build-tsan TSAN_OPTIONS="halt_on_error=1 exitcode=66" build-tsan/tests/unit_threads threads_
 	@sh bench/cpu/sanitize.sh tsan build-tsan $(GOLDEN)
 
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -31,9 +31,18 @@
  * the same graph with other weights is another executable. Such an
  * executable may point into weights its program borrows, so it leaves the
  * cache with the last program holding it instead of staying for reuse.
+ *
+ * Threads: programs of one runtime run (and compile specializations) on
+ * several threads at once, so every cache is under one process-wide lock,
+ * held for lookups, the disk and the counters but not while a backend
+ * compiles: two threads may compile different graphs at once. Two that
+ * compile the same graph at once both compile it; the second to finish
+ * finds the first's entry, releases its own executable and takes that one,
+ * so a graph is cached once.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +77,9 @@ struct alloy_cache {
   bool disk_warned;         /* why the disk cache is not used was logged */
 };
 
+/* Every runtime's cache, its creation and its counters (above). */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static alloy_error *oom(void) {
   return alloy_error_new(ALLOY_ERR_OUT_OF_MEMORY, "out of memory");
 }
@@ -78,6 +90,8 @@ static uint64_t fnv1a(const char *s, size_t n) {
   return h;
 }
 
+/* When the runtime closes: no program of it is left, so nothing else
+ * touches its cache. */
 void cache_close(alloy_runtime *rt) {
   alloy_cache *c = rt->cache;
   if (!c) return;
@@ -94,7 +108,9 @@ void cache_close(alloy_runtime *rt) {
 
 void alloy_runtime_cache_stats(const alloy_runtime *rt, alloy_cache_stats *out) {
   alloy_cache_stats zero = {0};
+  pthread_mutex_lock(&cache_lock);
   *out = rt->cache ? rt->cache->stats : zero;
+  pthread_mutex_unlock(&cache_lock);
 }
 
 /* Drops the least recently used entry no program holds, if any. */
@@ -410,52 +426,79 @@ static char *key_text(const alloy_loaded *row, const alloy_graph *g, char *text,
   return out;
 }
 
-alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_graph *g,
-                           alloy_error *(*compile)(alloy_loaded *, const alloy_graph *,
-                                                   alloy_executable **),
-                           alloy_executable **out) {
-  *out = NULL;
-  if (!rt->cache && !(rt->cache = calloc(1, sizeof *rt->cache))) return oom();
-  alloy_cache *c = rt->cache;
-  char *text = NULL;
-  alloy_error *e = alloy_air_print(g, &text);
-  /* A graph .air cannot spell is compiled without caching. */
-  if (e) {
-    alloy_error_free(e);
-    c->stats.uncached++;
-    return compile(row, g, out);
-  }
-  bool bound = false;
-  if (!(text = key_text(row, g, text, &bound))) return oom();
-  uint64_t hash = fnv1a(text, strlen(text));
-  c->clock++;
+/* The executable of this key, held once more, or NULL. Under cache_lock
+ * (entries move when the array grows: only the executable is returned). */
+static alloy_executable *find_held(alloy_cache *c, const alloy_loaded *row, uint64_t hash,
+                                   const char *text) {
   for (int i = 0; i < c->n; i++) {
     cache_entry *en = &c->entries[i];
     if (en->row == row && en->hash == hash && !strcmp(en->text, text)) {
       en->refs++;
       en->last_use = c->clock;
-      c->stats.hits++;
-      free(text);
-      *out = en->exe;
-      return NULL;
+      return en->exe;
     }
   }
+  return NULL;
+}
+
+alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_graph *g,
+                           alloy_error *(*compile)(alloy_loaded *, const alloy_graph *,
+                                                   alloy_executable **),
+                           alloy_executable **out) {
+  *out = NULL;
+  pthread_mutex_lock(&cache_lock);
+  if (!rt->cache) rt->cache = calloc(1, sizeof *rt->cache);
+  alloy_cache *c = rt->cache; /* lives until the runtime closes */
+  pthread_mutex_unlock(&cache_lock);
+  if (!c) return oom();
+  char *text = NULL;
+  alloy_error *e = alloy_air_print(g, &text);
+  /* A graph .air cannot spell is compiled without caching. */
+  if (e) {
+    alloy_error_free(e);
+    pthread_mutex_lock(&cache_lock);
+    c->stats.uncached++;
+    pthread_mutex_unlock(&cache_lock);
+    return compile(row, g, out);
+  }
+  bool bound = false;
+  if (!(text = key_text(row, g, text, &bound))) return oom();
+  uint64_t hash = fnv1a(text, strlen(text));
   /* The executable outlives the caller's graph: compile a copy the cache
    * keeps. */
   alloy_graph *own = NULL;
-  if ((e = alloy_graph_clone(g, &own))) {
+  pthread_mutex_lock(&cache_lock);
+  c->clock++;
+  alloy_executable *held = find_held(c, row, hash, text);
+  if (held) c->stats.hits++;
+  pthread_mutex_unlock(&cache_lock);
+  if (held || (e = alloy_graph_clone(g, &own))) {
     free(text);
+    *out = held;
     return e;
   }
+  pthread_mutex_lock(&cache_lock);
   alloy_executable *exe = can_serialize(row) ? disk_read(c, row, hash, text, own) : NULL;
   if (exe) {
     c->stats.disk_hits++;
   } else {
     c->stats.misses++;
-    if ((e = compile(row, own, &exe))) {
+    pthread_mutex_unlock(&cache_lock);
+    e = compile(row, own, &exe);
+    if (e) {
       alloy_graph_free(own);
       free(text);
       return e;
+    }
+    pthread_mutex_lock(&cache_lock);
+    /* Compiled by another thread meanwhile: theirs is kept. */
+    if ((held = find_held(c, row, hash, text))) {
+      pthread_mutex_unlock(&cache_lock);
+      row->api->executable_release(row->be, exe);
+      alloy_graph_free(own);
+      free(text);
+      *out = held;
+      return NULL;
     }
     if (can_serialize(row)) disk_write(c, row, hash, text, exe);
   }
@@ -464,6 +507,7 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
     int cap = c->cap ? 2 * c->cap : 32;
     cache_entry *ne = realloc(c->entries, sizeof *ne * (size_t)cap);
     if (!ne) {
+      pthread_mutex_unlock(&cache_lock);
       row->api->executable_release(row->be, exe);
       alloy_graph_free(own);
       free(text);
@@ -473,11 +517,13 @@ alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_gra
     c->cap = cap;
   }
   c->entries[c->n++] = (cache_entry){row, hash, text, own, exe, 1, c->clock, bound};
+  pthread_mutex_unlock(&cache_lock);
   *out = exe;
   return NULL;
 }
 
 bool cache_release(alloy_runtime *rt, alloy_executable *exe) {
+  pthread_mutex_lock(&cache_lock);
   alloy_cache *c = rt->cache;
   for (int i = 0; c && i < c->n; i++)
     if (c->entries[i].exe == exe) {
@@ -489,7 +535,9 @@ bool cache_release(alloy_runtime *rt, alloy_executable *exe) {
         free(en->text);
         c->entries[i] = c->entries[--c->n];
       }
+      pthread_mutex_unlock(&cache_lock);
       return true;
     }
+  pthread_mutex_unlock(&cache_lock);
   return false;
 }

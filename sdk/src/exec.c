@@ -25,6 +25,12 @@
  * queue order, stays safe across queues. A run ends by waiting for every
  * event it made, on success and on failure alike: no plugin is left
  * writing into memory the host is about to reuse.
+ *
+ * An executor serves one run at a time. Threads running one program at
+ * once each get their own from the program's pool (exec_pool, keyed by
+ * thread, at the end of this file), so everything above (queues, arenas,
+ * slots, outputs, events) is one thread's; asynchronous runs (exec_async)
+ * use the executor of the thread that started them.
  */
 #include "sdk/src/exec.h"
 
@@ -87,6 +93,9 @@ typedef struct xpart {
   alloy_event *done;      /* this run's completion event, or NULL         */
   bool dynamic;           /* an input's size is known only at run time    */
   alloy_tensor *t;        /* nin + nout: what execute borrows until done  */
+  program_choice choice;  /* what runs for this run's sizes (program.c):
+                           * this executor's own, so that threads running
+                           * one program each keep theirs                 */
 } xpart;
 
 typedef struct pending {
@@ -178,6 +187,7 @@ void exec_free(exec *x) {
     free(x->parts[q].in_slot);
     free(x->parts[q].out_slot);
     free(x->parts[q].t);
+    program_choice_free(&x->parts[q].choice);
   }
   for (int k = 0; x->out_data && k < x->d.noutputs; k++) free(x->out_data[k]);
   free(x->out_data);
@@ -413,7 +423,7 @@ static alloy_error *size_all(exec *x, const alloy_host_tensor *inputs) {
     int64_t sizes[ALLOY_MAX_RANK * 8], *osz = p->nout <= 8 ? sizes : malloc(sizeof *osz * ALLOY_MAX_RANK * (size_t)p->nout);
     bool known[8], *okn = p->nout <= 8 ? known : malloc((size_t)p->nout);
     if (!osz || !okn) e = oom();
-    if (!e && !xp->dynamic) e = program_choose(p->prog, view, p->nin, osz, okn);
+    if (!e && !xp->dynamic) e = program_choose(p->prog, &xp->choice, view, p->nin, osz, okn);
     for (int j = 0; j < p->nout && !e; j++) {
       slot *s = &x->slots[xp->out_slot[j]];
       const alloy_value *v = alloy_graph_output(g, j);
@@ -747,7 +757,7 @@ static alloy_error *issue_part(exec *x, int q) {
     for (int i = 0; i < p->nin && !e; i++)
       hv[i] = (alloy_host_tensor){.struct_size = ALLOY_STRUCT_SIZE(alloy_host_tensor, data),
                                   .dtype = t[i].dtype, .rank = t[i].rank, .sizes = t[i].sizes};
-    if (!e) e = program_choose(p->prog, hv, p->nin, osz, okn);
+    if (!e) e = program_choose(p->prog, &xp->choice, hv, p->nin, osz, okn);
     for (int j = 0; j < p->nout && !e; j++) {
       slot *s = &x->slots[xp->out_slot[j]];
       s->buf = NULL;
@@ -774,7 +784,7 @@ static alloy_error *issue_part(exec *x, int q) {
     }
   }
   uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
-  if (!e) e = program_launch(p->prog, t, p->nin, t + p->nin, p->nout, xb->queue, &xp->done);
+  if (!e) e = program_launch(p->prog, &xp->choice, t, p->nin, t + p->nin, p->nout, xb->queue, &xp->done);
   if (t0) trace_range("alloy", "issue", xb->row->name, t0, trace_clock_ns());
   if (!e) e = pend_add(x, xp->b, xp->done);
   x->stats.partitions_run++;
@@ -981,30 +991,125 @@ void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out) {
   out->struct_size = keep;
 }
 
+/* ---- executors by thread, asynchronous runs --------------------------------- */
+
+alloy_error *exec_pool_mine(exec_pool *pool, const exec_desc *d, pthread_t key, exec **out) {
+  for (int i = 0; i < pool->n; i++)
+    if (pthread_equal(pool->v[i].key, key)) {
+      pool->last = pool->v[i].x;
+      return *out = pool->v[i].x, NULL;
+    }
+  if (pool->n == pool->cap) {
+    int cap = pool->cap ? 2 * pool->cap : 4;
+    void *v = realloc(pool->v, sizeof *pool->v * (size_t)cap);
+    if (!v) return oom();
+    pool->v = v;
+    pool->cap = cap;
+  }
+  exec *x = NULL;
+  alloy_error *e = exec_new(d, &x);
+  if (e) return e;
+  pool->v[pool->n].key = key;
+  pool->v[pool->n++].x = x;
+  pool->last = x;
+  *out = x;
+  return NULL;
+}
+
+void exec_pool_free(exec_pool *pool) {
+  for (int i = 0; i < pool->n; i++) exec_free(pool->v[i].x);
+  free(pool->v);
+  *pool = (exec_pool){0};
+}
+
+void exec_pool_stats(const exec_pool *pool, alloy_run_stats *sum) {
+  for (int i = 0; i < pool->n; i++) {
+    const alloy_run_stats *x = &pool->v[i].x->stats;
+    sum->runs += x->runs;
+    sum->partitions_run += x->partitions_run;
+    sum->weight_bytes_in += x->weight_bytes_in;
+    sum->input_bytes_in += x->input_bytes_in;
+    sum->output_bytes_out += x->output_bytes_out;
+    sum->cross_bytes += x->cross_bytes;
+    sum->staged_bytes += x->staged_bytes;
+    sum->same_backend_round_trips += x->same_backend_round_trips;
+    sum->host_waits += x->host_waits;
+    sum->dispatch_s += x->dispatch_s;
+  }
+  if (pool->last) {
+    sum->arena_bytes = pool->last->stats.arena_bytes;
+    sum->arena_ideal_bytes = pool->last->stats.arena_ideal_bytes;
+  }
+}
+
+void exec_async_init(exec_async *a) {
+  *a = (exec_async){0};
+  pthread_mutex_init(&a->lock, NULL);
+}
+
+void exec_async_destroy(exec_async *a) {
+  if (exec_async_in_flight(a)) alloy_error_free(exec_async_wait(a, "program"));
+  pthread_mutex_destroy(&a->lock);
+}
+
+bool exec_async_in_flight(exec_async *a) {
+  pthread_mutex_lock(&a->lock);
+  bool busy = a->state == ASYNC_RUNNING;
+  pthread_mutex_unlock(&a->lock);
+  return busy;
+}
+
+bool exec_async_mine(exec_async *a, pthread_t key) {
+  pthread_mutex_lock(&a->lock);
+  bool mine = a->state != ASYNC_IDLE && pthread_equal(a->by, key);
+  pthread_mutex_unlock(&a->lock);
+  return mine;
+}
+
 static void *async_main(void *arg) {
   exec_async *a = arg;
-  a->err = a->fn(a->owner, a->inputs, a->outputs, a->noutputs);
+  a->err = a->fn(a->owner, a->by, a->inputs, a->outputs, a->noutputs);
   return NULL;
 }
 
 alloy_error *exec_async_start(exec_async *a, exec_run_fn fn, void *owner,
                               const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
-                              int noutputs) {
-  *a = (exec_async){.fn = fn, .owner = owner, .inputs = inputs, .outputs = outputs,
-                    .noutputs = noutputs, .in_flight = true};
+                              int noutputs, const char *what) {
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&a->lock);
+  bool busy = a->state != ASYNC_IDLE;
+  if (!busy) a->state = ASYNC_RUNNING, a->by = self;
+  pthread_mutex_unlock(&a->lock);
+  if (busy)
+    return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this %s is in flight: alloy_%s_wait first",
+                           what, what);
+  /* The fields below are the starter's until the thread starts, then the
+   * thread's until the wait joins it: no lock needed (by, which others
+   * read, was set under it). */
+  a->fn = fn, a->owner = owner, a->inputs = inputs, a->outputs = outputs;
+  a->noutputs = noutputs, a->err = NULL;
   if (pthread_create(&a->thread, NULL, async_main, a) != 0) {
-    a->in_flight = false;
-    return fn(owner, inputs, outputs, noutputs); /* no thread: run here */
+    alloy_error *e = fn(owner, self, inputs, outputs, noutputs); /* no thread: run here */
+    pthread_mutex_lock(&a->lock);
+    a->state = ASYNC_IDLE;
+    pthread_mutex_unlock(&a->lock);
+    return e;
   }
   return NULL;
 }
 
 alloy_error *exec_async_wait(exec_async *a, const char *what) {
-  if (!a->in_flight)
+  pthread_mutex_lock(&a->lock);
+  bool running = a->state == ASYNC_RUNNING;
+  if (running) a->state = ASYNC_JOINING; /* one waiter joins */
+  pthread_mutex_unlock(&a->lock);
+  if (!running)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "no run of this %s is in flight", what);
   pthread_join(a->thread, NULL);
-  a->in_flight = false;
   alloy_error *e = a->err;
   a->err = NULL;
+  pthread_mutex_lock(&a->lock);
+  a->state = ASYNC_IDLE;
+  pthread_mutex_unlock(&a->lock);
   return e;
 }

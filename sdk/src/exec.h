@@ -42,6 +42,8 @@ typedef struct exec exec;
 
 alloy_error *exec_new(const exec_desc *d, exec **out);
 void exec_free(exec *x); /* accepts NULL; waits for nothing: no run is in flight */
+/* An executor serves one run at a time: the calls below on one executor
+ * never overlap (exec_pool gives each thread its own). */
 
 /* One run, synchronous: inputs (ninputs, host memory, borrowed for the
  * call); outputs[0..noutputs) receive dtype, rank, sizes and data owned by
@@ -72,14 +74,38 @@ int exec_concurrent(const exec *x);
  * (keeping its struct_size). */
 void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out);
 
+/* Executors by thread: a program (and each plan of a mixture) runs
+ * several threads at once, each on an executor of its own, so that an
+ * executor, its queues, arenas, outputs and per-run state are only ever
+ * touched by one run at a time. key names the thread (pthread_self(), or
+ * the thread that started an asynchronous run). The pool is the owner's
+ * and every call is made under the owner's lock; the runs themselves are
+ * not. */
+typedef struct exec_pool {
+  struct { pthread_t key; exec *x; } *v;
+  int n, cap;
+  exec *last;             /* the executor handed out last (introspection) */
+} exec_pool;
+/* key's executor, made from d (borrowed for its life) on key's first run. */
+alloy_error *exec_pool_mine(exec_pool *pool, const exec_desc *d, pthread_t key, exec **out);
+void exec_pool_free(exec_pool *pool); /* no run in flight */
+/* Adds the pool's counters to sum; the arenas are those of `last`. Reads
+ * counters that runs write: call when no run of the pool is in flight. */
+void exec_pool_stats(const exec_pool *pool, alloy_run_stats *sum);
+
 /* An asynchronous run (alloy_program_run_async, alloy_mixture_run_async):
- * fn(owner, ...) on a thread of its own; wait joins it and returns its
- * error. At most one in flight. */
-typedef alloy_error *(*exec_run_fn)(void *owner, const alloy_host_tensor *inputs,
+ * fn(owner, key, ...) on a thread of its own, key the thread that started
+ * it (whose executor it uses); wait joins it and returns its error. At most
+ * one in flight per owner; its state is under a lock of its own, so that
+ * any thread may start, wait for or ask about it. */
+typedef alloy_error *(*exec_run_fn)(void *owner, pthread_t key, const alloy_host_tensor *inputs,
                                     alloy_host_tensor *outputs, int noutputs);
+enum { ASYNC_IDLE, ASYNC_RUNNING, ASYNC_JOINING };
 typedef struct exec_async {
+  pthread_mutex_t lock;
+  int state;              /* ASYNC_*, under lock */
+  pthread_t by;           /* the thread that started the run in flight */
   pthread_t thread;
-  bool in_flight;
   exec_run_fn fn;
   void *owner;
   const alloy_host_tensor *inputs;
@@ -88,12 +114,19 @@ typedef struct exec_async {
   alloy_error *err;
 } exec_async;
 
-/* Starts fn; when no thread can be made, runs it here and returns its
- * error (then nothing is in flight). */
+void exec_async_init(exec_async *a);
+void exec_async_destroy(exec_async *a); /* waits for a run in flight */
+/* Starts fn, or an error (ALLOY_ERR_UNAVAILABLE, naming `what`) when a run
+ * is in flight already; when no thread can be made, runs it here and
+ * returns its error (then nothing is in flight). */
 alloy_error *exec_async_start(exec_async *a, exec_run_fn fn, void *owner,
                               const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
-                              int noutputs);
+                              int noutputs, const char *what);
 /* what names the owner in the error when nothing is in flight. */
 alloy_error *exec_async_wait(exec_async *a, const char *what);
+bool exec_async_in_flight(exec_async *a);
+/* Whether a run started by thread key is in flight (or being joined):
+ * then key's executor is taken. */
+bool exec_async_mine(exec_async *a, pthread_t key);
 
 #endif

@@ -15,7 +15,9 @@
  *
  * The feed (fold.h) is what programs and mixtures share around it: the
  * weights bound, the folding done, and each run's inputs assembled from the
- * caller's, the bound weights and the folded constants.
+ * caller's, the bound weights and the folded constants (into memory of the
+ * run's own: runs of one program on several threads share the feed, which
+ * they only read).
  */
 #include "sdk/src/fold.h"
 
@@ -225,23 +227,22 @@ alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program
   if (e) return e;
   int nin = f->ninputs = alloy_graph_num_inputs(g);
   f->resident = calloc((size_t)nin + 1, sizeof *f->resident);
-  f->full = calloc((size_t)nin + 1, sizeof *f->full);
-  if (!f->resident || !f->full) return oom();
+  if (!f->resident) return oom();
   for (int i = 0; i < nin; i++) f->resident[i] = alloy_graph_input_role(g, i, NULL) != ALLOY_INPUT_USER;
   return NULL;
 }
 
-const alloy_host_tensor *feed_inputs(feed *f, const alloy_host_tensor *caller) {
-  for (int i = 0; i < f->ninputs; i++)
-    f->full[i] = i >= f->ncaller ? *fold_tensor(f->fold, i - f->ncaller)
-                 : f->bound && f->bound[i].data ? f->bound[i] : caller[i];
-  return f->full;
+alloy_host_tensor *feed_inputs(const feed *f, const alloy_host_tensor *caller) {
+  alloy_host_tensor *full = malloc(sizeof *full * ((size_t)f->ninputs + 1));
+  for (int i = 0; full && i < f->ninputs; i++)
+    full[i] = i >= f->ncaller ? *fold_tensor(f->fold, i - f->ncaller)
+              : f->bound && f->bound[i].data ? f->bound[i] : caller[i];
+  return full;
 }
 
 void feed_free(feed *f) {
   free(f->bound);
   fold_free(f->fold);
   free(f->resident);
-  free(f->full);
   memset(f, 0, sizeof *f);
 }

@@ -34,7 +34,6 @@ typedef struct feed {
   alloy_host_tensor *bound;  /* by caller input, data NULL when unbound; or NULL */
   fold_result *fold;         /* the folded constants, or NULL               */
   bool *resident;            /* by graph input: parameter, buffer, constant */
-  alloy_host_tensor *full;   /* a run's inputs (scratch)                    */
 } feed;
 
 /* Binds the weights o binds (NULL: none) to g, folds what depends only on
@@ -42,8 +41,10 @@ typedef struct feed {
  * what feed_free releases. */
 alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program_options *o,
                           feed *f);
-/* The run's inputs for the caller's (f->ncaller of them), owned by f. */
-const alloy_host_tensor *feed_inputs(feed *f, const alloy_host_tensor *caller);
+/* The run's inputs for the caller's (f->ncaller of them): f->ninputs,
+ * malloc'd for the run (the caller frees them; NULL when memory ran out).
+ * f is only read, so runs on several threads may call it at once. */
+alloy_host_tensor *feed_inputs(const feed *f, const alloy_host_tensor *caller);
 void feed_free(feed *f);
 /* A run's placements by graph input (exec_run_placed's in_where) for the
  * caller's (f->ncaller of them): theirs, and host memory (-1) for what the

@@ -40,7 +40,17 @@
  * the rest of it is written, and found with acquire loads. Guarding starts
  * and stops as the plugin table's rule for creating and releasing objects
  * says: one thread at a time per backend.
+ *
+ * That rule is kept here, for every caller at once: the entries that
+ * create, release or configure (claim and compile too, which plugins write
+ * as single-threaded as the rest) take the slot's mutex around the call,
+ * so runs of one program on several threads (each on its own queues) may
+ * call execute, the copies and the waits at the same time while their
+ * buffer_allocate and event_release calls come one at a time. No entry is
+ * called with that mutex held but the plugin's own, which never calls back
+ * into its table through the host.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -92,6 +102,8 @@ typedef struct count_slot {
   _Atomic(alloy_backend *) be;     /* published last; NULL while not in use  */
   const alloy_plugin_api *real;    /* the plugin's own table                 */
   alloy_loaded *row;               /* the row whose api is the counted copy  */
+  pthread_mutex_t serial;          /* around the entries that come one thread
+                                    * at a time (made while the slot is taken) */
   _Atomic uint64_t calls[GUARD_NUM_ENTRIES];
 } count_slot;
 
@@ -128,6 +140,7 @@ static void slot_release(count_slot *s) {
   }
   s->row = NULL;
   s->real = NULL;
+  pthread_mutex_destroy(&s->serial);
   atomic_store_explicit(&s->taken, 0, memory_order_release);
 }
 
@@ -151,6 +164,15 @@ static alloy_error *filled(const count_slot *s, enum count_entry entry, alloy_er
                          "(a plugin bug)", s->row ? s->row->name : "?", entry_names[entry]);
 }
 
+/* The entries that come one thread at a time per backend (alloy/plugin.h)
+ * enter with the slot's mutex held, and leave through serial_end. */
+static count_slot *enter_serial(alloy_backend *be, enum count_entry entry) {
+  count_slot *s = enter(be, entry);
+  pthread_mutex_lock(&s->serial);
+  return s;
+}
+static void serial_end(count_slot *s) { pthread_mutex_unlock(&s->serial); }
+
 /* ---- the trampolines: count, check, forward -------------------------------- */
 
 static void t_backend_close(alloy_backend *be) {
@@ -173,15 +195,18 @@ static alloy_error *t_device_info(alloy_backend *be, int device, alloy_device_in
 }
 
 static alloy_error *t_claim(alloy_backend *be, const alloy_graph *g, alloy_claims *claims) {
-  count_slot *s = enter(be, COUNT_claim);
-  return took(s, COUNT_claim, s->real->claim(be, g, claims));
+  count_slot *s = enter_serial(be, COUNT_claim);
+  alloy_error *e = s->real->claim(be, g, claims);
+  serial_end(s);
+  return took(s, COUNT_claim, e);
 }
 
 static alloy_error *t_compile(alloy_backend *be, const alloy_graph *partition,
                               const alloy_compile_options *options, alloy_executable **out) {
-  count_slot *s = enter(be, COUNT_compile);
+  count_slot *s = enter_serial(be, COUNT_compile);
   alloy_executable *exe = NULL;
   alloy_error *e = s->real->compile(be, partition, options, &exe);
+  serial_end(s);
   e = filled(s, COUNT_compile, e, exe);
   if (!e) *out = exe;
   return e;
@@ -194,21 +219,26 @@ static alloy_error *t_execute(alloy_backend *be, alloy_executable *exe,
 }
 
 static void t_executable_release(alloy_backend *be, alloy_executable *exe) {
-  enter(be, COUNT_executable_release)->real->executable_release(be, exe);
+  count_slot *s = enter_serial(be, COUNT_executable_release);
+  s->real->executable_release(be, exe);
+  serial_end(s);
 }
 
 static alloy_error *t_buffer_allocate(alloy_backend *be, int device, uint64_t bytes,
                                       alloy_buffer **out) {
-  count_slot *s = enter(be, COUNT_buffer_allocate);
+  count_slot *s = enter_serial(be, COUNT_buffer_allocate);
   alloy_buffer *b = NULL;
   alloy_error *e = s->real->buffer_allocate(be, device, bytes, &b);
+  serial_end(s);
   e = filled(s, COUNT_buffer_allocate, e, b);
   if (!e) *out = b;
   return e;
 }
 
 static void t_buffer_release(alloy_backend *be, alloy_buffer *buf) {
-  enter(be, COUNT_buffer_release)->real->buffer_release(be, buf);
+  count_slot *s = enter_serial(be, COUNT_buffer_release);
+  s->real->buffer_release(be, buf);
+  serial_end(s);
 }
 
 static void *t_buffer_host_pointer(alloy_backend *be, alloy_buffer *buf) {
@@ -240,16 +270,19 @@ static alloy_error *t_buffer_copy(alloy_backend *be, alloy_buffer *dst, uint64_t
 }
 
 static alloy_error *t_queue_create(alloy_backend *be, int device, alloy_queue **out) {
-  count_slot *s = enter(be, COUNT_queue_create);
+  count_slot *s = enter_serial(be, COUNT_queue_create);
   alloy_queue *q = NULL;
   alloy_error *e = s->real->queue_create(be, device, &q);
+  serial_end(s);
   e = filled(s, COUNT_queue_create, e, q);
   if (!e) *out = q;
   return e;
 }
 
 static void t_queue_release(alloy_backend *be, alloy_queue *q) {
-  enter(be, COUNT_queue_release)->real->queue_release(be, q);
+  count_slot *s = enter_serial(be, COUNT_queue_release);
+  s->real->queue_release(be, q);
+  serial_end(s);
 }
 
 static alloy_error *t_event_wait(alloy_backend *be, alloy_event *ev) {
@@ -262,29 +295,36 @@ static int t_event_query(alloy_backend *be, alloy_event *ev) {
 }
 
 static void t_event_release(alloy_backend *be, alloy_event *ev) {
-  enter(be, COUNT_event_release)->real->event_release(be, ev);
+  count_slot *s = enter_serial(be, COUNT_event_release);
+  s->real->event_release(be, ev);
+  serial_end(s);
 }
 
 static alloy_error *t_executable_serialize(alloy_backend *be, alloy_executable *exe, void **bytes,
                                            uint64_t *size, alloy_compat_info *info) {
-  count_slot *s = enter(be, COUNT_executable_serialize);
-  return took(s, COUNT_executable_serialize, s->real->executable_serialize(be, exe, bytes, size, info));
+  count_slot *s = enter_serial(be, COUNT_executable_serialize);
+  alloy_error *e = s->real->executable_serialize(be, exe, bytes, size, info);
+  serial_end(s);
+  return took(s, COUNT_executable_serialize, e);
 }
 
 static alloy_error *t_executable_deserialize(alloy_backend *be, const alloy_graph *partition,
                                              const void *bytes, uint64_t size,
                                              alloy_executable **out) {
-  count_slot *s = enter(be, COUNT_executable_deserialize);
+  count_slot *s = enter_serial(be, COUNT_executable_deserialize);
   alloy_executable *exe = NULL;
   alloy_error *e = s->real->executable_deserialize(be, partition, bytes, size, &exe);
+  serial_end(s);
   e = filled(s, COUNT_executable_deserialize, e, exe);
   if (!e) *out = exe;
   return e;
 }
 
 static alloy_error *t_event_record(alloy_backend *be, alloy_queue *q, alloy_event **out) {
-  count_slot *s = enter(be, COUNT_event_record);
-  return took(s, COUNT_event_record, s->real->event_record(be, q, out));
+  count_slot *s = enter_serial(be, COUNT_event_record);
+  alloy_error *e = s->real->event_record(be, q, out);
+  serial_end(s);
+  return took(s, COUNT_event_record, e);
 }
 
 static alloy_error *t_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_event *ev) {
@@ -293,31 +333,37 @@ static alloy_error *t_queue_wait_event(alloy_backend *be, alloy_queue *q, alloy_
 }
 
 static alloy_error *t_host_buffer_allocate(alloy_backend *be, uint64_t bytes, void **out) {
-  count_slot *s = enter(be, COUNT_host_buffer_allocate);
+  count_slot *s = enter_serial(be, COUNT_host_buffer_allocate);
   void *p = NULL;
   alloy_error *e = s->real->host_buffer_allocate(be, bytes, &p);
+  serial_end(s);
   e = filled(s, COUNT_host_buffer_allocate, e, p);
   if (!e) *out = p;
   return e;
 }
 
 static void t_host_buffer_release(alloy_backend *be, void *ptr) {
-  enter(be, COUNT_host_buffer_release)->real->host_buffer_release(be, ptr);
+  count_slot *s = enter_serial(be, COUNT_host_buffer_release);
+  s->real->host_buffer_release(be, ptr);
+  serial_end(s);
 }
 
 static alloy_error *t_buffer_import(alloy_backend *be, int device, void *device_pointer,
                                     uint64_t bytes, const alloy_ext *ext, alloy_buffer **out) {
-  count_slot *s = enter(be, COUNT_buffer_import);
+  count_slot *s = enter_serial(be, COUNT_buffer_import);
   alloy_buffer *b = NULL;
   alloy_error *e = s->real->buffer_import(be, device, device_pointer, bytes, ext, &b);
+  serial_end(s);
   e = filled(s, COUNT_buffer_import, e, b);
   if (!e) *out = b;
   return e;
 }
 
 static alloy_error *t_backend_set_option(alloy_backend *be, const char *key, const char *value) {
-  count_slot *s = enter(be, COUNT_backend_set_option);
-  return took(s, COUNT_backend_set_option, s->real->backend_set_option(be, key, value));
+  count_slot *s = enter_serial(be, COUNT_backend_set_option);
+  alloy_error *e = s->real->backend_set_option(be, key, value);
+  serial_end(s);
+  return took(s, COUNT_backend_set_option, e);
 }
 
 /* ---- the interface ---------------------------------------------------------- */
@@ -335,6 +381,7 @@ alloy_error *runtime_guard(alloy_loaded *row) {
                            "backend %s: %d backends are open in this process already (the most "
                            "at once)", row->name, GUARD_SLOTS);
   for (int i = 0; i < GUARD_NUM_ENTRIES; i++) atomic_store_explicit(&s->calls[i], 0, memory_order_relaxed);
+  pthread_mutex_init(&s->serial, NULL);
   s->real = real;
   s->row = row;
 

@@ -19,7 +19,10 @@
  *
  * Running hands the plan to the executor (exec.c): partitions run on their
  * backends' queues, values stay where they are used and cross backends
- * once, weights are uploaded once per backend.
+ * once, weights are uploaded once per backend (per executor). Threads run
+ * one mixture at once, each on an executor of its own per plan; the plans
+ * and the executors' pools are under the mixture's lock, so a plan for new
+ * sizes is made once.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -48,7 +51,9 @@ typedef struct plan {
   int *node_part;         /* by node index of graph */
   char **reason;          /* by node index: why not an earlier backend, or NULL */
   exec_src *outputs;      /* by graph output */
-  exec *x;                /* made on the plan's first run */
+  exec_desc desc;         /* what its executors run */
+  exec_pool pool;         /* an executor per thread that ran it (under the
+                           * mixture's lock) */
 } plan;
 
 struct alloy_mixture {
@@ -57,12 +62,15 @@ struct alloy_mixture {
   int nb;
   int backends[16];       /* runtime indices, priority order, ref last */
   alloy_graph *graph;     /* lowered, folded, maybe symbolic */
-  plan *plans;
+  /* Runs on several threads at once share the mixture: the plans (each
+   * allocated alone, so that a thread's plan stays put while another adds
+   * one), their executors, `last` and `fallbacks` are under this lock. */
+  pthread_mutex_t lock;
+  plan **plans;
   int nplans, cap_plans;
   plan *last;             /* the plan of the last run (or the only one) */
-  feed feed;              /* weights bound and folded; a run's inputs (fold.h) */
+  feed feed;              /* weights bound and folded (fold.h); read-only */
   uint64_t fallbacks;     /* partitions moved off a backend at compile */
-  alloy_run_stats gone;   /* counters of executors already released */
   exec_async async;        /* a run in flight (alloy_mixture_run_async) */
 };
 
@@ -71,7 +79,7 @@ static alloy_error *oom(void) {
 }
 
 static void plan_free(plan *p) {
-  exec_free(p->x);
+  exec_pool_free(&p->pool);
   for (int i = 0; i < p->npart; i++) {
     alloy_program_release(p->parts[i].prog);
     free(p->parts[i].in);
@@ -89,9 +97,13 @@ static void plan_free(plan *p) {
 
 void alloy_mixture_release(alloy_mixture *m) {
   if (!m) return;
-  if (m->async.in_flight) alloy_error_free(alloy_mixture_wait(m));
-  for (int i = 0; i < m->nplans; i++) plan_free(&m->plans[i]);
+  exec_async_destroy(&m->async); /* waits for a run in flight */
+  for (int i = 0; i < m->nplans; i++) {
+    plan_free(m->plans[i]);
+    free(m->plans[i]);
+  }
   free(m->plans);
+  pthread_mutex_destroy(&m->lock);
   feed_free(&m->feed);
   alloy_graph_free(m->graph);
   free(m);
@@ -291,19 +303,27 @@ static alloy_error *plan_build(alloy_mixture *m, alloy_graph *g, plan *p) {
   return e;
 }
 
+/* Under m's lock (or before m is shared). */
 static alloy_error *add_plan(alloy_mixture *m, alloy_graph *g, int64_t *key, plan **out) {
   if (m->nplans == m->cap_plans) {
     int cap = m->cap_plans ? 2 * m->cap_plans : 4;
-    plan *np = realloc(m->plans, sizeof *np * (size_t)cap);
+    plan **np = realloc(m->plans, sizeof *np * (size_t)cap);
     if (!np) return oom();
     m->plans = np;
     m->cap_plans = cap;
   }
-  plan *p = &m->plans[m->nplans];
+  plan *p = calloc(1, sizeof *p);
+  if (!p) return oom();
   alloy_error *e = plan_build(m, g, p);
-  if (e) return e;
+  if (e) {
+    free(p);
+    return e;
+  }
   p->key = key;
-  m->nplans++;
+  p->desc = (exec_desc){.rt = m->rt, .nparts = p->npart, .parts = p->xparts,
+                        .ninputs = alloy_graph_num_inputs(m->graph), .resident = m->feed.resident,
+                        .noutputs = alloy_graph_num_outputs(p->graph), .outputs = p->outputs};
+  m->plans[m->nplans++] = p;
   *out = p;
   return NULL;
 }
@@ -315,6 +335,8 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   alloy_mixture *m = calloc(1, sizeof *m);
   if (!m) return oom();
   m->rt = rt;
+  pthread_mutex_init(&m->lock, NULL);
+  exec_async_init(&m->async);
   bool costs = options && ALLOY_HAS_FIELD(options, alloy_program_options, link_bytes_per_s);
   m->cm = part_options_cost_model(costs ? options->partition_launch_s : 0,
                                   costs ? options->link_bytes_per_s : 0);
@@ -351,9 +373,10 @@ alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int n
   return NULL;
 }
 
-/* The plan for these inputs' symbol values, made now when new. */
+/* The plan for these inputs' symbol values, made now when new. Under m's
+ * lock: a thread asking for sizes another is planning waits for it. */
 static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, int n, plan **out) {
-  if (!program_has_backed_symbols(m->graph)) return *out = &m->plans[0], NULL;
+  if (!program_has_backed_symbols(m->graph)) return *out = m->plans[0], NULL;
   alloy_symtab *st = alloy_graph_symtab(m->graph);
   int nsyms = alloy_symtab_count(st);
   int64_t *values = calloc((size_t)nsyms + 1, sizeof *values);
@@ -371,10 +394,10 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
   for (int i = 0; i < nsyms && !e; i++)
     if (!bound[i]) values[i] = INT64_MIN;
   for (int i = 0; i < m->nplans && !e; i++)
-    if (!memcmp(m->plans[i].key, values, sizeof *values * (size_t)nsyms)) {
+    if (!memcmp(m->plans[i]->key, values, sizeof *values * (size_t)nsyms)) {
       free(values);
       free(bound);
-      return *out = &m->plans[i], NULL;
+      return *out = m->plans[i], NULL;
     }
   alloy_graph *g = NULL;
   if (!e) e = alloy_graph_specialize(m->graph, values, bound, nsyms, &g);
@@ -387,14 +410,15 @@ static alloy_error *plan_for(alloy_mixture *m, const alloy_host_tensor *inputs, 
 
 /* --- running ------------------------------------------------------------------ */
 
-static alloy_error *check_run(const alloy_mixture *m, int num_inputs, int num_outputs) {
+static alloy_error *check_run(alloy_mixture *m, pthread_t key, int num_inputs, int num_outputs) {
   int nout = alloy_graph_num_outputs(m->graph), need = program_outputs_needed(m->graph);
   if (num_inputs != m->feed.ncaller || num_outputs < need || num_outputs > nout)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d inputs and %d outputs (%d of them input mutations "
                            "that may be left out); %d and %d given", m->feed.ncaller, nout, nout - need,
                            num_inputs, num_outputs);
-  if (m->async.in_flight)
+  /* A run this thread started asynchronously holds its executors. */
+  if (exec_async_mine(&m->async, key))
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight: "
                            "alloy_mixture_wait first");
   return NULL;
@@ -405,62 +429,68 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
   if (num_inputs != m->feed.ncaller)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given",
                            m->feed.ncaller, num_inputs);
-  if (m->async.in_flight)
+  if (exec_async_mine(&m->async, pthread_self()))
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this mixture is in flight");
+  alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
+  if (!full) return oom();
   plan *p;
-  alloy_error *e = plan_for(m, feed_inputs(&m->feed, inputs), alloy_graph_num_inputs(m->graph), &p);
+  pthread_mutex_lock(&m->lock);
+  alloy_error *e = plan_for(m, full, alloy_graph_num_inputs(m->graph), &p);
   if (!e) m->last = p;
+  pthread_mutex_unlock(&m->lock);
+  free(full);
   return e;
 }
 
-/* The mixture's executor for these inputs (full: the feed's), made on
- * first use. */
-static alloy_error *mixture_exec(alloy_mixture *m, const alloy_host_tensor *full, plan **out) {
+/* Thread key's executor of the plan for these inputs (full: the feed's),
+ * each made on first use. */
+static alloy_error *mixture_exec(alloy_mixture *m, pthread_t key, const alloy_host_tensor *full, exec **out) {
   plan *p;
+  pthread_mutex_lock(&m->lock);
   alloy_error *e = plan_for(m, full, alloy_graph_num_inputs(m->graph), &p);
-  if (e) return e;
-  m->last = p;
-  if (!p->x) {
-    exec_desc d = {.rt = m->rt, .nparts = p->npart, .parts = p->xparts,
-                   .ninputs = alloy_graph_num_inputs(m->graph), .resident = m->feed.resident,
-                   .noutputs = alloy_graph_num_outputs(p->graph), .outputs = p->outputs};
-    if ((e = exec_new(&d, &p->x))) return e;
+  if (!e) {
+    m->last = p;
+    e = exec_pool_mine(&p->pool, &p->desc, key, out);
   }
-  *out = p;
-  return NULL;
+  pthread_mutex_unlock(&m->lock);
+  return e;
 }
 
-static alloy_error *run_now(alloy_mixture *m, const alloy_host_tensor *inputs,
+static alloy_error *run_now(alloy_mixture *m, pthread_t key, const alloy_host_tensor *inputs,
                             alloy_host_tensor *outputs, int num_outputs) {
-  const alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
-  plan *p;
-  alloy_error *e = mixture_exec(m, full, &p);
-  return e ? e : exec_run(p->x, full, outputs, num_outputs);
+  alloy_host_tensor *full = feed_inputs(&m->feed, inputs);
+  exec *x = NULL;
+  alloy_error *e = full ? mixture_exec(m, key, full, &x) : oom();
+  if (!e) e = exec_run(x, full, outputs, num_outputs);
+  free(full);
+  return e;
 }
 
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs) {
-  alloy_error *e = check_run(m, num_inputs, num_outputs);
-  return e ? e : run_now(m, inputs, outputs, num_outputs);
+  pthread_t self = pthread_self();
+  alloy_error *e = check_run(m, self, num_inputs, num_outputs);
+  return e ? e : run_now(m, self, inputs, outputs, num_outputs);
 }
 
-static alloy_error *run_owner(void *owner, const alloy_host_tensor *inputs,
+static alloy_error *run_owner(void *owner, pthread_t key, const alloy_host_tensor *inputs,
                               alloy_host_tensor *outputs, int num_outputs) {
-  return run_now(owner, inputs, outputs, num_outputs);
+  return run_now(owner, key, inputs, outputs, num_outputs);
 }
 
 alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,
                                      int num_outputs) {
-  alloy_error *e = check_run(m, num_inputs, num_outputs);
-  return e ? e : exec_async_start(&m->async, run_owner, m, inputs, outputs, num_outputs);
+  alloy_error *e = check_run(m, pthread_self(), num_inputs, num_outputs);
+  return e ? e : exec_async_start(&m->async, run_owner, m, inputs, outputs, num_outputs, "mixture");
 }
 
 alloy_error *alloy_mixture_wait(alloy_mixture *m) { return exec_async_wait(&m->async, "mixture"); }
 
 alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
                                        const alloy_run_tensor *outputs, int num_outputs) {
-  alloy_error *e = check_run(m, num_inputs, num_outputs);
+  pthread_t self = pthread_self();
+  alloy_error *e = check_run(m, self, num_inputs, num_outputs);
   if (e) return e;
   int nfull = alloy_graph_num_inputs(m->graph);
   alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
@@ -470,52 +500,46 @@ alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor 
   e = hin && hout && win && wout && wfull ? NULL : oom();
   if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
   if (!e) e = run_tensors_split(m->rt, outputs, num_outputs, "output", hout, wout);
-  const alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
-  plan *p = NULL;
-  if (!e) e = mixture_exec(m, full, &p);
-  if (!e) e = exec_run_placed(p->x, full, feed_places(&m->feed, win, wfull), hout, wout, num_outputs);
-  free(hin), free(hout), free(win), free(wout), free(wfull);
+  alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
+  if (!e && !full) e = oom();
+  exec *x = NULL;
+  if (!e) e = mixture_exec(m, self, full, &x);
+  if (!e) e = exec_run_placed(x, full, feed_places(&m->feed, win, wfull), hout, wout, num_outputs);
+  free(hin), free(hout), free(win), free(wout), free(wfull), free(full);
   return e;
 }
 
 alloy_error *alloy_mixture_output_sizes(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
                                         int index, int *rank, int64_t *sizes) {
-  alloy_error *e = check_run(m, num_inputs, program_outputs_needed(m->graph));
+  pthread_t self = pthread_self();
+  alloy_error *e = check_run(m, self, num_inputs, program_outputs_needed(m->graph));
   if (e) return e;
   alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
   int *win = calloc((size_t)num_inputs + 1, sizeof *win);
   e = hin && win ? NULL : oom();
   if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
-  const alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
-  plan *p = NULL;
-  if (!e) e = mixture_exec(m, full, &p);
-  if (!e) e = exec_output_sizes(p->x, full, index, rank, sizes);
-  free(hin), free(win);
+  alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
+  if (!e && !full) e = oom();
+  exec *x = NULL;
+  if (!e) e = mixture_exec(m, self, full, &x);
+  if (!e) e = exec_output_sizes(x, full, index, rank, sizes);
+  free(hin), free(win), free(full);
   return e;
 }
 
-/* Counters over every plan's executor. */
+/* Counters over every plan's executors (read when no run is in flight). */
 void alloy_mixture_stats(const alloy_mixture *m, alloy_run_stats *out) {
   alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
-  for (int i = 0; i < m->nplans; i++) {
-    if (!m->plans[i].x) continue;
-    const alloy_run_stats *x = exec_stats(m->plans[i].x);
-    s.runs += x->runs;
-    s.partitions_run += x->partitions_run;
-    s.weight_bytes_in += x->weight_bytes_in;
-    s.input_bytes_in += x->input_bytes_in;
-    s.output_bytes_out += x->output_bytes_out;
-    s.cross_bytes += x->cross_bytes;
-    s.staged_bytes += x->staged_bytes;
-    s.same_backend_round_trips += x->same_backend_round_trips;
-    s.host_waits += x->host_waits;
-    s.dispatch_s += x->dispatch_s;
-  }
-  if (m->last && m->last->x) {
-    s.arena_bytes = exec_stats(m->last->x)->arena_bytes;
-    s.arena_ideal_bytes = exec_stats(m->last->x)->arena_ideal_bytes;
+  alloy_mixture *mm = (alloy_mixture *)m; /* the lock only */
+  pthread_mutex_lock(&mm->lock);
+  for (int i = 0; i < m->nplans; i++) exec_pool_stats(&m->plans[i]->pool, &s);
+  s.arena_bytes = s.arena_ideal_bytes = 0;
+  if (m->last && m->last->pool.last) {
+    s.arena_bytes = exec_stats(m->last->pool.last)->arena_bytes;
+    s.arena_ideal_bytes = exec_stats(m->last->pool.last)->arena_ideal_bytes;
   }
   s.fallbacks = m->fallbacks;
+  pthread_mutex_unlock(&mm->lock);
   s.folded_nodes = (uint64_t)fold_nodes(m->feed.fold);
   exec_stats_copy(&s, out);
 }
@@ -550,7 +574,7 @@ const char *alloy_mixture_node_reason(const alloy_mixture *m, int node_index) {
 /* The arenas of the last run's plan: the bytes placed, and what perfect
  * placement would need. */
 void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naive) {
-  const exec *x = m->last ? m->last->x : NULL;
+  const exec *x = m->last ? m->last->pool.last : NULL;
   *peak = x ? exec_stats(x)->arena_bytes : 0;
   *naive = x ? exec_stats(x)->arena_ideal_bytes : 0;
 }
@@ -558,6 +582,6 @@ void alloy_mixture_memory(const alloy_mixture *m, uint64_t *peak, uint64_t *naiv
 /* Partitions of the last run issued while another backend still had
  * work in flight. */
 int alloy_mixture_concurrent_runs(const alloy_mixture *m) {
-  const exec *x = m->last ? m->last->x : NULL;
+  const exec *x = m->last ? m->last->pool.last : NULL;
   return x ? exec_concurrent(x) : 0;
 }

@@ -16,6 +16,12 @@
  * graph's inputs is copied by the executor, and a graph with nothing left
  * to compute is never offered to the plugin (it would see a partition
  * without nodes, carrying dtypes it never claimed).
+ *
+ * Threads run one program at once: each on an executor of its own (an
+ * exec_pool keyed by thread), with what runs for its sizes kept in its
+ * executor (program_choice), not in the program. The program's lock covers
+ * what they share and change: the specializations (compiled under it, so
+ * once) and the pool.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -30,7 +36,7 @@
 #include "sdk/src/runtime_internal.h"
 
 /* One compiled graph: the program's own, or a specialization of it. */
-typedef struct compiled {
+typedef struct program_compiled {
   alloy_graph *graph;
   alloy_executable *exe;
   int64_t *key; /* the backed symbols' values (specializations only) */
@@ -42,21 +48,25 @@ struct alloy_program {
   alloy_graph *graph;      /* the program's own copy */
   bool specialize;         /* graph has backed symbols: compile per binding */
   compiled base;           /* graph compiled as it is (when !specialize) */
-  compiled *specs;         /* specializations, in the order they were made */
+  /* Specializations, in the order they were made, each allocated alone so
+   * that a choice (program_choice) made by one thread stays valid while
+   * another adds more. Under lock. */
+  compiled **specs;
   int nspecs, cap_specs;
-  /* What runs for the current input sizes (program_choose). */
-  compiled *chosen;
-  int64_t *sym_values;     /* chosen graph's symbols; INT64_MIN: unbound */
-  bool *sym_bound;
-  int nsym_values, cap_sym;
+  /* Runs on several threads at once share the program: what they change
+   * (the specializations, the executors, the setup of the first run) is
+   * under this lock; what a run changes as it goes is its executor's. */
+  pthread_mutex_t lock;
   /* Running alone (alloy_program_run): the program that goes to the
    * device (this one, its graph less pass-through outputs, or NULL when
-   * nothing is left to compute), and the executor. */
+   * nothing is left to compute), and an executor per calling thread. */
   alloy_program *unit;
-  exec *x;
+  bool ready;              /* desc and what it points at are made (under lock) */
+  exec_desc desc;
+  exec_pool pool;
   exec_part part;
   exec_src *part_in, *out_src;
-  feed feed;               /* weights bound and folded; a run's inputs (fold.h) */
+  feed feed;               /* weights bound and folded (fold.h); read-only once ready */
   exec_async async;        /* a run in flight (alloy_program_run_async) */
 };
 
@@ -243,6 +253,8 @@ static alloy_error *program_new(alloy_runtime *rt, alloy_loaded *row, alloy_grap
     alloy_graph_free(g);
     return oom();
   }
+  pthread_mutex_init(&p->lock, NULL);
+  exec_async_init(&p->async);
   p->rt = rt;
   p->be = row;
   p->graph = g;
@@ -378,23 +390,27 @@ alloy_error *alloy_program_compile(alloy_runtime *rt, int backend, const alloy_g
 const alloy_graph *alloy_program_graph(const alloy_program *p) { return p->graph; }
 
 int alloy_program_num_specializations(const alloy_program *p) {
-  return p->unit && p->unit != p ? p->unit->nspecs : p->nspecs;
+  alloy_program *u = p->unit && p->unit != p ? p->unit : (alloy_program *)p;
+  pthread_mutex_lock(&u->lock);
+  int n = u->nspecs;
+  pthread_mutex_unlock(&u->lock);
+  return n;
 }
 
 void alloy_program_release(alloy_program *p) {
   if (!p) return;
-  if (p->async.in_flight) alloy_error_free(alloy_program_wait(p));
-  exec_free(p->x);
+  exec_async_destroy(&p->async); /* waits for a run in flight */
+  exec_pool_free(&p->pool);
   if (p->unit != p) alloy_program_release(p->unit);
   exe_release(p, p->base.exe);
   for (int i = 0; i < p->nspecs; i++) {
-    exe_release(p, p->specs[i].exe);
-    alloy_graph_free(p->specs[i].graph);
-    free(p->specs[i].key);
+    exe_release(p, p->specs[i]->exe);
+    alloy_graph_free(p->specs[i]->graph);
+    free(p->specs[i]->key);
+    free(p->specs[i]);
   }
   free(p->specs);
-  free(p->sym_values);
-  free(p->sym_bound);
+  pthread_mutex_destroy(&p->lock);
   free(p->part_in);
   free(p->out_src);
   feed_free(&p->feed);
@@ -456,9 +472,9 @@ alloy_error *program_bind_symbols(const alloy_graph *g, const alloy_host_tensor 
 /* Inputs must match the graph's in number, kind, dtype and rank before
  * their sizes are read. */
 static alloy_error *check_inputs(const alloy_program *p, const alloy_host_tensor *inputs, int n) {
-  /* Folded constants are the program's own; before the feed is ready,
-   * every input is the caller's. */
-  int nin = p->feed.full ? p->feed.ncaller : alloy_graph_num_inputs(p->graph);
+  /* Folded constants are the program's own (the feed is ready: program_exec
+   * ran first). */
+  int nin = p->feed.ncaller;
   if (n != nin)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the graph has %d inputs; %d given", nin, n);
   for (int i = 0; i < nin; i++) {
@@ -475,9 +491,14 @@ static alloy_error *check_inputs(const alloy_program *p, const alloy_host_tensor
 }
 
 /* The specialization of p for the symbol values its inputs give, compiled
- * now when it is new. */
+ * now when it is new. The lookup and the compile are under p's lock: a
+ * thread asking for sizes another is compiling waits for it, never
+ * compiles them twice. Binding only reads the graph's symbol table
+ * (alloy_dim_eval is const), so it runs outside the lock; specializing,
+ * which makes dims in a table (not thread-safe, alloy/sym.h), runs under
+ * it. */
 static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *inputs, int nin,
-                                   compiled **out) {
+                                   const compiled **out) {
   alloy_symtab *st = alloy_graph_symtab(p->graph);
   int nsyms = alloy_symtab_count(st);
   int64_t *values = calloc((size_t)(nsyms ? nsyms : 1), sizeof *values);
@@ -487,62 +508,83 @@ static alloy_error *specialization(alloy_program *p, const alloy_host_tensor *in
   /* The key: every symbol's value, unbound ones as INT64_MIN. */
   for (int i = 0; i < nsyms && !e; i++)
     if (!bound[i]) values[i] = INT64_MIN;
-  for (int i = 0; i < p->nspecs && !e; i++)
-    if (!memcmp(p->specs[i].key, values, sizeof *values * (size_t)nsyms)) {
-      *out = &p->specs[i];
+  if (e) {
+    free(values);
+    free(bound);
+    return e;
+  }
+  pthread_mutex_lock(&p->lock);
+  for (int i = 0; i < p->nspecs; i++)
+    if (!memcmp(p->specs[i]->key, values, sizeof *values * (size_t)nsyms)) {
+      *out = p->specs[i];
+      pthread_mutex_unlock(&p->lock);
       free(values);
       free(bound);
       return NULL;
     }
-  if (!e && p->nspecs == p->cap_specs) {
+  if (p->nspecs == p->cap_specs) {
     int cap = p->cap_specs ? 2 * p->cap_specs : 4;
-    compiled *c = realloc(p->specs, sizeof *c * (size_t)cap);
+    compiled **c = realloc(p->specs, sizeof *c * (size_t)cap);
     if (!c) e = oom();
     else p->specs = c, p->cap_specs = cap;
   }
-  compiled c = {NULL, NULL, values};
-  if (!e) e = alloy_graph_specialize(p->graph, values, bound, nsyms, &c.graph);
-  if (!e) e = compile_graph(p->rt, p->be, &c);
+  compiled *c = e ? NULL : calloc(1, sizeof *c);
+  if (!e && !c) e = oom();
+  if (!e) {
+    c->key = values;
+    e = alloy_graph_specialize(p->graph, values, bound, nsyms, &c->graph);
+  }
+  if (!e) e = compile_graph(p->rt, p->be, c);
   free(bound);
   if (e) {
-    exe_release(p, c.exe);
-    alloy_graph_free(c.graph);
+    if (c) {
+      exe_release(p, c->exe);
+      alloy_graph_free(c->graph);
+    }
+    free(c);
     free(values);
-    return e;
+  } else {
+    p->specs[p->nspecs++] = c;
+    *out = c;
   }
-  p->specs[p->nspecs] = c;
-  *out = &p->specs[p->nspecs++];
-  return NULL;
+  pthread_mutex_unlock(&p->lock);
+  return e;
 }
 
 
-/* What runs for these input sizes, and the sizes of its outputs (known[k]
- * false: data-dependent). The choice holds until the next call. */
-alloy_error *program_choose(alloy_program *p, const alloy_host_tensor *ins, int nin,
+void program_choice_free(program_choice *c) {
+  free(c->sym_values);
+  free(c->sym_bound);
+  *c = (program_choice){0};
+}
+
+/* What runs for these input sizes, into c, and the sizes of its outputs
+ * (known[k] false: data-dependent). The choice holds until c's next call. */
+alloy_error *program_choose(alloy_program *p, program_choice *ch, const alloy_host_tensor *ins, int nin,
                             int64_t *out_sizes, bool *known) {
-  compiled *c = &p->base;
+  const compiled *c = &p->base;
   alloy_error *e = p->specialize ? specialization(p, ins, nin, &c) : NULL;
   if (e) return e;
   alloy_graph *g = c->graph;
   alloy_symtab *st = alloy_graph_symtab(g);
   int nsyms = alloy_symtab_count(st);
-  if (nsyms > p->cap_sym) {
-    int64_t *v = realloc(p->sym_values, sizeof *v * (size_t)nsyms);
-    if (v) p->sym_values = v;
-    bool *b = v ? realloc(p->sym_bound, sizeof *b * (size_t)nsyms) : NULL;
-    if (b) p->sym_bound = b;
+  if (nsyms > ch->cap_sym) {
+    int64_t *v = realloc(ch->sym_values, sizeof *v * (size_t)nsyms);
+    if (v) ch->sym_values = v;
+    bool *b = v ? realloc(ch->sym_bound, sizeof *b * (size_t)nsyms) : NULL;
+    if (b) ch->sym_bound = b;
     if (!v || !b) return oom();
-    p->cap_sym = nsyms;
+    ch->cap_sym = nsyms;
   }
-  p->nsym_values = nsyms;
-  for (int i = 0; i < nsyms; i++) p->sym_bound[i] = false;
-  if (nsyms && (e = program_bind_symbols(g, ins, nin, p->sym_values, p->sym_bound, nsyms)))
+  ch->nsym_values = nsyms;
+  for (int i = 0; i < nsyms; i++) ch->sym_bound[i] = false;
+  if (nsyms && (e = program_bind_symbols(g, ins, nin, ch->sym_values, ch->sym_bound, nsyms)))
     return e;
   for (int k = 0; k < alloy_graph_num_outputs(g); k++) {
     const alloy_value *v = alloy_graph_output(g, k);
     known[k] = true;
     for (int d = 0; d < alloy_value_rank(v) && known[k]; d++) {
-      alloy_error *de = alloy_dim_eval(st, alloy_value_shape(v)[d], p->sym_values, p->sym_bound,
+      alloy_error *de = alloy_dim_eval(st, alloy_value_shape(v)[d], ch->sym_values, ch->sym_bound,
                                        nsyms, &out_sizes[k * ALLOY_MAX_RANK + d]);
       /* A size no input binds is known only after running. */
       if (de) known[k] = false;
@@ -550,41 +592,39 @@ alloy_error *program_choose(alloy_program *p, const alloy_host_tensor *ins, int 
     }
   }
   for (int i = 0; i < nsyms; i++)
-    if (!p->sym_bound[i]) p->sym_values[i] = INT64_MIN;
-  p->chosen = c;
+    if (!ch->sym_bound[i]) ch->sym_values[i] = INT64_MIN;
+  ch->chosen = c;
   return NULL;
 }
 
-alloy_error *program_launch(alloy_program *p, const alloy_tensor *ins, int nin, alloy_tensor *outs,
-                            int nout, alloy_queue *queue, alloy_event **done) {
-  if (!p->chosen || !p->chosen->exe)
+alloy_error *program_launch(alloy_program *p, const program_choice *ch, const alloy_tensor *ins, int nin,
+                            alloy_tensor *outs, int nout, alloy_queue *queue, alloy_event **done) {
+  if (!ch->chosen || !ch->chosen->exe)
     return alloy_error_new(ALLOY_ERR_INTERNAL, "program launched before a choice was made");
   alloy_execute_args args = {.struct_size = ALLOY_EXECUTE_ARGS_STRUCT_SIZE, .inputs = ins,
                              .num_inputs = nin, .outputs = outs, .num_outputs = nout,
-                             .symbols = p->sym_values, .num_symbols = p->nsym_values,
+                             .symbols = ch->sym_values, .num_symbols = ch->nsym_values,
                              .queue = queue, .done = done, .ext = NULL};
-  alloy_error *e = p->be->api->execute(p->be->be, p->chosen->exe, &args);
+  alloy_error *e = p->be->api->execute(p->be->be, ch->chosen->exe, &args);
   return e ? alloy_error_wrap(e, "backend %s: execute", p->be->name) : NULL;
 }
 
-/* The executor of a program run alone, made on its first run: one
- * partition (the unit), outputs from it or passed through. */
-static alloy_error *program_exec(alloy_program *p) {
-  if (p->x) return NULL;
+/* What the executors of a program run alone run: one partition (the
+ * unit), outputs from it or passed through. Made on the first run, under
+ * p's lock. */
+static alloy_error *program_setup(alloy_program *p) {
   const alloy_graph *g = p->graph;
   int nin = alloy_graph_num_inputs(g), nout = alloy_graph_num_outputs(g);
   /* A program made without weights options (a partition run alone) still
    * needs its feed. */
-  alloy_error *fe = p->feed.full ? NULL : feed_prepare(p->rt, p->graph, NULL, &p->feed);
+  alloy_error *fe = p->feed.resident ? NULL : feed_prepare(p->rt, p->graph, NULL, &p->feed);
   if (fe) return fe;
-  p->out_src = calloc((size_t)nout + 1, sizeof *p->out_src);
-  if (!p->out_src) return oom();
+  if (!p->out_src && !(p->out_src = calloc((size_t)nout + 1, sizeof *p->out_src))) return oom();
   int nparts = 0;
   const alloy_graph *ug = p->unit ? p->unit->graph : NULL;
   if (ug) {
     int unin = alloy_graph_num_inputs(ug);
-    p->part_in = calloc((size_t)unin + 1, sizeof *p->part_in);
-    if (!p->part_in) return oom();
+    if (!p->part_in && !(p->part_in = calloc((size_t)unin + 1, sizeof *p->part_in))) return oom();
     /* The unit is g itself or the extract of its nodes: same names. */
     for (int i = 0; i < unin; i++)
       p->part_in[i] = (exec_src){-1, claims_input_index(g, alloy_graph_find_value(
@@ -608,64 +648,89 @@ static alloy_error *program_exec(alloy_program *p) {
                              alloy_value_name(v));
     p->out_src[k] = (exec_src){0, j};
   }
-  exec_desc d = {.rt = p->rt, .nparts = nparts, .parts = &p->part, .ninputs = nin,
-                 .resident = p->feed.resident, .noutputs = nout, .outputs = p->out_src};
-  return exec_new(&d, &p->x);
+  p->desc = (exec_desc){.rt = p->rt, .nparts = nparts, .parts = &p->part, .ninputs = nin,
+                        .resident = p->feed.resident, .noutputs = nout, .outputs = p->out_src};
+  p->ready = true;
+  return NULL;
+}
+
+/* Readies p for runs (once), and with x non-NULL gives thread key's
+ * executor, made on its first run. */
+static alloy_error *program_exec(alloy_program *p, pthread_t key, exec **x) {
+  pthread_mutex_lock(&p->lock);
+  alloy_error *e = p->ready ? NULL : program_setup(p);
+  if (!e && x) e = exec_pool_mine(&p->pool, &p->desc, key, x);
+  pthread_mutex_unlock(&p->lock);
+  return e;
 }
 
 /* Inputs must match the graph's in number, kind, dtype and rank before
- * their sizes are read; the outputs asked for, in number. */
-static alloy_error *check_run(const alloy_program *p, const alloy_host_tensor *inputs,
+ * their sizes are read; the outputs asked for, in number. A run this
+ * thread started asynchronously holds its executor until the wait. */
+static alloy_error *check_run(alloy_program *p, pthread_t key, const alloy_host_tensor *inputs,
                               int num_inputs, int num_outputs) {
   int nout = alloy_graph_num_outputs(p->graph), need = program_outputs_needed(p->graph);
   if (num_outputs < need || num_outputs > nout)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT,
                            "the graph has %d outputs (the last %d of them input mutations that "
                            "may be left out); %d given", nout, nout - need, num_outputs);
-  if (p->async.in_flight)
+  if (exec_async_mine(&p->async, key))
     return alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: "
                            "alloy_program_wait first");
-  return check_inputs(p, inputs, num_inputs);
+  alloy_error *e = program_exec(p, key, NULL);
+  return e ? e : check_inputs(p, inputs, num_inputs);
 }
 
 alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *inputs,
                                    int num_inputs) {
-  alloy_error *e = check_inputs(p, inputs, num_inputs);
-  if (!e) e = program_exec(p);
+  alloy_error *e = program_exec(p, pthread_self(), NULL);
+  if (!e) e = check_inputs(p, inputs, num_inputs);
   if (e || !p->unit || !p->unit->specialize) return e;
   /* The unit's inputs are some of the program's, in its own order. */
-  const alloy_host_tensor *full = feed_inputs(&p->feed, inputs);
-  alloy_host_tensor *mine = malloc(sizeof *mine * ((size_t)p->part.nin + 1));
-  if (!mine) return oom();
+  alloy_host_tensor *full = feed_inputs(&p->feed, inputs);
+  alloy_host_tensor *mine = full ? malloc(sizeof *mine * ((size_t)p->part.nin + 1)) : NULL;
+  if (!mine) {
+    free(full);
+    return oom();
+  }
   for (int i = 0; i < p->part.nin; i++) mine[i] = full[p->part_in[i].index];
-  compiled *c;
+  const compiled *c;
   e = specialization(p->unit, mine, p->part.nin, &c);
   free(mine);
+  free(full);
   return e;
 }
 
-static alloy_error *run_now(alloy_program *p, const alloy_host_tensor *inputs,
+/* A run on thread key's executor (key: the caller, or the thread that
+ * started an asynchronous run). */
+static alloy_error *run_now(alloy_program *p, pthread_t key, const alloy_host_tensor *inputs,
                             alloy_host_tensor *outputs, int num_outputs) {
-  alloy_error *e = program_exec(p);
-  return e ? e : exec_run(p->x, feed_inputs(&p->feed, inputs), outputs, num_outputs);
+  exec *x;
+  alloy_error *e = program_exec(p, key, &x);
+  if (e) return e;
+  alloy_host_tensor *full = feed_inputs(&p->feed, inputs);
+  e = full ? exec_run(x, full, outputs, num_outputs) : oom();
+  free(full);
+  return e;
 }
 
 alloy_error *alloy_program_run(alloy_program *p, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs) {
-  alloy_error *e = check_run(p, inputs, num_inputs, num_outputs);
-  return e ? e : run_now(p, inputs, outputs, num_outputs);
+  pthread_t self = pthread_self();
+  alloy_error *e = check_run(p, self, inputs, num_inputs, num_outputs);
+  return e ? e : run_now(p, self, inputs, outputs, num_outputs);
 }
 
-static alloy_error *run_owner(void *owner, const alloy_host_tensor *inputs,
+static alloy_error *run_owner(void *owner, pthread_t key, const alloy_host_tensor *inputs,
                               alloy_host_tensor *outputs, int num_outputs) {
-  return run_now(owner, inputs, outputs, num_outputs);
+  return run_now(owner, key, inputs, outputs, num_outputs);
 }
 
 alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,
                                      int num_outputs) {
-  alloy_error *e = check_run(p, inputs, num_inputs, num_outputs);
-  return e ? e : exec_async_start(&p->async, run_owner, p, inputs, outputs, num_outputs);
+  alloy_error *e = check_run(p, pthread_self(), inputs, num_inputs, num_outputs);
+  return e ? e : exec_async_start(&p->async, run_owner, p, inputs, outputs, num_outputs, "program");
 }
 
 alloy_error *alloy_program_wait(alloy_program *p) { return exec_async_wait(&p->async, "program"); }
@@ -700,20 +765,24 @@ alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor 
                                        const alloy_run_tensor *outputs, int num_outputs) {
   if (num_inputs < 0 || num_outputs < 0 || num_inputs > 4096 || num_outputs > 4096)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs", num_inputs, num_outputs);
+  pthread_t self = pthread_self();
+  alloy_error *e = program_exec(p, self, NULL); /* the feed, for its size */
+  if (e) return e;
   int nfull = p->feed.ninputs;
   alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
   alloy_host_tensor *hout = calloc((size_t)num_outputs + 1, sizeof *hout);
   int *win = calloc((size_t)num_inputs + 1, sizeof *win), *wout = calloc((size_t)num_outputs + 1, sizeof *wout);
   int *wfull = calloc((size_t)nfull + 1, sizeof *wfull);
-  alloy_error *e = hin && hout && win && wout && wfull ? NULL : oom();
+  e = hin && hout && win && wout && wfull ? NULL : oom();
   if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
   if (!e) e = run_tensors_split(p->rt, outputs, num_outputs, "output", hout, wout);
-  if (!e) e = check_run(p, hin, num_inputs, num_outputs);
-  if (!e) e = program_exec(p);
-  if (!e)
-    e = exec_run_placed(p->x, feed_inputs(&p->feed, hin), feed_places(&p->feed, win, wfull), hout, wout,
-                        num_outputs);
-  free(hin), free(hout), free(win), free(wout), free(wfull);
+  if (!e) e = check_run(p, self, hin, num_inputs, num_outputs);
+  exec *x = NULL;
+  if (!e) e = program_exec(p, self, &x);
+  alloy_host_tensor *full = e ? NULL : feed_inputs(&p->feed, hin);
+  if (!e && !full) e = oom();
+  if (!e) e = exec_run_placed(x, full, feed_places(&p->feed, win, wfull), hout, wout, num_outputs);
+  free(hin), free(hout), free(win), free(wout), free(wfull), free(full);
   return e;
 }
 
@@ -724,12 +793,16 @@ alloy_error *alloy_program_output_sizes(alloy_program *p, const alloy_run_tensor
   int *win = calloc((size_t)num_inputs + 1, sizeof *win);
   alloy_error *e = hin && win ? NULL : oom();
   if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
-  if (!e && p->async.in_flight)
+  pthread_t self = pthread_self();
+  if (!e && exec_async_mine(&p->async, self))
     e = alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: alloy_program_wait first");
+  exec *x = NULL;
+  if (!e) e = program_exec(p, self, &x);
   if (!e) e = check_inputs(p, hin, num_inputs);
-  if (!e) e = program_exec(p);
-  if (!e) e = exec_output_sizes(p->x, feed_inputs(&p->feed, hin), index, rank, sizes);
-  free(hin), free(win);
+  alloy_host_tensor *full = e ? NULL : feed_inputs(&p->feed, hin);
+  if (!e && !full) e = oom();
+  if (!e) e = exec_output_sizes(x, full, index, rank, sizes);
+  free(hin), free(win), free(full);
   return e;
 }
 
@@ -742,7 +815,10 @@ int program_outputs_needed(const alloy_graph *g) {
 
 void alloy_program_stats(const alloy_program *p, alloy_run_stats *out) {
   alloy_run_stats s = {.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE};
-  if (p->x) s = *exec_stats(p->x);
+  alloy_program *mp = (alloy_program *)p; /* the lock only */
+  pthread_mutex_lock(&mp->lock);
+  exec_pool_stats(&p->pool, &s);
+  pthread_mutex_unlock(&mp->lock);
   s.folded_nodes = (uint64_t)fold_nodes(p->feed.fold);
   exec_stats_copy(&s, out);
 }

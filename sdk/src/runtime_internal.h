@@ -1,6 +1,7 @@
 /*
  * sdk/src/runtime_internal.h: the runtime's structures, shared by the loader
- * (loader.c) and programs (program.c).
+ * (loader.c), the guard (guard.c), the compile cache (cache.c), programs
+ * (program.c) and the executor (exec.c).
  */
 #ifndef ALLOY_SDK_RUNTIME_INTERNAL_H
 #define ALLOY_SDK_RUNTIME_INTERNAL_H
@@ -60,7 +61,9 @@ struct alloy_runtime {
 };
 
 /* The compile cache (cache.c): the executable of g on row, from memory,
- * from $ALLOY_CACHE_DIR, or made by compile now. The runtime owns it;
+ * from $ALLOY_CACHE_DIR, or made by compile now (outside the cache's
+ * lock: threads may compile at once; a graph two of them compiled at once
+ * is kept once). Thread-safe. The runtime owns it;
  * cache_release drops the caller's hold (false: it was never cached, the
  * caller releases it itself). cache_close releases everything. */
 alloy_error *cache_compile(alloy_runtime *rt, alloy_loaded *row, const alloy_graph *g,
@@ -104,14 +107,27 @@ alloy_error *program_options_apply(alloy_runtime *rt, const alloy_program_option
 alloy_error *program_bind_weights(alloy_graph *g, const alloy_program_options *o,
                                   alloy_host_tensor **out);
 
-/* The device side of a program, for the executor (exec.c). choose: what
- * runs for these input sizes (a specialization is compiled now when new),
- * and each output's sizes (out_sizes[k * ALLOY_MAX_RANK + d]; known[k]
- * false: data-dependent); the choice holds until the next call. launch:
- * executes the choice on the queue (tensors as alloy_execute_args says). */
-alloy_error *program_choose(alloy_program *p, const alloy_host_tensor *ins, int nin,
+/* The device side of a program, for the executor (exec.c). A choice is
+ * what runs for one set of input sizes: the compiled graph and its
+ * symbols' values. Each executor keeps its own for each partition, so that
+ * threads running one program at once never share one (program.c). */
+typedef struct program_compiled program_compiled;
+typedef struct program_choice {
+  const program_compiled *chosen; /* owned by the program; NULL: none yet   */
+  int64_t *sym_values;            /* chosen graph's symbols; INT64_MIN: unbound */
+  bool *sym_bound;
+  int nsym_values, cap_sym;
+} program_choice;
+void program_choice_free(program_choice *c); /* its arrays; c stays usable */
+/* choose: what runs for these input sizes, into *c (a specialization is
+ * compiled now when new, under the program's lock), and each output's
+ * sizes (out_sizes[k * ALLOY_MAX_RANK + d]; known[k] false:
+ * data-dependent). launch: executes c on the queue (tensors as
+ * alloy_execute_args says). Both may run on several threads at once, each
+ * with its own c. */
+alloy_error *program_choose(alloy_program *p, program_choice *c, const alloy_host_tensor *ins, int nin,
                             int64_t *out_sizes, bool *known);
-alloy_error *program_launch(alloy_program *p, const alloy_tensor *ins, int nin, alloy_tensor *outs,
-                            int nout, alloy_queue *queue, alloy_event **done);
+alloy_error *program_launch(alloy_program *p, const program_choice *c, const alloy_tensor *ins, int nin,
+                            alloy_tensor *outs, int nout, alloy_queue *queue, alloy_event **done);
 
 #endif

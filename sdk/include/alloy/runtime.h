@@ -4,8 +4,21 @@
  *
  * A runtime owns the plugins it loaded (shared libraries found on the search
  * path, plus the reference backend built into the library) and every object
- * made through them; alloy_runtime_close releases all of it. A runtime may
- * be used from one thread at a time; distinct runtimes are independent.
+ * made through them; alloy_runtime_close releases all of it. Distinct
+ * runtimes are independent.
+ *
+ * Threads (since 1.2.1): the calls that run what is compiled may be made
+ * from many threads at once, on one program or mixture as on several:
+ * alloy_program_run, _run_tensors, _run_async, _wait, _prepare and
+ * _output_sizes, and their alloy_mixture_ twins. Each thread runs on an
+ * executor of its own (its queues, arenas, output buffers and resident
+ * copies of the weights on each backend), made on its first run of the
+ * program and kept until the program's release; a specialization or plan
+ * that a run needs is compiled under the program's lock, once, whichever
+ * thread asks first. Every other call (open, close, compile, release,
+ * options, stats, num_specializations, the mixture's partition info and
+ * graph) comes from one thread at a time while no run of the runtime is
+ * in flight.
  *
  * Search order for liballoy-<name>.so: each folder of $ALLOY_PLUGIN_PATH
  * (colon-separated), then ../lib/alloy/ next to the running program (the
@@ -182,8 +195,13 @@ alloy_error *alloy_program_prepare(alloy_program *p, const alloy_host_tensor *in
  * sizes bind the graph's symbols; a size outside a symbol's range or
  * disagreeing with the graph is an error naming the input and dim). outputs:
  * the caller passes num_outputs structs; each gets dtype, rank, sizes and
- * data allocated by the runtime, owned by the program until the next run or
- * its release. The program's graph (alloy_program_graph) may end with
+ * data allocated by the runtime and held by the calling thread's executor:
+ * valid until this thread's next alloy_program_run or alloy_program_run_async
+ * of the program, or the program's release (another thread's runs never
+ * touch them; run_tensors and output_sizes neither). An executor belongs to
+ * a thread id: once a thread has ended, a later thread the system gives the
+ * same id takes it over, outputs included. Thread-safe: see the top of this
+ * file. The program's graph (alloy_program_graph) may end with
  * outputs that functionalization added for mutated inputs (roles
  * ALLOY_OUTPUT_INPUT_MUTATION, ALLOY_OUTPUT_BUFFER_MUTATION): num_outputs may
  * stop before them. */
@@ -193,11 +211,16 @@ alloy_error *alloy_program_run(alloy_program *p,
                                int num_outputs);
 
 /* Asynchronous runs (since 1.2). run_async checks the arguments, then
- * returns while the program runs on a thread of its own; wait blocks until
- * that run is over and returns its error. Inputs (tensors, sizes, data)
- * stay borrowed and outputs must not be read until wait returns. At most
- * one run of a program is in flight: a run_async, run or prepare before
- * the wait is an error. alloy_program_run is run_async + wait. */
+ * returns while the program runs on a thread of its own, on the executor of
+ * the thread that called it; wait (from any thread) blocks until that run
+ * is over and returns its error. Inputs (tensors, sizes, data) stay
+ * borrowed and outputs must not be read until wait returns. At most one
+ * asynchronous run of a program is in flight: another run_async before the
+ * wait, from any thread, is an error (ALLOY_ERR_UNAVAILABLE), and so is a
+ * run, run_tensors or output_sizes from the thread that started it (its
+ * executor is taken); other threads' runs go on beside it on their own.
+ * alloy_program_run does what run_async + wait would, on the calling
+ * thread. */
 alloy_error *alloy_program_run_async(alloy_program *p, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,
                                      int num_outputs);
@@ -245,7 +268,9 @@ alloy_error *alloy_program_output_sizes(alloy_program *p, const alloy_run_tensor
                                         int index, int *rank, int64_t *sizes);
 
 /* What running moved and cost, counted since the program (or mixture)
- * was compiled, over every run (since 1.2). Bytes are counted where the
+ * was compiled, over every run of every thread (since 1.2; the arenas are
+ * those of the run started last; each thread's executor copies the weights
+ * once). Bytes are counted where the
  * host moves them: every copy the host asks a plugin for, and every host
  * memcpy. The caller sets struct_size (ALLOY_RUN_STATS_STRUCT_SIZE). */
 typedef struct alloy_run_stats {
@@ -306,14 +331,16 @@ alloy_error *alloy_trace_stop(const char *path);
  * backends through host memory and releasing each intermediate as soon as
  * its last reader ran.
  * A graph with symbolic sizes is partitioned per set of symbol values, like
- * a program. Same threading rules as programs. */
+ * a program. Same threading rules as programs: each thread has an executor
+ * per plan, and a plan is made under the mixture's lock. */
 typedef struct alloy_mixture alloy_mixture;
 
 alloy_error *alloy_mixture_compile(alloy_runtime *rt, const int *backends, int num_backends,
                                    const alloy_graph *g, const alloy_program_options *options,
                                    alloy_mixture **out);
-/* As alloy_program_run; outputs are owned by the mixture until its next run
- * or release. */
+/* As alloy_program_run; outputs are held by the calling thread's executor
+ * until this thread's next run (or run_async) of the mixture, or its
+ * release. */
 alloy_error *alloy_mixture_run(alloy_mixture *m, const alloy_host_tensor *inputs, int num_inputs,
                                alloy_host_tensor *outputs, int num_outputs);
 void alloy_mixture_release(alloy_mixture *m); /* accepts NULL */
@@ -336,7 +363,8 @@ alloy_error *alloy_mixture_prepare(alloy_mixture *m, const alloy_host_tensor *in
                                    int num_inputs);
 
 /* The partitions of the last run (or of the compile, for a graph without
- * symbolic sizes). Strings live as long as the mixture. The caller sets
+ * symbolic sizes; with several threads, of the run started last). Strings
+ * live as long as the mixture. The caller sets
  * struct_size (ALLOY_PARTITION_INFO_STRUCT_SIZE). */
 typedef struct alloy_partition_info {
   size_t struct_size;
