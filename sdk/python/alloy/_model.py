@@ -140,11 +140,11 @@ class Model:
     comes back alone, several as a tuple; Model.run always returns a list.
 
     Threads: a Model may be called from any number of threads; its calls
-    are serialized by a lock of the Model's (the C API allows one run of a
-    program in flight, and one thread at a time on a runtime). The run itself
-    goes on without the GIL (ctypes releases it), so other Python threads
-    keep running. For runs in parallel, load one Model per thread: each has
-    a runtime of its own, and distinct runtimes are independent.
+    are serialized by a lock of the Model's, which also guards close().
+    The run itself goes on without the GIL (ctypes releases it), so other
+    Python threads keep running. The C API runs one compiled program from
+    many threads at once (an executor per thread, docs/runtime.md); for
+    runs in parallel from Python, load one Model per thread.
     """
 
     def __init__(self, path, backends=None, decompose=None, options=None):
