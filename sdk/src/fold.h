@@ -56,5 +56,17 @@ const int *feed_places(const feed *f, const int *caller, int *full);
  * (program.c) */
 alloy_error *run_tensors_split(alloy_runtime *rt, const alloy_run_tensor *t, int n, const char *what,
                                alloy_host_tensor *host, int *where);
+/* A run on the caller's tensors as the executor takes it: the caller's
+ * split (run_tensors_split), the feed's full inputs and their placements.
+ * (program.c) */
+typedef struct run_io {
+  alloy_host_tensor *hin, *hout, *full; /* the caller's inputs and outputs; by graph input */
+  int *win, *wout, *wfull;              /* their placements */
+} run_io;
+/* Fills *io for f's graph (outputs may be NULL, num_outputs 0); on failure
+ * what was made stays in *io for run_io_free. */
+alloy_error *run_io_make(alloy_runtime *rt, feed *f, const alloy_run_tensor *inputs, int num_inputs,
+                         const alloy_run_tensor *outputs, int num_outputs, run_io *io);
+void run_io_free(run_io *io);
 
 #endif

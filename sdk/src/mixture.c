@@ -491,21 +491,12 @@ alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor 
                                        const alloy_run_tensor *outputs, int num_outputs) {
   pthread_t self = pthread_self();
   alloy_error *e = check_run(m, self, num_inputs, num_outputs);
-  if (e) return e;
-  int nfull = alloy_graph_num_inputs(m->graph);
-  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
-  alloy_host_tensor *hout = calloc((size_t)num_outputs + 1, sizeof *hout);
-  int *win = calloc((size_t)num_inputs + 1, sizeof *win), *wout = calloc((size_t)num_outputs + 1, sizeof *wout);
-  int *wfull = calloc((size_t)nfull + 1, sizeof *wfull);
-  e = hin && hout && win && wout && wfull ? NULL : oom();
-  if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
-  if (!e) e = run_tensors_split(m->rt, outputs, num_outputs, "output", hout, wout);
-  alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
-  if (!e && !full) e = oom();
+  run_io io = {0};
+  if (!e) e = run_io_make(m->rt, &m->feed, inputs, num_inputs, outputs, num_outputs, &io);
   exec *x = NULL;
-  if (!e) e = mixture_exec(m, self, full, &x);
-  if (!e) e = exec_run_placed(x, full, feed_places(&m->feed, win, wfull), hout, wout, num_outputs);
-  free(hin), free(hout), free(win), free(wout), free(wfull), free(full);
+  if (!e) e = mixture_exec(m, self, io.full, &x);
+  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs);
+  run_io_free(&io);
   return e;
 }
 
@@ -513,17 +504,12 @@ alloy_error *alloy_mixture_output_sizes(alloy_mixture *m, const alloy_run_tensor
                                         int index, int *rank, int64_t *sizes) {
   pthread_t self = pthread_self();
   alloy_error *e = check_run(m, self, num_inputs, program_outputs_needed(m->graph));
-  if (e) return e;
-  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
-  int *win = calloc((size_t)num_inputs + 1, sizeof *win);
-  e = hin && win ? NULL : oom();
-  if (!e) e = run_tensors_split(m->rt, inputs, num_inputs, "input", hin, win);
-  alloy_host_tensor *full = e ? NULL : feed_inputs(&m->feed, hin);
-  if (!e && !full) e = oom();
+  run_io io = {0};
+  if (!e) e = run_io_make(m->rt, &m->feed, inputs, num_inputs, NULL, 0, &io);
   exec *x = NULL;
-  if (!e) e = mixture_exec(m, self, full, &x);
-  if (!e) e = exec_output_sizes(x, full, index, rank, sizes);
-  free(hin), free(win), free(full);
+  if (!e) e = mixture_exec(m, self, io.full, &x);
+  if (!e) e = exec_output_sizes(x, io.full, index, rank, sizes);
+  run_io_free(&io);
   return e;
 }
 

@@ -761,48 +761,58 @@ const int *feed_places(const feed *f, const int *caller, int *full) {
   return full;
 }
 
-alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
-                                       const alloy_run_tensor *outputs, int num_outputs) {
+alloy_error *run_io_make(alloy_runtime *rt, feed *f, const alloy_run_tensor *inputs, int num_inputs,
+                         const alloy_run_tensor *outputs, int num_outputs, run_io *io) {
+  memset(io, 0, sizeof *io);
   if (num_inputs < 0 || num_outputs < 0 || num_inputs > 4096 || num_outputs > 4096)
     return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%d inputs and %d outputs", num_inputs, num_outputs);
+  io->hin = calloc((size_t)num_inputs + 1, sizeof *io->hin);
+  io->hout = calloc((size_t)num_outputs + 1, sizeof *io->hout);
+  io->win = calloc((size_t)num_inputs + 1, sizeof *io->win);
+  io->wout = calloc((size_t)num_outputs + 1, sizeof *io->wout);
+  io->wfull = calloc((size_t)f->ninputs + 1, sizeof *io->wfull);
+  alloy_error *e = io->hin && io->hout && io->win && io->wout && io->wfull ? NULL : oom();
+  if (!e) e = run_tensors_split(rt, inputs, num_inputs, "input", io->hin, io->win);
+  if (!e) e = run_tensors_split(rt, outputs, num_outputs, "output", io->hout, io->wout);
+  if (!e && !(io->full = feed_inputs(f, io->hin))) e = oom();
+  if (!e) feed_places(f, io->win, io->wfull);
+  return e;
+}
+
+void run_io_free(run_io *io) {
+  free(io->hin), free(io->hout), free(io->full), free(io->win), free(io->wout), free(io->wfull);
+  memset(io, 0, sizeof *io);
+}
+
+alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs) {
   pthread_t self = pthread_self();
   alloy_error *e = program_exec(p, self, NULL); /* the feed, for its size */
   if (e) return e;
-  int nfull = p->feed.ninputs;
-  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
-  alloy_host_tensor *hout = calloc((size_t)num_outputs + 1, sizeof *hout);
-  int *win = calloc((size_t)num_inputs + 1, sizeof *win), *wout = calloc((size_t)num_outputs + 1, sizeof *wout);
-  int *wfull = calloc((size_t)nfull + 1, sizeof *wfull);
-  e = hin && hout && win && wout && wfull ? NULL : oom();
-  if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
-  if (!e) e = run_tensors_split(p->rt, outputs, num_outputs, "output", hout, wout);
-  if (!e) e = check_run(p, self, hin, num_inputs, num_outputs);
+  run_io io;
+  e = run_io_make(p->rt, &p->feed, inputs, num_inputs, outputs, num_outputs, &io);
+  if (!e) e = check_run(p, self, io.hin, num_inputs, num_outputs);
   exec *x = NULL;
   if (!e) e = program_exec(p, self, &x);
-  alloy_host_tensor *full = e ? NULL : feed_inputs(&p->feed, hin);
-  if (!e && !full) e = oom();
-  if (!e) e = exec_run_placed(x, full, feed_places(&p->feed, win, wfull), hout, wout, num_outputs);
-  free(hin), free(hout), free(win), free(wout), free(wfull), free(full);
+  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs);
+  run_io_free(&io);
   return e;
 }
 
 alloy_error *alloy_program_output_sizes(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
                                         int index, int *rank, int64_t *sizes) {
-  if (num_inputs < 0 || num_inputs > 4096) return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "%d inputs", num_inputs);
-  alloy_host_tensor *hin = calloc((size_t)num_inputs + 1, sizeof *hin);
-  int *win = calloc((size_t)num_inputs + 1, sizeof *win);
-  alloy_error *e = hin && win ? NULL : oom();
-  if (!e) e = run_tensors_split(p->rt, inputs, num_inputs, "input", hin, win);
   pthread_t self = pthread_self();
-  if (!e && exec_async_mine(&p->async, self))
-    e = alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: alloy_program_wait first");
+  alloy_error *e = exec_async_mine(&p->async, self)
+                       ? alloy_error_new(ALLOY_ERR_UNAVAILABLE, "a run of this program is in flight: "
+                                         "alloy_program_wait first")
+                       : NULL;
   exec *x = NULL;
   if (!e) e = program_exec(p, self, &x);
-  if (!e) e = check_inputs(p, hin, num_inputs);
-  alloy_host_tensor *full = e ? NULL : feed_inputs(&p->feed, hin);
-  if (!e && !full) e = oom();
-  if (!e) e = exec_output_sizes(x, full, index, rank, sizes);
-  free(hin), free(win), free(full);
+  run_io io = {0};
+  if (!e) e = run_io_make(p->rt, &p->feed, inputs, num_inputs, NULL, 0, &io);
+  if (!e) e = check_inputs(p, io.hin, num_inputs);
+  if (!e) e = exec_output_sizes(x, io.full, index, rank, sizes);
+  run_io_free(&io);
   return e;
 }
 
