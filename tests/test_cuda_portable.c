@@ -146,21 +146,13 @@ TEST(cuda_portable_addmm_alpha_beta_and_in_place_c) {
 static void direct_begin(builder *b, cuda_plan *p) {
   cuda_plan pre;
   plan_of("input %x: f32[4]\n%y = aten.neg.default(%x) : f32[4]\noutput %y\n", &pre);
-  memset(b, 0, sizeof *b);
-  memset(p, 0, sizeof *p);
-  b->host = alloy_host_table(), b->plan = p, b->portable = true;
-  b->src = (text){.s = pre.source, .len = pre.source_len, .cap = pre.source_len + 1};
-  p->nkernels = pre.nkernels;
-  pre.source = NULL;
-  cuda_plan_free(&pre);
+  cg_builder_over(b, alloy_host_table(), p, &pre, &(cuda_plan_options){.portable = true});
 }
 
 static void direct_end(builder *b, cuda_plan *p) {
-  p->source = b->src.s, p->source_len = b->src.len;
-  for (int i = 0; i < b->nseen; i++) free(b->seen[i].body);
-  free(b->seen);
-  CHECK(b->err == NULL);
-  if (b->err) alloy_error_free(b->err);
+  alloy_error *e = cg_builder_finish(b, p);
+  CHECK(e == NULL);
+  alloy_error_free(e);
 }
 
 /* The product steps of the direct tests: gelu over a broadcast row as C

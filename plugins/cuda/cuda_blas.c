@@ -212,8 +212,8 @@ static uint64_t operand_span(const blas_operand *o, uint64_t batch) {
   return (uint64_t)((o->cols - 1) * o->ld + o->rows) + (batch - 1) * (uint64_t)o->stride;
 }
 
-/* Enqueues g's product with algorithm algo on stream (the caller holds no
- * lock: planning owns g). */
+/* Enqueues g's product with algorithm algo on stream (without C, D stands
+ * in for it: beta is 0, so it is not read). */
 static cublasStatus_t matmul(const cuda_blas *b, const cuda_gemm *g, const cublasLtMatmulAlgo_t *algo,
                              CUdeviceptr a, CUdeviceptr bm, CUdeviceptr c, CUdeviceptr d, CUdeviceptr ws,
                              uint64_t ws_bytes, CUstream stream) {

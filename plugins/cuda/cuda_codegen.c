@@ -1115,6 +1115,25 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   return NULL;
 }
 
+void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_plan *pre,
+                     const cuda_plan_options *opts) {
+  memset(b, 0, sizeof *b);
+  memset(p, 0, sizeof *p);
+  b->host = h, b->plan = p, b->portable = opts && opts->portable;
+  b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
+  p->nkernels = pre->nkernels;
+  pre->source = NULL;
+  cuda_plan_free(pre);
+}
+
+alloy_error *cg_builder_finish(builder *b, cuda_plan *p) {
+  p->source = b->src.s, p->source_len = b->src.len;
+  for (int i = 0; i < b->nseen; i++) free(b->seen[i].body);
+  free(b->seen);
+  b->seen = NULL, b->nseen = 0;
+  return b->err;
+}
+
 void cuda_plan_free(cuda_plan *plan) {
   for (int i = 0; i < plan->nlaunches; i++) free(plan->launches[i].bases);
   free(plan->launches);

@@ -117,6 +117,15 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op);
 const char *cuda_attention_check(const alloy_host_api *h, const alloy_node *n);
 /* A new, zeroed step at the end of the plan (NULL: out of memory, b->err set). */
 cuda_launch *cg_add_launch(builder *b);
+/* A builder for steps written straight from their descriptions rather than
+ * planned from a graph (the tests and device checks of the tile kernels):
+ * its module continues the text of pre (a plan made with host table h),
+ * which it takes over (pre is freed), with opts (NULL: vendor steps). cg_builder_finish hands p the
+ * module text and returns the builder's error (the caller frees it), or
+ * NULL. */
+void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_plan *pre,
+                     const cuda_plan_options *opts);
+alloy_error *cg_builder_finish(builder *b, cuda_plan *p);
 
 /* ---- cuda_codegen_gemm.c: Alloy's own product and convolution kernels ---- */
 

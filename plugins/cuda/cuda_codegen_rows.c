@@ -453,8 +453,9 @@ void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op) {
   const alloy_host_api *h = b->host;
   int count = 0, p = cg_index_position(h, n, &count);
   const alloy_arg *list = h->node_arg(n, 1);
+  if (p < 0 || count > 8) return (void)cg_fail(b, n, "index.Tensor of this pattern");
   const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
-  if (!xp || p < 0 || count > 8) return (void)(xp && cg_fail(b, n, "index.Tensor of this pattern"));
+  if (!xp) return;
   cuda_tensor idx[8];
   for (int j = 0; j < count; j++) {
     const cuda_tensor *ip = in_memory(b, n, h->arg_value(h->arg_list_item(list, p + j)));

@@ -574,16 +574,21 @@ static alloy_error *temp_memory(exec *x, uint64_t bytes, void **out) {
   return NULL;
 }
 
-/* The caller's device memory of backend `where` read into host memory of
- * this run (synchronously: the caller's data is ready when the run starts). */
-static alloy_error *device_to_host(exec *x, int where, const alloy_host_tensor *t, void **out) {
+/* The caller's device memory of backend `where` (t's) read into dst,
+ * synchronously: the caller's data is ready when the run starts. */
+static alloy_error *device_read(exec *x, int where, const alloy_host_tensor *t, void *dst) {
   alloy_loaded *row = &x->rt->backends[where];
   uint64_t bytes = bytes_of(t->dtype, t->rank, t->sizes);
   alloy_buffer *buf;
-  alloy_error *e = temp_memory(x, bytes, out);
-  if (!e) e = import(x, row, t->data, bytes, &buf);
-  if (!e && bytes) e = row->api->buffer_copy_to_host(row->be, *out, buf, 0, bytes, NULL, NULL);
+  alloy_error *e = import(x, row, t->data, bytes, &buf);
+  if (!e && bytes) e = row->api->buffer_copy_to_host(row->be, dst, buf, 0, bytes, NULL, NULL);
   return e ? alloy_error_wrap(e, "backend %s: reading an input's device memory", row->name) : NULL;
+}
+
+/* The same into host memory of this run, *out. */
+static alloy_error *device_to_host(exec *x, int where, const alloy_host_tensor *t, void **out) {
+  alloy_error *e = temp_memory(x, bytes_of(t->dtype, t->rank, t->sizes), out);
+  return e ? e : device_read(x, where, t, *out);
 }
 
 /* Releases the run's imports and frees its temporaries (its work done). */
@@ -840,9 +845,27 @@ static alloy_error *output_matches(int k, const alloy_host_tensor *want, alloy_d
                          k, got, made);
 }
 
+/* Output k's value (input pass of the run, on the host or, pass_where >=
+ * 0, in that backend's device memory; else slot s) into host memory, bytes
+ * of it: a copy on s's queue, waited for when wait (the host reads it next)
+ * and counted as bytes out when count. */
+static alloy_error *value_to_host(exec *x, int k, slot *s, const alloy_host_tensor *pass, int pass_where,
+                                  void *host, uint64_t bytes, bool wait, bool count) {
+  if (pass && pass_where >= 0) return device_read(x, pass_where, pass, host);
+  if (pass) return memcpy(host, pass->data, bytes), NULL;
+  xbackend *xb = &x->be[s->b];
+  if (count) x->stats.output_bytes_out += bytes;
+  alloy_event *ev = NULL;
+  alloy_error *e = xb->row->api->buffer_copy_to_host(xb->row->be, host, s->buf, s->offset, bytes, xb->queue, &ev);
+  if (e) return alloy_error_wrap(e, "backend %s: copying output %d out", xb->row->name, k);
+  e = pend_add(x, s->b, ev);
+  return !e && wait ? host_wait(x, s->b, ev) : e;
+}
+
 /* Graph output k into host memory owned here, or (out_where non-NULL)
  * into the caller's memory: host memory (-1) or device memory of backend
- * out_where[k], through a copy on the backend when the value is there. */
+ * out_where[k], by a copy on that backend when the value is there, else
+ * through host memory. */
 static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, const int *in_where,
                              alloy_host_tensor *out, const int *out_where) {
   exec_src src = x->d.outputs[k];
@@ -853,34 +876,23 @@ static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, co
   const int64_t *sizes = pass ? pass->sizes : s->sizes;
   uint64_t bytes = bytes_of(dt, rank, sizes);
   int pass_where = pass && in_where ? in_where[src.index] : -1;
-  void *host = NULL;
+  alloy_loaded *row = NULL; /* the backend of the caller's device memory, if that is where it goes */
+  alloy_buffer *dst = NULL;
+  void *host;
+  alloy_error *e = NULL;
   if (out_where) {
-    alloy_error *e = out ? output_matches(k, out, dt, rank, sizes) : NULL;
-    if (e || !out) return e;
+    if (!out || (e = output_matches(k, out, dt, rank, sizes))) return e;
+    host = out->data;
     if (out_where[k] >= 0) {
-      alloy_loaded *row = &x->rt->backends[out_where[k]];
-      alloy_buffer *dst;
+      row = &x->rt->backends[out_where[k]];
       if ((e = import(x, row, out->data, bytes, &dst)) || !bytes) return e;
       if (s && x->be[s->b].row == row) { /* on that backend: a copy there */
-        xbackend *xb = &x->be[s->b];
         alloy_event *ev = NULL;
-        e = row->api->buffer_copy(row->be, dst, 0, s->buf, s->offset, bytes, xb->queue, &ev);
+        e = row->api->buffer_copy(row->be, dst, 0, s->buf, s->offset, bytes, x->be[s->b].queue, &ev);
         return e ? alloy_error_wrap(e, "backend %s: copying output %d", row->name, k) : pend_add(x, s->b, ev);
       }
-      /* elsewhere: into host memory, then in */
-      if (pass && pass_where >= 0) e = device_to_host(x, pass_where, pass, &host);
-      else if (pass) host = pass->data;
-      else if (!(e = temp_memory(x, bytes, &host))) {
-        xbackend *xb = &x->be[s->b];
-        alloy_event *ev = NULL;
-        e = xb->row->api->buffer_copy_to_host(xb->row->be, host, s->buf, s->offset, bytes, xb->queue, &ev);
-        if (!e) e = pend_add(x, s->b, ev);
-        if (!e) e = host_wait(x, s->b, ev);
-      }
-      if (!e) e = row->api->buffer_copy_from_host(row->be, dst, 0, host, bytes, NULL, NULL);
-      return e ? alloy_error_wrap(e, "backend %s: writing output %d", row->name, k) : NULL;
+      if ((e = temp_memory(x, bytes, &host))) return e; /* elsewhere: through host memory */
     }
-    host = out->data; /* the caller's host memory */
   } else {
     if (x->out_cap[k] < bytes || !x->out_data[k]) {
       free(x->out_data[k]);
@@ -895,23 +907,9 @@ static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, co
     host = x->out_data[k];
   }
   if (!bytes) return NULL;
-  if (pass) {
-    if (pass_where < 0) memcpy(host, pass->data, bytes);
-    else {
-      void *from;
-      alloy_error *e = device_to_host(x, pass_where, pass, &from);
-      if (e) return e;
-      memcpy(host, from, bytes);
-    }
-    return NULL;
-  }
-  xbackend *xb = &x->be[s->b];
-  x->stats.output_bytes_out += bytes;
-  alloy_event *ev = NULL;
-  alloy_error *e = xb->row->api->buffer_copy_to_host(xb->row->be, host, s->buf, s->offset,
-                                                     bytes, xb->queue, &ev);
-  if (e) return alloy_error_wrap(e, "backend %s: copying output %d out", xb->row->name, k);
-  return pend_add(x, s->b, ev);
+  e = value_to_host(x, k, s, pass, pass_where, host, bytes, dst != NULL, dst == NULL);
+  if (!e && dst) e = row->api->buffer_copy_from_host(row->be, dst, 0, host, bytes, NULL, NULL);
+  return e && dst ? alloy_error_wrap(e, "backend %s: writing output %d", row->name, k) : e;
 }
 
 /* Sizes and placement for these inputs: carried over while they repeat. */

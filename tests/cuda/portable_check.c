@@ -63,13 +63,7 @@ static void builder_begin(builder *b, cuda_plan *p) {
     exit(2);
   }
   alloy_graph_free(g);
-  memset(b, 0, sizeof *b);
-  memset(p, 0, sizeof *p);
-  b->host = alloy_host_table(), b->plan = p, b->portable = true;
-  b->src = (text){.s = pre.source, .len = pre.source_len, .cap = pre.source_len + 1};
-  p->nkernels = pre.nkernels;
-  pre.source = NULL;
-  cuda_plan_free(&pre);
+  cg_builder_over(b, alloy_host_table(), p, &pre, &(cuda_plan_options){.portable = true});
 }
 
 /* The step's kernel, loaded: its function and launch (the last step). */
@@ -81,12 +75,10 @@ typedef struct loaded {
 } loaded;
 
 static void builder_end_load(builder *b, cuda_plan *p, const char *name, loaded *out) {
-  p->source = b->src.s, p->source_len = b->src.len;
-  for (int i = 0; i < b->nseen; i++) free(b->seen[i].body);
-  free(b->seen);
-  if (b->err || p->nlaunches != 1) {
+  alloy_error *err = cg_builder_finish(b, p);
+  if (err || p->nlaunches != 1) {
     fprintf(stderr, "portable_check: %s: planning failed: %s\n", name,
-            b->err ? alloy_error_message(b->err) : "not one step");
+            err ? alloy_error_message(err) : "not one step");
     exit(2);
   }
   nvrtcProgram prog;

@@ -150,6 +150,7 @@ class Model:
     def __init__(self, path, backends=None, decompose=None, options=None):
         h = _lib.lib()
         self._lock = threading.Lock()
+        self._out_shapes = {}  # input sizes -> output shapes, for runs in device memory
         self._model = self._prog = self._mix = None
         self._rt = None
         if decompose not in _DECOMPOSE:
@@ -351,15 +352,23 @@ class Model:
                                          ins[i].sizes, ins[i].data, -1, 0)
             for k, i in enumerate(self._user_in):
                 rins[i].backend = places[k]
+            # the outputs' shapes follow from the inputs' alone: asked once per set of sizes
+            key = tuple(tuple(ins[i].sizes[d] for d in range(ins[i].rank)) for i in range(self._nin))
+            shapes = self._out_shapes.get(key)
+            if shapes is None:
+                shapes = []
+                for i in range(self._nout):
+                    rank, sz = ctypes.c_int(), (ctypes.c_int64 * 16)()
+                    check(sizes_of(self._prog or self._mix, rins, self._nin, i, ctypes.byref(rank), sz))
+                    shapes.append(tuple(sz[d] for d in range(rank.value)))
+                self._out_shapes[key] = shapes
             outs = []
-            for i in range(self._nout):
-                rank, sz = ctypes.c_int(), (ctypes.c_int64 * 16)()
-                check(sizes_of(self._prog or self._mix, rins, self._nin, i, ctypes.byref(rank), sz))
-                o = torch.empty(tuple(sz[d] for d in range(rank.value)),
-                                dtype=_tensors.torch_dtype(self._out_dtypes[i]), device=device)
+            for i, shape in enumerate(shapes):
+                o = torch.empty(shape, dtype=_tensors.torch_dtype(self._out_dtypes[i]), device=device)
+                sz = (ctypes.c_int64 * max(1, len(shape)))(*shape)
                 outs.append(o)
                 keep.append(sz)
-                routs[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, self._out_dtypes[i], rank.value, sz,
+                routs[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, self._out_dtypes[i], len(shape), sz,
                                           o.data_ptr() if o.numel() else None, cuda, 0)
             # the run reads the inputs when it starts: torch's work on them done
             torch.cuda.current_stream(device).synchronize()
