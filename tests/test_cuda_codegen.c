@@ -348,6 +348,16 @@ TEST(cuda_codegen_attention_is_one_kernel) {
   CHECK(strstr(p.source, "if (j > row) break;") != NULL);
   CHECK(strstr(p.source, "sum > 0.f ? acc[e] * inv") != NULL);
   cuda_plan_free(&p);
+  /* planned portable (vendor_libs=0, the HIP build) or for a device before
+   * sm_80, every attention is the SIMT kernel: no PTX, 128 rows a block */
+  static const cuda_plan_options simt[2] = {{.portable = true}, {.simt_attention = true}};
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &simt[i], &p));
+    CHECK(p.nlaunches == 6 && strstr(p.source, "mma.sync") == NULL && strstr(p.source, "ldmatrix") == NULL);
+    CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 2 * 2 * 4 && p.launches[0].shmem == 0);
+    CHECK(strstr(p.source, "ld_bf16(p0, qb + row * 64 + e * 1) * 0.125f") != NULL);
+    cuda_plan_free(&p);
+  }
   alloy_graph_free(g);
 }
 
@@ -377,8 +387,9 @@ TEST(cuda_codegen_attention_refusals) {
  * 64): both compile without a GPU, so a kernel that does not compile (NVRTC
  * has no math.h, no INFINITY; hipRTC has no PTX) fails here rather than on
  * the device. The plans are the other tests' kinds of graphs, one module
- * each; the 16-bit attention kernel is NVIDIA's (mma.sync), never planned
- * for HIP, whose build does not claim it. */
+ * each, planned as each build plans them: HIP's portable (its products,
+ * convolutions and 16-bit attention without PTX); on NVIDIA 16-bit
+ * attention both ways, mma.sync and the SIMT kernel. */
 #include "tests/rtc/rtc_compile.h"
 
 /* Where a module goes: NVRTC in this process (the library's path), or
@@ -389,24 +400,27 @@ typedef struct rtc {
   bool nvidia;        /* compiles NVIDIA-only kernels (PTX) */
   const char *helper; /* hipRTC: the helper program, or NULL */
   const char *arch;   /* hipRTC: "gfx90a" */
+  cuda_plan_options opts; /* how the build plans */
 } rtc;
 
-static void rtc_compiles(const rtc *r, const char *air) {
+static void rtc_compiles_as(const rtc *r, const char *air, const cuda_plan_options *opts) {
   alloy_graph *g = parse(air);
   REQUIRE(g);
   cuda_plan p;
-  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, opts, &p));
   alloy_graph_free(g);
   REQUIRE(p.source);
 #ifdef ALLOY_TEST_HIPRTC
   if (r->helper) rtc_hiprtc_compiles(r->helper, ALLOY_TEST_HIPRTC, p.source, r->arch, HIP_RTC_OPTIONS);
 #endif
   if (r->nvrtc) {
-    static const char *const opts[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
-    rtc_nvrtc_compiles(r->nvrtc, p.source, opts, (int)(sizeof opts / sizeof *opts));
+    static const char *const flags[] = {"--gpu-architecture=sm_90", CUDA_NVRTC_OPTIONS};
+    rtc_nvrtc_compiles(r->nvrtc, p.source, flags, (int)(sizeof flags / sizeof *flags));
   }
   cuda_plan_free(&p);
 }
+
+static void rtc_compiles(const rtc *r, const char *air) { rtc_compiles_as(r, air, &r->opts); }
 
 static void rtc_compiles_every_kind(const rtc *r) {
   rtc_compiles(r,
@@ -419,16 +433,17 @@ static void rtc_compiles_every_kind(const rtc *r) {
                "input %x: f16[2, 16, 32]\ninput %w: f16[32]\ninput %c: f16[32]\n"
                  "%y, %mu, %rs = aten.native_layer_norm.default(%x, [32], %w, %c, 1e-5) : "
                  "f16[2, 16, 32], f16[2, 16, 1], f16[2, 16, 1]\noutput %y\n");
-  if (r->nvidia) /* 16-bit attention: mma.sync */
-    rtc_compiles(r,
-                 "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
-                 "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"
-                 "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
-                 "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %f) : bf16[2, 4, 200, 32]\n"
-                 "%q3 = aten.select.int(%q, 0, 0) : bf16[4, 200, 64]\n%k3 = aten.select.int(%k, 0, 0) : bf16[4, 300, 64]\n"
-                 "%v3 = aten.select.int(%v, 0, 0) : bf16[4, 300, 32]\n"
-                 "%c = aten.scaled_dot_product_attention.default(%q3, %k3, %v3, None, 0.0, true) : bf16[4, 200, 32]\n"
-                 "output %a, %b, %c\n");
+  static const char attention16[] =
+      "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
+      "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"
+      "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
+      "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %f) : bf16[2, 4, 200, 32]\n"
+      "%q3 = aten.select.int(%q, 0, 0) : bf16[4, 200, 64]\n%k3 = aten.select.int(%k, 0, 0) : bf16[4, 300, 64]\n"
+      "%v3 = aten.select.int(%v, 0, 0) : bf16[4, 300, 32]\n"
+      "%c = aten.scaled_dot_product_attention.default(%q3, %k3, %v3, None, 0.0, true) : bf16[4, 200, 32]\n"
+      "output %a, %b, %c\n";
+  rtc_compiles(r, attention16); /* NVIDIA: mma.sync; HIP: the SIMT kernel */
+  if (r->nvidia) rtc_compiles_as(r, attention16, &(cuda_plan_options){.simt_attention = true});
   rtc_compiles(r,
                "input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %cb: f32[8]\ninput %gamma: f32[8]\n"
                  "input %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
@@ -465,9 +480,9 @@ TEST(cuda_codegen_modules_compile_with_hiprtc_for_wavefronts_of_64_and_32) {
   /* an MI200 (gfx90a, wavefronts of 64) and RDNA2 (gfx1030, of 32): of
    * docs/backends/hip.md's targets, those Debian's HIP 5.2 compiles (its
    * device libraries stop before gfx1100; its hipRTC aborts on gfx940) */
-  rtc r = {.helper = helper, .arch = "gfx90a"};
+  rtc r = {.helper = helper, .arch = "gfx90a", .opts = {.portable = true}};
   rtc_compiles_every_kind(&r);
-  rtc r32 = {.helper = helper, .arch = "gfx1030"};
+  rtc r32 = {.helper = helper, .arch = "gfx1030", .opts = {.portable = true}};
   rtc_compiles_every_kind(&r32);
 }
 #endif

@@ -327,17 +327,6 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       continue;
     }
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
-    /* 16-bit attention is written for mma.sync m16n8k16 (sm_80 and later;
-     * PTX: not on HIP) */
-    if (op->kind == CUDA_OP_ATTENTION && (!GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8)) {
-      alloy_dtype t = h->value_dtype(h->node_output(n, 0));
-      if (t == ALLOY_F16 || t == ALLOY_BF16) {
-        if (h->claims_reject)
-          h->claims_reject(claims, i, GPU_HAS_MMA_SYNC ? "16-bit attention needs the tensor cores of sm_80 or later"
-                                                       : "16-bit attention is written for NVIDIA's mma.sync");
-        continue;
-      }
-    }
     /* with the portable kernels, products and convolutions need no library */
     const bool portable = !be->vendor_libs;
     if (op->kind == CUDA_OP_GEMM && !portable && !be->devs[0].blas) {
@@ -454,7 +443,8 @@ static uint64_t source_hash(const char *s, size_t n) {
 
 /* The plan options the backend's options give. */
 static cuda_plan_options plan_options(const alloy_backend *be) {
-  return (cuda_plan_options){.portable = !be->vendor_libs};
+  return (cuda_plan_options){.portable = !be->vendor_libs,
+                             .simt_attention = !GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8};
 }
 
 /* Plans exe's partition for layout (or takes over *planned) and loads its module: the cubin given

@@ -940,7 +940,8 @@ int cg_materialize(builder *b, const alloy_value *v) {
 alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, const cuda_layout *layout,
                              const cuda_plan_options *opts, cuda_plan *plan) {
   memset(plan, 0, sizeof *plan);
-  builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable};
+  builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable,
+               .simt_attention = opts && (opts->portable || opts->simt_attention)};
   int nn = h->graph_num_nodes(g), ni = h->graph_num_inputs(g), no = h->graph_num_outputs(g);
   b.cap_vals = 64;
   while (b.cap_vals < 4 * (nn + ni + no) + 64) b.cap_vals *= 2;
@@ -1120,6 +1121,7 @@ void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_pla
   memset(b, 0, sizeof *b);
   memset(p, 0, sizeof *p);
   b->host = h, b->plan = p, b->portable = opts && opts->portable;
+  b->simt_attention = opts && (opts->portable || opts->simt_attention);
   b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
   p->nkernels = pre->nkernels;
   pre->source = NULL;

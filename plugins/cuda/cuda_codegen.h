@@ -45,6 +45,7 @@ typedef struct builder {
   const alloy_graph *g;
   const cuda_layout *layout; /* the execute's strides, or NULL: contiguous */
   bool portable;             /* cuda_plan_options.portable: products and convolutions as tile kernels */
+  bool simt_attention;       /* cuda_plan_options.simt_attention, or portable: no mma.sync */
   cuda_plan *plan;
   cuda_tensor *tensors;
   int ntensors, cap_tensors, cap_bases, cap_launches;

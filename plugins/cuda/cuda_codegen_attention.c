@@ -471,7 +471,9 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   ak.L = ak.t[0].sizes[r - 2], ak.S = ak.t[1].sizes[r - 2], ak.E = ak.t[0].sizes[r - 1], ak.EV = ak.t[2].sizes[r - 1];
   ak.scale = isnan(ak.a.scale) ? 1.0 / sqrt((double)ak.E) : ak.a.scale;
   alloy_dtype dt = ak.t[0].dtype;
-  bool mma = (dt == ALLOY_F16 || dt == ALLOY_BF16) && ak.E % 16 == 0 && ak.EV % 16 == 0;
+  /* the tensor cores' body needs PTX (not in a portable plan) and sm_80 */
+  bool mma = !b->simt_attention && (dt == ALLOY_F16 || dt == ALLOY_BF16) && ak.E % 16 == 0 &&
+             ak.EV % 16 == 0;
   ak.rows = mma ? 64 : ATT_THREADS;
   ak.mask_tiles = mma && att_mask_tileable(&ak);
   int64_t nbh = 1;

@@ -227,8 +227,12 @@ typedef struct cuda_layout {
 typedef struct cuda_plan_options {
   /* Products and convolutions as Alloy's own tiled kernels in the module
    * (cuda_codegen_gemm.c: LAUNCH_KERNEL steps), not cuBLASLt and cuDNN
-   * steps: option vendor_libs=0, and always in the HIP build. */
+   * steps, and 16-bit attention by the SIMT kernel (no PTX): option
+   * vendor_libs=0, and always in the HIP build. */
   bool portable;
+  /* 16-bit attention by the SIMT kernel though the plan is not portable:
+   * a device before sm_80, which has no mma.sync m16n8k16. */
+  bool simt_attention;
 } cuda_plan_options;
 
 /* Builds the plan of a partition every node of which cuda_op_find knows,
