@@ -220,7 +220,7 @@ $(ALLOY): $(TOOL_OBJ) $(LIB_A)
 	@$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 # The cuda backend's planner and code generator need no CUDA: the unit tests
 # link them in (tests/test_cuda_codegen.c).
-CUDA_CODEGEN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cuda/cuda_codegen.c plugins/cuda/cuda_codegen_rows.c plugins/cuda/cuda_codegen_conv.c plugins/cuda/cuda_codegen_attention.c plugins/cuda/cuda_codegen_gemm.c plugins/cuda/cuda_ops.c)
+CUDA_CODEGEN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,plugins/cuda/cuda_codegen.c plugins/cuda/cuda_codegen_rows.c plugins/cuda/cuda_codegen_conv.c plugins/cuda/cuda_codegen_attention.c plugins/cuda/cuda_codegen_gemm.c plugins/cuda/cuda_codegen_fuse.c plugins/cuda/cuda_ops.c)
 $(UNIT): $(TEST_OBJ) $(CUDA_CODEGEN_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"

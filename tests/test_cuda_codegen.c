@@ -135,6 +135,95 @@ TEST(cuda_codegen_reductions_are_rows) {
   alloy_graph_free(g);
 }
 
+/* A reduction over the trailing dims joins the pointwise work around it:
+ * RMS norm as a bfloat16 Llama exports it (to float, pow, mean, add,
+ * rsqrt, mul, to bfloat16, mul by the weight) is one kernel, a block per
+ * row; the residual add before it is stored once for the next layer, the
+ * float copy computed again in the second loop from it; the assert node
+ * does not split the group. A decomposed softmax (amax, sub, exp, sum,
+ * div) is one kernel of three loops. Short rows stay as they were. */
+TEST(cuda_codegen_row_groups_fuse_reductions) {
+  alloy_graph *g = parse(
+      "input %x: bf16[4, 8, 128]\ninput %r: bf16[4, 8, 128]\ninput %w: bf16[128]\ninput %y: f32[6, 100]\n"
+      "input %z: f32[6, 10]\n"
+      "%h = aten.add.Tensor(%x, %r) : bf16[4, 8, 128]\n"
+      "%f = aten._to_copy.default(%h, dtype=f32) : f32[4, 8, 128]\n"
+      "aten._assert_tensor_metadata.default(%f, None, None, f32)\n"
+      "%p = aten.pow.Tensor_Scalar(%f, 2) : f32[4, 8, 128]\n"
+      "%m = aten.mean.dim(%p, [-1], true) : f32[4, 8, 1]\n"
+      "%e = aten.add.Tensor(%m, 1e-06) : f32[4, 8, 1]\n"
+      "%q = aten.rsqrt.default(%e) : f32[4, 8, 1]\n"
+      "%n = aten.mul.Tensor(%f, %q) : f32[4, 8, 128]\n"
+      "%nb = aten._to_copy.default(%n, dtype=bf16) : bf16[4, 8, 128]\n"
+      "%o = aten.mul.Tensor(%w, %nb) : bf16[4, 8, 128]\n"
+      "%mx = aten.amax.default(%y, [1], true) : f32[6, 1]\n"
+      "%d = aten.sub.Tensor(%y, %mx) : f32[6, 100]\n"
+      "%ex = aten.exp.default(%d) : f32[6, 100]\n"
+      "%sm = aten.sum.dim_IntList(%ex, [1], true) : f32[6, 1]\n"
+      "%sf = aten.div.Tensor(%ex, %sm) : f32[6, 100]\n"
+      "%zs = aten.sum.dim_IntList(%z, [1], true) : f32[6, 1]\n"
+      "output %o, %h, %sf, %zs\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 3); /* RMS norm, softmax, the short sum */
+  CHECK(p.launches[0].rows && p.launches[0].n == 32 && p.launches[1].rows && p.launches[1].n == 6);
+  CHECK(p.scratch_bytes == 0); /* no temporary: %p, %m, %q and %n live in registers */
+  CHECK(count(p.source, "for (i64 j = threadIdx.x; j < 128; j += blockDim.x) {") == 2);
+  CHECK(count(p.source, "for (i64 j = threadIdx.x; j < 100; j += blockDim.x) {") == 3);
+  CHECK(strstr(p.source, "a0 = block_reduce(a0, SumOp(), sh0, (float)0);") != NULL);
+  CHECK(strstr(p.source, "a0 = a0 / (float)128;") != NULL);
+  CHECK(strstr(p.source, "a0 = block_reduce(a0, MaxOp(), sh0, a0);") != NULL);
+  CHECK(strstr(p.source, "float a0 = (float)__int_as_float(0xff800000);") != NULL);
+  CHECK(strstr(p.source, "a1 = block_reduce(a1, SumOp(), sh1, (float)0);") != NULL);
+  /* %h is stored in the first loop and read back in the second */
+  CHECK(count(p.source, "st_bf16(p2, 0 + i, v2);") == 1 && count(p.source, "float v8 = ld_bf16(p2, 0 + i);") == 1);
+  CHECK(strstr(p.source, "float v9 = (float)(v8);") != NULL); /* %f again */
+  CHECK(strstr(p.source, "float v12 = ld_bf16(p3, 0 + i2 * 1);") != NULL); /* the weight, over the last dim */
+  CHECK(strstr(p.source, "block_reduce(a, SumOp(), sh, (float)0)") != NULL); /* %zs: 10 a row, its own kernel */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* Pointwise work moves down to the node reading it, so that SiLU(gate)
+ * and the up product's mul fuse past the product between them; slices of
+ * a tensor in memory keep the group open; rotary embedding's
+ * cat([-x2, x1]) is a load from one input or the other inside the group
+ * of the muls and the add around it: neg, then one kernel. */
+TEST(cuda_codegen_visiting_order_fuses_across_products) {
+  alloy_graph *g = parse(
+      "input %x: bf16[16, 64]\ninput %wg: bf16[128, 64]\ninput %wu: bf16[128, 64]\n"
+      "input %q: f32[2, 4, 8, 16]\ninput %cos: f32[2, 1, 8, 16]\ninput %sin: f32[2, 1, 8, 16]\n"
+      "%pg = aten.permute.default(%wg, [1, 0]) : bf16[64, 128]\n"
+      "%gt = aten.mm.default(%x, %pg) : bf16[16, 128]\n"
+      "%sg = aten.sigmoid.default(%gt) : bf16[16, 128]\n%s = aten.mul.Tensor(%gt, %sg) : bf16[16, 128]\n"
+      "%pu = aten.permute.default(%wu, [1, 0]) : bf16[64, 128]\n"
+      "%up = aten.mm.default(%x, %pu) : bf16[16, 128]\n"
+      "%o = aten.mul.Tensor(%s, %up) : bf16[16, 128]\n"
+      "%qc = aten.mul.Tensor(%q, %cos) : f32[2, 4, 8, 16]\n"
+      "%x1 = aten.slice.Tensor(%q, 3, 0, 8) : f32[2, 4, 8, 8]\n"
+      "%x2 = aten.slice.Tensor(%q, 3, 8, 16) : f32[2, 4, 8, 8]\n"
+      "%n = aten.neg.default(%x2) : f32[2, 4, 8, 8]\n"
+      "%c = aten.cat.default([%n, %x1], -1) : f32[2, 4, 8, 16]\n"
+      "%cs = aten.mul.Tensor(%c, %sin) : f32[2, 4, 8, 16]\n"
+      "%r = aten.add.Tensor(%qc, %cs) : f32[2, 4, 8, 16]\n"
+      "output %o, %r\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 5); /* mm, mm, silu * up, neg, cat + mul + mul + add */
+  CHECK(p.launches[0].kind == LAUNCH_GEMM && p.launches[1].kind == LAUNCH_GEMM);
+  CHECK(p.launches[2].kind == LAUNCH_KERNEL && p.launches[2].n == 16 * 128);
+  CHECK(p.launches[3].n == 2 * 4 * 8 * 8 && p.launches[4].n == 2 * 4 * 8 * 16);
+  /* temporaries: the two products and %n; not %s, %qc, %c or %cs */
+  CHECK(p.scratch_bytes == 2 * 4096 + 2048);
+  CHECK(strstr(p.source, "if (i3 < 8) v") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
 /* nn.Linear as torch.export writes it, permute(W) then addmm(b, x, W^T):
  * one cuBLASLt product reading W transposed in place, the bias as the
  * epilogue; the relu after it a kernel reading D. */
@@ -194,8 +283,9 @@ TEST(cuda_codegen_product_alignment_follows_views) {
 }
 
 /* The rest of a transformer's front: embedding (a gather kernel), arange
- * (a generator of the linear index), cat (copies into slices), layer norm
- * (a block per row writing y, mean and rstd). */
+ * (a generator of the linear index), cat (one kernel, each element loaded
+ * from the input it falls in), layer norm (a block per row writing y, mean
+ * and rstd). */
 TEST(cuda_codegen_embedding_cat_layer_norm) {
   alloy_graph *g = parse(
       "input %w: f32[100, 16]\n"
@@ -212,10 +302,13 @@ TEST(cuda_codegen_embedding_cat_layer_norm) {
   for (int i = 0; i < h->graph_num_nodes(g); i++) CHECK(cuda_node_unsupported(h, h->graph_node(g, i)) == NULL);
   cuda_plan p;
   CHECK_OK(cuda_plan_build(h, g, NULL, NULL, &p));
-  REQUIRE(p.nlaunches == 5); /* embedding, arange, two copies, layer norm */
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 4); /* embedding, arange, cat, layer norm */
   CHECK(p.launches[0].n == 160 && !p.launches[0].rows);
-  CHECK(p.launches[4].rows && p.launches[4].n == 20);
+  CHECK(p.launches[2].n == 320 && !p.launches[2].rows);
+  CHECK(strstr(p.source, "if (i1 < 5) v0 = (float)ld_f32(p0, 0 + i0 * 80 + (i1 - 0) * 16 + i2 * 1);") != NULL);
+  CHECK(strstr(p.source, "else v0 = (float)ld_f32(p0, 0 + i0 * 80 + (i1 - 5) * 16 + i2 * 1);") != NULL);
+  CHECK(p.launches[3].rows && p.launches[3].n == 20);
   CHECK(strstr(p.source, "row >= 0 && row < 100") != NULL);
   CHECK(strstr(p.source, "((i64)1LL))) * (i64)i") != NULL);
   CHECK(strstr(p.source, "rsqrt(") != NULL);
@@ -433,6 +526,20 @@ static void rtc_compiles_every_kind(const rtc *r) {
                "input %x: f16[2, 16, 32]\ninput %w: f16[32]\ninput %c: f16[32]\n"
                  "%y, %mu, %rs = aten.native_layer_norm.default(%x, [32], %w, %c, 1e-5) : "
                  "f16[2, 16, 32], f16[2, 16, 1], f16[2, 16, 1]\noutput %y\n");
+  rtc_compiles(r, /* row groups: RMS norm, and a decomposed softmax in float64 */
+               "input %x: bf16[4, 8, 128]\ninput %w: bf16[128]\ninput %y: f64[6, 100]\n"
+                 "%f = aten._to_copy.default(%x, dtype=f32) : f32[4, 8, 128]\n"
+                 "%p = aten.pow.Tensor_Scalar(%f, 2) : f32[4, 8, 128]\n%m = aten.mean.dim(%p, [-1], true) : f32[4, 8, 1]\n"
+                 "%q = aten.rsqrt.default(%m) : f32[4, 8, 1]\n%n = aten.mul.Tensor(%f, %q) : f32[4, 8, 128]\n"
+                 "%o = aten.mul.Tensor(%w, %n) : f32[4, 8, 128]\n"
+                 "%mx = aten.amin.default(%y, [1], true) : f64[6, 1]\n%d = aten.sub.Tensor(%y, %mx) : f64[6, 100]\n"
+                 "%sm = aten.sum.dim_IntList(%d, [1], true) : f64[6, 1]\n%sf = aten.div.Tensor(%d, %sm) : f64[6, 100]\n"
+                 "output %o, %m, %sf\n");
+  rtc_compiles(r, /* a cat inside a group (rotary embedding) */
+               "input %q: f16[2, 4, 8, 16]\ninput %sin: f16[2, 1, 8, 16]\n"
+                 "%x1 = aten.slice.Tensor(%q, 3, 0, 8) : f16[2, 4, 8, 8]\n%x2 = aten.slice.Tensor(%q, 3, 8, 16) : f16[2, 4, 8, 8]\n"
+                 "%n = aten.neg.default(%x2) : f16[2, 4, 8, 8]\n%c = aten.cat.default([%n, %x1], -1) : f16[2, 4, 8, 16]\n"
+                 "%cs = aten.mul.Tensor(%c, %sin) : f16[2, 4, 8, 16]\noutput %cs\n");
   static const char attention16[] =
       "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
       "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"

@@ -561,6 +561,18 @@ int cg_kernel_param(kernel *k, int base) {
   return k->nbases++;
 }
 
+void cg_index_split(kernel *k) {
+  if (k->index_split) return;
+  /* from the last dim (a broadcast operand reads only some of them) */
+  cg_put(&k->body, "    i64 r = i;\n");
+  for (int d = k->rank - 1; d >= 0; d--) {
+    if (d > 0)
+      cg_put(&k->body, "    [[maybe_unused]] i64 i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d], k->sizes[d]);
+    else cg_put(&k->body, "    [[maybe_unused]] i64 i0 = r;\n");
+  }
+  k->index_split = true;
+}
+
 /* The element offset of tensor t at the kernel's index, as C text: the
  * linear index when t is laid out as the iteration shape, else the sum of
  * the per-dim indices times t's strides (broadcast dims right-aligned). */
@@ -575,18 +587,7 @@ void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap) {
     snprintf(buf, cap, "%" PRId64 " + i", t->offset);
     return;
   }
-  if (!k->index_split) {
-    /* the per-dim indices, from the last dim (a broadcast operand reads
-     * only some of them) */
-    cg_put(&k->body, "    i64 r = i;\n");
-    for (int d = k->rank - 1; d >= 0; d--) {
-      if (d > 0)
-        cg_put(&k->body, "    [[maybe_unused]] i64 i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d],
-               k->sizes[d]);
-      else cg_put(&k->body, "    [[maybe_unused]] i64 i0 = r;\n");
-    }
-    k->index_split = true;
-  }
+  cg_index_split(k);
   size_t len = (size_t)snprintf(buf, cap, "%" PRId64, t->offset);
   int lead = k->rank - t->rank;
   for (int d = 0; d < t->rank && len < cap; d++) {
@@ -599,7 +600,7 @@ void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap) {
 /* Loads tensor t (plan tensor `id`, or -1) into a register of the kernel;
  * its number. A tensor is loaded once per kernel. */
 int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id) {
-  for (int i = 0; id >= 0 && i < k->nloaded; i++)
+  for (int i = k->load_floor; id >= 0 && i < k->nloaded; i++)
     if (k->loaded[i] == id) return k->loaded_var[i];
   int p = cg_kernel_param(k, t->base);
   if (p < 0) return -1;
@@ -616,7 +617,9 @@ void cg_kernel_store(kernel *k, const cuda_tensor *t, int var) {
   int p = cg_kernel_param(k, t->base);
   char off[512];
   cg_offset_text(k, t, off, sizeof off);
-  cg_put(&k->body, "    st_%s(p%d, %s, v%d);\n", cg_dtype_tag(t->dtype), p, off, var);
+  /* once a row in a row group: every thread holds the value, one writes it */
+  cg_put(&k->body, "    %sst_%s(p%d, %s, v%d);\n", k->row_group && !k->in_loop ? "if (threadIdx.x == 0) " : "",
+         cg_dtype_tag(t->dtype), p, off, var);
 }
 
 /* Appends kernel k to the module and a launch of it to the plan. */
@@ -657,6 +660,7 @@ int cg_custom_kernel(builder *b, const char *def, int nbases) {
 
 void cg_kernel_finish(builder *b, kernel *k) {
   cuda_plan *p = b->plan;
+  cg_row_close(k);
   int id = kernel_seen(b, k, p->nkernels);
   if (id < 0) {
     id = p->nkernels++;
@@ -829,11 +833,29 @@ static alloy_dtype compute_dtype(builder *b, const alloy_node *n, const cuda_op 
   return tiers_result(&ts);
 }
 
+static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op);
+
 /* The register of value v inside kernel k of group gid: a register the
- * group computed, or a load of the tensor holding it. */
+ * group computed, or a load of the tensor holding it. In a row group a
+ * register of an earlier loop is out of scope: the value is read back
+ * where it was stored, else computed again here. */
 int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v) {
   vinfo *vi = cg_val(b, v);
-  if (vi->group == gid && vi->var >= 0) return vi->var;
+  if (vi->group == gid && vi->var >= 0) {
+    if (!k->row_group || vi->row_scope || vi->phase == k->phase) return vi->var;
+    if (vi->tensor < 0 && vi->node) {
+      const cuda_op *op = cuda_op_find(b->host->node_op_name(vi->node));
+      if (op && op->fuse) {
+        int r = op->fuse(b, k, gid, vi->node);
+        if (r >= 0) vi->var = r, vi->phase = k->phase, vi->row_scope = !k->in_loop;
+        return r;
+      }
+      if (op && op->kind != CUDA_OP_REDUCE) {
+        emit_node(b, k, gid, vi->node, op);
+        return b->err ? -1 : vi->var;
+      }
+    }
+  }
   if (vi->tensor < 0) {
     cg_fail(b, NULL, "value %s is read before it is computed", b->host->value_name(v));
     return -1;
@@ -904,6 +926,7 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
   vinfo *vi = cg_val(b, out);
   vi->group = gid;
   vi->var = v;
+  vi->phase = k->phase, vi->row_scope = k->row_group && !k->in_loop;
 }
 
 /* ---- the plan ----------------------------------------------------------------*/
@@ -962,13 +985,30 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   }
   /* Which values a group must store: read by a node of another group (or a
    * view, or a fill), or an output. Groups are runs of consecutive
-   * pointwise nodes over one shape; pass 1 numbers them. */
-  int *group_of = malloc(sizeof *group_of * (size_t)(nn ? nn : 1));
-  if (!group_of) return free(b.vals), h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-  int ngroups = 0;
-  int64_t gsizes[CUDA_MAX_RANK];
-  int grank = -1;
+   * pointwise nodes over one shape, or row groups (cuda_codegen_fuse.c):
+   * such a run with reductions over its trailing dims and the nodes of
+   * the kept shape after them. Pass 1 numbers them; nred_of[g] is a row
+   * group's count of reduced dims (0: pointwise), gfull its full shape.
+   * The passes visit the nodes in the order ord (cg_node_order); a view
+   * whose input is in memory already leaves the open group open
+   * (group_of -2). */
+  int *group_of = malloc(sizeof *group_of * (size_t)(nn ? nn : 1) * 3);
+  int64_t(*gfull)[CUDA_MAX_RANK] = malloc(sizeof *gfull * (size_t)(nn ? nn : 1));
+  if (!group_of || !gfull)
+    return free(group_of), free(gfull), free(b.vals), h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  int *nred_of = group_of + (nn ? nn : 1), *ord = group_of + 2 * (nn ? nn : 1);
   for (int i = 0; i < nn; i++) {
+    const alloy_node *n = h->graph_node(g, i);
+    if (h->node_num_outputs(n) < 1) continue;
+    vinfo *vi = cg_val(&b, h->node_output(n, 0));
+    vi->node = n, vi->at = i;
+  }
+  if (!cg_node_order(&b, nn, ord)) cg_fail(&b, NULL, "out of memory");
+  int ngroups = 0;
+  int64_t gsizes[CUDA_MAX_RANK], kept[CUDA_MAX_RANK];
+  int grank = -1;
+  for (int at = 0; at < nn && !b.err; at++) {
+    const int i = ord[at];
     const alloy_node *n = h->graph_node(g, i);
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
     if (!op) {
@@ -981,18 +1021,42 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       break;
     }
     group_of[i] = -1;
-    if (op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL && !op->fuse) { /* kernels of their own */
-      grank = -1;
+    if (op->kind == CUDA_OP_NOP) continue; /* no outputs: the group goes on */
+    if (op->kind == CUDA_OP_VIEW) {
+      const alloy_value *x[1];
+      if (grank >= 0 && cg_tensor_operands(h, n, x, 1) == 1 && cg_val(&b, x[0])->group != ngroups - 1)
+        group_of[i] = -2;
+      else grank = -1;
+      continue;
+    }
+    int nred = 0;
+    const bool red = cg_row_reduction(&b, n, op, &nred);
+    int cat = op->fuse == cg_fuse_cat ? cg_cat_groupable(&b, n, grank >= 0 ? ngroups - 1 : -1) : 1;
+    if (cat == 0) grank = -1; /* starts a group */
+    if ((!red && op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL && !op->fuse) || cat < 0) {
+      grank = -1; /* kernels of their own */
       continue;
     }
     const alloy_value *out = h->node_output(n, 0);
     for (int d = 0; d < h->value_rank(out); d++)
       if (!h->value_size(out, d, &(int64_t){0})) cg_fail(&b, n, "symbolic sizes reach compile");
-    if (grank < 0 || !same_sizes(h, out, gsizes, grank)) {
+    const int open = ngroups - 1;
+    if (red) { /* joins the run over its input's shape, making it a row group */
+      const alloy_value *x[1];
+      cg_tensor_operands(h, n, x, 1);
+      if (grank < 0 || !same_sizes(h, x[0], gsizes, grank) || (nred_of[open] && nred_of[open] != nred)) {
+        grank = h->value_rank(x[0]);
+        for (int d = 0; d < grank; d++) h->value_size(x[0], d, &gsizes[d]);
+        ngroups++;
+      }
+      nred_of[ngroups - 1] = nred;
+      for (int d = 0; d < grank; d++) kept[d] = d < grank - nred ? gsizes[d] : 1;
+    } else if (grank < 0 || !(same_sizes(h, out, gsizes, grank) || (nred_of[open] && same_sizes(h, out, kept, grank)))) {
       grank = h->value_rank(out);
       for (int d = 0; d < grank; d++) h->value_size(out, d, &gsizes[d]);
-      ngroups++;
+      nred_of[ngroups++] = 0;
     }
+    memcpy(gfull[ngroups - 1], gsizes, sizeof *gsizes * (size_t)grank);
     group_of[i] = ngroups - 1;
     cg_val(&b, out)->group = ngroups - 1;
   }
@@ -1016,11 +1080,13 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   /* Pass 2: emit. */
   kernel k;
   int open = -1;
-  for (int i = 0; i < nn && !b.err; i++) {
+  for (int at = 0; at < nn && !b.err; at++) {
+    const int i = ord[at];
     const alloy_node *n = h->graph_node(g, i);
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
+    if (op->kind == CUDA_OP_NOP) continue;
     const alloy_value *out = h->node_output(n, 0);
-    if (group_of[i] != open && open >= 0) cg_kernel_finish(&b, &k), open = -1;
+    if (group_of[i] != open && group_of[i] != -2 && open >= 0) cg_kernel_finish(&b, &k), open = -1;
     if (op->kind == CUDA_OP_VIEW) {
       const alloy_value *in[1];
       if (cg_tensor_operands(h, n, in, 1) != 1 || cg_val(&b, in[0])->tensor < 0) {
@@ -1047,20 +1113,25 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       vo->tensor = b.ntensors++;
       continue;
     }
-    if (op->kind == CUDA_OP_NOP) continue;
     short_name(h, n, b.what, sizeof b.what);
-    if (op->emit) { /* a step of its own (cuda_codegen_rows.c and the like) */
+    if (op->emit && group_of[i] < 0) { /* a step of its own (cuda_codegen_rows.c and the like) */
       op->emit(&b, n, op);
       continue;
     }
     if (group_of[i] != open) {
-      int64_t sizes[CUDA_MAX_RANK];
-      int rank = h->value_rank(out);
-      for (int d = 0; d < rank; d++) h->value_size(out, d, &sizes[d]);
-      cg_kernel_begin(&k, sizes, rank);
       open = group_of[i];
+      int rank = h->value_rank(out); /* a row group's kept and full shapes have the same */
+      cg_kernel_begin(&k, gfull[open], rank);
+      if (nred_of[open]) cg_row_begin(&k, gfull[open], rank, nred_of[open]);
     }
-    if (!op->fuse) {
+    if (k.row_group) { /* a row group: a loop over the row, or once a row */
+      if (op->kind == CUDA_OP_REDUCE) label_node(h, &k, n);
+      else if (same_sizes(h, out, k.full, k.rank)) cg_row_loop(&k);
+      else cg_row_close(&k);
+    }
+    if (op->kind == CUDA_OP_REDUCE) {
+      cg_row_reduce(&b, &k, open, n, op);
+    } else if (!op->fuse) {
       emit_node(&b, &k, open, n, op);
     } else {
       label_node(h, &k, n);
@@ -1069,6 +1140,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       vinfo *vf = cg_val(&b, out);
       vf->group = open;
       vf->var = v;
+      vf->phase = k.phase, vf->row_scope = k.row_group && !k.in_loop;
     }
     plan->nfused_nodes++;
     vinfo *vo = cg_val(&b, out);
@@ -1102,6 +1174,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     cg_emit_copy(&b, &src, &dst);
   }
   free(group_of);
+  free(gfull);
   free(b.vals);
   free(b.tensors);
   for (int i = 0; i < b.nseen; i++) free(b.seen[i].body);

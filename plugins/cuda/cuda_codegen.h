@@ -38,6 +38,10 @@ typedef struct vinfo {
   int var;    /* its register in that group's kernel */
   int output; /* the partition output it is written to directly, or -1 */
   bool stored; /* read outside its group: written to memory */
+  const alloy_node *node; /* the node computing it (a row group computes it again) */
+  int at;                 /* that node's index in the graph (when node is set) */
+  int phase;              /* the kernel's phase var was computed in (kernel.phase) */
+  bool row_scope;         /* var lives for the whole row, not one loop (kernel.in_loop) */
 } vinfo;
 
 typedef struct builder {
@@ -70,6 +74,19 @@ typedef struct kernel {
   char what[36];    /* the fused nodes, short ("add+mul+2"); empty: builder.what */
   int nwhat;        /* nodes in what */
   text body;
+  /* A row group (cuda_codegen_fuse.c): reductions over the trailing dims
+   * with the pointwise work before, between and after them, a block per
+   * row. sizes is then the kept shape (the reduced dims 1); loops over a
+   * row's elements iterate the full shape. */
+  bool row_group, in_loop;
+  int phase;                    /* bumped at each loop's start and end */
+  int64_t full[CUDA_MAX_RANK];  /* the full shape */
+  int64_t kept[CUDA_MAX_RANK];  /* the kept shape */
+  int64_t cols;                 /* elements a row */
+  size_t loop_at;               /* where the open loop's text starts (accumulators go before) */
+  int load_floor;               /* loaded[] before this index belong to the row, not the loop */
+  bool row_split;               /* the row's per-dim indices are declared */
+  int nacc;                     /* reductions written (their accumulators' names) */
 } kernel;
 
 /* ---- cuda_codegen.c ------------------------------------------------------ */
@@ -94,6 +111,9 @@ int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id);
 int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v);
 void cg_kernel_store(kernel *k, const cuda_tensor *t, int var);
 void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap);
+/* Declares the kernel's per-dim indices i0.. (of k->sizes) from its
+ * linear index i, once. */
+void cg_index_split(kernel *k);
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst);
 const char *cg_dtype_tag(alloy_dtype t);
 const char *cg_reg_type(alloy_dtype t);
@@ -127,6 +147,40 @@ cuda_launch *cg_add_launch(builder *b);
 void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_plan *pre,
                      const cuda_plan_options *opts);
 alloy_error *cg_builder_finish(builder *b, cuda_plan *p);
+
+/* The dims reduction node n reduces of its input (rank dims): mask[d]. */
+void cg_reduced_dims(builder *b, const alloy_node *n, const cuda_op *op, int rank, bool *mask);
+
+/* ---- cuda_codegen_fuse.c: row groups ---------------------------------------*/
+
+/* Whether reduction node n can join a row group: a sum, mean, amax or amin
+ * of floats over its input's trailing *nred dims, kept (keepdim), rows of
+ * at least 64 elements. */
+bool cg_row_reduction(builder *b, const alloy_node *n, const cuda_op *op, int *nred);
+/* Starts row group kernel k over full shape full (rank dims, the last nred
+ * reduced): call after cg_kernel_begin. */
+void cg_row_begin(kernel *k, const int64_t *full, int rank, int nred);
+/* Opens a loop over the row's elements, unless one is open. */
+void cg_row_loop(kernel *k);
+/* Closes the open loop, if any: what follows is computed once a row. */
+void cg_row_close(kernel *k);
+/* Writes reduction node n into row group kernel k of group gid (its input
+ * read in a loop, its result a register of the row). */
+void cg_row_reduce(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op);
+
+/* The order the plan visits the graph's nn nodes in (ord, nn entries):
+ * the graph's, with each pointwise node moved down to just before its
+ * first reader when that reader is pointwise work of the same shape, so
+ * that work a product or a view sits between fuses (SiLU(gate) * up
+ * after both products). Every node's operands still come first. */
+bool cg_node_order(builder *b, int nn, int *ord);
+/* How cat node n may join fused group `open` (-1: none): 1 it joins, 0 it
+ * starts a group (an input is computed in the open one), -1 it is a step
+ * of its own (cg_emit_cat). */
+int cg_cat_groupable(builder *b, const alloy_node *n, int open);
+/* cat inside a fused group (cuda_op.fuse): each element loaded from the
+ * input its index along dim falls in. */
+int cg_fuse_cat(builder *b, void *k, int gid, const alloy_node *n);
 
 /* ---- cuda_codegen_gemm.c: Alloy's own product and convolution kernels ---- */
 

@@ -37,9 +37,9 @@ static void dims_offset(text *body, const cuda_tensor *t, const int *dims, int n
       len += (size_t)snprintf(off + len, cap - len, " + %s%d * %" PRId64, pfx, i, t->strides[dims[i]]);
 }
 
-/* The dims node n reduces of its input x (mask), from "dim": a list (None
- * or empty: every dim), or one int (softmax). */
-static void reduced_dims(builder *b, const alloy_node *n, const cuda_op *op, int rank, bool *mask) {
+/* cuda_codegen.h. From "dim": a list (None or empty: every dim), or one
+ * int (softmax). */
+void cg_reduced_dims(builder *b, const alloy_node *n, const cuda_op *op, int rank, bool *mask) {
   const alloy_host_api *h = b->host;
   const alloy_arg *a = cg_arg_named(h, n, "dim");
   bool all = !a || h->arg_type(a) == ALLOY_ARG_TYPE_NONE ||
@@ -68,7 +68,7 @@ void cg_emit_reduce(builder *b, const alloy_node *n, const cuda_op *op) {
   if (ot < 0) return;
   const cuda_tensor x = b->tensors[vi->tensor], y = b->tensors[ot];
   bool mask[CUDA_MAX_RANK];
-  reduced_dims(b, n, op, x.rank, mask);
+  cg_reduced_dims(b, n, op, x.rank, mask);
   int outer[CUDA_MAX_RANK], inner[CUDA_MAX_RANK], no = 0, ni = 0;
   int64_t rows = 1, cols = 1;
   for (int d = 0; d < x.rank; d++) {

@@ -129,7 +129,7 @@ static const cuda_op ops[] = {
      * (a gather of table rows), cat (copies into slices of the output) */
     {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true, .emit = cg_emit_layer_norm},
     {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1, .emit = cg_emit_embedding},
-    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat},
+    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat, .fuse = cg_fuse_cat},
     {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1, .emit = cg_emit_index},
     {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1, .emit = cg_emit_scan},
     /* attention: one flash-style kernel (cuda_codegen_attention.c) */
