@@ -132,15 +132,17 @@ $(HIPRTC_HELPER): tests/rtc/hiprtc_compile.c
 	@$(CC) $(CFLAGS) -o $@ $< -ldl
 endif
 # The hip backend: the cuda backend's sources again, built against HIP's
-# headers (plugins/cuda/gpu_port.h maps the CUDA names onto HIP's), without
-# cuBLASLt and cuDNN, which are NVIDIA's; it opens libamdhip64 with dlopen,
-# so it loads (as "no device") on machines without an AMD GPU.
+# headers (plugins/cuda/gpu_port.h maps the CUDA names onto HIP's), its
+# products through hipBLASLt (cuda_blas.c again, blas_port.h mapping
+# cuBLASLt's names) and its convolutions through MIOpen (miopen_dnn.c in
+# place of cuda_dnn.c, which is cuDNN's). It opens libamdhip64, hipBLASLt
+# and MIOpen with dlopen, so it loads (as "no device") on machines without
+# an AMD GPU, and runs without the two libraries, which are not in Debian.
 HIP_INCLUDE ?= /usr/include
 ifneq ($(wildcard $(HIP_INCLUDE)/hip/hip_runtime_api.h),)
 HIP_SO  = $(BUILD)/lib/alloy/liballoy-hip.so
 all: $(HIP_SO)
-HIP_OBJ = $(patsubst %.c,$(BUILD)/obj/hip/%.o,$(filter-out plugins/cuda/cuda_blas.c plugins/cuda/cuda_dnn.c,\
-            $(wildcard plugins/cuda/*.c)))
+HIP_OBJ = $(patsubst %.c,$(BUILD)/obj/hip/%.o,$(filter-out plugins/cuda/cuda_dnn.c,$(wildcard plugins/cuda/*.c)))
 $(BUILD)/obj/hip/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC    $< (hip)"
@@ -149,8 +151,28 @@ $(HIP_SO): $(HIP_OBJ) $(KT_A)
 	@mkdir -p $(dir $@)
 	@echo "  LD    $@"
 	@$(CC) -shared -o $@ $^ $(LDFLAGS) $(PLUGIN_LIBS) -ldl
+# Its library code needs no GPU: tests/test_hip_vendor.c links the hip
+# objects of cuda_blas.c and miopen_dnn.c and drives them against fake
+# libhipblaslt.so and libMIOpen.so (tests/hip/: they log the calls they
+# get), found through $ROCM_PATH as BUILD/tests/hip/rocm; rocm-old holds
+# fakes each lacking one entry point.
+$(BUILD)/obj/tests/test_hip_vendor.o: CFLAGS += -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE)
+$(UNIT): $(patsubst %,$(BUILD)/obj/hip/plugins/cuda/%.o,cuda_blas miopen_dnn cuda_api)
+HIP_FAKES = $(patsubst %,$(BUILD)/tests/hip/%,rocm/lib/libhipblaslt.so rocm/lib/libMIOpen.so \
+              rocm-old/lib/libhipblaslt.so rocm-old/lib/libMIOpen.so)
+all: $(HIP_FAKES)
+$(BUILD)/tests/hip/rocm-old/%: HIP_FAKE_FLAGS = -DFAKE_LEAVE_OUT
+$(BUILD)/tests/hip/%/libhipblaslt.so: tests/hip/fake_hipblaslt.c tests/hip/fake_log.h plugins/cuda/rocm_api.h
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (fake$(if $(HIP_FAKE_FLAGS), without one entry point))"
+	@$(CC) $(CFLAGS) -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE) $(HIP_FAKE_FLAGS) -shared -o $@ $< $(LDFLAGS)
+$(BUILD)/tests/hip/%/libMIOpen.so: tests/hip/fake_miopen.c tests/hip/fake_log.h plugins/cuda/rocm_api.h
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (fake$(if $(HIP_FAKE_FLAGS), without one entry point))"
+	@$(CC) $(CFLAGS) -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE) $(HIP_FAKE_FLAGS) -shared -o $@ $< $(LDFLAGS)
 else
 $(info hip backend not built: no $(HIP_INCLUDE)/hip/hip_runtime_api.h (Debian's libamdhip64-dev))
+TEST_SRC := $(filter-out tests/test_hip_vendor.c,$(TEST_SRC))
 endif
 $(BUILD)/obj/plugin/plugins/cpu/%.o: PLUGIN_CFLAGS += -isystem $(LLVM_INCLUDE)
 # attention's softmax exponentials are written to vectorize

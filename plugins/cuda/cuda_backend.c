@@ -174,23 +174,35 @@ static alloy_error *open_device(alloy_backend *be, int i) {
   CU(be, cuCtxSetCurrent(d->ctx));
   CU(be, cuStreamCreate(&d->queue, CU_STREAM_NON_BLOCKING));
   CU(be, cuStreamCreate(&d->copies, CU_STREAM_NON_BLOCKING));
-#if GPU_HAS_VENDOR_LIBS
-  /* without cuBLASLt the products stay on the next backend */
+  /* The BLAS and DNN libraries, opened whatever the option vendor_libs
+   * (the option may change after open). CUDA: without cuBLASLt the
+   * products, without cuDNN the convolutions stay on the next backend.
+   * HIP: hipBLASLt and MIOpen are loaded where a machine has them; without
+   * one, its kind of op runs on Alloy's own kernels (plan_options). */
   const char *why = cuda_blas_open(&d->blas, d->blas_why, sizeof d->blas_why);
   if (why && why != d->blas_why) snprintf(d->blas_why, sizeof d->blas_why, "%s", why);
-  /* without cuDNN the convolutions stay on the next backend */
   why = cuda_dnn_open(&d->dnn, d->dnn_why, sizeof d->dnn_why);
   if (why && why != d->dnn_why) snprintf(d->dnn_why, sizeof d->dnn_why, "%s", why);
-#else
-  /* products and convolutions run on Alloy's own kernels (plan_options) */
-  snprintf(d->blas_why, sizeof d->blas_why, "%s: no hipBLASLt in this build: products are Alloy's own kernels",
-           GPU_NAME);
-  snprintf(d->dnn_why, sizeof d->dnn_why, "%s: no MIOpen in this build: convolutions are Alloy's own kernels",
-           GPU_NAME);
-#endif
-#if GPU_HAS_VENDOR_LIBS
+  char msg[640];
+#if defined(ALLOY_GPU_HIP) /* which library runs which ops, for `alloy backends` with ALLOY_LOG=0 */
+  if (d->blas) {
+    size_t v = cuda_blas_version(d->blas); /* hipBLASLt's: MAJOR * 100000 + MINOR * 100 + PATCH */
+    snprintf(msg, sizeof msg, "device %d: products through hipBLASLt %zu.%zu.%zu", i, v / 100000, v / 100 % 1000,
+             v % 100);
+  } else {
+    snprintf(msg, sizeof msg, "device %d: products on Alloy's own kernels: %s", i, d->blas_why);
+  }
+  be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
   if (d->dnn) {
-    char msg[640];
+    size_t v = cuda_dnn_version(d->dnn);
+    snprintf(msg, sizeof msg, "device %d: convolutions through MIOpen %zu.%zu.%zu from %s", i, v / 10000,
+             v / 100 % 100, v % 100, cuda_dnn_path(d->dnn));
+  } else {
+    snprintf(msg, sizeof msg, "device %d: convolutions on Alloy's own kernels: %s", i, d->dnn_why);
+  }
+  be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
+#else
+  if (d->dnn) {
     size_t v = cuda_dnn_version(d->dnn);
     snprintf(msg, sizeof msg, "device %d: cuDNN %zu.%zu.%zu from %s", i, v / 10000, v / 100 % 100, v % 100,
              cuda_dnn_path(d->dnn));
@@ -207,10 +219,8 @@ static void close_devices(alloy_backend *be) {
     be->api.cuCtxSetCurrent(d->ctx);
     if (d->queue) be->api.cuStreamDestroy(d->queue);
     if (d->copies) be->api.cuStreamDestroy(d->copies);
-#if GPU_HAS_VENDOR_LIBS
     if (d->blas) cuda_blas_close(d->blas);
     if (d->dnn) cuda_dnn_close(d->dnn);
-#endif
     be->api.cuDevicePrimaryCtxRelease(d->dev);
   }
   be->ndev = 0;
@@ -220,7 +230,7 @@ static alloy_error *cuda_backend_open(const alloy_host_api *host, alloy_backend 
   alloy_backend *be = calloc(1, sizeof *be);
   if (!be) return host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   be->host = host;
-  be->vendor_libs = GPU_HAS_VENDOR_LIBS; /* the HIP build has none: always its own kernels */
+  be->vendor_libs = true; /* the libraries where found (HIP: each missing one's ops on Alloy's kernels) */
   char buf[256];
   const char *why = cuda_api_open(&be->api, buf, sizeof buf);
   int count = 0;
@@ -309,6 +319,8 @@ static double product_peak(const alloy_backend *be, alloy_dtype t, bool portable
   return t == ALLOY_F32 ? simt : 12.0 * simt;
 }
 
+static cuda_plan_options plan_options(const alloy_backend *be);
+
 /* A node's cost on the roofline: the bytes it reads and writes at the
  * device's bandwidth (a view moves none). Fusion makes a group cheaper
  * than the sum; the estimate errs high, as a lone node is. */
@@ -327,8 +339,10 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
       continue;
     }
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
-    /* with the portable kernels, products and convolutions need no library */
-    const bool portable = !be->vendor_libs;
+    /* with the portable kernels, products and convolutions need no library
+     * (vendor_libs=0; HIP: also the kind whose library is missing) */
+    const cuda_plan_options po = plan_options(be);
+    const bool portable = op->kind == CUDA_OP_CONV ? po.portable_conv : po.portable_gemm;
     if (op->kind == CUDA_OP_GEMM && !portable && !be->devs[0].blas) {
       if (h->claims_reject) h->claims_reject(claims, i, be->devs[0].blas_why);
       continue;
@@ -407,10 +421,8 @@ static void variant_free(alloy_backend *be, cuda_variant *v) {
   if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
   free(v->graph_ptr);
   pthread_mutex_destroy(&v->graph_lock);
-#if GPU_HAS_VENDOR_LIBS
   for (int i = 0; v->gemms && i < v->plan.nlaunches; i++) cuda_gemm_free(v->gemms[i]);
   for (int i = 0; v->convs && i < v->plan.nlaunches; i++) cuda_conv_free(v->convs[i]);
-#endif
   free(v->gemms);
   free(v->convs);
   if (v->module) be->api.cuModuleUnload(v->module);
@@ -441,10 +453,20 @@ static uint64_t source_hash(const char *s, size_t n) {
   return h;
 }
 
-/* The plan options the backend's options give. */
+/* The plan options the backend's options give: with vendor_libs=0 every
+ * product and convolution is Alloy's own kernel. With vendor_libs=1 the
+ * HIP build also takes its own kernel for each kind of op whose library
+ * (hipBLASLt, MIOpen) the machine lacks, open_device having logged why;
+ * the CUDA build leaves those ops unclaimed instead (cuda_claim). */
 static cuda_plan_options plan_options(const alloy_backend *be) {
-  return (cuda_plan_options){.portable = !be->vendor_libs,
-                             .simt_attention = !GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8};
+  const bool own = !be->vendor_libs;
+  cuda_plan_options po = {.portable = own, .portable_gemm = own, .portable_conv = own,
+                          .simt_attention = !GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8};
+#if defined(ALLOY_GPU_HIP)
+  po.portable_gemm = own || !be->devs[0].blas;
+  po.portable_conv = own || !be->devs[0].dnn;
+#endif
+  return po;
 }
 
 /* Plans exe's partition for layout (or takes over *planned) and loads its module: the cubin given
@@ -487,26 +509,22 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
     if (l->kind == LAUNCH_GEMM) {
       uint64_t ws = 0;
       l->gemm.allow_tf32 = be->allow_tf32;
-#if GPU_HAS_VENDOR_LIBS
       char why[512];
       /* with gemm_benchmark, the fastest of the heuristic's first eight */
       const cuda_tuning tune = {.api = &be->api, .stream = d->copies, .candidates = 8, .runs = 5};
       const char *no = d->blas ? cuda_gemm_plan(d->blas, &l->gemm, (uint64_t)32 << 20,
                                                 be->gemm_tuning ? &tune : NULL, &v->gemms[i], &ws, why, sizeof why)
                                : d->blas_why;
-#else
-      const char *no = d->blas_why;
-#endif
       if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
       if (ws > v->workspace) v->workspace = ws;
       continue;
     }
     if (l->kind == LAUNCH_DNN) {
-      /* a cuDNN plan (64 MiB of workspace at most); once it fuses the
-       * bias, the kernel the plan carries to add it has nothing to do */
+      /* a cuDNN (HIP: MIOpen) plan (64 MiB of workspace at most); once it
+       * fuses the bias, the kernel the plan carries to add it has nothing
+       * to do */
       uint64_t ws = 0;
       l->conv.allow_tf32 = be->allow_tf32 || be->cudnn_tf32;
-#if GPU_HAS_VENDOR_LIBS
       char why[640];
       bool fused = false;
       /* with cudnn_benchmark, the fastest of cuDNN's first four engines */
@@ -523,10 +541,6 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
         cuda_conv_describe(v->convs[i], msg, sizeof msg);
         be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
       }
-#else
-      const char *no = d->dnn_why;
-      if (no) e = be->host->error_new(ALLOY_ERR_DECLINED, no);
-#endif
       if (ws > v->workspace) v->workspace = ws;
       continue;
     }
@@ -745,7 +759,6 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
                                const CUdeviceptr *ptr, CUdeviceptr scratch, CUstream stream) {
   const cuda_plan *p = &var->plan;
   const cuda_launch *l = &p->launches[i];
-#if GPU_HAS_VENDOR_LIBS
   if (l->kind == LAUNCH_GEMM) {
     CUdeviceptr at[GEMM_OPERANDS] = {0};
     size_t es = alloy_dtype_size(l->gemm.dtype);
@@ -767,11 +780,6 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
                                    scratch + p->scratch_bytes, var->workspace, stream, why, sizeof why);
     return no ? be->host->error_new(ALLOY_ERR_INTERNAL, no) : NULL;
   }
-#else
-  (void)scratch; /* the products' and convolutions' workspace */
-  if (l->kind == LAUNCH_GEMM || l->kind == LAUNCH_DNN) /* declined at compile (open_device) */
-    return be->host->error_new(ALLOY_ERR_INTERNAL, l->kind == LAUNCH_GEMM ? d->blas_why : d->dnn_why);
-#endif
   if (l->n == 0) return NULL;
   void *params[66];
   CUdeviceptr vals[64];
@@ -1100,11 +1108,17 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
  *               0-9% on resnet50 and squeezenet1_1, bench/results);
  *   gemm_benchmark  each product's algorithm the fastest of the cuBLASLt
  *               heuristic's first eight, timed at compile;
- *   vendor_libs  products through cuBLASLt and convolutions through cuDNN
- *               (1, the CUDA build's default), or 0: Alloy's own tiled
- *               kernels, generated into the plan's module
- *               (cuda_codegen_gemm.c) as the HIP build always runs them;
- *               the HIP build, which has no vendor library, refuses 1. */
+ *   vendor_libs  1 (the default): products through cuBLASLt and
+ *               convolutions through cuDNN; the HIP build's through
+ *               hipBLASLt and MIOpen where the machine has them, and each
+ *               kind whose library is missing on Alloy's own kernels. 0:
+ *               Alloy's own tiled kernels for every product and
+ *               convolution, generated into the plan's module
+ *               (cuda_codegen_gemm.c), in both builds.
+ * In the HIP build allow_tf32 leaves products exact (hipBLASLt's xf32 is
+ * not used) and lets MIOpen take FFT and Winograd solutions for float32
+ * convolutions, as cudnn_allow_tf32 does; the benchmark options time
+ * hipBLASLt's algorithms and MIOpen's solutions as they time NVIDIA's. */
 static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, const char *value) {
   bool *flag = !strcmp(key, "allow_tf32")         ? &be->allow_tf32
                : !strcmp(key, "cudnn_allow_tf32") ? &be->cudnn_tf32
@@ -1124,9 +1138,6 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
     snprintf(msg, sizeof msg, GPU_NAME ": option %s takes 0 or 1, not '%.40s'", key, value);
     return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, msg);
   }
-  if (flag == &be->vendor_libs && value[0] == '1' && !GPU_HAS_VENDOR_LIBS)
-    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, GPU_NAME ": option vendor_libs=1: this build loads "
-                               "no vendor BLAS or DNN library (products and convolutions are Alloy's own kernels)");
   *flag = (value[0] == '1') != (flag == &be->no_graphs);
   return NULL;
 }

@@ -17,20 +17,29 @@
  * Precision as PyTorch's CUDA matmuls: f16 and bf16 multiply on tensor
  * cores and accumulate in f32 (CUBLAS_COMPUTE_32F, scale type float); f32 is
  * exact (CUBLAS_COMPUTE_32F) unless the caller allows TF32.
+ *
+ * The HIP build compiles this file against hipBLASLt, whose matmul API
+ * mirrors cuBLASLt's: blas_port.h maps the names and enum values, and the
+ * few things hipBLASLt lacks (a status-name function, alignment
+ * preferences, TF32) are left out under its BLAS_HAS_* switches. The
+ * row-major swap, the epilogues and the precision above are the same
+ * there (f32 is always exact); nothing of it has run on an AMD GPU yet
+ * (docs/backends/hip.md).
  */
 #include "plugins/cuda/cuda_api.h"
 #include "plugins/cuda/cuda_blas.h"
 
-#include <cublasLt.h>
+#include "plugins/cuda/blas_port.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The cublasLt.h entry points called, bound by name from the library. */
+/* The cublasLt.h entry points called, bound by name from the library (the
+ * HIP build: their hipBLASLt namesakes, blas_port.h). */
 #define CUDA_BLAS_FUNCTIONS(X)                                                                  \
-  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtGetStatusName)        \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) BLAS_OWN_FUNCTIONS(X)           \
   X(cublasLtMatmul) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)                 \
   X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)                            \
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                         \
@@ -42,7 +51,7 @@
 struct cuda_blas {
   void *lib;               /* dlopen handle, closed by cuda_blas_close */
   cublasLtHandle_t handle; /* destroyed by cuda_blas_close */
-  size_t version;          /* cublasLtGetVersion() */
+  size_t version;          /* cublasLtGetVersion() (HIP: hipblasLtGetVersion's) */
   CUDA_BLAS_FUNCTIONS(CUDA_BLAS_FIELD)
 };
 
@@ -63,32 +72,60 @@ struct cuda_gemm {
 #define BLAS_ROW(name) CUDA_SYMBOL(struct cuda_blas, name)
 static const cuda_symbol blas_symbols[] = {CUDA_BLAS_FUNCTIONS(BLAS_ROW)};
 
+/* The status's name, for sentences. */
+static const char *status_name(const cuda_blas *b, cublasStatus_t st) {
+#if BLAS_HAS_STATUS_NAME
+  return b->cublasLtGetStatusName(st);
+#else /* hipBLASLt has no such entry point: blas_port.h names them */
+  (void)b;
+  return blas_status_name(st);
+#endif
+}
+
 const char *cuda_blas_open(cuda_blas **out, char *why, size_t cap) {
   *out = NULL;
   cuda_blas *b = calloc(1, sizeof *b);
-  if (!b) return "out of memory opening cuBLASLt";
-  /* the library matching the header first (13); 12's matmul API is the same */
-  static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
-  b->lib = cuda_library_open(names, 3, "libcublasLt.so");
+  if (!b) return "out of memory opening " BLAS_NAME;
+  b->lib = blas_library_open();
   if (!b->lib) {
     free(b);
-    return "libcublasLt.so not found (set CUDA_HOME to the CUDA toolkit)";
+    return BLAS_NOT_FOUND;
   }
   const char *missing = cuda_library_bind(b, b->lib, blas_symbols, sizeof blas_symbols / sizeof *blas_symbols);
   if (missing) {
-    snprintf(why, cap, "libcublasLt.so has no %s: it is older than CUDA 12", missing);
+    snprintf(why, cap, BLAS_LIBRARY " has no %s: " BLAS_TOO_OLD, missing);
     dlclose(b->lib);
     free(b);
     return why;
   }
   cublasStatus_t st = b->cublasLtCreate(&b->handle);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    snprintf(why, cap, "cublasLtCreate failed: %s", b->cublasLtGetStatusName(st));
+    snprintf(why, cap, CUDA_STR(cublasLtCreate) " failed: %s", status_name(b, st));
     dlclose(b->lib);
     free(b);
     return why;
   }
+#if !defined(ALLOY_GPU_HIP)
   b->version = b->cublasLtGetVersion();
+#else
+  /* hipblasLtGetVersion takes the handle; before 0.7 the type enums'
+   * values were hipBLASLt's own, which the declarations here do not
+   * follow */
+  int v = 0;
+  st = b->hipblasLtGetVersion(b->handle, &v);
+  b->version = st == HIPBLAS_STATUS_SUCCESS && v > 0 ? (size_t)v : 0;
+  if (b->version < BLAS_MIN_VERSION) {
+    if (st != HIPBLAS_STATUS_SUCCESS)
+      snprintf(why, cap, "hipblasLtGetVersion failed: %s", status_name(b, st));
+    else
+      snprintf(why, cap, BLAS_LIBRARY " is hipBLASLt %d.%d.%d: this build follows the types of 0.7 and later",
+               v / 100000, v / 100 % 1000, v % 100);
+    b->cublasLtDestroy(b->handle);
+    dlclose(b->lib);
+    free(b);
+    return why;
+  }
+#endif
   *out = b;
   return NULL;
 }
@@ -127,7 +164,7 @@ typedef struct blas_operand {
 static bool operand_ok(blas_operand *o, char *why, size_t cap) {
   if (o->cols == 1 && o->ld < o->rows) o->ld = o->rows;
   if (o->ld < o->rows) {
-    snprintf(why, cap, "cuBLASLt needs %s's row stride %lld to be at least its row length %lld",
+    snprintf(why, cap, BLAS_NAME " needs %s's row stride %lld to be at least its row length %lld",
              o->name, (long long)o->ld, (long long)o->rows);
     return false;
   }
@@ -187,15 +224,17 @@ static cublasStatus_t heuristic(const cuda_blas *b, const cuda_gemm *g, const un
     st = b->cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in,
                                            sizeof stand_in);
   }
-  /* cuBLASLt's A is our B and its B our A; without C, D stands in for it */
-  const uint32_t a = align[GEMM_B], bb = align[GEMM_A], c = align[g->has_c ? GEMM_C : GEMM_D], d = align[GEMM_D];
   cublasLtMatmulPreference_t pref = NULL;
   if (st == CUBLAS_STATUS_SUCCESS) st = b->cublasLtMatmulPreferenceCreate(&pref);
   set_pref(b, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace, &st);
+#if BLAS_HAS_ALIGNMENT_PREFS /* hipBLASLt's heuristic takes no alignment (blas_port.h) */
+  /* cuBLASLt's A is our B and its B our A; without C, D stands in for it */
+  const uint32_t a = align[GEMM_B], bb = align[GEMM_A], c = align[g->has_c ? GEMM_C : GEMM_D], d = align[GEMM_D];
   set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a, sizeof a, &st);
   set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &bb, sizeof bb, &st);
   set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &c, sizeof c, &st);
   set_pref(b, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &d, sizeof d, &st);
+#endif
   int got = 0;
   memset(results, 0, (size_t)want * sizeof *results);
   if (st == CUBLAS_STATUS_SUCCESS)
@@ -285,17 +324,19 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
   switch (desc->dtype) {
   case ALLOY_F32:
     type = CUDA_R_32F;
+#if BLAS_HAS_TF32 /* hipBLASLt's xf32 is not used: float32 stays exact there (blas_port.h) */
     if (desc->allow_tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+#endif
     break;
   case ALLOY_F16: type = CUDA_R_16F; break;
   case ALLOY_BF16: type = CUDA_R_16BF; break;
   default:
-    snprintf(why, cap, "cuBLASLt products take float32, float16 or bfloat16, not %s",
+    snprintf(why, cap, BLAS_NAME " products take float32, float16 or bfloat16, not %s",
              alloy_dtype_name(desc->dtype));
     return why;
   }
   if (desc->m < 1 || desc->n < 1 || desc->k < 1 || desc->batch < 1 || desc->batch > INT32_MAX) {
-    snprintf(why, cap, "a product of m %lld, n %lld, k %lld, batch %lld is empty or too big for cuBLASLt",
+    snprintf(why, cap, "a product of m %lld, n %lld, k %lld, batch %lld is empty or too big for " BLAS_NAME,
              (long long)desc->m, (long long)desc->n, (long long)desc->k, (long long)desc->batch);
     return why;
   }
@@ -330,7 +371,7 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
   }
 
   cuda_gemm *g = calloc(1, sizeof *g);
-  if (!g) return "out of memory planning a cuBLASLt product";
+  if (!g) return "out of memory planning a " BLAS_NAME " product";
   g->b = b;
   pthread_mutex_init(&g->lock, NULL);
   g->alpha = (float)desc->alpha;
@@ -341,14 +382,14 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
   g->c_in_place_ok = oc.ld == n && (desc->batch == 1 || oc.stride == m * n);
 
   const int32_t batch = (int32_t)desc->batch;
-  const char *step = "cublasLtMatrixLayoutCreate";
+  const char *step = CUDA_STR(cublasLtMatrixLayoutCreate); /* hipblasLt... on HIP */
   cublasStatus_t st = make_layout(b, &g->la, type, &ob, batch);
   if (st == CUBLAS_STATUS_SUCCESS) st = make_layout(b, &g->lb, type, &oa, batch);
   if (st == CUBLAS_STATUS_SUCCESS) st = make_layout(b, &g->ld, type, &od, batch);
   if (st == CUBLAS_STATUS_SUCCESS && g->has_c) st = make_layout(b, &g->lc, type, &oc, batch);
 
   if (st == CUBLAS_STATUS_SUCCESS) {
-    step = "cublasLtMatmulDescCreate";
+    step = CUDA_STR(cublasLtMatmulDescCreate);
     st = b->cublasLtMatmulDescCreate(&g->op, compute, CUDA_R_32F);
   }
   const int32_t trans_first = desc->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -366,7 +407,7 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
     set_op(b, g->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type, &st);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
-    snprintf(why, cap, "%s failed: %s", step, b->cublasLtGetStatusName(st));
+    snprintf(why, cap, "%s failed: %s", step, status_name(b, st));
     cuda_gemm_free(g);
     return why;
   }
@@ -402,11 +443,11 @@ const char *cuda_gemm_plan(cuda_blas *b, const cuda_gemm_desc *desc, uint64_t ma
     char what[160];
     describe(desc, what, sizeof what);
     if (st == CUBLAS_STATUS_SUCCESS) st = CUBLAS_STATUS_NOT_SUPPORTED;
-    snprintf(why, cap, "cuBLASLt has no algorithm for %s%s%s within %llu bytes of workspace (%s)", what,
+    snprintf(why, cap, BLAS_NAME " has no algorithm for %s%s%s within %llu bytes of workspace (%s)", what,
              desc->bias || c_is_bias ? " with a bias" : "",
              desc->activation == 1 ? " and relu" : desc->activation == 2 ? " and gelu" : "",
              (unsigned long long)max_workspace,
-             b->cublasLtGetStatusName(st));
+             status_name(b, st));
     cuda_gemm_free(g);
     return why;
   }
@@ -435,11 +476,11 @@ int cuda_gemm_tuned(const cuda_gemm *g) { return g->tuned; }
  * says so. */
 static bool pointer_ok(CUdeviceptr ptr, const char *name, char *why, size_t cap) {
   if (ptr == 0) {
-    snprintf(why, cap, "the cuBLASLt product's %s is a null pointer", name);
+    snprintf(why, cap, "the " BLAS_NAME " product's %s is a null pointer", name);
     return false;
   }
   if (ptr % CUDA_BLAS_ALIGNMENT) {
-    snprintf(why, cap, "the cuBLASLt product's %s at 0x%llx is not %d-byte aligned", name,
+    snprintf(why, cap, "the " BLAS_NAME " product's %s at 0x%llx is not %d-byte aligned", name,
              (unsigned long long)ptr, CUDA_BLAS_ALIGNMENT);
     return false;
   }
@@ -455,12 +496,12 @@ const char *cuda_gemm_run(cuda_blas *b, const cuda_gemm *g, CUdeviceptr a, CUdev
   if (ok && g->workspace) ok = pointer_ok(workspace, "workspace", why, cap);
   if (!ok) return why;
   if (workspace_bytes < g->workspace) {
-    snprintf(why, cap, "the cuBLASLt product needs %llu bytes of workspace, given %llu",
+    snprintf(why, cap, "the " BLAS_NAME " product needs %llu bytes of workspace, given %llu",
              (unsigned long long)g->workspace, (unsigned long long)workspace_bytes);
     return why;
   }
   if (g->has_c && c == d && !g->c_in_place_ok)
-    return "cuBLASLt writes D over C only when C is laid out as D (ldc n, stride_c m*n)";
+    return BLAS_NAME " writes D over C only when C is laid out as D (ldc n, stride_c m*n)";
   /* the planned algorithm when every pointer is as aligned as it assumes */
   const CUdeviceptr ptrs[GEMM_OPERANDS] = {a, bm, g->has_c || g->c_is_bias ? c : d, d, g->c_is_bias ? c : bias};
   bool aligned = true;
@@ -481,7 +522,7 @@ const char *cuda_gemm_run(cuda_blas *b, const cuda_gemm *g, CUdeviceptr a, CUdev
     st = matmul(b, g, algo, a, bm, c, d, workspace, workspace_bytes, stream);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
-    snprintf(why, cap, "cublasLtMatmul failed: %s", b->cublasLtGetStatusName(st));
+    snprintf(why, cap, CUDA_STR(cublasLtMatmul) " failed: %s", status_name(b, st));
     return why;
   }
   return NULL;

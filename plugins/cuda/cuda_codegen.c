@@ -964,6 +964,8 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
                              const cuda_plan_options *opts, cuda_plan *plan) {
   memset(plan, 0, sizeof *plan);
   builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable,
+               .portable_gemm = opts && (opts->portable || opts->portable_gemm),
+               .portable_conv = opts && (opts->portable || opts->portable_conv),
                .simt_attention = opts && (opts->portable || opts->simt_attention)};
   int nn = h->graph_num_nodes(g), ni = h->graph_num_inputs(g), no = h->graph_num_outputs(g);
   b.cap_vals = 64;
@@ -1194,6 +1196,8 @@ void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_pla
   memset(b, 0, sizeof *b);
   memset(p, 0, sizeof *p);
   b->host = h, b->plan = p, b->portable = opts && opts->portable;
+  b->portable_gemm = opts && (opts->portable || opts->portable_gemm);
+  b->portable_conv = opts && (opts->portable || opts->portable_conv);
   b->simt_attention = opts && (opts->portable || opts->simt_attention);
   b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
   p->nkernels = pre->nkernels;

@@ -304,7 +304,7 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
     c->dilation[d] = lifted ? 1 : dil[k];
     if (!lifted) k++;
   }
-  if (b->portable) { /* Alloy's own kernel, reading x and writing y where they are */
+  if (b->portable_conv) { /* Alloy's own kernel, reading x and writing y where they are */
     cuda_tensor wk = inner_packed(wp) ? *wp : readable(b, wp);
     if (b->err || wk.base < 0) return (void)cg_fail(b, n, "out of memory");
     cg_conv_kernel(b, n, xp, &wk, bp, &y, st, pad, dil, cg_int_arg(h, n, "groups", 1), l.what);

@@ -312,7 +312,7 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
   else
     snprintf(l.what, sizeof l.what, "%.12s %" PRId64 "x%" PRId64 "x%" PRId64 "%s", b->what, g->m, g->n, g->k,
              g->trans_b ? "t" : "");
-  if (b->portable) /* the same product as Alloy's own kernel (cuda_codegen_gemm.c) */
+  if (b->portable_gemm) /* the same product as Alloy's own kernel (cuda_codegen_gemm.c) */
     return cg_gemm_kernel(b, n, &l);
   cuda_launch *slot = cg_add_launch(b);
   if (!slot) return;

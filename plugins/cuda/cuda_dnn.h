@@ -3,7 +3,9 @@
  * API, which the cuda backend opens with dlopen like the driver and
  * cuBLASLt (cuda_api.h, cuda_blas.h): the plugin links against no CUDA
  * library and loads where there is none; without cuDNN its convolutions
- * stay on the next backend, and claims say why.
+ * stay on the next backend, and claims say why. The HIP build implements
+ * this interface with MIOpen instead (miopen_dnn.c); what follows is
+ * cuda_dnn.c's cuDNN.
  *
  * Where cuDNN is looked for, first found wins: $ALLOY_CUDNN_PATH (a folder
  * holding libcudnn.so.9, or the library's own path), $CUDNN_PATH/lib (the

@@ -9,8 +9,10 @@
  *                   CUDA C source of their kernels (no driver calls: unit
  *                   tested on machines without a GPU); cuda_codegen_rows.c
  *                   the other steps (reductions, norms, gathers, products)
- *   cuda_blas.c     matrix products through cuBLASLt
- *   cuda_dnn.c      convolutions through cuDNN's graph API;
+ *   cuda_blas.c     matrix products through cuBLASLt (HIP: hipBLASLt,
+ *                   blas_port.h, rocm_api.h)
+ *   cuda_dnn.c      convolutions through cuDNN's graph API; the HIP build's
+ *                   miopen_dnn.c through MIOpen, behind the same cuda_dnn.h;
  *                   cuda_codegen_conv.c plans them, and the pooling and
  *                   batch norm kernels
  *   cuda_backend.c  the plugin: devices, buffers, queues, events, compile
@@ -223,13 +225,20 @@ typedef struct cuda_layout {
   const alloy_tensor *outputs; /* its outputs */
 } cuda_layout;
 
-/* How a plan is made, from the backend's options (cuda_backend_set_option). */
+/* How a plan is made, from the backend's options (cuda_backend_set_option)
+ * and the libraries found. All fields in. */
 typedef struct cuda_plan_options {
-  /* Products and convolutions as Alloy's own tiled kernels in the module
-   * (cuda_codegen_gemm.c: LAUNCH_KERNEL steps), not cuBLASLt and cuDNN
-   * steps, and 16-bit attention by the SIMT kernel (no PTX): option
-   * vendor_libs=0, and always in the HIP build. */
+  /* Everything portable: products and convolutions as Alloy's own tiled
+   * kernels in the module (cuda_codegen_gemm.c: LAUNCH_KERNEL steps), not
+   * library steps (cuBLASLt and cuDNN, HIP: hipBLASLt and MIOpen), and
+   * 16-bit attention by the SIMT kernel (no PTX): option vendor_libs=0. */
   bool portable;
+  /* Products alone as Alloy's own kernels though the plan is not portable:
+   * the HIP build on a machine without hipBLASLt. */
+  bool portable_gemm;
+  /* Convolutions alone as Alloy's own kernels: the HIP build without
+   * MIOpen. */
+  bool portable_conv;
   /* 16-bit attention by the SIMT kernel though the plan is not portable:
    * a device before sm_80, which has no mma.sync m16n8k16. */
   bool simt_attention;

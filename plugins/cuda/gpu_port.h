@@ -15,9 +15,10 @@
  * wavefront of 64 on CDNA, 32 or 64 on RDNA: the generated code asks the
  * compiler, __AMDGCN_WAVEFRONT_SIZE), shuffles without masks, half
  * conversions through _Float16 instead of PTX, and no mma.sync (16-bit
- * attention takes the SIMT kernel there). cuBLASLt and cuDNN are NVIDIA's:
- * the HIP build has neither (products and convolutions go to the next
- * backend until hipBLASLt, MIOpen or Alloy's own kernels are wired).
+ * attention takes the SIMT kernel there). The libraries differ too:
+ * cuBLASLt's names map onto hipBLASLt's in blas_port.h, and the HIP build
+ * compiles miopen_dnn.c (MIOpen) where the CUDA build compiles cuda_dnn.c
+ * (cuDNN), both behind cuda_dnn.h.
  */
 #ifndef ALLOY_GPU_PORT_H
 #define ALLOY_GPU_PORT_H
@@ -32,7 +33,6 @@
 #define GPU_INIT_CALL "cuInit"      /* the runtime's first call, for "no device" reasons */
 #define GPU_INIT_HINT ""
 #define GPU_DEVICE_KIND "CUDA"
-#define GPU_HAS_VENDOR_LIBS 1       /* cuBLASLt and cuDNN (cuda_blas.c, cuda_dnn.c) */
 #define GPU_ARCH_OPTION "--gpu-architecture=" /* then the device's architecture, "sm_90" */
 #define GPU_RTC_OPTIONS CUDA_NVRTC_OPTIONS     /* the rest (cuda_internal.h) */
 #define GPU_HAS_MMA_SYNC 1                     /* PTX mma.sync (sm_80 on): 16-bit attention's kernel */
@@ -50,7 +50,6 @@
 #define GPU_INIT_CALL "hipInit"
 #define GPU_INIT_HINT " (no AMD GPU here, or no access to /dev/kfd)"
 #define GPU_DEVICE_KIND "HIP"
-#define GPU_HAS_VENDOR_LIBS 0
 #define GPU_ARCH_OPTION "--offload-arch=" /* then the gcnArchName, "gfx90a:sramecc+:xnack-" */
 #define GPU_RTC_OPTIONS HIP_RTC_OPTIONS   /* the rest (cuda_internal.h) */
 #define GPU_HAS_MMA_SYNC 0
