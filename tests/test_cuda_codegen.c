@@ -170,8 +170,8 @@ TEST(cuda_codegen_row_groups_fuse_reductions) {
   REQUIRE(p.nlaunches == 3); /* RMS norm, softmax, the short sum */
   CHECK(p.launches[0].rows && p.launches[0].n == 32 && p.launches[1].rows && p.launches[1].n == 6);
   CHECK(p.scratch_bytes == 0); /* no temporary: %p, %m, %q and %n live in registers */
-  CHECK(count(p.source, "for (i64 j = threadIdx.x; j < 128; j += blockDim.x) {") == 2);
-  CHECK(count(p.source, "for (i64 j = threadIdx.x; j < 100; j += blockDim.x) {") == 3);
+  CHECK(count(p.source, "for (int j = threadIdx.x; j < 128; j += 256) {") == 2);
+  CHECK(count(p.source, "for (int j = threadIdx.x; j < 100; j += 256) {") == 3);
   CHECK(strstr(p.source, "a0 = block_reduce(a0, SumOp(), sh0, (float)0);") != NULL);
   CHECK(strstr(p.source, "a0 = a0 / (float)128;") != NULL);
   CHECK(strstr(p.source, "a0 = block_reduce(a0, MaxOp(), sh0, a0);") != NULL);

@@ -788,7 +788,8 @@ static alloy_error *step_issue(alloy_backend *be, cuda_device *d, const cuda_var
   params[l->nbases] = &n;
   unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]}, block = l->block;
   if (!block) { /* grid-stride: a block per row, or 256 elements a block, at most 16 blocks an SM */
-    int64_t blocks = l->rows ? n : (n + 255) / 256, cap = (int64_t)d->sms * 16;
+    int64_t each = 256 * (int64_t)(l->per_thread > 1 ? l->per_thread : 1);
+    int64_t blocks = l->rows ? n : (n + each - 1) / each, cap = (int64_t)d->sms * 16;
     grid[0] = (unsigned)(blocks < cap ? blocks : cap), grid[1] = grid[2] = 1, block = 256;
   }
   CU(be, cuLaunchKernel(var->fns[i], grid[0], grid[1] ? grid[1] : 1, grid[2] ? grid[2] : 1, block, 1, 1,

@@ -564,19 +564,31 @@ int cg_kernel_param(kernel *k, int base) {
 void cg_index_split(kernel *k) {
   if (k->index_split) return;
   /* from the last dim (a broadcast operand reads only some of them) */
-  cg_put(&k->body, "    i64 r = i;\n");
+  cg_put(&k->body, "    IDX_T r = i;\n");
   for (int d = k->rank - 1; d >= 0; d--) {
     if (d > 0)
-      cg_put(&k->body, "    [[maybe_unused]] i64 i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d], k->sizes[d]);
-    else cg_put(&k->body, "    [[maybe_unused]] i64 i0 = r;\n");
+      cg_put(&k->body, "    [[maybe_unused]] IDX_T i%d = r %% %" PRId64 "; r /= %" PRId64 ";\n", d, k->sizes[d],
+             k->sizes[d]);
+    else cg_put(&k->body, "    [[maybe_unused]] IDX_T i0 = r;\n");
   }
   k->index_split = true;
+}
+
+void cg_kernel_reach(kernel *k, const cuda_tensor *t) {
+  int64_t end = t->offset + 1;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->sizes[d] == 0) return; /* reaches nothing */
+    if (t->strides[d] < 0 || end > ((int64_t)1 << 40)) end = INT64_MAX / 2; /* never narrow */
+    else end += (t->sizes[d] - 1) * t->strides[d];
+  }
+  if (end > k->extent) k->extent = end;
 }
 
 /* The element offset of tensor t at the kernel's index, as C text: the
  * linear index when t is laid out as the iteration shape, else the sum of
  * the per-dim indices times t's strides (broadcast dims right-aligned). */
 void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap) {
+  cg_kernel_reach(k, t);
   bool same = t->rank == k->rank;
   int64_t stride = 1;
   for (int d = k->rank - 1; same && d >= 0; d--) {
@@ -626,24 +638,40 @@ void cg_kernel_store(kernel *k, const cuda_tensor *t, int var) {
 /* The kernel already written with this text (a transformer's layers make
  * the same kernels over other buffers: NVRTC compiles each once), or -1
  * after recording it as kernel id. */
-static int kernel_seen(builder *b, const kernel *k, int id) {
+static int kernel_seen(builder *b, const kernel *k, int style, int id) {
   const char *body = k->body.s ? k->body.s : "";
-  uint64_t h = 1469598103934665603ull ^ (uint64_t)k->nbases ^ ((uint64_t)k->rows << 40);
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)k->nbases ^ ((uint64_t)style << 40);
   for (const char *c = body; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
   for (int i = 0; i < b->nseen; i++)
-    if (b->seen[i].hash == h && b->seen[i].nbases == k->nbases && b->seen[i].rows == k->rows &&
+    if (b->seen[i].hash == h && b->seen[i].nbases == k->nbases && b->seen[i].style == style &&
         !strcmp(b->seen[i].body, body))
       return b->seen[i].id;
   if (cg_grow((void **)&b->seen, &b->cap_seen, b->nseen + 1, sizeof *b->seen)) {
     char *copy = strdup(body);
-    if (copy) b->seen[b->nseen++] = (seen_kernel){h, copy, k->nbases, k->rows, id};
+    if (copy) b->seen[b->nseen++] = (seen_kernel){h, copy, k->nbases, style, id};
   }
   return -1;
 }
 
+/* The index type's name in place of every IDX_T of t. */
+static void index_type_set(text *t, const char *type) {
+  size_t tl = strlen(type);
+  char *s = t->s;
+  if (!s) return;
+  size_t w = 0;
+  for (size_t r = 0; r < t->len;) {
+    if (!strncmp(s + r, "IDX_T", 5)) { /* the type is never longer than its placeholder */
+      memcpy(s + w, type, tl), w += tl, r += 5;
+    } else {
+      s[w++] = s[r++];
+    }
+  }
+  s[w] = 0, t->len = w;
+}
+
 int cg_custom_kernel(builder *b, const char *def, int nbases) {
   kernel k = {.nbases = nbases, .body = {.s = (char *)def}};
-  int id = kernel_seen(b, &k, b->plan->nkernels);
+  int id = kernel_seen(b, &k, 0, b->plan->nkernels);
   if (id >= 0) return id;
   id = b->plan->nkernels++;
   char name[16];
@@ -658,19 +686,35 @@ int cg_custom_kernel(builder *b, const char *def, int nbases) {
   return id;
 }
 
+/* Elements a thread takes each pass of a narrow kernel's grid-stride loop:
+ * independent loads in flight, as PyTorch's elementwise kernels unroll. */
+enum { KERNEL_UNROLL = 4 };
+
 void cg_kernel_finish(builder *b, kernel *k) {
   cuda_plan *p = b->plan;
   cg_row_close(k);
-  int id = kernel_seen(b, k, p->nkernels);
+  const int64_t numel = cg_numel_of(k->sizes, k->rank), lim = (int64_t)1 << 30;
+  const bool narrow = k->narrow && numel <= lim && k->extent <= lim;
+  const char *ix = narrow ? "int" : "i64";
+  index_type_set(&k->body, ix);
+  int id = kernel_seen(b, k, (k->rows ? 1 : 0) | (narrow ? 2 : 0), p->nkernels);
   if (id < 0) {
     id = p->nkernels++;
     cg_put(&b->src, "extern \"C\" __global__ void __launch_bounds__(256) k%d(", id);
     for (int i = 0; i < k->nbases; i++) cg_put(&b->src, "%schar *__restrict__ p%d", i ? ", " : "", i);
     cg_put(&b->src, "%si64 n) {\n", k->nbases ? ", " : "");
-    if (k->rows) cg_put(&b->src, "  for (i64 i = blockIdx.x; i < n; i += gridDim.x) {\n");
-    else cg_put(&b->src, "  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; "
+    if (k->rows) {
+      cg_put(&b->src, "  for (%s i = blockIdx.x; i < n; i += gridDim.x) {\n", ix);
+    } else if (narrow) {
+      cg_put(&b->src, "  for (int i%d = blockIdx.x * blockDim.x * %d + threadIdx.x; i%d < n; i%d += gridDim.x * "
+                      "blockDim.x * %d) {\n  #pragma unroll\n  for (int u = 0; u < %d; u++) {\n"
+                      "  const int i = i%d + u * blockDim.x;\n  if (i >= n) break;\n",
+             KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL);
+    } else {
+      cg_put(&b->src, "  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; "
                       "i += (i64)gridDim.x * blockDim.x) {\n");
-    cg_put(&b->src, "%s  }\n}\n", k->body.s ? k->body.s : "");
+    }
+    cg_put(&b->src, "%s  }\n%s}\n", k->body.s ? k->body.s : "", narrow && !k->rows ? "  }\n" : "");
   }
   free(k->body.s);
   k->body = (text){0};
@@ -683,8 +727,9 @@ void cg_kernel_finish(builder *b, kernel *k) {
   snprintf(l->name, sizeof l->name, "k%d", id);
   if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, k->nwhat - 3);
   else snprintf(l->what, sizeof l->what, "%s", k->nwhat ? k->what : b->what);
-  l->n = cg_numel_of(k->sizes, k->rank);
+  l->n = numel;
   l->rows = k->rows;
+  l->per_thread = narrow && !k->rows ? KERNEL_UNROLL : 1;
   l->nbases = k->nbases;
   l->bases = malloc(sizeof *l->bases * (size_t)(k->nbases ? k->nbases : 1));
   if (!l->bases) return (void)cg_fail(b, NULL, "out of memory");
@@ -701,6 +746,7 @@ void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank) {
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst) {
   kernel k;
   cg_kernel_begin(&k, dst->sizes, dst->rank);
+  k.narrow = true;
   snprintf(k.what, sizeof k.what, "copy");
   k.nwhat = 1;
   int v = cg_kernel_load(b, &k, src, -1);
@@ -1124,6 +1170,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       open = group_of[i];
       int rank = h->value_rank(out); /* a row group's kept and full shapes have the same */
       cg_kernel_begin(&k, gfull[open], rank);
+      k.narrow = true;
       if (nred_of[open]) cg_row_begin(&k, gfull[open], rank, nred_of[open]);
     }
     if (k.row_group) { /* a row group: a loop over the row, or once a row */

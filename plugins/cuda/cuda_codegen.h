@@ -26,7 +26,7 @@ typedef struct seen_kernel {
   uint64_t hash;
   char *body;
   int nbases;
-  bool rows;
+  int style; /* the loop around the body: 1 a block per row, 2 narrow (cg_kernel_finish) */
   int id;
 } seen_kernel;
 
@@ -89,6 +89,13 @@ typedef struct kernel {
   int load_floor;               /* loaded[] before this index belong to the row, not the loop */
   bool row_split;               /* the row's per-dim indices are declared */
   int nacc;                     /* reductions written (their accumulators' names) */
+  /* Index arithmetic: the plan's own kernels (groups, copies) write their
+   * index variables' type as IDX_T, which cg_kernel_finish makes int when
+   * every element they reach (extent) and n fit in 2^30, else i64: 64-bit
+   * division and modulo are many instructions on a GPU. Such a kernel
+   * takes 4 elements a thread each pass of its grid-stride loop. */
+  bool narrow;
+  int64_t extent; /* one past the largest element offset loaded or stored */
 } kernel;
 
 /* ---- cuda_codegen.c ------------------------------------------------------ */
@@ -116,6 +123,8 @@ void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap);
 /* Declares the kernel's per-dim indices i0.. (of k->sizes) from its
  * linear index i, once. */
 void cg_index_split(kernel *k);
+/* Notes the elements tensor t spans, for the kernel's index type. */
+void cg_kernel_reach(kernel *k, const cuda_tensor *t);
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst);
 const char *cg_dtype_tag(alloy_dtype t);
 const char *cg_reg_type(alloy_dtype t);

@@ -74,14 +74,15 @@ void cg_row_begin(kernel *k, const int64_t *full, int rank, int nred) {
   }
   memcpy(k->sizes, k->kept, sizeof *k->sizes * (size_t)rank);
   k->rank = rank;
-  cg_put(&k->body, "    const i64 row = i;\n");
+  cg_put(&k->body, "    const IDX_T row = i;\n");
 }
 
 void cg_row_loop(kernel *k) {
   if (k->in_loop) return;
   k->loop_at = k->body.len;
-  cg_put(&k->body, "    for (i64 j = threadIdx.x; j < %" PRId64 "; j += blockDim.x) {\n", k->cols);
-  cg_put(&k->body, "    const i64 i = row * %" PRId64 " + j;\n", k->cols);
+  /* blocks of 256 (the launch's, cuda_backend.c): a constant trip count */
+  cg_put(&k->body, "    for (IDX_T j = threadIdx.x; j < %" PRId64 "; j += 256) {\n", k->cols);
+  cg_put(&k->body, "    const IDX_T i = row * %" PRId64 " + j;\n", k->cols);
   k->in_loop = true;
   k->phase++;
   k->row_split = k->index_split, k->index_split = false;
@@ -250,6 +251,7 @@ int cg_fuse_cat(builder *b, void *kp, int gid, const alloy_node *n) {
     if (t->sizes[dim] == 0) continue;
     int p = cg_kernel_param(k, t->base);
     if (p < 0) return cg_fail(b, n, "too many tensors in one kernel"), -1;
+    cg_kernel_reach(k, t);
     char off[512];
     size_t len = (size_t)snprintf(off, sizeof off, "%" PRId64, t->offset);
     for (int d = 0; d < t->rank && len < sizeof off; d++) {

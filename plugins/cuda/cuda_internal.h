@@ -197,6 +197,7 @@ typedef struct cuda_launch {
   char what[48]; /* what it computes, for traces: "mm", "fused add+mul+2" */
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */
+  int per_thread; /* elements a thread takes each grid-stride pass (0 or 1: one) */
   /* A kernel of its own geometry (attention, convolution helpers): when
    * block is not 0, the launch is grid x block threads with shmem bytes of
    * dynamic shared memory, else the grid-stride geometry of n and rows. */
