@@ -703,18 +703,24 @@ void cg_kernel_finish(builder *b, kernel *k) {
     cg_put(&b->src, "extern \"C\" __global__ void __launch_bounds__(256) k%d(", id);
     for (int i = 0; i < k->nbases; i++) cg_put(&b->src, "%schar *__restrict__ p%d", i ? ", " : "", i);
     cg_put(&b->src, "%si64 n) {\n", k->nbases ? ", " : "");
+    const char *body = k->body.s ? k->body.s : "";
     if (k->rows) {
-      cg_put(&b->src, "  for (%s i = blockIdx.x; i < n; i += gridDim.x) {\n", ix);
+      cg_put(&b->src, "  for (%s i = blockIdx.x; i < n; i += gridDim.x) {\n%s  }\n}\n", ix, body);
     } else if (narrow) {
+      /* the unrolled copies have no branch between them, so that every
+       * copy's loads may be issued before the first copy's stores (the
+       * pointers are __restrict__); the last pass checks each element */
+      const int u = KERNEL_UNROLL;
       cg_put(&b->src, "  for (int i%d = blockIdx.x * blockDim.x * %d + threadIdx.x; i%d < n; i%d += gridDim.x * "
-                      "blockDim.x * %d) {\n  #pragma unroll\n  for (int u = 0; u < %d; u++) {\n"
-                      "  const int i = i%d + u * blockDim.x;\n  if (i >= n) break;\n",
-             KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL, KERNEL_UNROLL);
+                      "blockDim.x * %d) {\n", u, u, u, u, u);
+      cg_put(&b->src, "  if (i%d + %d * (int)blockDim.x < n) {\n  #pragma unroll\n  for (int u = 0; u < %d; u++) {\n"
+                      "  const int i = i%d + u * blockDim.x;\n%s  }\n  } else {\n", u, u - 1, u, u, body);
+      cg_put(&b->src, "  for (int u = 0; u < %d; u++) {\n  const int i = i%d + u * blockDim.x;\n  if (i >= n) break;\n"
+                      "%s  }\n  }\n  }\n}\n", u, u, body);
     } else {
       cg_put(&b->src, "  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; "
-                      "i += (i64)gridDim.x * blockDim.x) {\n");
+                      "i += (i64)gridDim.x * blockDim.x) {\n%s  }\n}\n", body);
     }
-    cg_put(&b->src, "%s  }\n%s}\n", k->body.s ? k->body.s : "", narrow && !k->rows ? "  }\n" : "");
   }
   free(k->body.s);
   k->body = (text){0};
