@@ -45,10 +45,13 @@ TEST(cuda_codegen_fuses_a_pointwise_chain) {
   CHECK(p.launches[0].n == 32);
   CHECK(p.scratch_bytes == 0);
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
-  /* x once, b once, in each of the body's two copies (the unrolled
-   * passes and the checked last one) */
-  CHECK(count(p.source, "ld_f32(p") == 2 * 2);
-  CHECK(count(p.source, "st_f32(p") == 1 * 2);
+  /* the body three times: four elements a thread by vector loads (x and
+   * the output; b, broadcast, per element), else unrolled passes and a
+   * checked last one, x and b loaded once in each */
+  CHECK(count(p.source, "ldv_f32(p") == 1 && count(p.source, "stv_f32(p") == 1);
+  CHECK(strstr(p.source, "if ((((unsigned long long)p0 & 15) | ((unsigned long long)p2 & 15)) == 0) {") != NULL);
+  CHECK(count(p.source, "ld_f32(p") == 1 + 2 * 2);
+  CHECK(count(p.source, "st_f32(p") == 0 + 1 * 2);
   CHECK(strstr(p.source, "if (i4 + 3 * (int)blockDim.x < n) {") != NULL);
   CHECK(strstr(p.source, "op_sigmoid(") != NULL);
   CHECK(strstr(p.source, "i1 * 1") != NULL); /* b: dim 1 of the iteration */

@@ -17,6 +17,7 @@
  * constants the compiler folds; an operand laid out like the iteration
  * shape is read at the thread's linear index.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -60,10 +61,19 @@ static const char prelude[] =
     "  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }\n"
     "__device__ __forceinline__ float rnd_f16(float f) { return f16_to_f32(f32_to_f16(f)); }\n"
     "__device__ __forceinline__ float rnd_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }\n"
+    /* ld_/st_ one element; ldv_/stv_ four, as one load or store of 4,
+     * 8 or 16 bytes (k a multiple of 4, p aligned to 4 elements) */
     "#define LD(name, T, R, conv) __device__ __forceinline__ R ld_##name(const char *p, i64 k) "
-    "{ return (R)conv(((const T *)p)[k]); }\n"
+    "{ return (R)conv(((const T *)p)[k]); } \\\n"
+    "  __device__ __forceinline__ void ldv_##name(const char *p, i64 k, R *o) { "
+    "struct alignas(4 * sizeof(T)) V { T x[4]; }; const V w = *(const V *)((const T *)p + k); "
+    "o[0] = (R)conv(w.x[0]); o[1] = (R)conv(w.x[1]); o[2] = (R)conv(w.x[2]); o[3] = (R)conv(w.x[3]); }\n"
     "#define ST(name, T, R, conv) __device__ __forceinline__ void st_##name(char *p, i64 k, R v) "
-    "{ ((T *)p)[k] = (T)conv(v); }\n"
+    "{ ((T *)p)[k] = (T)conv(v); } \\\n"
+    "  __device__ __forceinline__ void stv_##name(char *p, i64 k, const R *v) { "
+    "struct alignas(4 * sizeof(T)) V { T x[4]; }; V w; "
+    "w.x[0] = (T)conv(v[0]); w.x[1] = (T)conv(v[1]); w.x[2] = (T)conv(v[2]); w.x[3] = (T)conv(v[3]); "
+    "*(V *)((T *)p + k) = w; }\n"
     "#define ID(x) (x)\n"
     "#define NZ(x) ((x) != 0)\n"
     "LD(bool, unsigned char, bool, NZ) LD(u8, unsigned char, int, ID) LD(i8, signed char, int, ID)\n"
@@ -690,6 +700,91 @@ int cg_custom_kernel(builder *b, const char *def, int nbases) {
  * independent loads in flight, as PyTorch's elementwise kernels unroll. */
 enum { KERNEL_UNROLL = 4 };
 
+/* ---- four elements a thread, by vector loads ---------------------------------*/
+
+/* The dtypes whose four elements are one load of 4, 8 or 16 bytes. */
+static const struct {
+  const char *tag, *reg;
+  int size;
+} vector_tags[] = {{"bool", "bool", 1}, {"u8", "int", 1},   {"i8", "int", 1},     {"i16", "int", 2},
+                   {"i32", "int", 4},   {"f16", "float", 2}, {"bf16", "float", 2}, {"f32", "float", 4}};
+
+typedef struct vec_slot {
+  char tag[8];
+  int p, size;
+  long long off;
+  bool store;
+} vec_slot;
+
+/* Reads "<tag>(p<P>, <OFF> + i" at s; its length, or 0. */
+static size_t access_at(const char *s, char *tag, int *p, long long *off) {
+  int n = 0;
+  if (sscanf(s, "%7[a-z0-9](p%d, %lld + i%n", tag, p, off, &n) != 3 || n == 0) return 0;
+  return (size_t)n;
+}
+
+/* A narrow kernel's body with four elements a thread (k's t-th four,
+ * i = t * 4 + u): each load "ld_T(pP, OFF + i)" and store
+ * "st_T(pP, OFF + i, vV);" of a dtype above at an OFF that is a multiple
+ * of 4 becomes an element of an array filled by one ldv_ before the loop
+ * over u, or emptied by one stv_ after it; other accesses (broadcast
+ * operands, index arithmetic) stay as they are, per element. Writes the
+ * loop's text into loop, the arrays' loads and declarations into pre, the
+ * stores into post, the pointers' alignment test into check; false when
+ * no access is of that form. */
+static bool vector_text(const char *body, text *pre, text *loop, text *post, text *check) {
+  vec_slot slots[64];
+  int ns = 0;
+  for (const char *s = body; *s;) {
+    bool ld = !strncmp(s, "ld_", 3), st = !strncmp(s, "st_", 3);
+    char tag[8];
+    int p;
+    long long off;
+    size_t len = (ld || st) && (s == body || !(isalnum((unsigned char)s[-1]) || s[-1] == '_'))
+                     ? access_at(s + 3, tag, &p, &off)
+                     : 0;
+    int size = 0;
+    for (size_t t = 0; len && t < sizeof vector_tags / sizeof *vector_tags; t++)
+      if (!strcmp(vector_tags[t].tag, tag)) size = vector_tags[t].size;
+    int v = -1, m = 0;
+    if (len && ld && s[3 + len] != ')') len = 0; /* "0 + i0 * 8 ...": per-dim indices, not the element's */
+    if (len && st && !(sscanf(s + 3 + len, ", v%d);%n", &v, &m) == 1 && m > 0)) len = 0;
+    if (!len || !size || off % 4 != 0) {
+      cg_put(loop, "%c", *s++);
+      continue;
+    }
+    int k = 0;
+    while (k < ns && !(slots[k].store == st && slots[k].p == p && slots[k].off == off && !strcmp(slots[k].tag, tag))) k++;
+    if (k == ns) {
+      if (ns == 64) return false;
+      slots[ns] = (vec_slot){.p = p, .size = size, .off = off, .store = st};
+      snprintf(slots[ns].tag, sizeof slots[ns].tag, "%s", tag);
+      ns++;
+    }
+    if (ld) {
+      cg_put(loop, "L%d[u]", k);
+      s += 3 + len + 1; /* the ')' */
+    } else {
+      cg_put(loop, "S%d[u] = v%d;", k, v);
+      s += 3 + len + (size_t)m;
+    }
+  }
+  for (int k = 0; k < ns; k++) {
+    const char *reg = "float";
+    for (size_t t = 0; t < sizeof vector_tags / sizeof *vector_tags; t++)
+      if (!strcmp(vector_tags[t].tag, slots[k].tag)) reg = vector_tags[t].reg;
+    if (slots[k].store) {
+      cg_put(pre, "    %s S%d[4];\n", reg, k);
+      cg_put(post, "    stv_%s(p%d, %lld + t * 4, S%d);\n", slots[k].tag, slots[k].p, slots[k].off, k);
+    } else {
+      cg_put(pre, "    %s L%d[4];\n    ldv_%s(p%d, %lld + t * 4, L%d);\n", reg, k, slots[k].tag, slots[k].p,
+             slots[k].off, k);
+    }
+    cg_put(check, "%s((unsigned long long)p%d & %d)", k ? " | " : "", slots[k].p, 4 * slots[k].size - 1);
+  }
+  return ns > 0;
+}
+
 void cg_kernel_finish(builder *b, kernel *k) {
   cuda_plan *p = b->plan;
   cg_row_close(k);
@@ -697,7 +792,10 @@ void cg_kernel_finish(builder *b, kernel *k) {
   const bool narrow = k->narrow && numel <= lim && k->extent <= lim;
   const char *ix = narrow ? "int" : "i64";
   index_type_set(&k->body, ix);
-  int id = kernel_seen(b, k, (k->rows ? 1 : 0) | (narrow ? 2 : 0), p->nkernels);
+  text pre = {0}, loop = {0}, post = {0}, check = {0};
+  const bool vec = narrow && !k->rows && numel % 4 == 0 && k->body.s &&
+                   vector_text(k->body.s, &pre, &loop, &post, &check) && !(pre.oom || loop.oom || post.oom || check.oom);
+  int id = kernel_seen(b, k, (k->rows ? 1 : 0) | (narrow ? 2 : 0) | (vec ? 4 : 0), p->nkernels);
   if (id < 0) {
     id = p->nkernels++;
     cg_put(&b->src, "extern \"C\" __global__ void __launch_bounds__(256) k%d(", id);
@@ -711,6 +809,11 @@ void cg_kernel_finish(builder *b, kernel *k) {
        * copy's loads may be issued before the first copy's stores (the
        * pointers are __restrict__); the last pass checks each element */
       const int u = KERNEL_UNROLL;
+      if (vec) /* four elements a thread by vector loads, when every pointer is aligned for them */
+        cg_put(&b->src, "  if ((%s) == 0) {\n  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < (int)(n / 4); "
+                        "t += gridDim.x * blockDim.x) {\n%s  #pragma unroll\n  for (int u = 0; u < 4; u++) {\n"
+                        "  [[maybe_unused]] const int i = t * 4 + u;\n%s  }\n%s  }\n  return;\n  }\n",
+               check.s, pre.s ? pre.s : "", loop.s, post.s ? post.s : "");
       cg_put(&b->src, "  for (int i%d = blockIdx.x * blockDim.x * %d + threadIdx.x; i%d < n; i%d += gridDim.x * "
                       "blockDim.x * %d) {\n", u, u, u, u, u);
       cg_put(&b->src, "  if (i%d + %d * (int)blockDim.x < n) {\n  #pragma unroll\n  for (int u = 0; u < %d; u++) {\n"
@@ -722,7 +825,7 @@ void cg_kernel_finish(builder *b, kernel *k) {
                       "i += (i64)gridDim.x * blockDim.x) {\n%s  }\n}\n", body);
     }
   }
-  free(k->body.s);
+  free(k->body.s), free(pre.s), free(loop.s), free(post.s), free(check.s);
   k->body = (text){0};
   if (b->src.oom || !cg_grow((void **)&p->launches, &b->cap_launches, p->nlaunches + 1, sizeof *p->launches)) {
     cg_fail(b, NULL, "out of memory");
