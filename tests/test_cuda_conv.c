@@ -93,6 +93,51 @@ TEST(cuda_conv_block_is_a_cudnn_step_and_kernels) {
   alloy_graph_free(g);
 }
 
+/* With channels_last (the backend's default), a ResNet block keeps its
+ * activations N, H, W, C in memory: the first convolution reads the
+ * N, C, H, W input and writes a channels-last temporary, the second reads
+ * and writes channels last with its weight copied to the same layout;
+ * batch norm + add + relu walk memory order (i is the NHWC index, the
+ * channel i3, the vectors per channel), and the max pool's threads take
+ * neighbouring channels. The output is written N, C, H, W. */
+TEST(cuda_conv_channels_last_block) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %w2: f32[8, 8, 3, 3]\n"
+            "input %gamma: f32[8]\ninput %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
+            "%c1 = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 8, 8, 8]\n"
+            "%c2 = aten.convolution.default(%c1, %w2, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 8, 8, 8]\n"
+            "%bn, %bm, %bv = aten._native_batch_norm_legit_no_training.default(%c2, %gamma, %beta,"
+            " %mean, %var, 0.1, 1e-05) : f32[2, 8, 8, 8], f32[0], f32[0]\n"
+            "%s = aten.add.Tensor(%bn, %c1) : f32[2, 8, 8, 8]\n"
+            "%r = aten.relu.default(%s) : f32[2, 8, 8, 8]\n"
+            "%mp, %mi = aten.max_pool2d_with_indices.default(%r, [2, 2], [2, 2]) : f32[2, 8, 4, 4], i64[2, 8, 4, 4]\n"
+            "output %mp\n");
+  REQUIRE(g);
+  const cuda_plan_options cl = {.channels_last = true};
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &cl, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 5); /* conv, w2's copy, conv, batch norm + add + relu, max pool */
+  const cuda_conv_desc *c1 = &p.launches[0].conv, *c2 = &p.launches[2].conv;
+  CHECK(p.launches[0].kind == LAUNCH_DNN && p.launches[2].kind == LAUNCH_DNN);
+  CHECK(c1->x_strides[1] == 64 && c1->w_strides[1] == 9); /* the input and its weight as given */
+  CHECK(c1->y_strides[0] == 512 && c1->y_strides[1] == 1 && c1->y_strides[2] == 64 && c1->y_strides[3] == 8);
+  CHECK(c2->x_strides[1] == 1 && c2->y_strides[1] == 1);
+  CHECK(c2->w_strides[0] == 72 && c2->w_strides[1] == 1 && c2->w_strides[2] == 24 && c2->w_strides[3] == 8);
+  CHECK(p.bases[p.launches[1].bases[1]].kind == BASE_TEMP && p.launches[2].dbase[DNN_W] == p.launches[1].bases[1]);
+  CHECK(p.launches[3].n == 2 * 8 * 8 * 8 && p.launches[3].per_thread == 4);
+  CHECK(strstr(p.source, "ldv_f32(p") != NULL); /* c2 and c1 read in memory order, four at a time */
+  CHECK(strstr(p.source, "i3 * 1") != NULL);      /* the per-channel vectors: the innermost index */
+  CHECK(strstr(p.source, "const i64 l1 = q % 8; q /= 8;") != NULL); /* the pool: channel fastest */
+  cuda_plan_free(&p);
+  /* channels_last=0: every tensor N, C, H, W, no weight copy */
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  REQUIRE(p.nlaunches == 4);
+  CHECK(p.launches[1].conv.y_strides[1] == 64 && p.launches[1].conv.x_strides[1] == 64);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
 /* A 1-d convolution of groups over a transposed input: the input is
  * copied packed first (cuDNN's plans read packed tensors), and every
  * tensor gets a height of 1 before its last dim. No bias: no bias step. */
@@ -125,9 +170,9 @@ TEST(cuda_conv_one_dim_grouped_reads_a_packed_copy) {
   alloy_graph_free(g);
 }
 
-/* An output given channels-last: cuDNN writes a packed temporary, copied
- * out through the output's strides. */
-TEST(cuda_conv_strided_output_is_copied_out) {
+/* An output given channels last: cuDNN writes it in place, through its
+ * strides (x stays N, C, H, W: its weight is not copied). */
+TEST(cuda_conv_channels_last_output_is_written_in_place) {
   alloy_graph *g = parse("input %x: bf16[1, 4, 5, 5]\n"
                          "input %w: bf16[4, 1, 3, 3]\n"
                          "%y = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], "
@@ -142,10 +187,10 @@ TEST(cuda_conv_strided_output_is_copied_out) {
   cuda_layout layout = {in, out};
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, &layout, NULL, &p));
-  REQUIRE(p.nlaunches == 2);
-  CHECK(p.launches[0].kind == LAUNCH_DNN && p.bases[p.launches[0].dbase[DNN_Y]].kind == BASE_TEMP);
-  CHECK(p.launches[0].conv.y_strides[1] == 25); /* packed */
-  CHECK(p.launches[1].kind == LAUNCH_KERNEL && p.bases[p.launches[1].bases[1]].kind == BASE_OUTPUT);
+  REQUIRE(p.nlaunches == 1);
+  CHECK(p.launches[0].kind == LAUNCH_DNN && p.bases[p.launches[0].dbase[DNN_Y]].kind == BASE_OUTPUT);
+  CHECK(p.launches[0].conv.y_strides[1] == 1 && p.launches[0].conv.y_strides[3] == 4);
+  CHECK(p.launches[0].conv.x_strides[1] == 25 && p.launches[0].conv.w_strides[1] == 9);
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }

@@ -51,6 +51,7 @@ struct alloy_backend {
   bool allow_tf32; /* option allow_tf32: float32 products on TF32 tensor cores */
   bool cudnn_tf32; /* option cudnn_allow_tf32: float32 convolutions on TF32 tensor cores */
   bool no_graphs;  /* option graphs=0: steps are launched one by one */
+  bool row_major;  /* option channels_last=0: convolutions' results stay N, C, H, W in memory */
   bool conv_tuning; /* option cudnn_benchmark=1: each convolution's engine timed at compile */
   bool gemm_tuning; /* option gemm_benchmark=1: each product's algorithm timed at compile */
   bool vendor_libs; /* option vendor_libs: products and convolutions through cuBLASLt and cuDNN (the
@@ -461,7 +462,8 @@ static uint64_t source_hash(const char *s, size_t n) {
 static cuda_plan_options plan_options(const alloy_backend *be) {
   const bool own = !be->vendor_libs;
   cuda_plan_options po = {.portable = own, .portable_gemm = own, .portable_conv = own,
-                          .simt_attention = !GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8};
+                          .simt_attention = !GPU_HAS_MMA_SYNC || be->devs[0].cc_major < 8,
+                          .channels_last = !be->row_major};
 #if defined(ALLOY_GPU_HIP)
   po.portable_gemm = own || !be->devs[0].blas;
   po.portable_conv = own || !be->devs[0].dnn;
@@ -1095,6 +1097,11 @@ static alloy_error *cuda_queue_wait_event(alloy_backend *be, alloy_queue *q, all
 /* ---- options ------------------------------------------------------------------*/
 
 /* The options, each 0 or 1:
+ *   channels_last  1 (the default): 4-d convolutions' results, and what is
+ *               computed from them pointwise or by pooling, are laid out
+ *               N, H, W, C in memory (as Inductor's layout optimization
+ *               does): cuDNN's tensor-core engines then need no
+ *               transposes; 0: N, C, H, W;
  *   allow_tf32  float32 matrix products on TF32 tensor cores (as
  *               torch.backends.cuda.matmul.allow_tf32; off by default, as there);
  *   cudnn_allow_tf32  float32 convolutions on TF32 tensor cores (as
@@ -1124,6 +1131,7 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
   bool *flag = !strcmp(key, "allow_tf32")         ? &be->allow_tf32
                : !strcmp(key, "cudnn_allow_tf32") ? &be->cudnn_tf32
                : !strcmp(key, "graphs")           ? &be->no_graphs
+               : !strcmp(key, "channels_last")    ? &be->row_major
                : !strcmp(key, "cudnn_benchmark")  ? &be->conv_tuning
                : !strcmp(key, "gemm_benchmark")   ? &be->gemm_tuning
                : !strcmp(key, "vendor_libs")      ? &be->vendor_libs
@@ -1131,7 +1139,7 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
   if (!flag) {
     char msg[224];
     snprintf(msg, sizeof msg, GPU_NAME ": no option '%s' (the options: allow_tf32, cudnn_allow_tf32, cudnn_benchmark, "
-             "gemm_benchmark, graphs, vendor_libs)", key);
+             "channels_last, gemm_benchmark, graphs, vendor_libs)", key);
     return be->host->error_new(ALLOY_ERR_NOT_FOUND, msg);
   }
   if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
@@ -1139,7 +1147,7 @@ static alloy_error *cuda_backend_set_option(alloy_backend *be, const char *key, 
     snprintf(msg, sizeof msg, GPU_NAME ": option %s takes 0 or 1, not '%.40s'", key, value);
     return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, msg);
   }
-  *flag = (value[0] == '1') != (flag == &be->no_graphs);
+  *flag = (value[0] == '1') != (flag == &be->no_graphs || flag == &be->row_major); /* stored negated */
   return NULL;
 }
 

@@ -599,6 +599,17 @@ void cg_kernel_reach(kernel *k, const cuda_tensor *t) {
  * the per-dim indices times t's strides (broadcast dims right-aligned). */
 void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap) {
   cg_kernel_reach(k, t);
+  cuda_tensor tp;
+  if (k->permuted) { /* t's dims (aligned right, size-1 where it broadcasts) in the iteration's order */
+    tp = *t;
+    tp.rank = k->rank;
+    const int lead = k->rank - t->rank;
+    for (int d = 0; d < k->rank; d++) {
+      const int td = k->perm[d] - lead;
+      tp.sizes[d] = td >= 0 ? t->sizes[td] : 1, tp.strides[d] = td >= 0 ? t->strides[td] : 0;
+    }
+    t = &tp;
+  }
   bool same = t->rank == k->rank;
   int64_t stride = 1;
   for (int d = k->rank - 1; same && d >= 0; d--) {
@@ -849,6 +860,8 @@ void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank) {
   memset(k, 0, sizeof *k);
   k->rank = rank;
   memcpy(k->sizes, sizes, sizeof *sizes * (size_t)rank);
+  memcpy(k->lsizes, sizes, sizeof *sizes * (size_t)rank);
+  for (int d = 0; d < rank; d++) k->perm[d] = d;
 }
 
 /* A copy of tensor src into dst (same sizes): one load, one store. */
@@ -990,6 +1003,36 @@ static alloy_dtype compute_dtype(builder *b, const alloy_node *n, const cuda_op 
 
 static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const cuda_op *op);
 
+/* A group's flags (cuda_plan_build): it stores a channels-last value; it
+ * holds a node whose code reads the logical index, so its iteration is
+ * never permuted. */
+enum { GROUP_CL = 1, GROUP_UNPERMUTED = 2 };
+
+/* Marks node n's first output channels last (vinfo.cl) when it is a 4-d
+ * float convolution's (cuDNN's tensor-core engines read and write N, H,
+ * W, C without transposing), or a 4-d pointwise, batch norm or pooling
+ * result of such a value (its kernel then walks memory order). */
+static void mark_channels_last(builder *b, const alloy_node *n, const cuda_op *op) {
+  const alloy_host_api *h = b->host;
+  if (h->node_num_outputs(n) < 1) return;
+  const alloy_value *out = h->node_output(n, 0);
+  if (h->value_rank(out) != 4) return;
+  alloy_dtype t = h->value_dtype(out);
+  if (op->kind == CUDA_OP_CONV) {
+    cg_val(b, out)->cl = t == ALLOY_F32 || t == ALLOY_F16 || t == ALLOY_BF16;
+    return;
+  }
+  const bool pool = op->emit == cg_emit_max_pool || op->emit == cg_emit_avg_pool || op->emit == cg_emit_adaptive_avg_pool;
+  if (op->kind != CUDA_OP_POINTWISE && !(op->fuse && op->fuse != cg_fuse_cat) && !pool) return;
+  const alloy_value *in[16];
+  int nin = cg_tensor_operands(h, n, in, 16);
+  for (int j = 0; j < nin && j < 16; j++)
+    if (h->value_rank(in[j]) == 4 && cg_val(b, in[j])->cl) {
+      cg_val(b, out)->cl = true;
+      return;
+    }
+}
+
 /* The register of value v inside kernel k of group gid: a register the
  * group computed, or a load of the tensor holding it. In a row group a
  * register of an earlier loop is out of scope: the value is read back
@@ -1112,7 +1155,13 @@ int cg_materialize(builder *b, const alloy_value *v) {
     base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)numel * alloy_dtype_size(h->value_dtype(v)));
   }
   if (base < 0) return -1;
-  return vi->tensor = add_tensor(b, v, base, as);
+  int t = vi->tensor = add_tensor(b, v, base, as);
+  if (t >= 0 && vi->cl && vi->output < 0 && b->tensors[t].rank == 4) { /* N, H, W, C in memory */
+    cuda_tensor *ct = &b->tensors[t];
+    const int64_t C = ct->sizes[1], H = ct->sizes[2], W = ct->sizes[3];
+    ct->strides[1] = 1, ct->strides[3] = C, ct->strides[2] = W * C, ct->strides[0] = H * W * C;
+  }
+  return t;
 }
 
 alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, const cuda_layout *layout,
@@ -1121,7 +1170,8 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable,
                .portable_gemm = opts && (opts->portable || opts->portable_gemm),
                .portable_conv = opts && (opts->portable || opts->portable_conv),
-               .simt_attention = opts && (opts->portable || opts->simt_attention)};
+               .simt_attention = opts && (opts->portable || opts->simt_attention),
+               .channels_last = opts && opts->channels_last && !opts->portable && !opts->portable_conv};
   int nn = h->graph_num_nodes(g), ni = h->graph_num_inputs(g), no = h->graph_num_outputs(g);
   b.cap_vals = 64;
   while (b.cap_vals < 4 * (nn + ni + no) + 64) b.cap_vals *= 2;
@@ -1149,11 +1199,12 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
    * The passes visit the nodes in the order ord (cg_node_order); a view
    * whose input is in memory already leaves the open group open
    * (group_of -2). */
-  int *group_of = malloc(sizeof *group_of * (size_t)(nn ? nn : 1) * 3);
+  int *group_of = calloc((size_t)(nn ? nn : 1) * 4, sizeof *group_of);
   int64_t(*gfull)[CUDA_MAX_RANK] = malloc(sizeof *gfull * (size_t)(nn ? nn : 1));
   if (!group_of || !gfull)
     return free(group_of), free(gfull), free(b.vals), h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
   int *nred_of = group_of + (nn ? nn : 1), *ord = group_of + 2 * (nn ? nn : 1);
+  int *gflag = group_of + 3 * (nn ? nn : 1); /* GROUP_CL | GROUP_UNPERMUTED */
   for (int i = 0; i < nn; i++) {
     const alloy_node *n = h->graph_node(g, i);
     if (h->node_num_outputs(n) < 1) continue;
@@ -1179,6 +1230,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     group_of[i] = -1;
     if (op->kind == CUDA_OP_NOP) continue; /* no outputs: the group goes on */
+    if (b.channels_last) mark_channels_last(&b, n, op);
     if (op->kind == CUDA_OP_VIEW) {
       const alloy_value *x[1];
       if (grank >= 0 && cg_tensor_operands(h, n, x, 1) == 1 && cg_val(&b, x[0])->group != ngroups - 1)
@@ -1216,6 +1268,9 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     memcpy(gfull[ngroups - 1], gsizes, sizeof *gsizes * (size_t)grank);
     group_of[i] = ngroups - 1;
     cg_val(&b, out)->group = ngroups - 1;
+    if (cg_val(&b, out)->cl) gflag[ngroups - 1] |= GROUP_CL;
+    if (red || op->kind == CUDA_OP_FILL || op->fuse == cg_fuse_cat) /* their code reads the logical index */
+      gflag[ngroups - 1] |= GROUP_UNPERMUTED;
   }
   for (int i = 0; i < nn && !b.err; i++) {
     const alloy_node *n = h->graph_node(g, i);
@@ -1280,6 +1335,11 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       int rank = h->value_rank(out); /* a row group's kept and full shapes have the same */
       cg_kernel_begin(&k, gfull[open], rank);
       k.narrow = true;
+      if (gflag[open] == GROUP_CL && rank == 4) { /* walk memory order: N, H, W, C */
+        static const int nhwc[4] = {0, 2, 3, 1};
+        k.permuted = true;
+        for (int d = 0; d < 4; d++) k.perm[d] = nhwc[d], k.sizes[d] = k.lsizes[nhwc[d]];
+      }
       if (nred_of[open]) cg_row_begin(&k, gfull[open], rank, nred_of[open]);
     }
     if (k.row_group) { /* a row group: a loop over the row, or once a row */
@@ -1355,6 +1415,7 @@ void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_pla
   b->portable_gemm = opts && (opts->portable || opts->portable_gemm);
   b->portable_conv = opts && (opts->portable || opts->portable_conv);
   b->simt_attention = opts && (opts->portable || opts->simt_attention);
+  b->channels_last = opts && opts->channels_last && !opts->portable && !opts->portable_conv;
   b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
   p->nkernels = pre->nkernels;
   pre->source = NULL;

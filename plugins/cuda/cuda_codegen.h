@@ -42,6 +42,7 @@ typedef struct vinfo {
   int at;                 /* that node's index in the graph (when node is set) */
   int phase;              /* the kernel's phase var was computed in (kernel.phase) */
   bool row_scope;         /* var lives for the whole row, not one loop (kernel.in_loop) */
+  bool cl;                /* a 4-d temporary laid out channels last (builder.channels_last) */
 } vinfo;
 
 typedef struct builder {
@@ -52,6 +53,7 @@ typedef struct builder {
   bool portable_gemm;        /* .portable or .portable_gemm: products as tile kernels */
   bool portable_conv;        /* .portable or .portable_conv: convolutions as tile kernels */
   bool simt_attention;       /* cuda_plan_options.simt_attention, or portable: no mma.sync */
+  bool channels_last;        /* cuda_plan_options.channels_last (not with portable convolutions) */
   cuda_plan *plan;
   cuda_tensor *tensors;
   int ntensors, cap_tensors, cap_bases, cap_launches;
@@ -66,8 +68,14 @@ typedef struct builder {
 
 /* A kernel being written: its iteration shape, parameters (bases) and body. */
 typedef struct kernel {
-  int64_t sizes[CUDA_MAX_RANK];
+  int64_t sizes[CUDA_MAX_RANK]; /* the iteration's, in the order of the linear index i */
   int rank;
+  /* A permuted iteration (a channels-last group): iteration dim d is the
+   * values' dim perm[d], so that i walks memory order; lsizes are the
+   * values' (logical) sizes. Without it perm is the identity. */
+  bool permuted;
+  int perm[CUDA_MAX_RANK];
+  int64_t lsizes[CUDA_MAX_RANK];
   int bases[64], nbases;
   int nvars;
   int loaded[64], loaded_var[64], nloaded; /* tensors loaded once each */

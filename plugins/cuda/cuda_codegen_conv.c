@@ -199,15 +199,29 @@ static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy
   return NULL;
 }
 
-/* Whether t is packed row-major (a dim of size 1 may have any stride) and
- * 16-byte aligned at its offset, as cuDNN's plans assume. */
+/* Whether 4-d t is packed channels last (N, H, W, C in memory). */
+static bool channels_last(const cuda_tensor *t) {
+  if (t->rank != 4) return false;
+  static const int order[4] = {1, 3, 2, 0}; /* innermost first */
+  int64_t s = 1;
+  for (int k = 0; k < 4; k++) {
+    if (t->sizes[order[k]] != 1 && t->strides[order[k]] != s) return false;
+    s *= t->sizes[order[k]];
+  }
+  return true;
+}
+
+/* Whether t is packed row-major or, 4-d, channels last (a dim of size 1
+ * may have any stride) and 16-byte aligned at its offset, as cuDNN's
+ * plans assume. */
 static bool cudnn_reads(const cuda_tensor *t) {
   int64_t s = 1;
+  bool packed = true;
   for (int k = t->rank - 1; k >= 0; k--) {
-    if (t->sizes[k] != 1 && t->strides[k] != s) return false;
+    if (t->sizes[k] != 1 && t->strides[k] != s) packed = false;
     s *= t->sizes[k];
   }
-  return (uint64_t)t->offset * alloy_dtype_size(t->dtype) % 16 == 0;
+  return (packed || channels_last(t)) && (uint64_t)t->offset * alloy_dtype_size(t->dtype) % 16 == 0;
 }
 
 /* A packed tensor of t's sizes and dtype in a new temporary. */
@@ -222,16 +236,20 @@ static cuda_tensor temp_like(builder *b, const cuda_tensor *t) {
   return d;
 }
 
-/* t as cuDNN reads it: itself, or a packed copy (a copy kernel first). */
-static cuda_tensor readable(builder *b, const cuda_tensor *t) {
-  if (cudnn_reads(t)) return *t;
+/* A packed copy of t in a new temporary (a copy kernel first). */
+static cuda_tensor packed_copy(builder *b, const cuda_tensor *t) {
   cuda_tensor d = temp_like(b, t);
   if (d.base >= 0) cg_emit_copy(b, t, &d);
   return d;
 }
 
-/* t's sizes and packed strides into cuDNN's rank: a 1-d convolution's
- * tensors get a height of 1 before their last dim. */
+/* t as cuDNN reads it: itself, or a packed copy. */
+static cuda_tensor readable(builder *b, const cuda_tensor *t) {
+  return cudnn_reads(t) ? *t : packed_copy(b, t);
+}
+
+/* t's sizes and strides (t is as cudnn_reads says) into cuDNN's rank: a
+ * 1-d convolution's tensors get a height of 1 before their last dim. */
 static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_t *strides) {
   int k = 0;
   for (int d = 0; d < t->rank; d++) {
@@ -241,6 +259,21 @@ static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_
   int64_t s = 1;
   for (int d = rank - 1; d >= 0; d--)
     strides[d] = s, s *= sizes[d];
+  if (channels_last(t))
+    for (int d = 0; d < 4; d++) strides[d] = t->strides[d];
+}
+
+/* A channels-last copy of 4-d t in a new temporary (a weight, for a
+ * convolution whose x and y are channels last: cuDNN's engines then read
+ * all three in one layout). */
+static cuda_tensor temp_channels_last(builder *b, const cuda_tensor *t) {
+  cuda_tensor d = *t;
+  d.base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)cg_numel_of(t->sizes, 4) * alloy_dtype_size(t->dtype));
+  d.offset = 0;
+  d.strides[1] = 1, d.strides[3] = t->sizes[1], d.strides[2] = t->sizes[3] * t->sizes[1];
+  d.strides[0] = t->sizes[2] * d.strides[2];
+  if (d.base >= 0) cg_emit_copy(b, t, &d);
+  return d;
 }
 
 /* Whether t's dims after the first are packed (a weight whose every output
@@ -305,12 +338,13 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
     if (!lifted) k++;
   }
   if (b->portable_conv) { /* Alloy's own kernel, reading x and writing y where they are */
-    cuda_tensor wk = inner_packed(wp) ? *wp : readable(b, wp);
+    cuda_tensor wk = inner_packed(wp) ? *wp : packed_copy(b, wp);
     if (b->err || wk.base < 0) return (void)cg_fail(b, n, "out of memory");
     cg_conv_kernel(b, n, xp, &wk, bp, &y, st, pad, dil, cg_int_arg(h, n, "groups", 1), l.what);
     return;
   }
   cuda_tensor x = readable(b, xp), w = readable(b, wp), bias = bp ? readable(b, bp) : x;
+  if (channels_last(&x) && channels_last(&y) && !channels_last(&w) && w.base >= 0) w = temp_channels_last(b, &w);
   /* y is written in place when cuDNN can, else into a packed temporary */
   cuda_tensor yd = cudnn_reads(&y) ? y : temp_like(b, &y);
   if (b->err || x.base < 0 || w.base < 0 || yd.base < 0 || (bp && bias.base < 0))
@@ -346,11 +380,16 @@ static void plane_indices(kernel *k, const cuda_tensor *y, const cuda_tensor *co
                           const char *const *names, int nts) {
   const int r = y->rank, lead = r - 2;
   cg_put(&k->body, "    i64 q = i;\n");
+  /* a channels-last y: the channel varies fastest, so that neighbouring
+   * threads read and write neighbouring elements */
+  const bool cl = channels_last(y) && y->sizes[1] > 1;
+  if (cl) cg_put(&k->body, "    const i64 l1 = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[1], y->sizes[1]);
   cg_put(&k->body, "    const i64 ow = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[r - 1],
          y->sizes[r - 1]);
   cg_put(&k->body, "    const i64 oh = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[r - 2],
          y->sizes[r - 2]);
   for (int d = lead - 1; d >= 0; d--) {
+    if (cl && d == 1) continue;
     if (d > 0)
       cg_put(&k->body, "    const i64 l%d = q %% %" PRId64 "; q /= %" PRId64 ";\n", d, y->sizes[d],
              y->sizes[d]);
@@ -572,7 +611,7 @@ int cg_fuse_batch_norm(builder *b, void *kp, int gid, const alloy_node *n) {
     cuda_tensor pv = *pp[i]; /* the vector along dim 1, broadcast elsewhere */
     pv.rank = k->rank;
     for (int d = 0; d < k->rank; d++)
-      pv.sizes[d] = d == 1 ? k->sizes[1] : 1, pv.strides[d] = d == 1 ? pp[i]->strides[0] : 0;
+      pv.sizes[d] = d == 1 ? k->lsizes[1] : 1, pv.strides[d] = d == 1 ? pp[i]->strides[0] : 0;
     vp[i] = cg_kernel_load(b, k, &pv, -1);
   }
   int v = k->nvars++;

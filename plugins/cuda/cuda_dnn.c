@@ -298,12 +298,11 @@ static cudnnBackendDescriptor_t op_graph(build *b, const cuda_conv_desc *desc, b
   cudnnBackendDescriptor_t y = tensor(b, UID_Y, type, r, desc->y_sizes, desc->y_strides, false);
   cudnnBackendDescriptor_t cv = y, bias = NULL;
   if (with_bias) {
-    int64_t packed[5], bsizes[5], bstrides[5], s = 1;
-    for (int k = r - 1; k >= 0; k--)
-      packed[k] = s, s *= desc->y_sizes[k];
+    int64_t bsizes[5], bstrides[5];
     for (int k = 0; k < r; k++)
       bsizes[k] = k == 1 ? desc->y_sizes[1] : 1, bstrides[k] = k == 0 ? desc->y_sizes[1] : 1;
-    cv = tensor(b, UID_CONV_OUT, fl, r, desc->y_sizes, packed, true);
+    /* the convolution's float result, laid out as y (packed or channels last) */
+    cv = tensor(b, UID_CONV_OUT, fl, r, desc->y_sizes, desc->y_strides, true);
     bias = tensor(b, UID_BIAS, type, r, bsizes, bstrides, false);
   }
   cudnnBackendDescriptor_t conv = make(b, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "the convolution descriptor");

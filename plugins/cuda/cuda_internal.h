@@ -243,6 +243,11 @@ typedef struct cuda_plan_options {
   /* 16-bit attention by the SIMT kernel though the plan is not portable:
    * a device before sm_80, which has no mma.sync m16n8k16. */
   bool simt_attention;
+  /* 4-d convolutions' outputs, and what is computed from them pointwise
+   * or by pooling, laid out channels last (N, H, W, C in memory) as
+   * temporaries, so that cuDNN's tensor-core engines read and write them
+   * without transposes: option channels_last. */
+  bool channels_last;
 } cuda_plan_options;
 
 /* Builds the plan of a partition every node of which cuda_op_find knows,
