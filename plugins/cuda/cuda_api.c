@@ -35,20 +35,20 @@ const char *cuda_library_bind(void *table, void *lib, const cuda_symbol *rows, s
 
 void *cuda_library_open(const char *const *names, size_t n, const char *fallback) {
   for (size_t i = 0; i < n; i++) {
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen(names[i], CUDA_DLOPEN_FLAGS);
     if (lib) return lib;
   }
   const char *home = getenv("CUDA_HOME");
   char path[4096];
   snprintf(path, sizeof path, "%s/lib64/%s", home && *home ? home : "/usr/local/cuda", fallback);
-  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  return dlopen(path, CUDA_DLOPEN_FLAGS);
 }
 
 #if !defined(ALLOY_GPU_HIP)
 
 const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap) {
   memset(api, 0, sizeof *api);
-  api->driver_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  api->driver_lib = dlopen("libcuda.so.1", CUDA_DLOPEN_FLAGS);
   if (!api->driver_lib) return "libcuda.so.1 not found: no NVIDIA driver on this machine";
   const char *missing = cuda_library_bind(api, api->driver_lib, driver_symbols,
                                           sizeof driver_symbols / sizeof *driver_symbols);
@@ -118,11 +118,11 @@ static CUresult hip_graph_exec_update(CUgraphExec exec, CUgraph graph, CUgraphEx
 const char *cuda_api_open(cuda_api *api, char *why_buf, size_t cap) {
   memset(api, 0, sizeof *api);
   static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
-  for (size_t i = 0; i < 3 && !api->driver_lib; i++) api->driver_lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; i < 3 && !api->driver_lib; i++) api->driver_lib = dlopen(names[i], CUDA_DLOPEN_FLAGS);
   if (!api->driver_lib) {
     const char *rocm = getenv("ROCM_PATH");
     snprintf(why_buf, cap, "%s/lib/libamdhip64.so", rocm && *rocm ? rocm : "/opt/rocm");
-    api->driver_lib = dlopen(why_buf, RTLD_NOW | RTLD_LOCAL);
+    api->driver_lib = dlopen(why_buf, CUDA_DLOPEN_FLAGS);
   }
   if (!api->driver_lib) return "libamdhip64.so not found: no HIP runtime (ROCm) on this machine";
   const char *missing = cuda_library_bind(api, api->driver_lib, driver_symbols,

@@ -15,6 +15,7 @@
 #define ALLOY_CUDA_API_H
 
 #include "plugins/cuda/gpu_port.h"
+#include <dlfcn.h>
 
 /* Each entry: its CUDA name, then the HIP build's (gpu_port.h): the
  * function of libamdhip64 it is, or `adapter` where HIP's signature
@@ -64,6 +65,14 @@ typedef struct cuda_symbol {
 #define CUDA_STR_(x) #x
 #define CUDA_STR(x) CUDA_STR_(x)
 #define CUDA_SYMBOL(table, name) {CUDA_STR(name), offsetof(table, name)},
+
+/* How the GPU libraries are opened: never unloaded, even by the last
+ * dlclose. A profiler (CUPTI, under torch.profiler or nsys) hooks the
+ * driver, cuBLASLt and cuDNN once loaded; a library unloaded and loaded
+ * again under those hooks crashes the next load (seen on an H100: a
+ * Python model closed after profiling, the next one segfaulted in its
+ * compile). PyTorch never unloads them either. */
+#define CUDA_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
 
 /* Opens the first of names (sonames) that loads, else lib64/<fallback>
  * under $CUDA_HOME (default /usr/local/cuda); NULL when none does. */

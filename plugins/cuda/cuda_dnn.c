@@ -101,10 +101,10 @@ static void *open_in(cuda_dnn *d, const char *dir) {
   for (int i = 0; i < CUDA_DNN_SUBLIBRARIES; i++) {
     if (d->sub[i]) continue;
     snprintf(path, sizeof path, "%s/%s", dir, sublibraries[i]);
-    d->sub[i] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    d->sub[i] = dlopen(path, CUDA_DLOPEN_FLAGS);
   }
   snprintf(path, sizeof path, "%s/libcudnn.so.9", dir);
-  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  return dlopen(path, CUDA_DLOPEN_FLAGS);
 }
 
 static void close_sublibraries(cuda_dnn *d) {
