@@ -136,6 +136,22 @@ TEST(cuda_conv_channels_last_block) {
   CHECK(p.launches[1].conv.y_strides[1] == 64 && p.launches[1].conv.x_strides[1] == 64);
   cuda_plan_free(&p);
   alloy_graph_free(g);
+  /* a squeezenet fire module: the cat along the channels of two
+   * channels-last results walks memory order too (the channel is i3) */
+  g = parse("input %x: f32[2, 8, 6, 6]\ninput %wa: f32[4, 8, 1, 1]\ninput %wb: f32[4, 8, 3, 3]\n"
+            "%a = aten.convolution.default(%x, %wa, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%ra = aten.relu.default(%a) : f32[2, 4, 6, 6]\n"
+            "%b = aten.convolution.default(%x, %wb, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%rb = aten.relu.default(%b) : f32[2, 4, 6, 6]\n"
+            "%c = aten.cat.default([%ra, %rb], 1) : f32[2, 8, 6, 6]\n"
+            "%m = aten.mul.Tensor(%c, 2.0) : f32[2, 8, 6, 6]\noutput %m\n");
+  REQUIRE(g);
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &cl, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  CHECK(strstr(p.source, "if (i3 < 4) v0 = (float)ld_f32(p0, 0 + i0 * 144 + (i3 - 0) * 1 + i1 * 24 + i2 * 4);") != NULL);
+  CHECK(strstr(p.source, "else v0 = (float)ld_f32(p1, 0 + i0 * 144 + (i3 - 4) * 1 + i1 * 24 + i2 * 4);") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
 }
 
 /* A 1-d convolution of groups over a transposed input: the input is

@@ -1023,7 +1023,7 @@ static void mark_channels_last(builder *b, const alloy_node *n, const cuda_op *o
     return;
   }
   const bool pool = op->emit == cg_emit_max_pool || op->emit == cg_emit_avg_pool || op->emit == cg_emit_adaptive_avg_pool;
-  if (op->kind != CUDA_OP_POINTWISE && !(op->fuse && op->fuse != cg_fuse_cat) && !pool) return;
+  if (op->kind != CUDA_OP_POINTWISE && !op->fuse && !pool) return;
   const alloy_value *in[16];
   int nin = cg_tensor_operands(h, n, in, 16);
   for (int j = 0; j < nin && j < 16; j++)
@@ -1269,7 +1269,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     group_of[i] = ngroups - 1;
     cg_val(&b, out)->group = ngroups - 1;
     if (cg_val(&b, out)->cl) gflag[ngroups - 1] |= GROUP_CL;
-    if (red || op->kind == CUDA_OP_FILL || op->fuse == cg_fuse_cat) /* their code reads the logical index */
+    if (red || op->kind == CUDA_OP_FILL) /* their code reads the logical linear index */
       gflag[ngroups - 1] |= GROUP_UNPERMUTED;
   }
   for (int i = 0; i < nn && !b.err; i++) {

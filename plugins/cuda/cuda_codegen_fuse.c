@@ -239,6 +239,10 @@ int cg_fuse_cat(builder *b, void *kp, int gid, const alloy_node *n) {
   alloy_dtype rt = h->value_dtype(h->node_output(n, 0));
   const char *reg = cg_reg_type(rt);
   int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), k->rank);
+  /* pos[d]: the iteration index of the values' dim d (a channels-last
+   * group walks N, H, W, C) */
+  int pos[CUDA_MAX_RANK];
+  for (int d = 0; d < k->rank; d++) pos[k->perm[d]] = d;
   cg_index_split(k);
   int v = k->nvars++;
   cg_put(&k->body, "    %s v%d = 0;\n", reg, v);
@@ -255,15 +259,16 @@ int cg_fuse_cat(builder *b, void *kp, int gid, const alloy_node *n) {
     char off[512];
     size_t len = (size_t)snprintf(off, sizeof off, "%" PRId64, t->offset);
     for (int d = 0; d < t->rank && len < sizeof off; d++) {
-      if (d == dim) len += (size_t)snprintf(off + len, sizeof off - len, " + (i%d - %" PRId64 ") * %" PRId64, d, at,
-                                            t->strides[d]);
+      if (d == dim)
+        len += (size_t)snprintf(off + len, sizeof off - len, " + (i%d - %" PRId64 ") * %" PRId64, pos[d], at,
+                                t->strides[d]);
       else if (t->sizes[d] != 1 && t->strides[d] != 0)
-        len += (size_t)snprintf(off + len, sizeof off - len, " + i%d * %" PRId64, d, t->strides[d]);
+        len += (size_t)snprintf(off + len, sizeof off - len, " + i%d * %" PRId64, pos[d], t->strides[d]);
     }
     at += t->sizes[dim];
-    bool last = at >= k->sizes[dim];
+    bool last = at >= k->lsizes[dim];
     char cond[64] = "";
-    if (!last) snprintf(cond, sizeof cond, "if (i%d < %" PRId64 ") ", dim, at);
+    if (!last) snprintf(cond, sizeof cond, "if (i%d < %" PRId64 ") ", pos[dim], at);
     cg_put(&k->body, "    %s%sv%d = (%s)ld_%s(p%d, %s);\n", any ? "else " : "", cond, v, reg, cg_dtype_tag(t->dtype), p,
            off);
     any = true;

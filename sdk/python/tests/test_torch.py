@@ -129,6 +129,21 @@ class Torch(unittest.TestCase):
         self.assertEqual(st.input_bytes_in, 0)
         self.assertEqual(st.output_bytes_out, 0)
 
+    @unittest.skipUnless(torch is not None and torch.cuda.is_available(), "no CUDA device")
+    def test_cuda_model_closed_under_the_profiler_then_another_loads(self):
+        # torch.profiler (CUPTI) hooks the GPU libraries; a model closed
+        # after profiling once unloaded them, and the next load crashed
+        from torch.profiler import profile, ProfilerActivity
+        cpu = self.args(4)
+        args = [a.cuda() for a in cpu]
+        for _ in range(2):
+            m = alloy.load(MLP, backends=["cuda", "ref"])
+            with profile(activities=[ProfilerActivity.CUDA]):
+                y = m(*args)
+                torch.cuda.synchronize()
+            m.close()
+            close(self, y.cpu(), self.m(*cpu), OP_TOL["float32"])
+
 
 if __name__ == "__main__":
     unittest.main()
