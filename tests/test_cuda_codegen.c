@@ -385,10 +385,13 @@ TEST(cuda_codegen_same_kernels_are_written_once) {
 
 /* scaled_dot_product_attention is one kernel of its own geometry. In
  * bfloat16 with head dims of 16s it is the tensor-core body: 64 query rows
- * a block, mma.sync, q and k read through their strides (k here transposed
- * in memory), the bool mask broadcast over heads, the causal bound, the
- * fully masked row's zeros; two layers' identical attentions share one
- * kernel's text. In float32 it is a thread per query row. */
+ * a block (4 warps of 16), or 128 (of 32, two row tiles a warp) where the
+ * grid is some 256 blocks deep, mma.sync, q and k read through their
+ * strides (k here transposed in memory), the bool mask broadcast over
+ * heads, staged tile by tile where it is dense, the causal bound and the
+ * keys' as offsets, the fully masked row's zeros; two layers' identical
+ * attentions share one kernel's text. In float32 it is a thread per query
+ * row. */
 TEST(cuda_codegen_attention_is_one_kernel) {
   alloy_graph *g = parse(
       "input %q: bf16[2, 4, 200, 64]\n"
@@ -398,6 +401,7 @@ TEST(cuda_codegen_attention_is_one_kernel) {
       "input %x: f32[3, 50, 24]\n"
       "input %q2: bf16[1, 2, 64, 32]\n"
       "input %m2: bool[1, 1, 64, 64]\n"
+      "input %q3: bf16[8, 32, 256, 64]\n"
       "%k = aten.transpose.int(%kt, 2, 3) : bf16[2, 4, 300, 64]\n"
       "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
       "%b = aten.scaled_dot_product_attention.default(%q, %k, %v, %m) : bf16[2, 4, 200, 32]\n"
@@ -405,46 +409,69 @@ TEST(cuda_codegen_attention_is_one_kernel) {
       "%d = aten.scaled_dot_product_attention.default(%x, %x, %x, None, 0.0, true) : f32[3, 50, 24]\n"
       "%e = aten.scaled_dot_product_attention.default(%q, %q, %q) : bf16[2, 4, 200, 64]\n"
       "%f = aten.scaled_dot_product_attention.default(%q2, %q2, %q2, %m2) : bf16[1, 2, 64, 32]\n"
-      "output %a, %b, %c, %d, %e, %f\n");
+      "%h = aten.scaled_dot_product_attention.default(%q3, %q3, %q3) : bf16[8, 32, 256, 64]\n"
+      "output %a, %b, %c, %d, %e, %f, %h\n");
   REQUIRE(g);
   for (int i = 0; i < alloy_graph_num_nodes(g); i++)
     CHECK(cuda_node_unsupported(alloy_host_table(), alloy_graph_node(g, i)) == NULL);
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
-  CHECK(p.nlaunches == 6);
-  CHECK(p.nkernels == 5); /* %a and %b: one text */
+  CHECK(p.nlaunches == 7);
+  CHECK(p.nkernels == 6); /* %a and %b: one text */
+  /* 8 batch indices x 4 tiles of 64 rows: too few blocks for two row
+   * tiles a warp; the last tiles first */
   CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 4 * 2 * 4);
-  CHECK(p.launches[0].shmem == 2 * 64 * (64 + 2 * (72 + 40))); /* q; two buffers of k and v */
+  CHECK(strstr(p.source, "const i64 tile = 3 - blockIdx.x / 8, r0 = tile * 64;") != NULL);
+  CHECK(p.launches[0].shmem == 2 * (64 * 72 + 2 * 64 * (72 + 40))); /* q; two buffers of k and v */
   CHECK(!strcmp(p.launches[0].name, p.launches[1].name));
   CHECK(strstr(p.source, "kb + j * 1 + e * 300") != NULL); /* k: the transposed strides */
   CHECK(strstr(p.source, "if (sc != ninf && !ld_bool(p3, mb + row * msl + j * mss)) sc = ninf;") != NULL);
   CHECK(strstr(p.source, "b0 * 60000") != NULL); /* the mask's batch stride; its heads broadcast */
   CHECK(strstr(p.source, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL);
-  CHECK(count(p.source, "#define ALLOY_MMA16816") == 4); /* guarded: defined once */
-  CHECK(strstr(p.source, "* 0.125f") != NULL);    /* 1/sqrt(64) */
-  CHECK(strstr(p.source, "* 0.5f") != NULL);      /* scale= */
-  CHECK(strstr(p.source, "if (j > row) sc = ninf;") != NULL);
-  CHECK(strstr(p.source, "sum[h] > 0.f ? o[et][h * 2 + c] * inv") != NULL);
+  CHECK(count(p.source, "#define ALLOY_MMA16816") == 5); /* guarded: defined once */
+  /* exp2(s * c - max * c): c = scale * log2(e), 1/sqrt(64) or scale= */
+  CHECK(strstr(p.source, "att_ex2(fmaf(sa[mi][hh * 4 + nt][i], 0.18033688f, -mc[mi * 2 + (i >> 1)]))") != NULL);
+  CHECK(strstr(p.source, "0.72134752f") != NULL);
+  CHECK(strstr(p.source, "if (__any_sync(0xffffffffu, grow)) {") != NULL); /* the maximum moves by 2^8 */
+  /* %c: causal, 300 keys: the last tile and the diagonal's checked by
+   * offsets, the others not at all */
+  CHECK(strstr(p.source, "if (j0 + 64 <= 300 && j0 + 63 <= wrow) {") != NULL);
+  CHECK(strstr(p.source, "if (dj + (nt * 8 + (i & 1) - mi * 16 - (i >> 1) * 8) > 0) sc = ninf;") != NULL);
+  CHECK(strstr(p.source, "const int sj = 300 - (int)j0 - 2 * t;") != NULL);
+  CHECK(strstr(p.source, "if (j0 <= wrow + 15) {") != NULL); /* a warp past the diagonal skips the tile */
+  CHECK(strstr(p.source, "rs[ri] > 0.f ? o[mi][et][h * 2 + c] * inv : z") != NULL);
   /* with the mask, the key tiles where some row keeps a key are listed
    * first; k transposed in memory is copied element by element, %e's
    * dense rows 16 bytes at a time; fragments by ldmatrix */
-  CHECK(count(p.source, "if (__syncthreads_or(any))") == 2); /* %a and %f */
+  CHECK(count(p.source, "if (__syncthreads_or(any))") == 2); /* %a and %f's fallback */
   CHECK(strstr(p.source, "return (i64)live[it] * 64;") != NULL);
   CHECK(strstr(p.source, "return (i64)it * 64;") != NULL);
   CHECK(count(p.source, "const bool vec = false;") == 2);
   CHECK(strstr(p.source, "const bool vec = ((((unsigned long long)p1) | ((unsigned long long)p2)) & 15) == 0;") != NULL);
-  CHECK(strstr(p.source, "cp_async16(kd + jj * 72 + e, (const unsigned short *)p1 + kb + min(j, (i64)199) * 64 + e, j < 200);") != NULL);
+  CHECK(strstr(p.source, "cp_async16(kd + jj * 72 + e, (const unsigned short *)p1 + kb + min(j, (i64)199) * 64 + e, on && "
+                         "j < 200);") != NULL);
   CHECK(strstr(p.source, "ldsm_x4_trans(bf, vs + ") != NULL);
-  /* %f's mask (64 keys, dense) is staged tile by tile; %a's (300 keys) is not */
+  /* %f's mask (64 keys, dense) is staged tile by tile (rows padded to 80
+   * bytes), its tiles listed without a barrier each; each warp sees
+   * whether its rows keep all of a tile; %a's (300 keys) is not staged */
   CHECK(count(p.source, "const bool mtiles = (((unsigned long long)p3) & 15) == 0;") == 1);
-  CHECK(p.launches[5].shmem == 2 * 64 * (32 + 2 * (40 + 40)) + 2 * 4096);
-  CHECK(strstr(p.source, "if (sc != ninf && !mt[(row - (int)r0) * 64 + (j - (int)j0)]) sc = ninf;") != NULL);
-  CHECK(strstr(p.source, "if (!mt[mrow + (i >> 1) * 512 + nt * 8 + (i & 1)]) sc = ninf;") != NULL);
-  CHECK(strstr(p.source, "if (r0 + 64 <= 200 && j0 + 64 <= 300 && j0 + 63 <= r0) {") != NULL); /* %c: causal */
+  CHECK(p.launches[5].shmem == 2 * (64 * 40 + 2 * 64 * (40 + 40)) + 2 * 64 * 80);
+  CHECK(strstr(p.source, "const uint4 u = __ldg((const uint4 *)(p3 + mb + row * msl + j));") != NULL);
+  CHECK(strstr(p.source, "wall = __all_sync(0xffffffffu, an == 0x01010101u)") != NULL);
+  CHECK(strstr(p.source, "if (!(((i < 2 ? m0 : m1) >> ((i & 1) * 8)) & 255)) sc = ninf;") != NULL);
+  /* %h: 256 batch indices: 128 rows a block, two row tiles a warp; one
+   * way through a tile, so q's fragments stay in registers */
+  CHECK(p.launches[6].block == 128 && p.launches[6].grid[0] == 2 * 256);
+  CHECK(p.launches[6].shmem == 2 * (128 * 72 + 2 * 64 * (72 + 72)));
+  CHECK(strstr(p.source, "const i64 tile = 1 - blockIdx.x / 256, r0 = tile * 128;") != NULL);
+  CHECK(strstr(p.source, "unsigned qa[2][4][4];") != NULL);
+  CHECK(strstr(p.source, "asm(\"mov.b32 %0, %1;\" : \"=r\"(nlive) : \"r\"((int)((last + 63) / 64)));") != NULL);
+  CHECK(strstr(p.source, "pack2_bf16(rs[ri] > 0.f ? o[mi][et][h * 2] * inv : z") != NULL); /* two columns a store */
   /* float32: a thread per row, 128 rows a block, no batch dims but one */
   CHECK(p.launches[3].block == 128 && p.launches[3].grid[0] == 3 && p.launches[3].shmem == 0);
   CHECK(strstr(p.source, "if (j > row) break;") != NULL);
+  CHECK(strstr(p.source, "if (j > row) sc = ninf;") != NULL);
   CHECK(strstr(p.source, "sum > 0.f ? acc[e] * inv") != NULL);
   cuda_plan_free(&p);
   /* planned portable (vendor_libs=0, the HIP build) or for a device before
@@ -452,7 +479,7 @@ TEST(cuda_codegen_attention_is_one_kernel) {
   static const cuda_plan_options simt[2] = {{.portable = true}, {.simt_attention = true}};
   for (int i = 0; i < 2; i++) {
     CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &simt[i], &p));
-    CHECK(p.nlaunches == 6 && strstr(p.source, "mma.sync") == NULL && strstr(p.source, "ldmatrix") == NULL);
+    CHECK(p.nlaunches == 7 && strstr(p.source, "mma.sync") == NULL && strstr(p.source, "ldmatrix") == NULL);
     CHECK(p.launches[0].block == 128 && p.launches[0].grid[0] == 2 * 2 * 4 && p.launches[0].shmem == 0);
     CHECK(strstr(p.source, "ld_bf16(p0, qb + row * 64 + e * 1) * 0.125f") != NULL);
     cuda_plan_free(&p);
