@@ -157,7 +157,7 @@ $(HIP_SO): $(HIP_OBJ) $(KT_A)
 # get), found through $ROCM_PATH as BUILD/tests/hip/rocm; rocm-old holds
 # fakes each lacking one entry point.
 $(BUILD)/obj/tests/test_hip_vendor.o: CFLAGS += -DALLOY_GPU_HIP -isystem $(HIP_INCLUDE)
-$(UNIT): $(patsubst %,$(BUILD)/obj/hip/plugins/cuda/%.o,cuda_blas miopen_dnn cuda_api)
+$(UNIT): $(patsubst %,$(BUILD)/obj/hip/plugins/cuda/%.o,cuda_blas miopen_dnn dnn_common cuda_api)
 HIP_FAKES = $(patsubst %,$(BUILD)/tests/hip/%,rocm/lib/libhipblaslt.so rocm/lib/libMIOpen.so \
               rocm-old/lib/libhipblaslt.so rocm-old/lib/libMIOpen.so)
 all: $(HIP_FAKES)

@@ -14,13 +14,19 @@
  * pack binding each unique id to a device pointer. cuDNN's C++ frontend
  * wraps the same calls; this file makes them plainly, and keeps every
  * descriptor a plan was made from alive as long as the plan.
+ *
+ * What is not cuDNN's (cuda_dnn.h's entries around these calls: opening
+ * and closing, the checks, sharing equal plans, the lock, timing
+ * candidates) is dnn_common.c's, which miopen_dnn.c shares; this file
+ * gives it its hooks (dnn_library, at the end).
  */
 #include "plugins/cuda/cuda_api.h"
 #include "plugins/cuda/cuda_dnn.h"
+#include "plugins/cuda/dnn_common.h"
 
 #include <cudnn_graph.h>
 #include <dlfcn.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +58,11 @@ static const char *const sublibraries[] = {
 #define CUDA_DNN_SUBLIBRARIES (int)(sizeof sublibraries / sizeof *sublibraries)
 
 struct cuda_dnn {
-  void *lib;                          /* dlopen handle of libcudnn.so.9 */
+  dnn_base base;                      /* first (dnn_common.h): libcudnn.so.9, its version
+                                         (cudnnGetVersion()), every plan alive, the lock */
   void *sub[CUDA_DNN_SUBLIBRARIES];   /* the sub-libraries loaded ahead of it, or NULL */
-  cudnnHandle_t handle;               /* destroyed by cuda_dnn_close */
-  size_t version;                     /* cudnnGetVersion() */
+  cudnnHandle_t handle;               /* destroyed by library_close */
   void (*last_error)(char *, size_t); /* cudnnGetLastErrorString (9.0 on), or NULL */
-  char path[512];                     /* the library's file, for logs */
-  pthread_mutex_t lock;               /* the handle's stream while a plan runs; the plan list */
-  cuda_conv *plans;                   /* every plan alive, to share equal ones */
   CUDA_DNN_FUNCTIONS(CUDA_DNN_FIELD)
 };
 
@@ -72,23 +75,20 @@ struct cuda_dnn {
 enum { UID_X = 1, UID_W, UID_BIAS, UID_Y, UID_CONV_OUT };
 
 struct cuda_conv {
-  cuda_dnn *d;
-  cuda_conv *next; /* in d->plans */
-  int refs;
-  cuda_conv_desc desc;
-  uint64_t max_workspace;
+  dnn_plan head; /* first (dnn_common.h): the desc, the bound, the workspace, fused, refs */
   cudnnBackendDescriptor_t held[CUDA_DNN_HELD]; /* alive as long as the plan */
   int nheld;
   cudnnBackendDescriptor_t plan; /* the execution plan */
-  int64_t workspace;             /* bytes it needs */
   int64_t engine;                /* cuDNN's global index of the engine, for logs */
-  bool fused;                    /* the bias add is in the plan */
   bool strict_nan;               /* the engine says it propagates NaN strictly (logs) */
   int tuned;                     /* engines timed to choose it (0: the heuristics' first) */
 };
 
 #define DNN_ROW(name) CUDA_SYMBOL(struct cuda_dnn, name)
 static const cuda_symbol dnn_symbols[] = {CUDA_DNN_FUNCTIONS(DNN_ROW)};
+
+_Static_assert(offsetof(struct cuda_dnn, base) == 0 && offsetof(struct cuda_conv, head) == 0,
+               "dnn_common.c converts a cuda_dnn and a cuda_conv to their first members");
 
 /* ---- opening -----------------------------------------------------------------*/
 
@@ -110,6 +110,14 @@ static void *open_in(cuda_dnn *d, const char *dir) {
 static void close_sublibraries(cuda_dnn *d) {
   for (int i = CUDA_DNN_SUBLIBRARIES - 1; i >= 0; i--)
     if (d->sub[i]) dlclose(d->sub[i]), d->sub[i] = NULL;
+}
+
+/* The close hook (dnn_common.h): the sub-libraries last, as they were
+ * loaded first. */
+static void library_close(cuda_dnn *d) {
+  if (d->handle) d->cudnnDestroy(d->handle);
+  if (d->base.lib) dlclose(d->base.lib);
+  close_sublibraries(d);
 }
 
 /* The library, from the first place cuda_dnn.h lists that has it. */
@@ -153,72 +161,34 @@ static void status_text(const cuda_dnn *d, cudnnStatus_t st, char *buf, size_t c
   snprintf(buf, cap, "%s%s%.200s", d->cudnnGetErrorString(st), last[0] ? ": " : "", last);
 }
 
-const char *cuda_dnn_open(cuda_dnn **out, char *why, size_t cap) {
-  *out = NULL;
-  cuda_dnn *d = calloc(1, sizeof *d);
-  if (!d) return "out of memory opening cuDNN";
-  d->lib = open_library(d);
-  if (!d->lib) {
-    close_sublibraries(d);
-    free(d);
+/* The open hook (dnn_common.h): libcudnn.so.9 where cuda_dnn.h says,
+ * bound, of version 9, and a handle. */
+static const char *library_open(cuda_dnn *d, char *why, size_t cap) {
+  dnn_base *b = &d->base;
+  if (!(b->lib = open_library(d)))
     return "libcudnn.so.9 not found: convolutions need cuDNN 9 (set ALLOY_CUDNN_PATH to the folder "
            "holding libcudnn.so.9, e.g. the nvidia-cudnn wheel's lib folder)";
-  }
-  const char *missing = cuda_library_bind(d, d->lib, dnn_symbols, sizeof dnn_symbols / sizeof *dnn_symbols);
-  const char *no = NULL;
+  const char *missing = cuda_library_bind(d, b->lib, dnn_symbols, sizeof dnn_symbols / sizeof *dnn_symbols);
   if (missing) {
     snprintf(why, cap, "libcudnn.so.9 has no %s", missing);
-    no = why;
-  } else if ((d->version = d->cudnnGetVersion()) < 90000 || d->version >= 100000) {
-    snprintf(why, cap, "libcudnn.so.9 says it is version %zu; convolutions need cuDNN 9", d->version);
-    no = why;
+    return why;
   }
-  if (!no) {
-    void *fn = dlsym(d->lib, "cudnnGetLastErrorString");
-    memcpy(&d->last_error, &fn, sizeof fn);
-    Dl_info info;
-    memcpy(&fn, &d->cudnnCreate, sizeof fn);
-    snprintf(d->path, sizeof d->path, "%s",
-             dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "libcudnn.so.9");
-    cudnnStatus_t st = d->cudnnCreate(&d->handle);
-    if (st != CUDNN_STATUS_SUCCESS) {
-      char text[320];
-      status_text(d, st, text, sizeof text);
-      snprintf(why, cap, "cudnnCreate failed: %s", text);
-      d->handle = NULL;
-      no = why;
-    }
+  if ((b->version = d->cudnnGetVersion()) < 90000 || b->version >= 100000) {
+    snprintf(why, cap, "libcudnn.so.9 says it is version %zu; convolutions need cuDNN 9", b->version);
+    return why;
   }
-  if (no) {
-    dlclose(d->lib);
-    close_sublibraries(d);
-    free(d);
-    return no;
+  void *fn = dlsym(b->lib, "cudnnGetLastErrorString"); /* status_text reads it from here on */
+  memcpy(&d->last_error, &fn, sizeof fn);
+  cudnnStatus_t st = d->cudnnCreate(&d->handle);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    char text[320];
+    status_text(d, st, text, sizeof text);
+    snprintf(why, cap, "cudnnCreate failed: %s", text);
+    d->handle = NULL;
+    return why;
   }
-  pthread_mutex_init(&d->lock, NULL);
-  *out = d;
   return NULL;
 }
-
-static void conv_destroy(cuda_conv *c);
-
-void cuda_dnn_close(cuda_dnn *d) {
-  if (!d) return;
-  while (d->plans) {
-    cuda_conv *c = d->plans;
-    d->plans = c->next;
-    conv_destroy(c);
-  }
-  if (d->handle) d->cudnnDestroy(d->handle);
-  dlclose(d->lib);
-  close_sublibraries(d);
-  pthread_mutex_destroy(&d->lock);
-  free(d);
-}
-
-size_t cuda_dnn_version(const cuda_dnn *d) { return d->version; }
-
-const char *cuda_dnn_path(const cuda_dnn *d) { return d->path; }
 
 /* ---- building a plan ---------------------------------------------------------*/
 
@@ -229,10 +199,8 @@ typedef struct build {
   cuda_conv *c;
   cudnnStatus_t st;
   const char *step;
-  const cuda_tuning *tune; /* or NULL */
-  bool with_bias;              /* the graph being planned has the bias add */
-  CUdeviceptr scratch[5];      /* tuning: x, w, y, the bias, the workspace (0: not yet) */
-  bool scratch_failed;         /* an allocation failed: no more timing */
+  bool with_bias;    /* the graph being planned has the bias add */
+  dnn_timing timing; /* tuning: its cuda_tuning (or NULL) and scratch operands */
 } build;
 
 static cudnnBackendDescriptor_t make(build *b, cudnnBackendDescriptorType_t type, const char *what) {
@@ -429,7 +397,7 @@ static cudnnBackendDescriptor_t plan_of(cuda_dnn *d, cudnnBackendDescriptor_t cf
   return plan;
 }
 
-/* Runs plan on the handle's stream (the caller holds d->lock and has set
+/* Runs plan on the handle's stream (the caller holds d->base.lock and has set
  * it): the variant pack binds x, w, y and, when fused, the bias. */
 static cudnnStatus_t execute(cuda_dnn *d, cudnnBackendDescriptor_t plan, bool fused, void *const ptrs[4], void *ws,
                              const char **step) {
@@ -451,61 +419,41 @@ static cudnnStatus_t execute(cuda_dnn *d, cudnnBackendDescriptor_t plan, bool fu
   return st;
 }
 
-/* The bytes a tensor of these sizes and strides spans. */
-static uint64_t span_bytes(const int64_t *sizes, const int64_t *strides, int rank, alloy_dtype t) {
-  int64_t last = 0;
-  for (int i = 0; i < rank; i++) {
-    if (sizes[i] == 0) return 0;
-    last += (sizes[i] - 1) * strides[i];
-  }
-  return (uint64_t)(last + 1) * alloy_dtype_size(t);
+/* Runs plan on the operands (DNN_RUN_ order): execute's pointers from
+ * them, the workspace only where the plan needs some. */
+static cudnnStatus_t execute_on(cuda_dnn *d, cudnnBackendDescriptor_t plan, bool fused,
+                                const CUdeviceptr *operands, bool workspace, const char **step) {
+  void *ptrs[4]; /* x, w, y, the bias: DNN_RUN_'s order is execute's */
+  for (int i = 0; i < 4; i++) ptrs[i] = (void *)(uintptr_t)operands[i];
+  void *ws = workspace ? (void *)(uintptr_t)operands[DNN_RUN_WORKSPACE] : NULL;
+  return execute(d, plan, fused, ptrs, ws, step);
 }
 
-/* Seconds a run of plan takes (the mean of tune->runs after one to warm
- * up), or a negative value when it cannot be timed. */
-static double time_plan(build *b, cudnnBackendDescriptor_t plan, int64_t ws) {
-  const cuda_tuning *t = b->tune;
-  const cuda_api *api = t->api;
-  const cuda_conv_desc *c = &b->c->desc;
-  if (b->scratch_failed) return -1;
-  if (!b->scratch[0]) {
-    uint64_t bytes[5] = {span_bytes(c->x_sizes, c->x_strides, c->rank, c->dtype),
-                         span_bytes(c->w_sizes, c->w_strides, c->rank, c->dtype),
-                         span_bytes(c->y_sizes, c->y_strides, c->rank, c->dtype),
-                         (uint64_t)c->y_sizes[1] * alloy_dtype_size(c->dtype), b->c->max_workspace};
-    for (int i = 0; i < 5 && !b->scratch_failed; i++)
-      b->scratch_failed = api->cuMemAlloc(&b->scratch[i], bytes[i] ? bytes[i] : 16) != CUDA_SUCCESS ||
-                          api->cuMemsetD8Async(b->scratch[i], 0, bytes[i], t->stream) != CUDA_SUCCESS;
-    if (b->scratch_failed) return -1;
-  }
-  void *ptrs[4]; /* x, w, y, the bias: as execute binds them */
-  for (int i = 0; i < 4; i++) ptrs[i] = (void *)(uintptr_t)b->scratch[i];
-  void *wsp = ws ? (void *)(uintptr_t)b->scratch[4] : NULL;
+/* A candidate timed: a plan of the graph being planned. */
+typedef struct candidate {
+  cuda_dnn *d;
+  cudnnBackendDescriptor_t plan;
+  bool with_bias;
+  bool workspace; /* the plan needs some */
+} candidate;
+
+/* dnn_timing_seconds's run: the handle's stream is set, d's base lock held. */
+static bool run_candidate(void *arg, const CUdeviceptr *operands) {
+  const candidate *k = arg;
   const char *step;
-  cuda_dnn *d = b->d;
-  if (d->cudnnSetStream(d->handle, (cudaStream_t)t->stream) != CUDNN_STATUS_SUCCESS ||
-      execute(d, plan, b->with_bias, ptrs, wsp, &step) != CUDNN_STATUS_SUCCESS)
-    return -1;
-  CUevent e0 = NULL, e1 = NULL;
-  double secs = -1;
-  if (api->cuEventCreate(&e0, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-      api->cuEventCreate(&e1, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-      api->cuEventRecord(e0, t->stream) == CUDA_SUCCESS) {
-    bool ok = true;
-    for (int r = 0; r < t->runs && ok; r++) ok = execute(d, plan, b->with_bias, ptrs, wsp, &step) == CUDNN_STATUS_SUCCESS;
-    float ms = 0;
-    if (ok && api->cuEventRecord(e1, t->stream) == CUDA_SUCCESS && api->cuEventSynchronize(e1) == CUDA_SUCCESS &&
-        api->cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS)
-      secs = ms * 1e-3 / (t->runs > 0 ? t->runs : 1);
-  }
-  if (e0) api->cuEventDestroy(e0);
-  if (e1) api->cuEventDestroy(e1);
-  return secs;
+  return execute_on(k->d, k->plan, k->with_bias, operands, k->workspace, &step) == CUDNN_STATUS_SUCCESS;
 }
 
-static void scratch_free(build *b) {
-  for (int i = 0; i < 5; i++)
-    if (b->scratch[i]) b->tune->api->cuMemFree(b->scratch[i]), b->scratch[i] = 0;
+/* Seconds a run of plan takes (dnn_timing_seconds), or a negative value
+ * when it cannot be timed. */
+static double time_plan(build *b, cudnnBackendDescriptor_t plan, int64_t ws) {
+  /* the bias operand whether this graph reads it or not: the scratch is
+   * allocated once for both attempts */
+  if (!dnn_timing_scratch(&b->timing, &b->c->head, true)) return -1;
+  cuda_dnn *d = b->d;
+  if (d->cudnnSetStream(d->handle, (cudaStream_t)b->timing.tune->stream) != CUDNN_STATUS_SUCCESS) return -1;
+  candidate k = {.d = d, .plan = plan, .with_bias = b->with_bias, .workspace = ws != 0};
+  return dnn_timing_seconds(&b->timing, run_candidate, &k);
 }
 
 /* The most configurations tried of one heuristics mode. */
@@ -541,13 +489,14 @@ static bool pick(build *b, cudnnBackendDescriptor_t g, cudnnBackendHeurMode_t mo
     got = 0;
   /* The first allowed engine whose plan finalizes; with tuning, the
    * fastest of the first few such. */
-  const int want = b->tune && b->tune->candidates > 1 ? b->tune->candidates : 1;
+  const cuda_tuning *tune = b->timing.tune;
+  const int want = tune && tune->candidates > 1 ? tune->candidates : 1;
   int64_t chosen = -1;
   double best = 0;
   for (int64_t i = 0, tried = 0; i < got && i < made && tried < want; i++) {
     int64_t engine = -1, ws = 0;
     bool strict_nan = false;
-    if (!engine_allowed(d, cfgs[i], &c->desc, &engine, &strict_nan)) continue;
+    if (!engine_allowed(d, cfgs[i], &c->head.desc, &engine, &strict_nan)) continue;
     cudnnBackendDescriptor_t plan = plan_of(d, cfgs[i], max_workspace, &ws);
     if (!plan) continue;
     tried++;
@@ -558,7 +507,8 @@ static bool pick(build *b, cudnnBackendDescriptor_t g, cudnnBackendHeurMode_t mo
     }
     if (c->plan) d->cudnnBackendDestroyDescriptor(c->plan);
     c->plan = plan, chosen = i, best = secs;
-    c->workspace = ws, c->engine = engine, c->strict_nan = strict_nan, c->tuned = want > 1 ? tried : 0;
+    c->head.workspace = (uint64_t)ws, c->engine = engine, c->strict_nan = strict_nan;
+    c->tuned = want > 1 ? tried : 0;
   }
   for (int64_t i = 0; i < made; i++)
     if (i != chosen) d->cudnnBackendDestroyDescriptor(cfgs[i]);
@@ -574,201 +524,77 @@ static bool pick(build *b, cudnnBackendDescriptor_t g, cudnnBackendHeurMode_t mo
   return false;
 }
 
-static void conv_destroy(cuda_conv *c) {
-  if (c->plan) c->d->cudnnBackendDestroyDescriptor(c->plan);
+/* Destroys every descriptor of the plan, newest first: after a failed
+ * attempt, to try again, and as the release hook (dnn_common.h). */
+static void conv_release(cuda_dnn *d, dnn_plan *plan) {
+  cuda_conv *c = (cuda_conv *)plan; /* the head is its first member */
+  if (c->plan) d->cudnnBackendDestroyDescriptor(c->plan), c->plan = NULL;
   for (int i = c->nheld - 1; i >= 0; i--)
-    c->d->cudnnBackendDestroyDescriptor(c->held[i]);
-  free(c);
-}
-
-/* Drops every descriptor of a failed attempt, to try again. */
-static void conv_reset(cuda_conv *c) {
-  if (c->plan) c->d->cudnnBackendDestroyDescriptor(c->plan), c->plan = NULL;
-  for (int i = c->nheld - 1; i >= 0; i--)
-    c->d->cudnnBackendDestroyDescriptor(c->held[i]);
+    d->cudnnBackendDestroyDescriptor(c->held[i]);
   c->nheld = 0;
 }
 
 /* One attempt: desc's graph (with the bias or not), an engine for it. */
 static bool attempt(build *b, bool with_bias, uint64_t max_workspace) {
   b->st = CUDNN_STATUS_SUCCESS, b->step = NULL, b->with_bias = with_bias;
-  cudnnBackendDescriptor_t g = op_graph(b, &b->c->desc, with_bias);
+  cudnnBackendDescriptor_t g = op_graph(b, &b->c->head.desc, with_bias);
   if (b->st != CUDNN_STATUS_SUCCESS) return false;
   return pick(b, g, CUDNN_HEUR_MODE_A, max_workspace) ||
          (b->st = CUDNN_STATUS_SUCCESS, pick(b, g, CUDNN_HEUR_MODE_FALLBACK, max_workspace));
 }
 
-static bool same_desc(const cuda_conv_desc *a, const cuda_conv_desc *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank || a->bias != b->bias || a->allow_tf32 != b->allow_tf32)
-    return false;
-  size_t r = sizeof(int64_t) * (size_t)a->rank, s = sizeof(int64_t) * (size_t)(a->rank - 2);
-  return !memcmp(a->x_sizes, b->x_sizes, r) && !memcmp(a->x_strides, b->x_strides, r) &&
-         !memcmp(a->w_sizes, b->w_sizes, r) && !memcmp(a->w_strides, b->w_strides, r) &&
-         !memcmp(a->y_sizes, b->y_sizes, r) && !memcmp(a->y_strides, b->y_strides, r) &&
-         !memcmp(a->stride, b->stride, s) && !memcmp(a->padding, b->padding, s) &&
-         !memcmp(a->dilation, b->dilation, s);
-}
-
-/* The convolution in the caller's terms, for sentences:
- * "f16 x [8, 3, 224, 224] w [64, 3, 7, 7] stride [2, 2] padding [3, 3] dilation [1, 1]". */
-static void describe(const cuda_conv_desc *d, char *buf, size_t cap) {
-  size_t len = (size_t)snprintf(buf, cap, "%s", alloy_dtype_short_name(d->dtype));
-  const struct {
-    const char *name;
-    const int64_t *v;
-    int n;
-  } parts[] = {
-      {"x", d->x_sizes, d->rank},
-      {"w", d->w_sizes, d->rank},
-      {"stride", d->stride, d->rank - 2},
-      {"padding", d->padding, d->rank - 2},
-      {"dilation", d->dilation, d->rank - 2},
-  };
-  for (size_t p = 0; p < sizeof parts / sizeof *parts && len < cap; p++) {
-    len += (size_t)snprintf(buf + len, cap - len, " %s [", parts[p].name);
-    for (int k = 0; k < parts[p].n && len < cap; k++)
-      len += (size_t)snprintf(buf + len, cap - len, k ? ", %lld" : "%lld", (long long)parts[p].v[k]);
-    if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "]");
-  }
-}
-
-/* Checks what cuDNN cannot be asked: a sentence, or NULL. */
-static const char *desc_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
-  if (d->dtype != ALLOY_F32 && d->dtype != ALLOY_F16 && d->dtype != ALLOY_BF16) {
-    snprintf(why, cap, "cuDNN convolutions take float32, float16 or bfloat16, not %s",
-             alloy_dtype_name(d->dtype));
-    return why;
-  }
-  if (d->rank != 4 && d->rank != 5) {
-    snprintf(why, cap, "cuDNN convolutions here are of rank 4 or 5, not %d", d->rank);
-    return why;
-  }
-  if (d->w_sizes[1] < 1 || d->x_sizes[1] % d->w_sizes[1] != 0) {
-    snprintf(why, cap, "x's %lld channels are not a multiple of w's %lld", (long long)d->x_sizes[1],
-             (long long)d->w_sizes[1]);
-    return why;
-  }
-  for (int k = 0; k < d->rank; k++)
-    if (d->x_sizes[k] < 1 || d->w_sizes[k] < 1 || d->y_sizes[k] < 1)
-      return "cuDNN takes no empty convolution";
-  return NULL;
-}
-
-const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace,
-                           const cuda_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
-                           char *why, size_t cap) {
-  *out = NULL;
-  *workspace = 0;
-  *fused = false;
-  const char *wrong = desc_wrong(desc, why, cap);
-  if (wrong) return wrong;
-  pthread_mutex_lock(&d->lock);
-  for (cuda_conv *c = d->plans; c; c = c->next)
-    if (c->max_workspace == max_workspace && same_desc(&c->desc, desc)) {
-      c->refs++;
-      pthread_mutex_unlock(&d->lock);
-      *out = c, *workspace = (uint64_t)c->workspace, *fused = c->fused;
-      return NULL;
-    }
-  cuda_conv *c = calloc(1, sizeof *c);
-  if (!c) {
-    pthread_mutex_unlock(&d->lock);
-    return "out of memory planning a cuDNN convolution";
-  }
-  c->d = d, c->desc = *desc, c->max_workspace = max_workspace, c->refs = 1;
-  build b = {.d = d, .c = c, .tune = tune};
-  /* the bias in the graph when an engine takes the pair, else the
-   * convolution alone (the caller adds the bias) */
-  bool ok = desc->bias && attempt(&b, true, max_workspace);
+/* The build hook (dnn_common.h): the bias in the graph when an engine
+ * takes the pair, else the convolution alone (the caller adds the bias). */
+static const char *conv_build(cuda_dnn *d, dnn_plan *plan, const cuda_tuning *tune, char *why, size_t cap) {
+  build b = {.d = d, .c = (cuda_conv *)plan, .timing = {.tune = tune}};
+  bool ok = plan->desc.bias && attempt(&b, true, plan->max_workspace);
   if (ok)
-    c->fused = true;
+    plan->fused = true;
   else {
-    conv_reset(c);
-    ok = attempt(&b, false, max_workspace);
+    conv_release(d, plan);
+    ok = attempt(&b, false, plan->max_workspace);
   }
-  if (tune) scratch_free(&b);
-  if (!ok) {
-    char what[320], text[320];
-    describe(desc, what, sizeof what);
-    status_text(d, b.st, text, sizeof text);
-    snprintf(why, cap, "cuDNN has no plan for the convolution %s within %llu bytes of workspace (%s: %s)",
-             what, (unsigned long long)max_workspace, b.step ? b.step : "an engine", text);
-    conv_reset(c);
-    free(c);
-    pthread_mutex_unlock(&d->lock);
-    return why;
-  }
-  c->next = d->plans;
-  d->plans = c;
-  pthread_mutex_unlock(&d->lock);
-  *out = c, *workspace = (uint64_t)c->workspace, *fused = c->fused;
-  return NULL;
+  dnn_timing_free(&b.timing);
+  if (ok) return NULL;
+  char what[320], text[320];
+  dnn_desc_text(&plan->desc, what, sizeof what);
+  status_text(d, b.st, text, sizeof text);
+  snprintf(why, cap, "cuDNN has no plan for the convolution %s within %llu bytes of workspace (%s: %s)", what,
+           (unsigned long long)plan->max_workspace, b.step ? b.step : "an engine", text);
+  return why; /* cuda_conv_plan (dnn_common.c) releases what the attempt left */
 }
 
 void cuda_conv_describe(const cuda_conv *c, char *buf, size_t cap) {
   snprintf(buf, cap, "engine %lld%s%s, %s, %lld bytes of workspace", (long long)c->engine,
            c->strict_nan ? " (strict NaN)" : "", c->tuned ? " (fastest of those timed)" : "",
-           c->fused       ? "bias fused"
-           : c->desc.bias ? "bias added apart"
-                          : "no bias",
-           (long long)c->workspace);
-}
-
-void cuda_conv_free(cuda_conv *c) {
-  if (!c) return;
-  cuda_dnn *d = c->d;
-  pthread_mutex_lock(&d->lock);
-  bool last = --c->refs == 0;
-  if (last)
-    for (cuda_conv **p = &d->plans; *p; p = &(*p)->next)
-      if (*p == c) {
-        *p = c->next;
-        break;
-      }
-  pthread_mutex_unlock(&d->lock);
-  if (last) conv_destroy(c);
+           c->head.fused       ? "bias fused"
+           : c->head.desc.bias ? "bias added apart"
+                               : "no bias",
+           (long long)c->head.workspace);
 }
 
 /* ---- running -------------------------------------------------------------------*/
 
-static bool pointer_ok(CUdeviceptr ptr, const char *name, char *why, size_t cap) {
-  if (ptr == 0) {
-    snprintf(why, cap, "the cuDNN convolution's %s is a null pointer", name);
-    return false;
-  }
-  if (ptr % CUDA_DNN_ALIGNMENT) {
-    snprintf(why, cap, "the cuDNN convolution's %s at 0x%llx is not %d-byte aligned", name,
-             (unsigned long long)ptr, CUDA_DNN_ALIGNMENT);
-    return false;
-  }
-  return true;
-}
-
-const char *cuda_conv_run(cuda_dnn *d, const cuda_conv *c, CUdeviceptr x, CUdeviceptr w, CUdeviceptr bias,
-                          CUdeviceptr y, CUdeviceptr workspace, uint64_t workspace_bytes, CUstream stream,
-                          char *why, size_t cap) {
-  bool ok = pointer_ok(x, "x", why, cap) && pointer_ok(w, "w", why, cap) && pointer_ok(y, "y", why, cap);
-  if (ok && c->fused) ok = pointer_ok(bias, "bias", why, cap);
-  if (ok && c->workspace) ok = pointer_ok(workspace, "workspace", why, cap);
-  if (!ok) return why;
-  if (workspace_bytes < (uint64_t)c->workspace) {
-    snprintf(why, cap, "the cuDNN convolution needs %lld bytes of workspace, given %llu",
-             (long long)c->workspace, (unsigned long long)workspace_bytes);
-    return why;
-  }
-  void *ptrs[4] = {(void *)(uintptr_t)x, (void *)(uintptr_t)w, (void *)(uintptr_t)y, (void *)(uintptr_t)bias};
-  void *ws = c->workspace ? (void *)(uintptr_t)workspace : NULL;
-  /* one handle: its stream and the call that reads it, together */
-  pthread_mutex_lock(&d->lock);
+/* The run hook (dnn_common.h): under d's base lock, the operands checked. */
+static const char *conv_run(cuda_dnn *d, const dnn_plan *plan, const CUdeviceptr *operands, CUstream stream,
+                            char *why, size_t cap) {
+  const cuda_conv *c = (const cuda_conv *)plan; /* the head is its first member */
   const char *step = "cudnnSetStream";
   cudnnStatus_t st = d->cudnnSetStream(d->handle, (cudaStream_t)stream);
-  if (st == CUDNN_STATUS_SUCCESS) st = execute(d, c->plan, c->fused, ptrs, ws, &step);
-  pthread_mutex_unlock(&d->lock);
-  if (st != CUDNN_STATUS_SUCCESS) {
-    char text[320];
-    status_text(d, st, text, sizeof text);
-    snprintf(why, cap, "%s failed: %s", step, text);
-    return why;
-  }
-  return NULL;
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = execute_on(d, c->plan, plan->fused, operands, plan->workspace != 0, &step);
+  if (st == CUDNN_STATUS_SUCCESS) return NULL;
+  char text[320];
+  status_text(d, st, text, sizeof text);
+  snprintf(why, cap, "%s failed: %s", step, text);
+  return why;
 }
+
+/* What dnn_common.c calls (dnn_common.h): no desc_wrong, as its checks are
+ * all cuDNN needs. */
+const dnn_hooks dnn_library = {
+    .library = "cuDNN", .entry = "cudnnCreate", .soname = "libcudnn.so.9",
+    .dnn_size = sizeof(cuda_dnn), .plan_size = sizeof(cuda_conv),
+    .open = library_open, .close = library_close,
+    .build = conv_build, .release = conv_release, .run = conv_run,
+};

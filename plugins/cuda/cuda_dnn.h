@@ -5,7 +5,10 @@
  * library and loads where there is none; without cuDNN its convolutions
  * stay on the next backend, and claims say why. The HIP build implements
  * this interface with MIOpen instead (miopen_dnn.c); what follows is
- * cuda_dnn.c's cuDNN.
+ * cuda_dnn.c's cuDNN. What does not depend on the library (the entries
+ * below but cuda_conv_describe, around the library's own steps: the
+ * checks, the shared plans and their counts, the lock) is dnn_common.c's,
+ * one file for both builds (dnn_common.h).
  *
  * Where cuDNN is looked for, first found wins: $ALLOY_CUDNN_PATH (a folder
  * holding libcudnn.so.9, or the library's own path), $CUDNN_PATH/lib (the

@@ -40,7 +40,10 @@
  *
  * Threads: as cuda_dnn.h says. Plans of equal descriptors are one plan,
  * counted; the library's lock guards the plan list and the handle's
- * stream, which a run sets before the call that reads it.
+ * stream, which a run sets before the call that reads it. That, with the
+ * checks, opening and closing around MIOpen's calls and timing candidates,
+ * is dnn_common.c's, which cuda_dnn.c shares; this file gives it its hooks
+ * (dnn_library, at the end).
  */
 #if defined(ALLOY_GPU_HIP)
 
@@ -49,12 +52,13 @@
 
 #include <dlfcn.h>
 #include <limits.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloy/dtype.h"
+#include "plugins/cuda/dnn_common.h"
 #include "plugins/cuda/rocm_api.h"
 
 /* The miopen.h entry points called, bound by name from the library. */
@@ -74,29 +78,21 @@
 #define MIOPEN_MIN_VERSION 20000
 
 struct cuda_dnn {
-  void *lib;             /* dlopen handle of libMIOpen */
-  miopenHandle_t handle; /* destroyed by cuda_dnn_close */
-  size_t version;        /* 30300 for 3.3.0 */
-  char path[512];        /* the library's file, for logs */
-  pthread_mutex_t lock;  /* the handle's stream while a plan runs; the plan list */
-  cuda_conv *plans;      /* every plan alive, to share equal ones */
+  dnn_base base;         /* first (dnn_common.h): libMIOpen, its version (30300 for 3.3.0),
+                            every plan alive, the lock */
+  miopenHandle_t handle; /* destroyed by library_close */
   /* (optional) miopenSetConvolutionAttribute (late 2021 on), or NULL */
   __typeof__(miopenSetConvolutionAttribute) *set_attribute;
   MIOPEN_FUNCTIONS(MIOPEN_FIELD)
 };
 
 struct cuda_conv {
-  cuda_dnn *d;
-  cuda_conv *next; /* in d->plans */
-  int refs;
-  cuda_conv_desc desc;
-  uint64_t max_workspace;
+  dnn_plan head; /* first (dnn_common.h): the desc, the bound, the workspace, refs; never fused */
   miopenTensorDescriptor_t x, w, y; /* alive as long as the plan */
   miopenConvolutionDescriptor_t conv;
   uint64_t solution;               /* MIOpen's id of the solution kept */
   miopenConvAlgorithm_t algorithm; /* its algorithm, for logs */
   float time;                      /* MIOpen's milliseconds for it, measured or estimated */
-  uint64_t workspace;              /* bytes it needs */
   int listed;                      /* solutions MIOpen listed */
   int tuned;                       /* solutions timed to choose it (0: MIOpen's first allowed) */
 };
@@ -104,74 +100,49 @@ struct cuda_conv {
 #define MIOPEN_ROW(name) CUDA_SYMBOL(struct cuda_dnn, name)
 static const cuda_symbol miopen_symbols[] = {MIOPEN_FUNCTIONS(MIOPEN_ROW)};
 
+/* dnn_common.c converts a cuda_dnn and a cuda_conv to their first members */
+_Static_assert(offsetof(struct cuda_dnn, base) == 0, "the base first");
+_Static_assert(offsetof(struct cuda_conv, head) == 0, "the head first");
+
 /* ---- opening -----------------------------------------------------------------*/
 
-const char *cuda_dnn_open(cuda_dnn **out, char *why, size_t cap) {
-  *out = NULL;
-  cuda_dnn *d = calloc(1, sizeof *d);
-  if (!d) return "out of memory opening MIOpen";
+/* The open hook (dnn_common.h): libMIOpen where the file's paragraph
+ * says, bound, of version 2.0 or later, and a handle. */
+static const char *library_open(cuda_dnn *d, char *why, size_t cap) {
   static const char *const names[] = {"libMIOpen.so.1", "libMIOpen.so"};
-  d->lib = rocm_library_open(names, 2);
-  if (!d->lib) {
-    free(d);
+  dnn_base *b = &d->base;
+  if (!(b->lib = rocm_library_open(names, 2)))
     return "libMIOpen.so not found: MIOpen is not in Debian; install ROCm's (libMIOpen.so.1 on the loader's "
            "path, or under $ROCM_PATH/lib, default /opt/rocm)";
-  }
-  const char *no = NULL;
   const char *missing =
-      cuda_library_bind(d, d->lib, miopen_symbols, sizeof miopen_symbols / sizeof *miopen_symbols);
-  size_t major = 0, minor = 0, patch = 0;
+      cuda_library_bind(d, b->lib, miopen_symbols, sizeof miopen_symbols / sizeof *miopen_symbols);
   if (missing) {
     snprintf(why, cap, "libMIOpen.so has no %s: it is older than MIOpen 2.0", missing);
-    no = why;
-  } else if (d->miopenGetVersion(&major, &minor, &patch) != miopenStatusSuccess ||
-             (d->version = major * 10000 + minor * 100 + patch) < MIOPEN_MIN_VERSION) {
+    return why;
+  }
+  size_t major = 0, minor = 0, patch = 0;
+  if (d->miopenGetVersion(&major, &minor, &patch) != miopenStatusSuccess ||
+      (b->version = major * 10000 + minor * 100 + patch) < MIOPEN_MIN_VERSION) {
     snprintf(why, cap, "libMIOpen.so says it is version %zu.%zu.%zu; convolutions need MIOpen 2.0 or later",
              major, minor, patch);
-    no = why;
+    return why;
   }
-  if (!no) {
-    void *fn = dlsym(d->lib, "miopenSetConvolutionAttribute");
-    memcpy(&d->set_attribute, &fn, sizeof fn);
-    Dl_info info;
-    memcpy(&fn, &d->miopenCreate, sizeof fn);
-    snprintf(d->path, sizeof d->path, "%s",
-             dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "libMIOpen.so");
-    miopenStatus_t st = d->miopenCreate(&d->handle);
-    if (st != miopenStatusSuccess) {
-      snprintf(why, cap, "miopenCreate failed: %s", d->miopenGetErrorString(st));
-      d->handle = NULL;
-      no = why;
-    }
+  void *fn = dlsym(b->lib, "miopenSetConvolutionAttribute");
+  memcpy(&d->set_attribute, &fn, sizeof fn);
+  miopenStatus_t st = d->miopenCreate(&d->handle);
+  if (st != miopenStatusSuccess) {
+    snprintf(why, cap, "miopenCreate failed: %s", d->miopenGetErrorString(st));
+    d->handle = NULL;
+    return why;
   }
-  if (no) {
-    dlclose(d->lib);
-    free(d);
-    return no;
-  }
-  pthread_mutex_init(&d->lock, NULL);
-  *out = d;
   return NULL;
 }
 
-static void conv_destroy(cuda_conv *c);
-
-void cuda_dnn_close(cuda_dnn *d) {
-  if (!d) return;
-  while (d->plans) {
-    cuda_conv *c = d->plans;
-    d->plans = c->next;
-    conv_destroy(c);
-  }
+/* The close hook (dnn_common.h). */
+static void library_close(cuda_dnn *d) {
   if (d->handle) d->miopenDestroy(d->handle);
-  dlclose(d->lib);
-  pthread_mutex_destroy(&d->lock);
-  free(d);
+  if (d->base.lib) dlclose(d->base.lib);
 }
-
-size_t cuda_dnn_version(const cuda_dnn *d) { return d->version; }
-
-const char *cuda_dnn_path(const cuda_dnn *d) { return d->path; }
 
 /* ---- planning ----------------------------------------------------------------*/
 
@@ -197,29 +168,6 @@ static bool algorithm_allowed(miopenConvAlgorithm_t a, const cuda_conv_desc *des
   return !exact || (a != miopenConvolutionAlgoFFT && a != miopenConvolutionAlgoWinograd);
 }
 
-/* The convolution in the caller's terms, for sentences:
- * "f16 x [8, 3, 224, 224] w [64, 3, 7, 7] stride [2, 2] padding [3, 3] dilation [1, 1]". */
-static void describe(const cuda_conv_desc *d, char *buf, size_t cap) {
-  size_t len = (size_t)snprintf(buf, cap, "%s", alloy_dtype_short_name(d->dtype));
-  const struct {
-    const char *name;
-    const int64_t *v;
-    int n;
-  } parts[] = {
-      {"x", d->x_sizes, d->rank},
-      {"w", d->w_sizes, d->rank},
-      {"stride", d->stride, d->rank - 2},
-      {"padding", d->padding, d->rank - 2},
-      {"dilation", d->dilation, d->rank - 2},
-  };
-  for (size_t p = 0; p < sizeof parts / sizeof *parts && len < cap; p++) {
-    len += (size_t)snprintf(buf + len, cap - len, " %s [", parts[p].name);
-    for (int k = 0; k < parts[p].n && len < cap; k++)
-      len += (size_t)snprintf(buf + len, cap - len, k ? ", %lld" : "%lld", (long long)parts[p].v[k]);
-    if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "]");
-  }
-}
-
 /* Whether every value of v (n of them) is in [lo, INT_MAX]: MIOpen takes int. */
 static bool ints_ok(const int64_t *v, int n, int64_t lo) {
   for (int i = 0; i < n; i++)
@@ -227,25 +175,10 @@ static bool ints_ok(const int64_t *v, int n, int64_t lo) {
   return true;
 }
 
-/* Checks what MIOpen cannot be asked: a sentence, or NULL. */
-static const char *desc_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
-  if (d->dtype != ALLOY_F32 && d->dtype != ALLOY_F16 && d->dtype != ALLOY_BF16) {
-    snprintf(why, cap, "MIOpen convolutions take float32, float16 or bfloat16, not %s",
-             alloy_dtype_name(d->dtype));
-    return why;
-  }
-  if (d->rank != 4 && d->rank != 5) {
-    snprintf(why, cap, "MIOpen convolutions here are of rank 4 or 5, not %d", d->rank);
-    return why;
-  }
-  if (d->w_sizes[1] < 1 || d->x_sizes[1] % d->w_sizes[1] != 0) {
-    snprintf(why, cap, "x's %lld channels are not a multiple of w's %lld", (long long)d->x_sizes[1],
-             (long long)d->w_sizes[1]);
-    return why;
-  }
-  for (int k = 0; k < d->rank; k++)
-    if (d->x_sizes[k] < 1 || d->w_sizes[k] < 1 || d->y_sizes[k] < 1)
-      return "MIOpen takes no empty convolution";
+/* The desc_wrong hook (dnn_common.h), after the checks both libraries
+ * make: what MIOpen's int parameters cannot hold. */
+static const char *ints_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
+  (void)why, (void)cap;
   const int r = d->rank, nsp = r - 2;
   if (!ints_ok(d->x_sizes, r, 1) || !ints_ok(d->w_sizes, r, 1) || !ints_ok(d->y_sizes, r, 1) ||
       !ints_ok(d->x_strides, r, 0) || !ints_ok(d->w_strides, r, 0) || !ints_ok(d->y_strides, r, 0) ||
@@ -255,24 +188,14 @@ static const char *desc_wrong(const cuda_conv_desc *d, char *why, size_t cap) {
   return NULL;
 }
 
-static bool same_desc(const cuda_conv_desc *a, const cuda_conv_desc *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank || a->bias != b->bias || a->allow_tf32 != b->allow_tf32)
-    return false;
-  size_t r = sizeof(int64_t) * (size_t)a->rank, s = sizeof(int64_t) * (size_t)(a->rank - 2);
-  return !memcmp(a->x_sizes, b->x_sizes, r) && !memcmp(a->x_strides, b->x_strides, r) &&
-         !memcmp(a->w_sizes, b->w_sizes, r) && !memcmp(a->w_strides, b->w_strides, r) &&
-         !memcmp(a->y_sizes, b->y_sizes, r) && !memcmp(a->y_strides, b->y_strides, r) &&
-         !memcmp(a->stride, b->stride, s) && !memcmp(a->padding, b->padding, s) &&
-         !memcmp(a->dilation, b->dilation, s);
-}
-
-static void conv_destroy(cuda_conv *c) {
-  cuda_dnn *d = c->d;
+/* The release hook (dnn_common.h): the descriptors describe_problem made
+ * (NULL past where it stopped). */
+static void conv_release(cuda_dnn *d, dnn_plan *plan) {
+  cuda_conv *c = (cuda_conv *)plan; /* the head is its first member */
   if (c->x) d->miopenDestroyTensorDescriptor(c->x);
   if (c->w) d->miopenDestroyTensorDescriptor(c->w);
   if (c->y) d->miopenDestroyTensorDescriptor(c->y);
   if (c->conv) d->miopenDestroyConvolutionDescriptor(c->conv);
-  free(c);
 }
 
 /* A plan being built: its first failing call's status and name; every
@@ -282,16 +205,14 @@ typedef struct build {
   cuda_conv *c;
   miopenStatus_t st;
   const char *step;
-  const cuda_tuning *tune; /* or NULL */
-  CUdeviceptr scratch[4];  /* tuning: x, w, y, the workspace (0: not yet) */
-  bool scratch_failed;     /* an allocation failed: no more timing */
+  dnn_timing timing; /* tuning: its cuda_tuning (or NULL) and scratch operands */
 } build;
 
 static void call(build *b, miopenStatus_t st, const char *step) {
   if (b->st == miopenStatusSuccess && st != miopenStatusSuccess) b->st = st, b->step = step;
 }
 
-/* A tensor descriptor of t's sizes and strides (ints: desc_wrong checked). */
+/* A tensor descriptor of t's sizes and strides (ints: ints_wrong checked). */
 static miopenTensorDescriptor_t tensor(build *b, miopenDataType_t type, int rank, const int64_t *sizes,
                                        const int64_t *strides) {
   if (b->st != miopenStatusSuccess) return NULL;
@@ -309,7 +230,7 @@ static miopenTensorDescriptor_t tensor(build *b, miopenDataType_t type, int rank
 static bool describe_problem(build *b) {
   cuda_dnn *d = b->d;
   cuda_conv *c = b->c;
-  const cuda_conv_desc *desc = &c->desc;
+  const cuda_conv_desc *desc = &c->head.desc;
   const int r = desc->rank, nsp = r - 2;
   const miopenDataType_t type = data_type(desc->dtype);
   c->x = tensor(b, type, r, desc->x_sizes, desc->x_strides);
@@ -334,65 +255,39 @@ static bool describe_problem(build *b) {
   return b->st == miopenStatusSuccess;
 }
 
-/* The bytes a tensor of these sizes and strides spans. */
-static uint64_t span_bytes(const int64_t *sizes, const int64_t *strides, int rank, alloy_dtype t) {
-  int64_t last = 0;
-  for (int i = 0; i < rank; i++) last += (sizes[i] - 1) * strides[i];
-  return (uint64_t)(last + 1) * alloy_dtype_size(t);
+/* One run of solution id on the operands (DNN_RUN_ order), on the
+ * handle's stream (the caller holds d->base.lock and has set it). */
+static miopenStatus_t immediate(cuda_dnn *d, const cuda_conv *c, uint64_t id, const CUdeviceptr *operands,
+                                uint64_t ws_bytes) {
+  const void *x = (const void *)(uintptr_t)operands[DNN_RUN_X];
+  const void *w = (const void *)(uintptr_t)operands[DNN_RUN_W];
+  void *y = (void *)(uintptr_t)operands[DNN_RUN_Y];
+  void *ws = ws_bytes ? (void *)(uintptr_t)operands[DNN_RUN_WORKSPACE] : NULL;
+  return d->miopenConvolutionForwardImmediate(d->handle, c->w, w, c->x, x, c->conv, c->y, y, ws,
+                                              (size_t)ws_bytes, id);
 }
 
-/* One run of solution id on the handle's stream (the caller holds d->lock
- * and has set it). */
-static miopenStatus_t immediate(cuda_dnn *d, const cuda_conv *c, uint64_t id, CUdeviceptr x, CUdeviceptr w,
-                                CUdeviceptr y, CUdeviceptr ws, uint64_t ws_bytes) {
-  return d->miopenConvolutionForwardImmediate(d->handle, c->w, (const void *)(uintptr_t)w, c->x,
-                                              (const void *)(uintptr_t)x, c->conv, c->y, (void *)(uintptr_t)y,
-                                              ws_bytes ? (void *)(uintptr_t)ws : NULL, (size_t)ws_bytes, id);
+/* A candidate timed: the plan's descriptors, a solution of them. */
+typedef struct candidate {
+  cuda_dnn *d;
+  const cuda_conv *c;
+  uint64_t id, ws; /* the solution, the workspace bytes it needs */
+} candidate;
+
+/* dnn_timing_seconds's run: the handle's stream is set, d's base lock held. */
+static bool run_candidate(void *arg, const CUdeviceptr *operands) {
+  const candidate *k = arg;
+  return immediate(k->d, k->c, k->id, operands, k->ws) == miopenStatusSuccess;
 }
 
-/* Seconds a run of solution id takes (the mean of tune->runs after one to
- * warm up) on zeroed scratch tensors, or a negative value when it cannot
- * be timed. */
+/* Seconds a run of solution id takes (dnn_timing_seconds) on zeroed
+ * scratch tensors, or a negative value when it cannot be timed. */
 static double time_solution(build *b, uint64_t id, uint64_t ws) {
-  const cuda_tuning *t = b->tune;
-  const cuda_api *api = t->api;
-  const cuda_conv_desc *c = &b->c->desc;
+  if (!dnn_timing_scratch(&b->timing, &b->c->head, false)) return -1; /* never fused: no bias */
   cuda_dnn *d = b->d;
-  if (b->scratch_failed) return -1;
-  if (!b->scratch[0]) {
-    const uint64_t bytes[4] = {span_bytes(c->x_sizes, c->x_strides, c->rank, c->dtype),
-                               span_bytes(c->w_sizes, c->w_strides, c->rank, c->dtype),
-                               span_bytes(c->y_sizes, c->y_strides, c->rank, c->dtype), b->c->max_workspace};
-    for (int i = 0; i < 4 && !b->scratch_failed; i++)
-      b->scratch_failed = api->cuMemAlloc(&b->scratch[i], bytes[i] ? bytes[i] : 16) != CUDA_SUCCESS ||
-                          api->cuMemsetD8Async(b->scratch[i], 0, bytes[i], t->stream) != CUDA_SUCCESS;
-    if (b->scratch_failed) return -1;
-  }
-  const CUdeviceptr *s = b->scratch;
-  if (d->miopenSetStream(d->handle, t->stream) != miopenStatusSuccess ||
-      immediate(d, b->c, id, s[0], s[1], s[2], s[3], ws) != miopenStatusSuccess)
-    return -1;
-  CUevent e0 = NULL, e1 = NULL;
-  double secs = -1;
-  if (api->cuEventCreate(&e0, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-      api->cuEventCreate(&e1, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-      api->cuEventRecord(e0, t->stream) == CUDA_SUCCESS) {
-    bool ok = true;
-    for (int r = 0; r < t->runs && ok; r++)
-      ok = immediate(d, b->c, id, s[0], s[1], s[2], s[3], ws) == miopenStatusSuccess;
-    float ms = 0;
-    if (ok && api->cuEventRecord(e1, t->stream) == CUDA_SUCCESS &&
-        api->cuEventSynchronize(e1) == CUDA_SUCCESS && api->cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS)
-      secs = ms * 1e-3 / (t->runs > 0 ? t->runs : 1);
-  }
-  if (e0) api->cuEventDestroy(e0);
-  if (e1) api->cuEventDestroy(e1);
-  return secs;
-}
-
-static void scratch_free(build *b) {
-  for (int i = 0; i < 4; i++)
-    if (b->scratch[i]) b->tune->api->cuMemFree(b->scratch[i]), b->scratch[i] = 0;
+  if (d->miopenSetStream(d->handle, b->timing.tune->stream) != miopenStatusSuccess) return -1;
+  candidate k = {.d = d, .c = b->c, .id = id, .ws = ws};
+  return dnn_timing_seconds(&b->timing, run_candidate, &k);
 }
 
 /* The most solutions asked for. */
@@ -424,11 +319,12 @@ static bool pick(build *b, uint64_t max_workspace, refusals *why) {
   if (b->st != miopenStatusSuccess) return false;
   if (got > MIOPEN_SOLUTIONS) got = MIOPEN_SOLUTIONS;
   c->listed = (int)got;
-  const int want = b->tune && b->tune->candidates > 1 ? b->tune->candidates : 1;
+  const cuda_tuning *tune = b->timing.tune;
+  const int want = tune && tune->candidates > 1 ? tune->candidates : 1;
   bool chosen = false;
   double best = 0;
   for (size_t i = 0, tried = 0; i < got && (int)tried < want; i++) {
-    if (!algorithm_allowed(sols[i].algorithm, &c->desc)) {
+    if (!algorithm_allowed(sols[i].algorithm, &c->head.desc)) {
       why->inexact++;
       continue;
     }
@@ -452,124 +348,65 @@ static bool pick(build *b, uint64_t max_workspace, refusals *why) {
     if (secs < 0 || (chosen && secs >= best)) continue; /* slower, or it failed to run */
     chosen = true, best = secs;
     c->solution = sols[i].solution_id, c->algorithm = sols[i].algorithm, c->time = sols[i].time;
-    c->workspace = ws, c->tuned = want > 1 ? (int)tried : 0;
+    c->head.workspace = ws, c->tuned = want > 1 ? (int)tried : 0;
   }
   return chosen;
 }
 
-const char *cuda_conv_plan(cuda_dnn *d, const cuda_conv_desc *desc, uint64_t max_workspace,
-                           const cuda_tuning *tune, cuda_conv **out, uint64_t *workspace, bool *fused,
-                           char *why, size_t cap) {
-  *out = NULL;
-  *workspace = 0;
-  *fused = false; /* never: the caller adds the bias (the file's paragraph) */
-  const char *wrong = desc_wrong(desc, why, cap);
-  if (wrong) return wrong;
-  pthread_mutex_lock(&d->lock);
-  for (cuda_conv *c = d->plans; c; c = c->next)
-    if (c->max_workspace == max_workspace && same_desc(&c->desc, desc)) {
-      c->refs++;
-      pthread_mutex_unlock(&d->lock);
-      *out = c, *workspace = c->workspace;
-      return NULL;
-    }
-  cuda_conv *c = calloc(1, sizeof *c);
-  if (!c) {
-    pthread_mutex_unlock(&d->lock);
-    return "out of memory planning a MIOpen convolution";
-  }
-  c->d = d, c->desc = *desc, c->max_workspace = max_workspace, c->refs = 1;
-  build b = {.d = d, .c = c, .tune = tune};
+/* The build hook (dnn_common.h): the descriptors, then a solution. The
+ * bias is never fused (plan->fused stays false: the file's paragraph). */
+static const char *conv_build(cuda_dnn *d, dnn_plan *plan, const cuda_tuning *tune, char *why, size_t cap) {
+  build b = {.d = d, .c = (cuda_conv *)plan, .timing = {.tune = tune}};
   refusals no = {0};
-  const bool ok = describe_problem(&b) && pick(&b, max_workspace, &no);
-  if (tune) scratch_free(&b);
-  if (!ok) {
-    char what[320];
-    describe(desc, what, sizeof what);
-    if (b.st != miopenStatusSuccess)
-      snprintf(why, cap, "MIOpen refuses the convolution %s: %s failed: %s", what, b.step,
-               d->miopenGetErrorString(b.st));
-    else
-      snprintf(why, cap,
-               "MIOpen has no solution for the convolution %s within %llu bytes of workspace (%d listed; %d "
-               "FFT or Winograd, not exact for float32; %d needing more workspace; %d not compiling%s%s)",
-               what, (unsigned long long)max_workspace, c->listed, no.inexact, no.too_big, no.no_compile,
-               no.no_compile ? ": " : "", no.no_compile ? d->miopenGetErrorString(no.compile_st) : "");
-    conv_destroy(c);
-    pthread_mutex_unlock(&d->lock);
-    return why;
-  }
-  c->next = d->plans;
-  d->plans = c;
-  pthread_mutex_unlock(&d->lock);
-  *out = c, *workspace = c->workspace;
-  return NULL;
+  const bool ok = describe_problem(&b) && pick(&b, plan->max_workspace, &no);
+  dnn_timing_free(&b.timing);
+  if (ok) return NULL;
+  char what[320];
+  dnn_desc_text(&plan->desc, what, sizeof what);
+  if (b.st != miopenStatusSuccess)
+    snprintf(why, cap, "MIOpen refuses the convolution %s: %s failed: %s", what, b.step,
+             d->miopenGetErrorString(b.st));
+  else
+    snprintf(why, cap,
+             "MIOpen has no solution for the convolution %s within %llu bytes of workspace (%d listed; %d "
+             "FFT or Winograd, not exact for float32; %d needing more workspace; %d not compiling%s%s)",
+             what, (unsigned long long)plan->max_workspace, b.c->listed, no.inexact, no.too_big,
+             no.no_compile, no.no_compile ? ": " : "",
+             no.no_compile ? d->miopenGetErrorString(no.compile_st) : "");
+  return why; /* cuda_conv_plan (dnn_common.c) releases the descriptors made */
 }
 
 void cuda_conv_describe(const cuda_conv *c, char *buf, size_t cap) {
   snprintf(buf, cap,
            "MIOpen solution %llu (%s, %.3g ms by MIOpen's reckoning%s), %s, %llu bytes of workspace",
            (unsigned long long)c->solution, algorithm_name(c->algorithm), (double)c->time,
-           c->tuned ? "; the fastest of those timed" : "", c->desc.bias ? "bias added apart" : "no bias",
-           (unsigned long long)c->workspace);
-}
-
-void cuda_conv_free(cuda_conv *c) {
-  if (!c) return;
-  cuda_dnn *d = c->d;
-  pthread_mutex_lock(&d->lock);
-  bool last = --c->refs == 0;
-  if (last)
-    for (cuda_conv **p = &d->plans; *p; p = &(*p)->next)
-      if (*p == c) {
-        *p = c->next;
-        break;
-      }
-  pthread_mutex_unlock(&d->lock);
-  if (last) conv_destroy(c);
+           c->tuned ? "; the fastest of those timed" : "", c->head.desc.bias ? "bias added apart" : "no bias",
+           (unsigned long long)c->head.workspace);
 }
 
 /* ---- running -------------------------------------------------------------------*/
 
-static bool pointer_ok(CUdeviceptr ptr, const char *name, char *why, size_t cap) {
-  if (ptr == 0) {
-    snprintf(why, cap, "the MIOpen convolution's %s is a null pointer", name);
-    return false;
-  }
-  if (ptr % CUDA_DNN_ALIGNMENT) {
-    snprintf(why, cap, "the MIOpen convolution's %s at 0x%llx is not %d-byte aligned", name,
-             (unsigned long long)ptr, CUDA_DNN_ALIGNMENT);
-    return false;
-  }
-  return true;
-}
-
-const char *cuda_conv_run(cuda_dnn *d, const cuda_conv *c, CUdeviceptr x, CUdeviceptr w, CUdeviceptr bias,
-                          CUdeviceptr y, CUdeviceptr workspace, uint64_t workspace_bytes, CUstream stream,
-                          char *why, size_t cap) {
-  (void)bias; /* never fused */
-  bool ok = pointer_ok(x, "x", why, cap) && pointer_ok(w, "w", why, cap) && pointer_ok(y, "y", why, cap);
-  if (ok && c->workspace) ok = pointer_ok(workspace, "workspace", why, cap);
-  if (!ok) return why;
-  if (workspace_bytes < c->workspace) {
-    snprintf(why, cap, "the MIOpen convolution needs %llu bytes of workspace, given %llu",
-             (unsigned long long)c->workspace, (unsigned long long)workspace_bytes);
-    return why;
-  }
-  /* one handle: its stream and the call that reads it, together */
-  pthread_mutex_lock(&d->lock);
+/* The run hook (dnn_common.h): under d's base lock, the operands checked (the
+ * bias never, as never fused). */
+static const char *conv_run(cuda_dnn *d, const dnn_plan *plan, const CUdeviceptr *operands, CUstream stream,
+                            char *why, size_t cap) {
+  const cuda_conv *c = (const cuda_conv *)plan; /* the head is its first member */
   const char *step = "miopenSetStream";
   miopenStatus_t st = d->miopenSetStream(d->handle, stream);
   if (st == miopenStatusSuccess)
-    step = "miopenConvolutionForwardImmediate",
-    st = immediate(d, c, c->solution, x, w, y, workspace, c->workspace);
-  pthread_mutex_unlock(&d->lock);
-  if (st != miopenStatusSuccess) {
-    snprintf(why, cap, "%s failed: %s", step, d->miopenGetErrorString(st));
-    return why;
-  }
-  return NULL;
+    step = "miopenConvolutionForwardImmediate", st = immediate(d, c, c->solution, operands, plan->workspace);
+  if (st == miopenStatusSuccess) return NULL;
+  snprintf(why, cap, "%s failed: %s", step, d->miopenGetErrorString(st));
+  return why;
 }
+
+/* What dnn_common.c calls (dnn_common.h). */
+const dnn_hooks dnn_library = {
+    .library = "MIOpen", .entry = "miopenCreate", .soname = "libMIOpen.so",
+    .dnn_size = sizeof(cuda_dnn), .plan_size = sizeof(cuda_conv),
+    .open = library_open, .close = library_close, .desc_wrong = ints_wrong,
+    .build = conv_build, .release = conv_release, .run = conv_run,
+};
 
 #else /* the CUDA build */
 
