@@ -67,8 +67,8 @@ static inline void *blas_library_open(void) {
  * 0.7.0, the first with hipDataType and hipblasComputeType_t. */
 #define BLAS_MIN_VERSION 700
 
-/* Opens hipBLASLt: its sonames on the loader's path, then under
- * $ROCM_PATH/lib (rocm_api.h). Returns a dlopen handle, the caller's to
+/* Opens hipBLASLt: its sonames under $ROCM_PATH/lib when set, on the
+ * loader's path, then under /opt/rocm/lib (rocm_api.h). Returns a dlopen handle, the caller's to
  * dlclose, or NULL. Any thread. */
 static inline void *blas_library_open(void) {
   static const char *const names[] = {"libhipblaslt.so.0", "libhipblaslt.so.1", "libhipblaslt.so"};

@@ -3,8 +3,8 @@
  * MIOpen, behind the interface of cuda_dnn.h: the HIP build compiles this
  * file where the CUDA build compiles cuda_dnn.c (cuDNN), and the backend
  * (cuda_backend.c) cannot tell them apart. MIOpen is opened with dlopen
- * (libMIOpen.so.1 or .so on the loader's path, else under $ROCM_PATH/lib,
- * default /opt/rocm) and bound from a symbol table as cuda_blas.c binds
+ * (libMIOpen.so.1 or .so under $ROCM_PATH/lib when it is set, on the
+ * loader's path, else under /opt/rocm/lib) and bound from a symbol table as cuda_blas.c binds
  * its library; its C API is declared in rocm_api.h, since Debian has
  * neither the library nor its headers. Without it, the backend runs the
  * convolutions on Alloy's own kernels (cuda_codegen_gemm.c).
@@ -112,8 +112,8 @@ static const char *library_open(cuda_dnn *d, char *why, size_t cap) {
   static const char *const names[] = {"libMIOpen.so.1", "libMIOpen.so"};
   dnn_base *b = &d->base;
   if (!(b->lib = rocm_library_open(names, 2)))
-    return "libMIOpen.so not found: MIOpen is not in Debian; install ROCm's (libMIOpen.so.1 on the loader's "
-           "path, or under $ROCM_PATH/lib, default /opt/rocm)";
+    return "libMIOpen.so not found: MIOpen is not in Debian; install ROCm's (libMIOpen.so.1 under "
+           "$ROCM_PATH/lib, on the loader's path, or under /opt/rocm/lib)";
   const char *missing =
       cuda_library_bind(d, b->lib, miopen_symbols, sizeof miopen_symbols / sizeof *miopen_symbols);
   if (missing) {

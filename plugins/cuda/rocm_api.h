@@ -248,23 +248,27 @@ miopenStatus_t miopenConvolutionForwardImmediate(miopenHandle_t handle, const mi
 
 /* ---- finding the libraries ------------------------------------------------------ */
 
-/* Opens the first of names (sonames) the loader finds, else the first of
- * them under $ROCM_PATH/lib (default /opt/rocm/lib), as cuda_api.c finds
- * libamdhip64. Returns the dlopen handle (RTLD_LOCAL), the caller's to
- * dlclose, or NULL when none loads. Any thread; it reads the environment. */
-static inline void *rocm_library_open(const char *const *names, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (lib) return lib;
-  }
-  const char *rocm = getenv("ROCM_PATH");
+/* The first of names (sonames) under dir/lib that loads, or NULL. */
+static inline void *rocm_library_in(const char *dir, const char *const *names, size_t n) {
   for (size_t i = 0; i < n; i++) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/lib/%s", rocm && *rocm ? rocm : "/opt/rocm", names[i]);
+    snprintf(path, sizeof path, "%s/lib/%s", dir, names[i]);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib) return lib;
   }
   return NULL;
+}
+
+/* Opens the first of names (sonames) under $ROCM_PATH/lib when it is set
+ * (the ROCm asked for wins, as $ALLOY_CUDNN_PATH does for cuDNN), else
+ * the first the loader finds, else under /opt/rocm/lib. Returns the
+ * dlopen handle (RTLD_LOCAL), the caller's to dlclose, or NULL when none
+ * loads. Any thread; it reads the environment. */
+static inline void *rocm_library_open(const char *const *names, size_t n) {
+  const char *rocm = getenv("ROCM_PATH");
+  void *lib = rocm && *rocm ? rocm_library_in(rocm, names, n) : NULL;
+  for (size_t i = 0; i < n && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  return lib ? lib : rocm_library_in("/opt/rocm", names, n);
 }
 
 #endif
