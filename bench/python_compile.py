@@ -19,6 +19,8 @@ import time
 
 import torch
 
+from cuda_models import tensors_of  # bench/: a model's tensor outputs in export order
+
 
 def mlp():
     m = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
@@ -38,14 +40,6 @@ def bert():
 
 
 MODELS = {"mlp": mlp, "resnet18": resnet18, "bert": bert}
-
-
-def outputs(o):
-    if isinstance(o, torch.Tensor):
-        return [o]
-    if hasattr(o, "to_tuple"):
-        o = o.to_tuple()
-    return [t for t in o if isinstance(t, torch.Tensor)]
 
 
 def sync(device):
@@ -97,7 +91,7 @@ def main():
         model = model.to(args.device)
         inputs = tuple(x.to(args.device) for x in inputs)
         with torch.no_grad():
-            want = [t.float() for t in outputs(model(*inputs))]
+            want = [t.float() for t in tensors_of(model(*inputs))]
             eager = steady(model, inputs, args.device, args.repeat)
             torch._dynamo.reset()
             ind = torch.compile(model)
@@ -107,7 +101,7 @@ def main():
             al = torch.compile(model, backend="alloy", options={"backends": args.backends.split(",")})
             al_first, got = first_call(al, inputs, args.device)
             al_ms = steady(al, inputs, args.device, args.repeat)
-        err = max(((g.float() - w).norm() / w.norm()).item() for g, w in zip(outputs(got), want))
+        err = max(((g.float() - w).norm() / w.norm()).item() for g, w in zip(tensors_of(got), want))
         row = (f"| {name} | {eager:.2f} | {ind_first:.1f} | {ind_ms:.2f} | {al_first:.2f} | {al_ms:.2f} | "
                f"{al_ms / eager:.2f} | {al_first / ind_first:.3f} | {err:.1e} |")
         print(row, flush=True)

@@ -1129,13 +1129,18 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
 
 /* ---- the plan ----------------------------------------------------------------*/
 
-static bool same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank) {
+bool cg_same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank) {
   if (h->value_rank(v) != rank) return false;
   for (int d = 0; d < rank; d++) {
     int64_t s;
     if (!h->value_size(v, d, &s) || s != sizes[d]) return false;
   }
   return true;
+}
+
+void cg_strides_channels_last(cuda_tensor *t) {
+  const int64_t C = t->sizes[1], H = t->sizes[2], W = t->sizes[3];
+  t->strides[1] = 1, t->strides[3] = C, t->strides[2] = W * C, t->strides[0] = H * W * C;
 }
 
 /* The memory of value v computed by a group: its partition output when it
@@ -1156,11 +1161,7 @@ int cg_materialize(builder *b, const alloy_value *v) {
   }
   if (base < 0) return -1;
   int t = vi->tensor = add_tensor(b, v, base, as);
-  if (t >= 0 && vi->cl && vi->output < 0 && b->tensors[t].rank == 4) { /* N, H, W, C in memory */
-    cuda_tensor *ct = &b->tensors[t];
-    const int64_t C = ct->sizes[1], H = ct->sizes[2], W = ct->sizes[3];
-    ct->strides[1] = 1, ct->strides[3] = C, ct->strides[2] = W * C, ct->strides[0] = H * W * C;
-  }
+  if (t >= 0 && vi->cl && vi->output < 0 && b->tensors[t].rank == 4) cg_strides_channels_last(&b->tensors[t]);
   return t;
 }
 
@@ -1253,14 +1254,14 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     if (red) { /* joins the run over its input's shape, making it a row group */
       const alloy_value *x[1];
       cg_tensor_operands(h, n, x, 1);
-      if (grank < 0 || !same_sizes(h, x[0], gsizes, grank) || (nred_of[open] && nred_of[open] != nred)) {
+      if (grank < 0 || !cg_same_sizes(h, x[0], gsizes, grank) || (nred_of[open] && nred_of[open] != nred)) {
         grank = h->value_rank(x[0]);
         for (int d = 0; d < grank; d++) h->value_size(x[0], d, &gsizes[d]);
         ngroups++;
       }
       nred_of[ngroups - 1] = nred;
       for (int d = 0; d < grank; d++) kept[d] = d < grank - nred ? gsizes[d] : 1;
-    } else if (grank < 0 || !(same_sizes(h, out, gsizes, grank) || (nred_of[open] && same_sizes(h, out, kept, grank)))) {
+    } else if (grank < 0 || !(cg_same_sizes(h, out, gsizes, grank) || (nred_of[open] && cg_same_sizes(h, out, kept, grank)))) {
       grank = h->value_rank(out);
       for (int d = 0; d < grank; d++) h->value_size(out, d, &gsizes[d]);
       nred_of[ngroups++] = 0;
@@ -1344,7 +1345,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     if (k.row_group) { /* a row group: a loop over the row, or once a row */
       if (op->kind == CUDA_OP_REDUCE) label_node(h, &k, n);
-      else if (same_sizes(h, out, k.full, k.rank)) cg_row_loop(&k);
+      else if (cg_same_sizes(h, out, k.full, k.rank)) cg_row_loop(&k);
       else cg_row_close(&k);
     }
     if (op->kind == CUDA_OP_REDUCE) {

@@ -115,6 +115,8 @@ bool cg_grow(void **p, int *cap, int need, size_t size);
 int cg_add_base(builder *b, int kind, int index, uint64_t bytes);
 int64_t cg_numel_of(const int64_t *sizes, int rank);
 int cg_materialize(builder *b, const alloy_value *v);
+/* Packs 4-d t's strides channels last: N, H, W, C in memory. */
+void cg_strides_channels_last(cuda_tensor *t);
 void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank);
 void cg_kernel_finish(builder *b, kernel *k);
 /* A kernel of its own geometry: def is its whole definition, named KNAME,
@@ -139,6 +141,8 @@ const char *cg_reg_type(alloy_dtype t);
 const alloy_arg *cg_arg_named(const alloy_host_api *h, const alloy_node *n, const char *name);
 int64_t cg_int_arg(const alloy_host_api *h, const alloy_node *n, const char *name, int64_t dflt);
 int cg_wrap_dim(int64_t d, int rank);
+/* Whether value v has these concrete sizes. */
+bool cg_same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank);
 int cg_tensor_operands(const alloy_host_api *h, const alloy_node *n, const alloy_value **out, int cap);
 int cg_index_position(const alloy_host_api *h, const alloy_node *n, int *count);
 

@@ -270,8 +270,7 @@ static cuda_tensor temp_channels_last(builder *b, const cuda_tensor *t) {
   cuda_tensor d = *t;
   d.base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)cg_numel_of(t->sizes, 4) * alloy_dtype_size(t->dtype));
   d.offset = 0;
-  d.strides[1] = 1, d.strides[3] = t->sizes[1], d.strides[2] = t->sizes[3] * t->sizes[1];
-  d.strides[0] = t->sizes[2] * d.strides[2];
+  cg_strides_channels_last(&d);
   if (d.base >= 0) cg_emit_copy(b, t, &d);
   return d;
 }

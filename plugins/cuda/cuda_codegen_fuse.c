@@ -149,16 +149,6 @@ static bool pointwise_work(const cuda_op *op) {
   return op && (op->kind == CUDA_OP_POINTWISE || op->kind == CUDA_OP_FILL || op->fuse);
 }
 
-static bool same_shape(const alloy_host_api *h, const alloy_value *a, const alloy_value *b) {
-  int r = h->value_rank(a);
-  if (h->value_rank(b) != r) return false;
-  for (int d = 0; d < r; d++) {
-    int64_t x = -1, y = -2;
-    if (!h->value_size(a, d, &x) || !h->value_size(b, d, &y) || x != y) return false;
-  }
-  return true;
-}
-
 bool cg_node_order(builder *b, int nn, int *ord) {
   const alloy_host_api *h = b->host;
   for (int i = 0; i < nn; i++) ord[i] = i;
@@ -199,9 +189,12 @@ bool cg_node_order(builder *b, int nn, int *ord) {
       if (pos[readers[e]] < target) target = pos[readers[e]], reader = readers[e];
     if (reader < 0 || target - 1 <= pos[i]) continue;
     const alloy_node *r = h->graph_node(b->g, reader);
-    if (!pointwise_work(cuda_op_find(h->node_op_name(r))) ||
-        !same_shape(h, h->node_output(n, 0), h->node_output(r, 0)))
-      continue;
+    const alloy_value *o = h->node_output(n, 0);
+    int64_t sizes[CUDA_MAX_RANK];
+    const int rank = h->value_rank(o);
+    if (rank > CUDA_MAX_RANK || !pointwise_work(cuda_op_find(h->node_op_name(r)))) continue;
+    for (int d = 0; d < rank; d++) h->value_size(o, d, &sizes[d]);
+    if (!cg_same_sizes(h, h->node_output(r, 0), sizes, rank)) continue;
     for (int q = pos[i]; q < target - 1; q++) ord[q] = ord[q + 1], pos[ord[q]] = q;
     ord[target - 1] = i, pos[i] = target - 1;
   }
