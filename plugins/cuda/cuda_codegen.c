@@ -1165,14 +1165,21 @@ int cg_materialize(builder *b, const alloy_value *v) {
   return t;
 }
 
+/* What the builder plans each way from opts (NULL: the defaults, all
+ * false): portable means every kind portable. */
+static void builder_options(builder *b, const cuda_plan_options *opts) {
+  const cuda_plan_options none = {0}, *o = opts ? opts : &none;
+  b->portable_gemm = o->portable || o->portable_gemm;
+  b->portable_conv = o->portable || o->portable_conv;
+  b->simt_attention = o->portable || o->simt_attention;
+  b->channels_last = o->channels_last && !b->portable_conv;
+}
+
 alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, const cuda_layout *layout,
                              const cuda_plan_options *opts, cuda_plan *plan) {
   memset(plan, 0, sizeof *plan);
-  builder b = {.host = h, .g = g, .layout = layout, .plan = plan, .portable = opts && opts->portable,
-               .portable_gemm = opts && (opts->portable || opts->portable_gemm),
-               .portable_conv = opts && (opts->portable || opts->portable_conv),
-               .simt_attention = opts && (opts->portable || opts->simt_attention),
-               .channels_last = opts && opts->channels_last && !opts->portable && !opts->portable_conv};
+  builder b = {.host = h, .g = g, .layout = layout, .plan = plan};
+  builder_options(&b, opts);
   int nn = h->graph_num_nodes(g), ni = h->graph_num_inputs(g), no = h->graph_num_outputs(g);
   b.cap_vals = 64;
   while (b.cap_vals < 4 * (nn + ni + no) + 64) b.cap_vals *= 2;
@@ -1412,11 +1419,8 @@ void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_pla
                      const cuda_plan_options *opts) {
   memset(b, 0, sizeof *b);
   memset(p, 0, sizeof *p);
-  b->host = h, b->plan = p, b->portable = opts && opts->portable;
-  b->portable_gemm = opts && (opts->portable || opts->portable_gemm);
-  b->portable_conv = opts && (opts->portable || opts->portable_conv);
-  b->simt_attention = opts && (opts->portable || opts->simt_attention);
-  b->channels_last = opts && opts->channels_last && !opts->portable && !opts->portable_conv;
+  b->host = h, b->plan = p;
+  builder_options(b, opts);
   b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
   p->nkernels = pre->nkernels;
   pre->source = NULL;

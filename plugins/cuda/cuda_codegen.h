@@ -49,7 +49,6 @@ typedef struct builder {
   const alloy_host_api *host;
   const alloy_graph *g;
   const cuda_layout *layout; /* the execute's strides, or NULL: contiguous */
-  bool portable;             /* cuda_plan_options.portable: products and convolutions as tile kernels */
   bool portable_gemm;        /* .portable or .portable_gemm: products as tile kernels */
   bool portable_conv;        /* .portable or .portable_conv: convolutions as tile kernels */
   bool simt_attention;       /* cuda_plan_options.simt_attention, or portable: no mma.sync */
