@@ -119,6 +119,11 @@ $(BUILD)/lib/alloy/liballoy-cuda.so: PLUGIN_LIBS += -ldl
 # The unit tests compile every generated module with NVRTC where it is.
 ifneq ($(wildcard $(CUDA_HOME)/lib64/libnvrtc.so),)
 $(BUILD)/obj/tests/test_cuda_codegen.o $(BUILD)/obj/tests/test_cuda_portable.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"'
+# ... and compile a module in pieces on threads as the plugin does (cuda_rtc.c)
+$(BUILD)/obj/tests/test_cuda_rtc.o: CFLAGS += -DALLOY_TEST_NVRTC='"$(CUDA_HOME)/lib64/libnvrtc.so"' -isystem $(CUDA_HOME)/include
+$(UNIT): $(BUILD)/obj/plugin/plugins/cuda/cuda_rtc.o
+else
+TEST_SRC := $(filter-out tests/test_cuda_rtc.c,$(TEST_SRC))
 endif
 # ... and with hipRTC (in the HIP runtime) where it is, for AMD's targets.
 HIP_RUNTIME = $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 $(ROCM_PATH)/lib/libamdhip64.so /opt/rocm/lib/libamdhip64.so))

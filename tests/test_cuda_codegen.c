@@ -586,6 +586,7 @@ static void rtc_compiles_every_kind(const rtc *r) {
   if (r->nvidia) rtc_compiles_as(r, attention16, &(cuda_plan_options){.simt_attention = true});
   rtc_compiles(r,
                "input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\ninput %cb: f32[8]\ninput %gamma: f32[8]\n"
+                 "input %wd: f32[8, 1, 3, 3]\n"
                  "input %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
                  "%conv = aten.convolution.default(%x, %w, %cb, [2, 1], [1, 1], [1, 1], false, [0, 0], 1)"
                  " : f32[2, 8, 4, 8]\n"
@@ -596,7 +597,9 @@ static void rtc_compiles_every_kind(const rtc *r) {
                  " : f32[2, 8, 2, 9], i64[2, 8, 2, 9]\n"
                  "%a = aten.avg_pool2d.default(%y, [3, 2], [2, 1], [1, 1], true, false) : f32[2, 8, 3, 9]\n"
                  "%p = aten._adaptive_avg_pool2d.default(%y, [3, 4]) : f32[2, 8, 3, 4]\n"
-                 "output %v, %i, %a, %p\n");
+                 "%dw = aten.convolution.default(%y, %wd, %cb, [2, 1], [1, 1], [1, 2], false, [0, 0], 8)"
+                 " : f32[2, 8, 2, 6]\n"
+                 "output %v, %i, %a, %p, %dw\n");
   /* float32 attention: the SIMT kernel, HIP's too */
   rtc_compiles(r, "input %q: f32[2, 4, 20, 16]\ninput %k: f32[2, 4, 30, 16]\ninput %v: f32[2, 4, 30, 8]\n"
                   "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true) : f32[2, 4, 20, 8]\n"

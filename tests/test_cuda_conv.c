@@ -87,7 +87,7 @@ TEST(cuda_conv_block_is_a_cudnn_step_and_kernels) {
   CHECK(strstr(p.source, "(float)1.0000000000000001e-05") != NULL);
   CHECK(strstr(p.source, "((float)v0 - (float)v3) * (float)v1 * inv5 + (float)v2") != NULL);
   CHECK(strstr(p.source, "op_relu") || strstr(p.source, "fmax"));
-  CHECK(strstr(p.launches[2].what, "fused _native_batch_norm") == p.launches[2].what);
+  CHECK(strstr(p.launches[2].what, "fused batch_norm") == p.launches[2].what);
   CHECK(p.nfused_nodes == 2);
   cuda_plan_free(&p);
   alloy_graph_free(g);
@@ -190,12 +190,12 @@ TEST(cuda_conv_one_dim_grouped_reads_a_packed_copy) {
  * strides (x stays N, C, H, W: its weight is not copied). */
 TEST(cuda_conv_channels_last_output_is_written_in_place) {
   alloy_graph *g = parse("input %x: bf16[1, 4, 5, 5]\n"
-                         "input %w: bf16[4, 1, 3, 3]\n"
+                         "input %w: bf16[4, 2, 3, 3]\n"
                          "%y = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], "
-                         "4) : bf16[1, 4, 5, 5]\n"
+                         "2) : bf16[1, 4, 5, 5]\n"
                          "output %y\n");
   REQUIRE(g);
-  int64_t xs[] = {1, 4, 5, 5}, xst[] = {100, 25, 5, 1}, ws[] = {4, 1, 3, 3}, wst[] = {9, 9, 3, 1};
+  int64_t xs[] = {1, 4, 5, 5}, xst[] = {100, 25, 5, 1}, ws[] = {4, 2, 3, 3}, wst[] = {18, 9, 3, 1};
   int64_t ys[] = {1, 4, 5, 5}, yst[] = {100, 1, 20, 4}; /* channels-last */
   alloy_tensor in[2] = {{.dtype = ALLOY_BF16, .rank = 4, .sizes = xs, .strides = xst},
                         {.dtype = ALLOY_BF16, .rank = 4, .sizes = ws, .strides = wst}};
@@ -235,7 +235,8 @@ TEST(cuda_conv_refusals_have_reasons) {
 /* max_pool2d_with_indices with padding, dilation and ceil_mode (the
  * output sizes are the graph's): a thread per output, the window's start
  * stepped past the padding by the dilation, NaN winning, the index within
- * the input plane stored as int64; a [C, H, W] input has one leading dim. */
+ * the input plane stored as int64 where something reads it; a [C, H, W]
+ * input has one leading dim. */
 TEST(cuda_conv_max_pool_follows_pytorch_cuda) {
   alloy_graph *g =
       parse("input %x: f16[2, 3, 7, 8]\n"
@@ -257,7 +258,7 @@ TEST(cuda_conv_max_pool_follows_pytorch_cuda) {
   CHECK(strstr(p.source, "while (hs < 0) hs += 2;") != NULL);
   CHECK(strstr(p.source, "if (v > m || op_isnan(v)) { mi = h * 8 + w; m = v; }") != NULL);
   CHECK(strstr(p.source, "float m = -(float)(1.0 / 0.0);") != NULL);
-  CHECK(count(p.source, "st_i64(p") == 2);
+  CHECK(count(p.source, "st_i64(p") == 1); /* %i's; %j is read by nothing */
   CHECK(strstr(p.source, "const i64 l1 = q % 3; q /= 3;") != NULL); /* N, C */
   CHECK(strstr(p.source, "const i64 xb = 0 + l0 * 25;") != NULL);   /* C only */
   cuda_plan_free(&p);
@@ -332,6 +333,44 @@ TEST(cuda_conv_batch_norm_without_affine_and_hard_activations) {
   CHECK(strstr(p.source, "(float)0.5)") != NULL);
   CHECK(count(p.source, "op_clamp(v") == 2 * 3); /* the body thrice: vector loads, unrolled and checked passes */
   CHECK(strstr(p.source, "* ((float)(1.0f / 6.0f))") || strstr(p.source, "* (float)(1.0f / 6.0f)"));
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* A depthwise convolution (groups == channels, a [C, 1, 3, 3] weight) is
+ * pointwise work of its output's shape: with channels last one kernel
+ * walks y in N, H, W, C order, sums the window's taps (stride 2, padding
+ * 1: the out-of-bounds ones skipped), adds the bias and goes on into the
+ * batch norm and hardswish after it, with no cuDNN step and no temporary.
+ * A grouped convolution that is not depthwise stays cuDNN's. */
+TEST(cuda_conv_depthwise_fuses_with_its_epilogue) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 8, 9, 9]\ninput %w: f32[8, 1, 3, 3]\ninput %cb: f32[8]\ninput %g4: f32[8, 2, 3, 3]\n"
+            "input %gamma: f32[8]\ninput %beta: f32[8]\ninput %mean: f32[8]\ninput %var: f32[8]\n"
+            "%c = aten.convolution.default(%x, %w, %cb, [2, 2], [1, 1], [1, 1], false, [0, 0], 8) : f32[2, 8, 5, 5]\n"
+            "%bn, %bm, %bv = aten._native_batch_norm_legit_no_training.default(%c, %gamma, %beta,"
+            " %mean, %var, 0.1, 1e-05) : f32[2, 8, 5, 5], f32[0], f32[0]\n"
+            "%y = aten.hardswish.default(%bn) : f32[2, 8, 5, 5]\n"
+            "%z = aten.convolution.default(%y, %g4, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 4) : f32[2, 8, 5, 5]\n"
+            "output %y, %z\n");
+  REQUIRE(g);
+  const cuda_plan_options cl = {.channels_last = true};
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &cl, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  int dnn = 0, kernels = 0;
+  for (int i = 0; i < p.nlaunches; i++) dnn += p.launches[i].kind == LAUNCH_DNN, kernels += p.launches[i].kind == LAUNCH_KERNEL;
+  CHECK(dnn == 1); /* %z: groups of 2 channels */
+  REQUIRE(p.launches[0].kind == LAUNCH_KERNEL);
+  CHECK(p.launches[0].n == 2 * 8 * 5 * 5);
+  CHECK(strstr(p.launches[0].what, "convolution") != NULL && strstr(p.launches[0].what, "hardswish") != NULL);
+  /* i3 is the channel of the channels-last walk, i1 and i2 the row and column */
+  CHECK(strstr(p.source, "const int xb0 = 0 + i0 * 648 + i3 * 81, wb0 = 0 + i3 * 9;") != NULL);
+  CHECK(strstr(p.source, "const int ih = i1 * 2 - 1 + kh * 1;") != NULL);
+  CHECK(strstr(p.source, "if (ih < 0 || ih >= 9) continue;") != NULL);
+  CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "xb0 + ih * 9 + iw * 1)") != NULL);
+  CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "+ i3 * 1);") != NULL); /* the bias */
+  CHECK(strstr(p.source, "rsqrt(") != NULL); /* the batch norm */
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }

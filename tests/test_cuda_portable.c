@@ -193,13 +193,14 @@ TEST(cuda_portable_epilogues_gelu_relu_and_a_broadcast_row) {
 
 static const char conv_air[] =
     "input %x: f32[2, 8, 15, 13]\ninput %w: f32[12, 4, 3, 3]\ninput %b: f32[12]\n"
-    "input %xd: f16[1, 16, 9, 9]\ninput %wd: f16[16, 1, 3, 3]\n"
+    "input %xd: f16[1, 16, 9, 9]\ninput %wd: f16[16, 2, 3, 3]\n"
     "input %x3: bf16[2, 3, 5, 6, 7]\ninput %w3: bf16[4, 3, 2, 3, 3]\ninput %b3: bf16[4]\n"
     "input %x1: f32[3, 6, 40]\ninput %w1: f32[5, 6, 4]\n"
     /* grouped, strided, padded, dilated, with a bias: 2-d */
     "%y = aten.convolution.default(%x, %w, %b, [2, 1], [1, 2], [1, 2], false, [0, 0], 2) : f32[2, 12, 8, 13]\n"
-    /* depthwise, no bias, 16-bit */
-    "%d = aten.convolution.default(%xd, %wd, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 16)"
+    /* groups of 2 channels, no bias, 16-bit (a depthwise one is a fused
+     * group's, as with cuDNN: test_cuda_conv.c) */
+    "%d = aten.convolution.default(%xd, %wd, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 8)"
     " : f16[1, 16, 9, 9]\n"
     /* 3-d, bf16, a bias */
     "%v = aten.convolution.default(%x3, %w3, %b3, [1, 2, 1], [0, 1, 1], [1, 1, 2], false, [0, 0, 0], 1)"
@@ -224,7 +225,7 @@ TEST(cuda_portable_convolutions_are_implicit_gemms) {
   CHECK(strstr(p.source, "(t / 1) % 3 * 2") != NULL);                 /* width's dilation 2 */
   CHECK(strstr(p.source, "xb[j] = 0 + bz * 780 + r * 1560;") != NULL); /* group: 4 channels of 195 */
   CHECK(strstr(p.source, "const float bv = ld_f32(p2, 0 + co * 1);") != NULL);
-  CHECK(tile_step(&p.launches[1], 1, 1, 16)); /* depthwise: a group a channel */
+  CHECK(tile_step(&p.launches[1], 1, 1, 8)); /* a group of 2 channels each */
   CHECK(strstr(p.source, "v += bv;") != NULL && strstr(p.source, "rnd_bf16(v)") == NULL); /* the bias in float,
                                                              then y's one rounding, as ref and cuDNN's fused graph */
   CHECK(strstr(p.source, "(unsigned)i2 < 7u") != NULL);        /* 3-d */

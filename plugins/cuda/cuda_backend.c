@@ -28,6 +28,7 @@
 #include "plugins/cuda/cuda_blas.h"
 #include "plugins/cuda/cuda_dnn.h"
 #include "plugins/cuda/cuda_internal.h"
+#include "plugins/cuda/cuda_rtc.h"
 
 #define CUDA_MAX_DEVICES 16
 
@@ -84,7 +85,7 @@ typedef struct cuda_variant {
   int64_t *key; /* the strides of the inputs, then of the outputs; NULL: contiguous */
   int nkey;
   cuda_plan plan;
-  CUmodule module;
+  CUmodule *modules; /* cubins.n: the module's pieces, loaded (cuda_rtc.h) */
   CUfunction *fns;   /* plan.nlaunches: each kernel launch's */
   cuda_gemm **gemms; /* plan.nlaunches: each product's cuBLASLt plan */
   cuda_conv **convs; /* plan.nlaunches: each convolution's cuDNN plan */
@@ -105,9 +106,10 @@ typedef struct cuda_variant {
   CUstream graph_stream; /* of the last replay */
   CUevent graph_done;    /* recorded after the last replay */
   bool graph_failed;     /* capture failed once: steps one by one from then on */
-  /* The module's cubin, kept by the contiguous variant for serialize. */
-  char *cubin;
-  size_t cubin_size;
+  /* The module's compiled pieces, kept by the contiguous variant for
+   * serialize (others free them once loaded). */
+  cuda_cubins cubins;
+  int nmodules; /* modules loaded */
   struct cuda_variant *next;
 } cuda_variant;
 
@@ -383,40 +385,8 @@ static alloy_error *cuda_claim(alloy_backend *be, const alloy_graph *g, alloy_cl
 
 /* ---- compile ------------------------------------------------------------------*/
 
-static alloy_error *nvrtc_build(alloy_backend *be, cuda_device *d, const char *source, char **cubin,
-                                size_t *size) {
-  nvrtcProgram prog;
-  nvrtcResult r = be->api.nvrtcCreateProgram(&prog, source, "alloy_partition.cu", 0, NULL, NULL);
-  if (r != NVRTC_SUCCESS)
-    return be->host->error_new(ALLOY_ERR_INTERNAL, be->api.nvrtcGetErrorString(r));
-  char arch[64];
-  snprintf(arch, sizeof arch, "%s%s", GPU_ARCH_OPTION, d->arch);
-  const char *opts[] = {arch, GPU_RTC_OPTIONS};
-  r = be->api.nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
-  if (r != NVRTC_SUCCESS) {
-    size_t log_size = 0;
-    be->api.nvrtcGetProgramLogSize(prog, &log_size);
-    char *log = malloc(log_size + 1);
-    if (log) {
-      be->api.nvrtcGetProgramLog(prog, log);
-      log[log_size] = 0;
-    }
-    char msg[2048];
-    snprintf(msg, sizeof msg, GPU_NAME ": " GPU_RTC " could not compile the partition's kernels: %.1900s",
-             log ? log : be->api.nvrtcGetErrorString(r));
-    free(log);
-    be->api.nvrtcDestroyProgram(&prog);
-    return be->host->error_new(ALLOY_ERR_INTERNAL, msg);
-  }
-  be->api.nvrtcGetCUBINSize(prog, size);
-  *cubin = malloc(*size ? *size : 1);
-  if (*cubin) be->api.nvrtcGetCUBIN(prog, *cubin);
-  be->api.nvrtcDestroyProgram(&prog);
-  return *cubin ? NULL : be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
-}
-
 static void variant_free(alloy_backend *be, cuda_variant *v) {
-  free(v->cubin);
+  cuda_cubins_free(&v->cubins);
   if (v->graph) be->api.cuGraphExecDestroy(v->graph);
   if (v->graph_done) be->api.cuEventDestroy(v->graph_done);
   if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
@@ -426,7 +396,8 @@ static void variant_free(alloy_backend *be, cuda_variant *v) {
   for (int i = 0; v->convs && i < v->plan.nlaunches; i++) cuda_conv_free(v->convs[i]);
   free(v->gemms);
   free(v->convs);
-  if (v->module) be->api.cuModuleUnload(v->module);
+  for (int i = 0; i < v->nmodules; i++) be->api.cuModuleUnload(v->modules[i]);
+  free(v->modules);
   free(v->fns);
   free(v->key);
   cuda_plan_free(&v->plan);
@@ -438,7 +409,7 @@ static void cuda_executable_release(alloy_backend *be, alloy_executable *exe) {
   bool current = use_device(be, exe->device) == NULL;
   for (cuda_variant *v = exe->variants, *next; v; v = next) {
     next = v->next;
-    if (!current) v->module = NULL, v->graph = NULL, v->graph_scratch = 0, v->graph_done = NULL;
+    if (!current) v->nmodules = 0, v->graph = NULL, v->graph_scratch = 0, v->graph_done = NULL;
     variant_free(be, v);
   }
   pthread_mutex_destroy(&exe->lock);
@@ -471,41 +442,50 @@ static cuda_plan_options plan_options(const alloy_backend *be) {
   return po;
 }
 
-/* Plans exe's partition for layout (or takes over *planned) and loads its module: the cubin given
- * (from the compile cache, whose text hash was checked by the caller), or
- * one NVRTC builds. The contiguous variant keeps its cubin for serialize. */
+/* Plans exe's partition for layout (or takes over *planned) and loads its
+ * module: the pieces given (from the compile cache, whose text hash the
+ * caller checked; taken over), or those NVRTC builds on several threads
+ * (cuda_rtc.c). The contiguous variant keeps its pieces for serialize. */
 static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
-                                       cuda_plan *planned, const void *cubin_in, size_t cubin_in_size,
-                                       cuda_variant **out) {
+                                       cuda_plan *planned, cuda_cubins *cached, cuda_variant **out) {
   cuda_variant *v = calloc(1, sizeof *v);
   if (!v) {
     if (planned) cuda_plan_free(planned);
+    if (cached) cuda_cubins_free(cached);
     return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   }
   pthread_mutex_init(&v->graph_lock, NULL);
   alloy_error *e = NULL;
   const cuda_plan_options po = plan_options(be);
+  const alloy_host_api *h = be->host;
+  const bool tracing = h->trace_enabled && h->trace_enabled();
+  uint64_t t0 = tracing ? h->clock_ns() : 0;
   if (planned) v->plan = *planned; /* taken over */
-  else e = cuda_plan_build(be->host, exe->g, layout, &po, &v->plan);
-  char *cubin = NULL;
-  size_t size = cubin_in_size;
-  if (!e && cubin_in) {
-    if ((cubin = malloc(size ? size : 1))) memcpy(cubin, cubin_in, size);
-    else e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  else e = cuda_plan_build(h, exe->g, layout, &po, &v->plan);
+  if (tracing) h->trace_range(GPU_NAME, "compile", "plan", t0, h->clock_ns());
+  if (!e && cached) {
+    v->cubins = *cached, memset(cached, 0, sizeof *cached); /* taken over */
   } else if (!e) {
-    e = nvrtc_build(be, &be->devs[exe->device], v->plan.source, &cubin, &size);
+    t0 = tracing ? h->clock_ns() : 0;
+    e = cuda_rtc_compile(&be->api, h, be->devs[exe->device].arch, &v->plan, cuda_rtc_threads(), &v->cubins);
+    if (tracing) h->trace_range(GPU_NAME, "compile", GPU_RTC, t0, h->clock_ns());
   }
-  if (!e) {
-    CUresult r = be->api.cuModuleLoadData(&v->module, cubin);
+  if (cached) cuda_cubins_free(cached);
+  t0 = tracing ? h->clock_ns() : 0;
+  if (!e && !(v->modules = calloc((size_t)v->cubins.n + 1, sizeof *v->modules)))
+    e = h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  for (int i = 0; !e && i < v->cubins.n; i++) {
+    CUresult r = be->api.cuModuleLoadData(&v->modules[i], v->cubins.bin[i]);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
+    else v->nmodules++;
   }
-  if (!e && !layout) v->cubin = cubin, v->cubin_size = size, cubin = NULL;
-  free(cubin);
+  if (tracing) h->trace_range(GPU_NAME, "compile", "load modules", t0, h->clock_ns());
   if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
              !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
              !(v->convs = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->convs))))
     e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   cuda_device *d = &be->devs[exe->device];
+  t0 = tracing ? h->clock_ns() : 0;
   for (int i = 0; !e && i < v->plan.nlaunches; i++) {
     cuda_launch *l = &v->plan.launches[i];
     if (l->kind == LAUNCH_GEMM) {
@@ -546,13 +526,17 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
       if (ws > v->workspace) v->workspace = ws;
       continue;
     }
-    CUresult r = be->api.cuModuleGetFunction(&v->fns[i], v->module, l->name);
+    CUresult r = l->kernel < 0 || l->kernel >= v->cubins.nkernels
+                     ? CUDA_ERROR_NOT_FOUND
+                     : be->api.cuModuleGetFunction(&v->fns[i], v->modules[v->cubins.piece_of[l->kernel]], l->name);
     if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleGetFunction");
     else if (l->shmem > 48 * 1024 &&
              (r = be->api.cuFuncSetAttribute(v->fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              (int)l->shmem)) != CUDA_SUCCESS)
       e = cu_error(be, r, "cuFuncSetAttribute"); /* past 48 KiB a kernel asks for it */
   }
+  if (tracing) h->trace_range(GPU_NAME, "compile", "library plans", t0, h->clock_ns());
+  if (layout) cuda_cubins_free(&v->cubins); /* only the contiguous variant is serialized */
   if (e) {
     variant_free(be, v);
     return e;
@@ -563,7 +547,7 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
 
 static alloy_error *variant_build(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
                                   cuda_variant **out) {
-  return variant_build_from(be, exe, layout, NULL, NULL, 0, out);
+  return variant_build_from(be, exe, layout, NULL, NULL, out);
 }
 
 static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition,
@@ -588,30 +572,31 @@ static alloy_error *cuda_compile(alloy_backend *be, const alloy_graph *partition
 /* ---- the compile cache -----------------------------------------------------------*/
 
 /* A serialized executable: the magic, the architecture it was built for
- * (16 bytes, NUL-padded), the FNV-1a of its plan's module text, the cubin's
- * size, then the cubin, little-endian as the host is (the cache's entries
- * never leave this machine's kind). Deserialize plans the partition again
- * (milliseconds: the plan is a function of the graph and the options,
- * which the cache's key holds) and loads the cubin in place of NVRTC's
- * seconds, when the plan's text still hashes to what was stored. */
-#define CUDA_CACHE_MAGIC "alloycu1"
+ * (16 bytes, NUL-padded), the FNV-1a of its plan's module text, the size
+ * of the rest, then the module's compiled pieces (cuda_cubins_write), in
+ * the host's byte order (the cache's entries never leave this machine's
+ * kind). Deserialize plans the partition again (milliseconds: the plan is
+ * a function of the graph and the options, which the cache's key holds)
+ * and loads the pieces in place of NVRTC's seconds, when the plan's text
+ * still hashes to what was stored. */
+#define CUDA_CACHE_MAGIC "alloycu2"
 enum { CACHE_HEAD = 8 + 16 + 8 + 8 };
 
 static alloy_error *cuda_executable_serialize(alloy_backend *be, alloy_executable *exe, void **bytes,
                                               uint64_t *size, alloy_compat_info *info) {
   const cuda_variant *v = exe->variants;
-  if (!v || !v->cubin)
+  if (!v || !v->cubins.n)
     return be->host->error_new(ALLOY_ERR_UNSUPPORTED, GPU_NAME ": the executable keeps no cubin to serialize");
-  uint64_t n = CACHE_HEAD + v->cubin_size;
+  uint64_t cs = cuda_cubins_bytes(&v->cubins), n = CACHE_HEAD + cs;
   unsigned char *b = be->host->alloc(n);
   if (!b) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   memset(b, 0, CACHE_HEAD);
   memcpy(b, CUDA_CACHE_MAGIC, 8);
   snprintf((char *)b + 8, 16, "%s", be->devs[exe->device].arch);
-  uint64_t hash = source_hash(v->plan.source, v->plan.source_len), cs = v->cubin_size;
+  uint64_t hash = source_hash(v->plan.source, v->plan.source_len);
   memcpy(b + 24, &hash, 8);
   memcpy(b + 32, &cs, 8);
-  memcpy(b + CACHE_HEAD, v->cubin, v->cubin_size);
+  cuda_cubins_write(&v->cubins, b + CACHE_HEAD);
   *bytes = b;
   *size = n;
   if (info && info->struct_size >= ALLOY_COMPAT_INFO_STRUCT_SIZE) {
@@ -643,14 +628,20 @@ static alloy_error *cuda_executable_deserialize(alloy_backend *be, const alloy_g
     cuda_plan_free(&plan);
     return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": a cached executable of other kernels");
   }
+  cuda_cubins pieces;
+  if (!cuda_cubins_read(b + CACHE_HEAD, (size_t)cs, plan.nkernels, &pieces)) {
+    cuda_plan_free(&plan);
+    return h->error_new(ALLOY_ERR_VERSION, GPU_NAME ": a cached executable whose compiled pieces do not read");
+  }
   alloy_executable *exe = calloc(1, sizeof *exe);
   if (!exe) {
     cuda_plan_free(&plan);
+    cuda_cubins_free(&pieces);
     return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
   }
   exe->g = partition;
   pthread_mutex_init(&exe->lock, NULL);
-  e = variant_build_from(be, exe, NULL, &plan, b + CACHE_HEAD, (size_t)cs, &exe->variants);
+  e = variant_build_from(be, exe, NULL, &plan, &pieces, &exe->variants);
   if (e) {
     cuda_executable_release(be, exe);
     return e;

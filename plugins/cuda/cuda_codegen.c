@@ -690,11 +690,22 @@ static void index_type_set(text *t, const char *type) {
   s[w] = 0, t->len = w;
 }
 
+/* A new kernel's id; its definition starts at the module text's end. */
+static int kernel_new(builder *b) {
+  cuda_plan *p = b->plan;
+  if (!cg_grow((void **)&p->kernel_at, &b->cap_kernel_at, p->nkernels + 1, sizeof *p->kernel_at)) {
+    b->src.oom = true; /* reported with the text's */
+    return p->nkernels;
+  }
+  p->kernel_at[p->nkernels] = b->src.len;
+  return p->nkernels++;
+}
+
 int cg_custom_kernel(builder *b, const char *def, int nbases) {
   kernel k = {.nbases = nbases, .body = {.s = (char *)def}};
   int id = kernel_seen(b, &k, 0, b->plan->nkernels);
   if (id >= 0) return id;
-  id = b->plan->nkernels++;
+  id = kernel_new(b);
   char name[16];
   snprintf(name, sizeof name, "k%d", id);
   for (const char *s = def, *at; *s; s = at + 5) { /* KNAME -> k<id> */
@@ -808,7 +819,7 @@ void cg_kernel_finish(builder *b, kernel *k) {
                    vector_text(k->body.s, &pre, &loop, &post, &check) && !(pre.oom || loop.oom || post.oom || check.oom);
   int id = kernel_seen(b, k, (k->rows ? 1 : 0) | (narrow ? 2 : 0) | (vec ? 4 : 0), p->nkernels);
   if (id < 0) {
-    id = p->nkernels++;
+    id = kernel_new(b);
     cg_put(&b->src, "extern \"C\" __global__ void __launch_bounds__(256) k%d(", id);
     for (int i = 0; i < k->nbases; i++) cg_put(&b->src, "%schar *__restrict__ p%d", i ? ", " : "", i);
     cg_put(&b->src, "%si64 n) {\n", k->nbases ? ", " : "");
@@ -844,8 +855,9 @@ void cg_kernel_finish(builder *b, kernel *k) {
   }
   cuda_launch *l = &p->launches[p->nlaunches++];
   memset(l, 0, sizeof *l);
-  snprintf(l->name, sizeof l->name, "k%d", id);
-  if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, k->nwhat - 3);
+  snprintf(l->name, sizeof l->name, "k%d", id), l->kernel = id;
+  if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, (k->nwhat - 3) % 1000);
+  else if (k->nwhat == 1 && !strncmp(k->what, "fused ", 6)) snprintf(l->what, sizeof l->what, "%s", k->what + 6);
   else snprintf(l->what, sizeof l->what, "%s", k->nwhat ? k->what : b->what);
   l->n = numel;
   l->rows = k->rows;
@@ -1065,8 +1077,10 @@ int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v) {
 static void short_name(const alloy_host_api *h, const alloy_node *n, char *buf, size_t cap) {
   const char *s = h->node_op_name(n), *dot = strchr(s, '.');
   if (dot) s = dot + 1;
-  size_t len = strcspn(s, ".");
-  snprintf(buf, cap, "%.*s", (int)len, s);
+  /* "_native_batch_norm_legit_no_training" reads "batch_norm" */
+  if (!strncmp(s, "_native_", 8)) s += 8;
+  size_t len = strcspn(s, "."), legit = strstr(s, "_legit") ? (size_t)(strstr(s, "_legit") - s) : len;
+  snprintf(buf, cap, "%.*s", (int)(legit < len ? legit : len), s);
 }
 
 /* Names node n in fused kernel k's label ("fused add+mul+2"). */
@@ -1186,6 +1200,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
   b.vals = calloc((size_t)b.cap_vals, sizeof *b.vals);
   if (!b.vals) return h->error_new(ALLOY_ERR_OUT_OF_MEMORY, "cuda: out of memory");
   cg_put(&b.src, "%s", prelude);
+  plan->prelude_len = b.src.len;
 
   for (int i = 0; i < ni && !b.err; i++) {
     const alloy_value *v = h->graph_input(g, i);
@@ -1248,9 +1263,9 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     int nred = 0;
     const bool red = cg_row_reduction(&b, n, op, &nred);
-    int cat = op->fuse == cg_fuse_cat ? cg_cat_groupable(&b, n, grank >= 0 ? ngroups - 1 : -1) : 1;
-    if (cat == 0) grank = -1; /* starts a group */
-    if ((!red && op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL && !op->fuse) || cat < 0) {
+    int joins = op->groupable ? op->groupable(&b, n, grank >= 0 ? ngroups - 1 : -1) : 1;
+    if (joins == 0) grank = -1; /* starts a group */
+    if ((!red && op->kind != CUDA_OP_POINTWISE && op->kind != CUDA_OP_FILL && !op->fuse) || joins < 0) {
       grank = -1; /* kernels of their own */
       continue;
     }
@@ -1358,6 +1373,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     if (op->kind == CUDA_OP_REDUCE) {
       cg_row_reduce(&b, &k, open, n, op);
     } else if (!op->fuse) {
+      label_node(h, &k, n);
       emit_node(&b, &k, open, n, op);
     } else {
       label_node(h, &k, n);
@@ -1422,8 +1438,9 @@ void cg_builder_over(builder *b, const alloy_host_api *h, cuda_plan *p, cuda_pla
   b->host = h, b->plan = p;
   builder_options(b, opts);
   b->src = (text){.s = pre->source, .len = pre->source_len, .cap = pre->source_len + 1};
-  p->nkernels = pre->nkernels;
-  pre->source = NULL;
+  p->nkernels = pre->nkernels, p->prelude_len = pre->prelude_len;
+  p->kernel_at = pre->kernel_at, b->cap_kernel_at = pre->nkernels;
+  pre->source = NULL, pre->kernel_at = NULL;
   cuda_plan_free(pre);
 }
 
@@ -1440,5 +1457,6 @@ void cuda_plan_free(cuda_plan *plan) {
   free(plan->launches);
   free(plan->bases);
   free(plan->source);
+  free(plan->kernel_at);
   memset(plan, 0, sizeof *plan);
 }

@@ -60,6 +60,7 @@ typedef struct builder {
   int cap_vals;
   seen_kernel *seen; /* the kernels written, by text */
   int nseen, cap_seen;
+  int cap_kernel_at; /* plan->kernel_at's */
   text src;
   alloy_error *err;
   char what[48]; /* the node being emitted, short: labels its launches */
@@ -80,7 +81,7 @@ typedef struct kernel {
   int loaded[64], loaded_var[64], nloaded; /* tensors loaded once each */
   bool index_split; /* the per-dim indices are declared */
   bool rows;        /* a block per row (reductions), not a thread per element */
-  char what[36];    /* the fused nodes, short ("add+mul+2"); empty: builder.what */
+  char what[40];    /* the fused nodes, short ("add+mul+2"); empty: builder.what */
   int nwhat;        /* nodes in what */
   text body;
   /* A row group (cuda_codegen_fuse.c): reductions over the trailing dims
@@ -224,6 +225,11 @@ void cg_emit_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
 void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *op);
 /* Fuses into the open pointwise group (cuda_op.fuse); k is a kernel *. */
 int cg_fuse_batch_norm(builder *b, void *k, int gid, const alloy_node *n);
+/* A 2-d depthwise convolution joins fused groups (cuda_op.groupable: it
+ * starts one) and is computed there, tap by tap (cuda_op.fuse); any other
+ * convolution is a step of its own (cg_emit_conv). */
+int cg_conv_groupable(builder *b, const alloy_node *n, int open);
+int cg_fuse_conv(builder *b, void *k, int gid, const alloy_node *n);
 /* Their claims' own rules (cuda_op.check): a static sentence, or NULL. */
 const char *cg_check_conv(const alloy_host_api *h, const alloy_node *n);
 const char *cg_check_pool(const alloy_host_api *h, const alloy_node *n);

@@ -732,7 +732,7 @@ void cg_emit_attention(builder *b, const alloy_node *n, const cuda_op *op) {
   free(s.s);
   cuda_launch *l = cg_add_launch(b);
   if (!l) return;
-  snprintf(l->name, sizeof l->name, "k%d", id);
+  snprintf(l->name, sizeof l->name, "k%d", id), l->kernel = id;
   l->kind = LAUNCH_KERNEL;
   l->n = 1;
   l->block = ATT_THREADS;

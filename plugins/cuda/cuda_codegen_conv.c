@@ -450,8 +450,13 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   kernel k;
   cuda_tensor x, y;
   if (!pool_begin(b, n, &k, &x, &y, "max_pool2d")) return;
-  int ti = h->node_num_outputs(n) > 1 ? cg_materialize(b, h->node_output(n, 1)) : -1;
-  if (h->node_num_outputs(n) > 1 && ti < 0) return;
+  /* the indices only where something reads them: an inference graph's
+   * max_pool2d leaves them unread, and at 8 bytes each they would be most
+   * of the kernel's traffic */
+  const alloy_value *iv = h->node_num_outputs(n) > 1 ? h->node_output(n, 1) : NULL;
+  const bool indices = iv && (h->value_num_users(iv) > 0 || cg_val(b, iv)->output >= 0);
+  int ti = indices ? cg_materialize(b, iv) : -1;
+  if (indices && ti < 0) return;
   int64_t ks[2], s[2], p[2], d[2];
   window(h, n, ks, s, p, d);
   const int r = x.rank;
@@ -630,5 +635,91 @@ int cg_fuse_batch_norm(builder *b, void *kp, int gid, const alloy_node *n) {
   const char *rnd = rt == ALLOY_F16 ? "rnd_f16" : rt == ALLOY_BF16 ? "rnd_bf16" : "";
   cg_put(&k->body, "    const %s v%d = %s(((%s)v%d - (%s)v%d) * %s * inv%d + %s);\n",
          rt == ALLOY_F64 ? "double" : "float", v, rnd, acc, vx, acc, vp[2], w, v, bb);
+  return v;
+}
+
+/* ---- depthwise convolution, fused ------------------------------------------------*/
+
+/* The largest depthwise window written out whole (unrolled): 7 x 7. */
+enum { DEPTHWISE_MAX_TAPS = 49 };
+
+/* Whether n is a 2-d depthwise convolution (groups == C_in == C_out, a
+ * [C, 1, KH, KW] weight) of a window up to DEPTHWISE_MAX_TAPS. It does a
+ * few multiply-adds per element it reads, so it is bound by memory, and
+ * cuDNN's engines for it are slow here (on an H100, mobilenet_v3_small's
+ * nine took 1.1 ms a run, against 0.2 ms for the activations around them):
+ * it is better as pointwise work of its output's shape, the batch norm and
+ * activation after it in the same kernel. */
+static bool depthwise(const alloy_host_api *h, const alloy_node *n) {
+  if (cg_check_conv(h, n)) return false;
+  const alloy_value *x = tensor_arg(h, n, "input"), *w = tensor_arg(h, n, "weight");
+  int64_t xs[CUDA_MAX_RANK], ws[CUDA_MAX_RANK], ys[CUDA_MAX_RANK];
+  if (sizes_of(h, x, xs) != 4 || sizes_of(h, w, ws) != 4 || sizes_of(h, h->node_output(n, 0), ys) != 4) return false;
+  int64_t groups = cg_int_arg(h, n, "groups", 1);
+  return groups > 1 && xs[1] == groups && ys[1] == groups && ws[0] == groups && ws[1] == 1 &&
+         ws[2] * ws[3] <= DEPTHWISE_MAX_TAPS;
+}
+
+int cg_conv_groupable(builder *b, const alloy_node *n, int open) {
+  (void)open; /* its input is read at other indices: from memory, so it starts a group */
+  return depthwise(b->host, n) ? 0 : -1;
+}
+
+/* y[n, c, oh, ow] = sum over the window of x[n, c, oh * s - p + kh * d,
+ * ow * s - p + kw * d] * w[c, 0, kh, kw], then + bias[c]: the window's
+ * taps in order, out-of-bounds taps skipped (zero padding), accumulated in
+ * float (double for float64) and rounded to y's dtype once. */
+int cg_fuse_conv(builder *b, void *kp, int gid, const alloy_node *n) {
+  (void)gid;
+  kernel *k = kp;
+  const alloy_host_api *h = b->host;
+  const alloy_value *xv = tensor_arg(h, n, "input"), *wv = tensor_arg(h, n, "weight"),
+                    *bv = tensor_arg(h, n, "bias");
+  const cuda_tensor *x = xv ? in_memory(b, n, xv) : NULL, *w = wv ? in_memory(b, n, wv) : NULL,
+                    *bias = bv ? in_memory(b, n, bv) : NULL;
+  if (!x || !w || (bv && !bias)) return -1;
+  if (k->rank != 4) return cg_fail(b, n, "a depthwise convolution outside a 4-d group"), -1;
+  int64_t st[2], pad[2], dil[2];
+  int_list(h, n, "stride", 2, 1, st, NULL);
+  int_list(h, n, "padding", 2, 0, pad, NULL);
+  int_list(h, n, "dilation", 2, 1, dil, NULL);
+  int pos[CUDA_MAX_RANK]; /* the iteration index of the values' dim d */
+  for (int d = 0; d < k->rank; d++) pos[k->perm[d]] = d;
+  cg_index_split(k);
+  int px = cg_kernel_param(k, x->base), pw = cg_kernel_param(k, w->base);
+  int pb = bias ? cg_kernel_param(k, bias->base) : 0;
+  if (px < 0 || pw < 0 || pb < 0) return cg_fail(b, n, "too many tensors in one kernel"), -1;
+  cg_kernel_reach(k, x);
+  cg_kernel_reach(k, w);
+  if (bias) cg_kernel_reach(k, bias);
+  alloy_dtype yt = h->value_dtype(h->node_output(n, 0));
+  const char *acc = yt == ALLOY_F64 ? "double" : "float", *xt = cg_dtype_tag(x->dtype);
+  int v = k->nvars++;
+  cg_put(&k->body, "    %s a%d = 0;\n", acc, v);
+  cg_put(&k->body,
+         "    const IDX_T xb%d = %" PRId64 " + i%d * %" PRId64 " + i%d * %" PRId64 ", wb%d = %" PRId64
+         " + i%d * %" PRId64 ";\n",
+         v, x->offset, pos[0], x->strides[0], pos[1], x->strides[1], v, w->offset, pos[1], w->strides[0]);
+  cg_put(&k->body, "    #pragma unroll\n    for (int kh = 0; kh < %" PRId64 "; kh++) {\n", w->sizes[2]);
+  cg_put(&k->body,
+         "      const IDX_T ih = i%d * %" PRId64 " - %" PRId64 " + kh * %" PRId64 ";\n"
+         "      if (ih < 0 || ih >= %" PRId64 ") continue;\n",
+         pos[2], st[0], pad[0], dil[0], x->sizes[2]);
+  cg_put(&k->body, "      #pragma unroll\n      for (int kw = 0; kw < %" PRId64 "; kw++) {\n", w->sizes[3]);
+  cg_put(&k->body,
+         "        const IDX_T iw = i%d * %" PRId64 " - %" PRId64 " + kw * %" PRId64 ";\n"
+         "        if (iw >= 0 && iw < %" PRId64 ")\n",
+         pos[3], st[1], pad[1], dil[1], x->sizes[3]);
+  cg_put(&k->body,
+         "          a%d += (%s)ld_%s(p%d, xb%d + ih * %" PRId64 " + iw * %" PRId64 ") * (%s)ld_%s(p%d, wb%d + kh * %" PRId64
+         " + kw * %" PRId64 ");\n      }\n    }\n",
+         v, acc, xt, px, v, x->strides[2], x->strides[3], acc, cg_dtype_tag(w->dtype), pw, v, w->strides[2],
+         w->strides[3]);
+  if (bias)
+    cg_put(&k->body, "    a%d += (%s)ld_%s(p%d, %" PRId64 " + i%d * %" PRId64 ");\n", v, acc,
+           cg_dtype_tag(bias->dtype), pb, bias->offset, pos[1], bias->strides[0]);
+  if (yt == ALLOY_F16 || yt == ALLOY_BF16)
+    cg_put(&k->body, "    float v%d = rnd_%s(a%d);\n", v, cg_dtype_tag(yt), v);
+  else cg_put(&k->body, "    %s v%d = a%d;\n", cg_reg_type(yt), v, v);
   return v;
 }

@@ -341,7 +341,7 @@ static void add_tile_launch(builder *b, const alloy_node *n, const tile_product 
   free(def->s);
   cuda_launch *l = cg_add_launch(b);
   if (!l) return;
-  snprintf(l->name, sizeof l->name, "k%d", id);
+  snprintf(l->name, sizeof l->name, "k%d", id), l->kernel = id;
   snprintf(l->what, sizeof l->what, "%s", what);
   l->kind = LAUNCH_KERNEL;
   l->n = 1;

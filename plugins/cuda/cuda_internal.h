@@ -104,6 +104,11 @@ typedef struct cuda_op {
    * output's value into kernel k of group gid and returning its register
    * (-1 on failure, b->err set). k is a struct kernel of cuda_codegen.h. */
   int (*fuse)(struct builder *b, void *k, int gid, const alloy_node *n);
+  /* (optional, with fuse) How node n joins fused group `open` (-1: none):
+   * 1 it joins, 0 it starts a group (it reads an operand at other indices
+   * than its own, so from memory), -1 it is a step of its own (emit).
+   * Without it, 1. */
+  int (*groupable)(struct builder *b, const alloy_node *n, int open);
 } cuda_op;
 
 const cuda_op *cuda_op_find(const char *name);
@@ -193,7 +198,8 @@ typedef struct cuda_launch {
   int dbase[DNN_OPERANDS];
   int64_t doff[DNN_OPERANDS];
   int dnn_bias_step;
-  char name[32];
+  char name[32];  /* LAUNCH_KERNEL: its kernel's name, "k<kernel>" */
+  int kernel;     /* LAUNCH_KERNEL: the kernel's id (cuda_plan.kernel_at) */
   char what[48]; /* what it computes, for traces: "mm", "fused add+mul+2" */
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */
@@ -214,7 +220,14 @@ typedef struct cuda_plan {
   uint64_t scratch_bytes; /* temps, each 256-byte aligned */
   char *source;           /* the module's CUDA C, NUL-terminated */
   size_t source_len;
-  int nkernels;           /* fused groups and copies */
+  /* The module's text is the prelude, source[0, prelude_len), then each
+   * kernel's definition (its helpers included) in id order: kernel k<i>'s
+   * starts at kernel_at[i] and runs to the next one's (or the end). Any
+   * subset of kernels after the prelude compiles on its own, so the
+   * backend compiles the module in pieces on several threads. */
+  size_t prelude_len;
+  size_t *kernel_at;      /* nkernels entries */
+  int nkernels;           /* fused groups, copies and custom kernels */
   int nfused_nodes;       /* nodes that landed in a fused kernel */
 } cuda_plan;
 

@@ -129,7 +129,8 @@ static const cuda_op ops[] = {
      * (a gather of table rows), cat (copies into slices of the output) */
     {.name = "aten.native_layer_norm.default", .kind = CUDA_OP_LAYER_NORM, .bool_operand = -1, .float_only = true, .emit = cg_emit_layer_norm},
     {.name = "aten.embedding.default", .kind = CUDA_OP_EMBEDDING, .bool_operand = -1, .emit = cg_emit_embedding},
-    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat, .fuse = cg_fuse_cat},
+    {.name = "aten.cat.default", .kind = CUDA_OP_CAT, .bool_operand = -1, .emit = cg_emit_cat, .fuse = cg_fuse_cat,
+     .groupable = cg_cat_groupable},
     {.name = "aten.index.Tensor", .kind = CUDA_OP_INDEX, .bool_operand = -1, .emit = cg_emit_index},
     {.name = "aten.cumsum.default", .kind = CUDA_OP_SCAN, .bool_operand = -1, .emit = cg_emit_scan},
     /* attention: one flash-style kernel (cuda_codegen_attention.c) */
@@ -153,10 +154,11 @@ static const cuda_op ops[] = {
     RED("aten._softmax.default", RED_SOFTMAX, true),
     RED("aten._log_softmax.default", RED_LOG_SOFTMAX, true),
     /* convolutions: cuDNN (cuda_dnn.c), float32 exact unless TF32 is
-     * allowed; pooling and inference batch norm: kernels after PyTorch's
-     * CUDA ones (cuda_codegen_conv.c); max pooling's indices are int64 */
+     * allowed, depthwise ones fused into the group of their output;
+     * pooling and inference batch norm: kernels after PyTorch's CUDA ones
+     * (cuda_codegen_conv.c); max pooling's indices are int64 */
     {.name = "aten.convolution.default", .kind = CUDA_OP_CONV, .bool_operand = -1, .float_only = true,
-     .emit = cg_emit_conv, .check = cg_check_conv},
+     .emit = cg_emit_conv, .check = cg_check_conv, .fuse = cg_fuse_conv, .groupable = cg_conv_groupable},
     {.name = "aten.max_pool2d_with_indices.default", .kind = CUDA_OP_POOL, .bool_operand = -1,
      .emit = cg_emit_max_pool, .check = cg_check_pool},
     {.name = "aten.avg_pool2d.default", .kind = CUDA_OP_POOL, .bool_operand = -1, .float_only = true,

@@ -83,6 +83,7 @@ typedef hiprtcProgram nvrtcProgram;
 #define CUDA_ERROR_NOT_READY hipErrorNotReady
 #define CUDA_ERROR_LAUNCH_FAILED hipErrorLaunchFailure
 #define CUDA_ERROR_ILLEGAL_ADDRESS hipErrorIllegalAddress
+#define CUDA_ERROR_NOT_FOUND hipErrorNotFound
 #define NVRTC_SUCCESS HIPRTC_SUCCESS
 #define CU_STREAM_NON_BLOCKING hipStreamNonBlocking
 #define CU_EVENT_DEFAULT hipEventDefault

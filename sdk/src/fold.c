@@ -223,7 +223,9 @@ alloy_error *feed_prepare(alloy_runtime *rt, alloy_graph *g, const alloy_program
                           feed *f) {
   f->ncaller = alloy_graph_num_inputs(g);
   alloy_error *e = program_bind_weights(g, o, &f->bound);
+  uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
   if (!e && f->bound) e = fold_weights(rt, g, f->bound, f->ncaller, &f->fold);
+  if (t0 && f->bound) trace_range("alloy", "compile", "fold weights", t0, trace_clock_ns());
   if (e) return e;
   int nin = f->ninputs = alloy_graph_num_inputs(g);
   f->resident = calloc((size_t)nin + 1, sizeof *f->resident);

@@ -314,7 +314,9 @@ static alloy_error *add_plan(alloy_mixture *m, alloy_graph *g, int64_t *key, pla
   }
   plan *p = calloc(1, sizeof *p);
   if (!p) return oom();
+  uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
   alloy_error *e = plan_build(m, g, p);
+  if (t0) trace_range("alloy", "compile", "partition and compile", t0, trace_clock_ns());
   if (e) {
     free(p);
     return e;

@@ -99,12 +99,18 @@ static alloy_error *claim_all(alloy_loaded *row, const alloy_graph *g) {
 }
 
 static alloy_error *compile_now(alloy_loaded *row, const alloy_graph *g, alloy_executable **exe) {
+  uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
   alloy_error *e = claim_all(row, g);
   alloy_compile_options opts = {.struct_size = ALLOY_COMPILE_OPTIONS_STRUCT_SIZE, .device = 0,
                                 .opt_level = 2, .options = row->options,
                                 .num_options = row->noptions};
   if (!e && (e = row->api->compile(row->be, g, &opts, exe)))
     e = alloy_error_wrap(e, "backend %s: compile", row->name);
+  if (t0) { /* the host's view of a partition's compile; the plugin may trace its parts */
+    char what[96];
+    snprintf(what, sizeof what, "compile %s (%d nodes)", row->name, alloy_graph_num_nodes(g));
+    trace_range("alloy", "compile", what, t0, trace_clock_ns());
+  }
   return e;
 }
 
@@ -191,8 +197,8 @@ static bool claims_accept(const alloy_graph *g, int i, void *ctx) {
   return last >= 0 && claim_accept(g, i, &c->each[last]) && (last == 0 || decomp_accept_core(g, i, NULL));
 }
 
-alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g0,
-                           alloy_decompose_level level, alloy_graph **out) {
+static alloy_error *lower_for(alloy_loaded *const *rows, int nrows, const alloy_graph *g0,
+                          alloy_decompose_level level, alloy_graph **out) {
   /* No mutation and no aliasing from here on (decompositions/functionalize.c). */
   alloy_graph *g = NULL, *forced = NULL;
   alloy_error *e = alloy_functionalize(g0, &g);
@@ -235,6 +241,14 @@ alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_gra
   }
   alloy_graph_free(g);
   free(why);
+  return e;
+}
+
+alloy_error *program_lower(alloy_loaded *const *rows, int nrows, const alloy_graph *g0,
+                           alloy_decompose_level level, alloy_graph **out) {
+  uint64_t t0 = trace_on() ? trace_clock_ns() : 0;
+  alloy_error *e = lower_for(rows, nrows, g0, level, out);
+  if (t0) trace_range("alloy", "compile", "functionalize and decompose", t0, trace_clock_ns());
   return e;
 }
 
