@@ -189,10 +189,57 @@ void ref_shape_walk_next(walker *w) {
   }
 }
 
+/* The tile copy_same walks the last two dims in. */
+enum { COPY_TILE = 32 };
+
+/* memcpy of a constant size is one move, and minds no alignment (a
+ * safetensors file's data need not be aligned to its element size) */
+#define COPY_TILE_OF(N)                                                                                   \
+  for (int64_t i = i0; i < i1; i++)                                                                       \
+    for (int64_t j = j0; j < j1; j++) memcpy(d + (i * dr + j * dc) * N, s + (i * sr + j * sc) * N, N);
+
+/* Same dtype, same shape, at least 2 dims: the elements moved as bytes of
+ * their size, the last two dims in square tiles, so that a transpose (the
+ * fold of every weight's permute at compile) reads and writes whole cache
+ * lines rather than one of them an element at a time. False when the
+ * views are not such. */
+static bool copy_same(void *dst, const view *dv, const void *src, const view *sv, size_t es) {
+  int r = dv->rank;
+  if (r != sv->rank || r < 2 || (es != 1 && es != 2 && es != 4 && es != 8)) return false;
+  for (int d = 0; d < r; d++)
+    if (dv->sizes[d] != sv->sizes[d]) return false;
+  const int64_t rows = dv->sizes[r - 2], cols = dv->sizes[r - 1];
+  const int64_t dr = dv->strides[r - 2], dc = dv->strides[r - 1], sr = sv->strides[r - 2], sc = sv->strides[r - 1];
+  view od = *dv, os = *sv; /* the dims before the last two */
+  od.rank = os.rank = r - 2;
+  walker a, b;
+  ref_shape_walk_init(&a, &od);
+  ref_shape_walk_init(&b, &os);
+  for (int64_t o = ref_shape_view_numel(&od); o > 0; o--, ref_shape_walk_next(&a), ref_shape_walk_next(&b)) {
+    char *d = (char *)dst + a.off * (int64_t)es;
+    const char *s = (const char *)src + b.off * (int64_t)es;
+    for (int64_t i0 = 0; i0 < rows; i0 += COPY_TILE)
+      for (int64_t j0 = 0; j0 < cols; j0 += COPY_TILE) {
+        const int64_t i1 = i0 + COPY_TILE < rows ? i0 + COPY_TILE : rows;
+        const int64_t j1 = j0 + COPY_TILE < cols ? j0 + COPY_TILE : cols;
+        switch (es) {
+        case 1: COPY_TILE_OF(1) break;
+        case 2: COPY_TILE_OF(2) break;
+        case 4: COPY_TILE_OF(4) break;
+        default: COPY_TILE_OF(8) break;
+        }
+      }
+  }
+  return true;
+}
+
 /* Copies n elements of src into dst, both walked in row-major order: equal
  * shapes make a strided copy, different ones a reshape. */
 static void copy_n(void *dst, alloy_dtype dt, const view *dv, const void *src, alloy_dtype st,
                    const view *sv, int64_t n) {
+  if (dt == st && n == ref_shape_view_numel(dv) && n == ref_shape_view_numel(sv) &&
+      copy_same(dst, dv, src, sv, alloy_dtype_size(dt)))
+    return;
   walker a, b;
   ref_shape_walk_init(&a, dv);
   ref_shape_walk_init(&b, sv);

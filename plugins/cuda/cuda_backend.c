@@ -442,50 +442,31 @@ static cuda_plan_options plan_options(const alloy_backend *be) {
   return po;
 }
 
-/* Plans exe's partition for layout (or takes over *planned) and loads its
- * module: the pieces given (from the compile cache, whose text hash the
- * caller checked; taken over), or those NVRTC builds on several threads
- * (cuda_rtc.c). The contiguous variant keeps its pieces for serialize. */
-static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
-                                       cuda_plan *planned, cuda_cubins *cached, cuda_variant **out) {
-  cuda_variant *v = calloc(1, sizeof *v);
-  if (!v) {
-    if (planned) cuda_plan_free(planned);
-    if (cached) cuda_cubins_free(cached);
-    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
-  }
-  pthread_mutex_init(&v->graph_lock, NULL);
-  alloy_error *e = NULL;
-  const cuda_plan_options po = plan_options(be);
-  const alloy_host_api *h = be->host;
+/* The module's compile on a thread of its own (its pieces on threads of
+ * theirs), while the caller plans the products and convolutions. */
+typedef struct rtc_job {
+  alloy_backend *be;
+  const char *arch;
+  const cuda_plan *plan;
+  cuda_cubins *out;
+  alloy_error *err;
+} rtc_job;
+
+static void *rtc_job_run(void *arg) {
+  rtc_job *j = arg;
+  const alloy_host_api *h = j->be->host;
   const bool tracing = h->trace_enabled && h->trace_enabled();
   uint64_t t0 = tracing ? h->clock_ns() : 0;
-  if (planned) v->plan = *planned; /* taken over */
-  else e = cuda_plan_build(h, exe->g, layout, &po, &v->plan);
-  if (tracing) h->trace_range(GPU_NAME, "compile", "plan", t0, h->clock_ns());
-  if (!e && cached) {
-    v->cubins = *cached, memset(cached, 0, sizeof *cached); /* taken over */
-  } else if (!e) {
-    t0 = tracing ? h->clock_ns() : 0;
-    e = cuda_rtc_compile(&be->api, h, be->devs[exe->device].arch, &v->plan, cuda_rtc_threads(), &v->cubins);
-    if (tracing) h->trace_range(GPU_NAME, "compile", GPU_RTC, t0, h->clock_ns());
-  }
-  if (cached) cuda_cubins_free(cached);
-  t0 = tracing ? h->clock_ns() : 0;
-  if (!e && !(v->modules = calloc((size_t)v->cubins.n + 1, sizeof *v->modules)))
-    e = h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
-  for (int i = 0; !e && i < v->cubins.n; i++) {
-    CUresult r = be->api.cuModuleLoadData(&v->modules[i], v->cubins.bin[i]);
-    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
-    else v->nmodules++;
-  }
-  if (tracing) h->trace_range(GPU_NAME, "compile", "load modules", t0, h->clock_ns());
-  if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
-             !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
-             !(v->convs = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->convs))))
-    e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  j->err = cuda_rtc_compile(&j->be->api, h, j->arch, j->plan, cuda_rtc_threads(), j->out);
+  if (tracing) h->trace_range(GPU_NAME, "compile", GPU_RTC, t0, h->clock_ns());
+  return NULL;
+}
+
+/* cuBLASLt's and cuDNN's plans (HIP: hipBLASLt's and MIOpen's) of v's
+ * product and convolution steps. */
+static alloy_error *library_plans(alloy_backend *be, const alloy_executable *exe, cuda_variant *v) {
+  alloy_error *e = NULL;
   cuda_device *d = &be->devs[exe->device];
-  t0 = tracing ? h->clock_ns() : 0;
   for (int i = 0; !e && i < v->plan.nlaunches; i++) {
     cuda_launch *l = &v->plan.launches[i];
     if (l->kind == LAUNCH_GEMM) {
@@ -524,8 +505,25 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
         be->host->log(ALLOY_LOG_DEBUG, GPU_NAME, msg);
       }
       if (ws > v->workspace) v->workspace = ws;
-      continue;
     }
+  }
+  return e;
+}
+
+/* Loads v's compiled pieces as modules and finds each kernel step's
+ * function in the one holding it. */
+static alloy_error *kernels_bind(alloy_backend *be, cuda_variant *v) {
+  alloy_error *e = NULL;
+  if (!(v->modules = calloc((size_t)v->cubins.n + 1, sizeof *v->modules)))
+    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  for (int i = 0; !e && i < v->cubins.n; i++) {
+    CUresult r = be->api.cuModuleLoadData(&v->modules[i], v->cubins.bin[i]);
+    if (r != CUDA_SUCCESS) e = cu_error(be, r, "cuModuleLoadData");
+    else v->nmodules++;
+  }
+  for (int i = 0; !e && i < v->plan.nlaunches; i++) {
+    const cuda_launch *l = &v->plan.launches[i];
+    if (l->kind != LAUNCH_KERNEL) continue;
     CUresult r = l->kernel < 0 || l->kernel >= v->cubins.nkernels
                      ? CUDA_ERROR_NOT_FOUND
                      : be->api.cuModuleGetFunction(&v->fns[i], v->modules[v->cubins.piece_of[l->kernel]], l->name);
@@ -535,7 +533,51 @@ static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe,
                                              (int)l->shmem)) != CUDA_SUCCESS)
       e = cu_error(be, r, "cuFuncSetAttribute"); /* past 48 KiB a kernel asks for it */
   }
+  return e;
+}
+
+/* Plans exe's partition for layout (or takes over *planned) and loads its
+ * module: the pieces given (from the compile cache, whose text hash the
+ * caller checked; taken over), or those NVRTC builds on several threads
+ * (cuda_rtc.c) while this thread makes the library plans. The contiguous
+ * variant keeps its pieces for serialize. */
+static alloy_error *variant_build_from(alloy_backend *be, alloy_executable *exe, const cuda_layout *layout,
+                                       cuda_plan *planned, cuda_cubins *cached, cuda_variant **out) {
+  cuda_variant *v = calloc(1, sizeof *v);
+  if (!v) {
+    if (planned) cuda_plan_free(planned);
+    if (cached) cuda_cubins_free(cached);
+    return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  }
+  pthread_mutex_init(&v->graph_lock, NULL);
+  alloy_error *e = NULL;
+  const cuda_plan_options po = plan_options(be);
+  const alloy_host_api *h = be->host;
+  const bool tracing = h->trace_enabled && h->trace_enabled();
+  uint64_t t0 = tracing ? h->clock_ns() : 0;
+  if (planned) v->plan = *planned; /* taken over */
+  else e = cuda_plan_build(h, exe->g, layout, &po, &v->plan);
+  if (tracing) h->trace_range(GPU_NAME, "compile", "plan", t0, h->clock_ns());
+  if (!e && (!(v->fns = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->fns)) ||
+             !(v->gemms = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->gemms)) ||
+             !(v->convs = calloc((size_t)v->plan.nlaunches + 1, sizeof *v->convs))))
+    e = h->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  rtc_job job = {.be = be, .arch = be->devs[exe->device].arch, .plan = &v->plan, .out = &v->cubins};
+  pthread_t compiler;
+  bool compiling = false;
+  if (!e && cached) v->cubins = *cached, memset(cached, 0, sizeof *cached); /* taken over */
+  else if (!e && !(compiling = pthread_create(&compiler, NULL, rtc_job_run, &job) == 0))
+    rtc_job_run(&job); /* no thread: NVRTC first, then the libraries */
+  if (cached) cuda_cubins_free(cached);
+  t0 = tracing ? h->clock_ns() : 0;
+  if (!e) e = library_plans(be, exe, v);
   if (tracing) h->trace_range(GPU_NAME, "compile", "library plans", t0, h->clock_ns());
+  if (compiling) pthread_join(compiler, NULL);
+  if (!e) e = job.err;
+  else if (job.err) h->error_free(job.err);
+  t0 = tracing ? h->clock_ns() : 0;
+  if (!e) e = kernels_bind(be, v);
+  if (tracing) h->trace_range(GPU_NAME, "compile", "load modules", t0, h->clock_ns());
   if (layout) cuda_cubins_free(&v->cubins); /* only the contiguous variant is serialized */
   if (e) {
     variant_free(be, v);
