@@ -338,22 +338,30 @@ class Model:
             keep += [x, s]
             users[k] = HostTensor(_lib.HOST_TENSOR_STRUCT_SIZE, dt, len(shape), s, ptr)
             places.append(where)
-        ins = (HostTensor * max(1, self._nin))()
-        rins = (_lib.RunTensor * max(1, self._nin))()
         routs = (_lib.RunTensor * max(1, self._nout))()
         run = h.alloy_program_run_tensors if self._prog else h.alloy_mixture_run_tensors
         sizes_of = h.alloy_program_output_sizes if self._prog else h.alloy_mixture_output_sizes
         with self._lock:
             if self._model is None:
                 raise InvalidArgumentError("the model was closed")
-            check(h.alloy_model_bind_inputs(self._model, users, len(args), ins, self._nin))
-            for i in range(self._nin):
-                rins[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, ins[i].dtype, ins[i].rank,
-                                         ins[i].sizes, ins[i].data, -1, 0)
+            # The weights' entries never change (the model's own memory):
+            # the whole input list is made once, and each call writes only
+            # the user inputs into it (a resnet50 has some 300 weights,
+            # which took half a millisecond a call to list again).
+            rins = getattr(self, "_device_inputs", None)
+            if rins is None:
+                ins = (HostTensor * max(1, self._nin))()
+                check(h.alloy_model_bind_inputs(self._model, users, len(args), ins, self._nin))
+                rins = (_lib.RunTensor * max(1, self._nin))()
+                for i in range(self._nin):
+                    rins[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, ins[i].dtype, ins[i].rank,
+                                             ins[i].sizes, ins[i].data, -1, 0)
+                self._device_inputs = rins
             for k, i in enumerate(self._user_in):
-                rins[i].backend = places[k]
-            # the outputs' shapes follow from the inputs' alone: asked once per set of sizes
-            key = tuple(tuple(ins[i].sizes[d] for d in range(ins[i].rank)) for i in range(self._nin))
+                u = users[k]
+                rins[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, u.dtype, u.rank, u.sizes, u.data, places[k], 0)
+            # the outputs' shapes follow from the user inputs' alone: asked once per set of sizes
+            key = tuple(tuple(rins[i].sizes[d] for d in range(rins[i].rank)) for i in self._user_in)
             shapes = self._out_shapes.get(key)
             if shapes is None:
                 shapes = []
