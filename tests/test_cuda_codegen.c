@@ -599,7 +599,9 @@ static void rtc_compiles_every_kind(const rtc *r) {
                  "%p = aten._adaptive_avg_pool2d.default(%y, [3, 4]) : f32[2, 8, 3, 4]\n"
                  "%dw = aten.convolution.default(%y, %wd, %cb, [2, 1], [1, 1], [1, 2], false, [0, 0], 8)"
                  " : f32[2, 8, 2, 6]\n"
-                 "output %v, %i, %a, %p, %dw\n");
+                 "%rl = aten.relu.default(%y) : f32[2, 8, 4, 8]\n"
+                 "%rp, %ri = aten.max_pool2d_with_indices.default(%rl, [2, 2], [2, 2]) : f32[2, 8, 2, 4], i64[2, 8, 2, 4]\n"
+                 "output %v, %i, %a, %p, %dw, %rp\n");
   /* float32 attention: the SIMT kernel, HIP's too */
   rtc_compiles(r, "input %q: f32[2, 4, 20, 16]\ninput %k: f32[2, 4, 30, 16]\ninput %v: f32[2, 4, 30, 8]\n"
                   "%a = aten.scaled_dot_product_attention.default(%q, %k, %v, None, 0.0, true) : f32[2, 4, 20, 8]\n"

@@ -256,8 +256,10 @@ TEST(cuda_conv_max_pool_follows_pytorch_cuda) {
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
   REQUIRE(p.nlaunches == 2);
   CHECK(p.launches[0].n == 2 * 3 * 3 * 9 && p.launches[1].n == 12);
-  CHECK(strstr(p.source, "int hs = oh * 2 - 1, ws = ow * 1 - 1;") != NULL);
-  CHECK(strstr(p.source, "const int he = hs + 5 < 7 ? hs + 5 : 7;") != NULL); /* (3 - 1) * 2 + 1 */
+  CHECK(strstr(p.source, "const int h0 = oh * 2 - 1, w0 = ow * 1 - 1;") != NULL);
+  /* three rows, two apart (dilation 2), each checked against the plane */
+  CHECK(strstr(p.source, "for (int kh = 0; kh < 3; kh++) {\n      const int h = h0 + kh * 2;\n"
+                         "      if (h < 0 || h >= 7) continue;") != NULL);
   CHECK(strstr(p.source, "while (hs < 0) hs += 2;") != NULL);
   CHECK(strstr(p.source, "if (v > m || op_isnan(v)) { mi = h * 8 + w; m = v; }") != NULL);
   CHECK(strstr(p.source, "float m = -(float)(1.0 / 0.0);") != NULL);
@@ -375,6 +377,40 @@ TEST(cuda_conv_depthwise_fuses_with_its_epilogue) {
   CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "xb0 + ih * 9 + iw * 1)") != NULL);
   CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "+ i3 * 1);") != NULL); /* the bias */
   CHECK(strstr(p.source, "rsqrt(") != NULL); /* the batch norm */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* max(relu(x)) is relu(max(x)): a relu whose one reader is a max pool
+ * with unread indices is applied by the pool, to the maximum, and the
+ * pool reads the convolution's result itself; a relu read elsewhere too
+ * stays a kernel of its own. */
+TEST(cuda_conv_relu_before_max_pool_is_the_pools) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 3, 8, 8]\ninput %w: f32[8, 3, 3, 3]\n"
+            "%c = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 8, 8, 8]\n"
+            "%r = aten.relu.default(%c) : f32[2, 8, 8, 8]\n"
+            "%mp, %mi = aten.max_pool2d_with_indices.default(%r, [3, 3], [2, 2]) : f32[2, 8, 3, 3], i64[2, 8, 3, 3]\n"
+            "output %mp\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 2); /* the convolution, the pool */
+  CHECK(p.launches[0].kind == LAUNCH_DNN && !strcmp(p.launches[1].what, "relu+max_pool2d"));
+  CHECK(p.launches[1].bases[0] == p.launches[0].dbase[DNN_Y]); /* reads the convolution's result */
+  CHECK(strstr(p.source, "if (taps) m = op_relu(m);") != NULL);
+  CHECK(strstr(p.source, "op_relu(v") == NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+  g = parse("input %x: f32[2, 8, 8, 8]\n"
+            "%r = aten.relu.default(%x) : f32[2, 8, 8, 8]\n"
+            "%mp, %mi = aten.max_pool2d_with_indices.default(%r, [3, 3], [2, 2]) : f32[2, 8, 3, 3], i64[2, 8, 3, 3]\n"
+            "output %mp, %r\n");
+  REQUIRE(g);
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  REQUIRE(p.nlaunches == 2); /* relu (an output too), then the pool */
+  CHECK(strstr(p.source, "op_relu(m)") == NULL && strstr(p.source, "op_relu(v") != NULL);
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }

@@ -229,6 +229,10 @@ int cg_fuse_batch_norm(builder *b, void *k, int gid, const alloy_node *n);
  * starts one) and is computed there, tap by tap (cuda_op.fuse); any other
  * convolution is a step of its own (cg_emit_conv). */
 int cg_conv_groupable(builder *b, const alloy_node *n, int open);
+/* Whether node n is a relu the max pool reading it applies (to the
+ * maximum: max and relu commute): its one reader is that pool, whose
+ * indices nothing reads, and it is no output. The plan then skips it. */
+bool cg_relu_into_pool(builder *b, const alloy_node *n);
 int cg_fuse_conv(builder *b, void *k, int gid, const alloy_node *n);
 /* Their claims' own rules (cuda_op.check): a static sentence, or NULL. */
 const char *cg_check_conv(const alloy_host_api *h, const alloy_node *n);

@@ -428,12 +428,12 @@ static void window(const alloy_host_api *h, const alloy_node *n, int64_t *k, int
 
 /* The input, its first output and the kernel over that output, begun; the
  * input's plane height and width. False after failing. */
-static bool pool_begin(builder *b, const alloy_node *n, kernel *k, cuda_tensor *x, cuda_tensor *y,
-                       const char *what) {
+static bool pool_begin(builder *b, const alloy_node *n, const alloy_value *xv, kernel *k, cuda_tensor *x,
+                       cuda_tensor *y, const char *what) {
   const alloy_host_api *h = b->host;
   const char *why = cg_check_pool(h, n);
   if (why) return cg_fail(b, n, "%s", why), false;
-  const cuda_tensor *xp = in_memory(b, n, tensor_arg(h, n, "self"));
+  const cuda_tensor *xp = xv ? in_memory(b, n, xv) : NULL;
   int to = xp ? cg_materialize(b, h->node_output(n, 0)) : -1;
   if (to < 0) return false;
   *x = *xp, *y = b->tensors[to];
@@ -458,7 +458,12 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   const alloy_host_api *h = b->host;
   kernel k;
   cuda_tensor x, y;
-  if (!pool_begin(b, n, &k, &x, &y, "max_pool2d")) return;
+  /* max(relu(x)) over a window is relu(max(x)): a relu only this pool
+   * reads is applied here, to the maximum, and x read from before it */
+  const alloy_value *xv = tensor_arg(h, n, "self"), *rx[1];
+  const alloy_node *pre = xv ? h->value_producer(xv, NULL) : NULL;
+  const bool relu = pre && cg_relu_into_pool(b, pre) && cg_tensor_operands(h, pre, rx, 1) == 1;
+  if (!pool_begin(b, n, relu ? rx[0] : xv, &k, &x, &y, relu ? "relu+max_pool2d" : "max_pool2d")) return;
   /* the indices only where something reads them: an inference graph's
    * max_pool2d leaves them unread, and at 8 bytes each they would be most
    * of the kernel's traffic */
@@ -476,22 +481,34 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   const char *names[3] = {"xb", "yb", "ib"};
   plane_indices(&k, &y, ts, names, ti >= 0 ? 3 : 2);
   int px = cg_kernel_param(&k, x.base), py = cg_kernel_param(&k, y.base);
-  cg_put(&k.body, "    IDX_T hs = oh * %" PRId64 " - %" PRId64 ", ws = ow * %" PRId64 " - %" PRId64 ";\n", s[0],
+  /* the window's taps unrolled (a constant count), out-of-bounds ones
+   * skipped, so that a thread has all its loads in flight at once; the
+   * first in-bounds row and column start the index */
+  cg_put(&k.body, "    const IDX_T h0 = oh * %" PRId64 " - %" PRId64 ", w0 = ow * %" PRId64 " - %" PRId64 ";\n", s[0],
          p[0], s[1], p[1]);
-  cg_put(&k.body, "    const IDX_T he = hs + %" PRId64 " < %" PRId64 " ? hs + %" PRId64 " : %" PRId64 ";\n",
-         (ks[0] - 1) * d[0] + 1, H, (ks[0] - 1) * d[0] + 1, H);
-  cg_put(&k.body, "    const IDX_T we = ws + %" PRId64 " < %" PRId64 " ? ws + %" PRId64 " : %" PRId64 ";\n",
-         (ks[1] - 1) * d[1] + 1, W, (ks[1] - 1) * d[1] + 1, W);
-  cg_put(&k.body, "    while (hs < 0) hs += %" PRId64 ";\n    while (ws < 0) ws += %" PRId64 ";\n", d[0],
-         d[1]);
-  cg_put(&k.body, "    %s m = -(%s)(1.0 / 0.0);\n    i64 mi = hs * %" PRId64 " + ws;\n", acc, acc, W);
+  if (ti >= 0) {
+    cg_put(&k.body, "    IDX_T hs = h0, ws = w0;\n    while (hs < 0) hs += %" PRId64 ";\n    while (ws < 0) ws += %" PRId64
+                    ";\n", d[0], d[1]);
+    cg_put(&k.body, "    i64 mi = hs * %" PRId64 " + ws;\n", W);
+  }
+  cg_put(&k.body, "    %s m = -(%s)(1.0 / 0.0);\n", acc, acc);
+  if (relu) cg_put(&k.body, "    int taps = 0;\n");
+  const char *unroll = ks[0] * ks[1] <= 64 ? "#pragma unroll" : "#pragma unroll 1";
   cg_put(&k.body,
-         "    for (IDX_T h = hs; h < he; h += %" PRId64 ")\n      for (IDX_T w = ws; w < we; w += %" PRId64
-         ") {\n",
-         d[0], d[1]);
+         "    %s\n    for (int kh = 0; kh < %" PRId64 "; kh++) {\n      const IDX_T h = h0 + kh * %" PRId64 ";\n"
+         "      if (h < 0 || h >= %" PRId64 ") continue;\n",
+         unroll, ks[0], d[0], H);
+  cg_put(&k.body,
+         "      %s\n      for (int kw = 0; kw < %" PRId64 "; kw++) {\n        const IDX_T w = w0 + kw * %" PRId64 ";\n"
+         "        if (w < 0 || w >= %" PRId64 ") continue;\n",
+         unroll, ks[1], d[1], W);
   cg_put(&k.body, "        const %s v = (%s)ld_%s(p%d, xb + h * %" PRId64 " + w * %" PRId64 ");\n", acc, acc,
          cg_dtype_tag(x.dtype), px, x.strides[r - 2], x.strides[r - 1]);
-  cg_put(&k.body, "        if (v > m || op_isnan(v)) { mi = h * %" PRId64 " + w; m = v; }\n      }\n", W);
+  if (ti >= 0) cg_put(&k.body, "        if (v > m || op_isnan(v)) { mi = h * %" PRId64 " + w; m = v; }\n", W);
+  else cg_put(&k.body, "        if (v > m || op_isnan(v)) m = v;\n");
+  cg_put(&k.body, "%s      }\n    }\n", relu ? "        taps++;\n" : "");
+  if (relu) /* an empty window stays -inf, as relu's values pooled would */
+    cg_put(&k.body, "    if (taps) m = op_relu(m);\n");
   char off[160];
   out_at(&y, "yb", off, sizeof off);
   cg_put(&k.body, "    st_%s(p%d, %s, m);\n", cg_dtype_tag(y.dtype), py, off);
@@ -514,7 +531,7 @@ void cg_emit_avg_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   const alloy_host_api *h = b->host;
   kernel k;
   cuda_tensor x, y;
-  if (!pool_begin(b, n, &k, &x, &y, "avg_pool2d")) return;
+  if (!pool_begin(b, n, tensor_arg(h, n, "self"), &k, &x, &y, "avg_pool2d")) return;
   int64_t ks[2], s[2], p[2], d[2];
   window(h, n, ks, s, p, d);
   const int r = x.rank;
@@ -563,7 +580,7 @@ void cg_emit_adaptive_avg_pool(builder *b, const alloy_node *n, const cuda_op *o
   (void)op;
   kernel k;
   cuda_tensor x, y;
-  if (!pool_begin(b, n, &k, &x, &y, "adaptive_avg_pool2d")) return;
+  if (!pool_begin(b, n, tensor_arg(b->host, n, "self"), &k, &x, &y, "adaptive_avg_pool2d")) return;
   const int r = x.rank;
   const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1], OH = y.sizes[r - 2], OW = y.sizes[r - 1];
   const char *acc = cg_reg_type(x.dtype);
@@ -732,4 +749,19 @@ int cg_fuse_conv(builder *b, void *kp, int gid, const alloy_node *n) {
     cg_put(&k->body, "    float v%d = rnd_%s(a%d);\n", v, cg_dtype_tag(yt), v);
   else cg_put(&k->body, "    %s v%d = a%d;\n", cg_reg_type(yt), v, v);
   return v;
+}
+
+bool cg_relu_into_pool(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  if (strcmp(h->node_op_name(n), "aten.relu.default") || h->node_num_outputs(n) != 1) return false;
+  const alloy_value *v = h->node_output(n, 0), *x[1];
+  if (h->value_num_users(v) != 1 || cg_val(b, v)->output >= 0 || cg_tensor_operands(h, n, x, 1) != 1 ||
+      h->value_dtype(x[0]) != h->value_dtype(v) || !alloy_dtype_is_float(h->value_dtype(v)))
+    return false;
+  const alloy_node *pool = h->value_user(v, 0);
+  if (strcmp(h->node_op_name(pool), "aten.max_pool2d_with_indices.default") || tensor_arg(h, pool, "self") != v ||
+      cg_check_pool(h, pool))
+    return false;
+  const alloy_value *iv = h->node_num_outputs(pool) > 1 ? h->node_output(pool, 1) : NULL;
+  return !iv || (h->value_num_users(iv) == 0 && cg_val(b, iv)->output < 0); /* ties' indices would differ */
 }
