@@ -15,6 +15,7 @@
  *                   miopen_dnn.c through MIOpen, behind the same cuda_dnn.h;
  *                   cuda_codegen_conv.c plans them, and the pooling and
  *                   batch norm kernels
+ *   cuda_rtc.c      a plan's module compiled by NVRTC in pieces, on threads
  *   cuda_backend.c  the plugin: devices, buffers, queues, events, compile
  *                   (NVRTC, module load) and execute (kernel launches)
  *
