@@ -414,3 +414,35 @@ TEST(cuda_conv_relu_before_max_pool_is_the_pools) {
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
+
+/* The plan's tensors move when their array grows: a step that kept a
+ * pointer to its operand across its output's materialize read freed memory
+ * (on the GPU, a flaky illegal address of portable squeezenet). Here the
+ * 16 inputs fill the array's first capacity, so each step's output is the
+ * tensor that moves it; the steps must still read their operands' bases
+ * (under ASan, `make asan`, a read of the freed array fails outright). */
+TEST(cuda_conv_steps_keep_their_operands_when_tensors_move) {
+  static const char *const steps[] = {
+      "%y, %i = aten.max_pool2d_with_indices.default(%x, [2, 2], [2, 2]) : f32[1, 4, 4, 4], i64[1, 4, 4, 4]\n",
+      "%y = aten.convolution.default(%x, %w, %cb, [2, 2], [0, 0], [1, 1], false, [0, 0], 1) : f32[1, 4, 4, 4]\n",
+      "%y = aten.cumsum.default(%x, 3) : f32[1, 4, 8, 8]\n",
+  };
+  for (size_t s = 0; s < sizeof steps / sizeof *steps; s++) {
+    char air[2048];
+    int len = snprintf(air, sizeof air, "input %%x: f32[1, 4, 8, 8]\ninput %%w: f32[4, 4, 2, 2]\ninput %%cb: f32[4]\n");
+    for (int d = 0; d < 13; d++) len += snprintf(air + len, sizeof air - (size_t)len, "input %%d%d: f32[2]\n", d);
+    snprintf(air + len, sizeof air - (size_t)len, "%soutput %%y\n", steps[s]);
+    alloy_graph *g = parse(air);
+    REQUIRE(g);
+    cuda_plan p;
+    CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+    REQUIRE(p.nlaunches >= 1);
+    const cuda_launch *l = &p.launches[p.nlaunches - 1]; /* the pool's, the scan's */
+    for (int i = 0; i < p.nlaunches; i++)
+      if (p.launches[i].kind == LAUNCH_DNN) l = &p.launches[i]; /* the convolution's (its bias kernel after it) */
+    const int xin = l->kind == LAUNCH_DNN ? l->dbase[DNN_X] : l->bases[0];
+    CHECK(xin >= 0 && xin < p.nbases && p.bases[xin].kind == BASE_INPUT && p.bases[xin].index == 0);
+    cuda_plan_free(&p);
+    alloy_graph_free(g);
+  }
+}

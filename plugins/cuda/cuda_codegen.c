@@ -296,6 +296,13 @@ bool cg_grow(void **p, int *cap, int need, size_t size) {
   return true;
 }
 
+bool cg_in_memory(builder *b, const alloy_node *n, const alloy_value *v, cuda_tensor *out) {
+  vinfo *vi = cg_val(b, v);
+  if (vi->tensor < 0) return cg_fail(b, n, "an operand is not in memory"), false;
+  *out = b->tensors[vi->tensor];
+  return true;
+}
+
 int cg_add_base(builder *b, int kind, int index, uint64_t bytes) {
   cuda_plan *p = b->plan;
   if (!cg_grow((void **)&p->bases, &b->cap_bases, p->nbases + 1, sizeof *p->bases)) return -1;

@@ -115,6 +115,12 @@ bool cg_grow(void **p, int *cap, int need, size_t size);
 int cg_add_base(builder *b, int kind, int index, uint64_t bytes);
 int64_t cg_numel_of(const int64_t *sizes, int rank);
 int cg_materialize(builder *b, const alloy_value *v);
+/* The plan tensor holding value v, copied into *out; false after failing
+ * (b->err set). A copy, because b->tensors moves when it grows: a pointer
+ * into it does not outlive the next tensor added (cg_materialize), and a
+ * step that read one after its output's materialize launched with the
+ * freed memory's base (a flaky illegal address on the GPU). */
+bool cg_in_memory(builder *b, const alloy_node *n, const alloy_value *v, cuda_tensor *out);
 /* Packs 4-d t's strides channels last: N, H, W, C in memory. */
 void cg_strides_channels_last(cuda_tensor *t);
 void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank);

@@ -192,12 +192,6 @@ double cuda_conv_flops(const alloy_host_api *h, const alloy_node *n) {
 
 /* ---- tensors --------------------------------------------------------------------*/
 
-static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
-  vinfo *vi = cg_val(b, v);
-  if (vi->tensor >= 0) return &b->tensors[vi->tensor];
-  cg_fail(b, n, "an operand is not in memory");
-  return NULL;
-}
 
 /* Whether 4-d t is packed channels last (N, H, W, C in memory). */
 static bool channels_last(const cuda_tensor *t) {
@@ -312,9 +306,9 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
   if (why) return (void)cg_fail(b, n, "%s", why);
   const alloy_value *xv = tensor_arg(h, n, "input"), *wv = tensor_arg(h, n, "weight"),
                     *bv = tensor_arg(h, n, "bias");
-  const cuda_tensor *xp = in_memory(b, n, xv), *wp = in_memory(b, n, wv),
-                    *bp = bv ? in_memory(b, n, bv) : NULL;
-  if (!xp || !wp || (bv && !bp)) return;
+  cuda_tensor xt, wt, bt;
+  if (!cg_in_memory(b, n, xv, &xt) || !cg_in_memory(b, n, wv, &wt) || (bv && !cg_in_memory(b, n, bv, &bt))) return;
+  const cuda_tensor *xp = &xt, *wp = &wt, *bp = bv ? &bt : NULL;
   int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return;
   const cuda_tensor y = b->tensors[to];
@@ -433,10 +427,10 @@ static bool pool_begin(builder *b, const alloy_node *n, const alloy_value *xv, k
   const alloy_host_api *h = b->host;
   const char *why = cg_check_pool(h, n);
   if (why) return cg_fail(b, n, "%s", why), false;
-  const cuda_tensor *xp = xv ? in_memory(b, n, xv) : NULL;
-  int to = xp ? cg_materialize(b, h->node_output(n, 0)) : -1;
+  if (!xv || !cg_in_memory(b, n, xv, x)) return false;
+  int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return false;
-  *x = *xp, *y = b->tensors[to];
+  *y = b->tensors[to];
   cg_kernel_begin(k, y->sizes, y->rank);
   snprintf(k->what, sizeof k->what, "%s", what);
   k->nwhat = 1;
@@ -471,13 +465,14 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   const bool indices = iv && (h->value_num_users(iv) > 0 || cg_val(b, iv)->output >= 0);
   int ti = indices ? cg_materialize(b, iv) : -1;
   if (indices && ti < 0) return;
-  if (ti >= 0) cg_kernel_reach(&k, &b->tensors[ti]);
+  const cuda_tensor it = ti >= 0 ? b->tensors[ti] : y; /* a copy: see cg_in_memory */
+  if (ti >= 0) cg_kernel_reach(&k, &it);
   int64_t ks[2], s[2], p[2], d[2];
   window(h, n, ks, s, p, d);
   const int r = x.rank;
   const int64_t H = x.sizes[r - 2], W = x.sizes[r - 1];
   const char *acc = cg_reg_type(x.dtype);
-  const cuda_tensor *ts[3] = {&x, &y, ti >= 0 ? &b->tensors[ti] : NULL};
+  const cuda_tensor *ts[3] = {&x, &y, ti >= 0 ? &it : NULL};
   const char *names[3] = {"xb", "yb", "ib"};
   plane_indices(&k, &y, ts, names, ti >= 0 ? 3 : 2);
   int px = cg_kernel_param(&k, x.base), py = cg_kernel_param(&k, y.base);
@@ -513,9 +508,8 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   out_at(&y, "yb", off, sizeof off);
   cg_put(&k.body, "    st_%s(p%d, %s, m);\n", cg_dtype_tag(y.dtype), py, off);
   if (ti >= 0) {
-    const cuda_tensor *it = &b->tensors[ti];
-    int pi = cg_kernel_param(&k, it->base);
-    out_at(it, "ib", off, sizeof off);
+    int pi = cg_kernel_param(&k, it.base);
+    out_at(&it, "ib", off, sizeof off);
     cg_put(&k.body, "    st_i64(p%d, %s, mi);\n", pi, off);
   }
   cg_kernel_finish(b, &k);
@@ -624,11 +618,12 @@ int cg_fuse_batch_norm(builder *b, void *kp, int gid, const alloy_node *n) {
   const char *why = cg_check_batch_norm(h, n);
   if (why) return cg_fail(b, n, "%s", why), -1;
   static const char *const names[] = {"weight", "bias", "running_mean", "running_var"};
+  cuda_tensor pt[4];
   const cuda_tensor *pp[4];
   for (int i = 0; i < 4; i++) {
     const alloy_value *v = tensor_arg(h, n, names[i]);
-    pp[i] = v ? in_memory(b, n, v) : NULL;
-    if (v && !pp[i]) return -1;
+    pp[i] = v ? &pt[i] : NULL;
+    if (v && !cg_in_memory(b, n, v, &pt[i])) return -1;
   }
   for (int j = 1; j < h->node_num_outputs(n); j++) /* empty: in memory, never written */
     if (cg_materialize(b, h->node_output(n, j)) < 0) return -1;
@@ -702,9 +697,11 @@ int cg_fuse_conv(builder *b, void *kp, int gid, const alloy_node *n) {
   const alloy_host_api *h = b->host;
   const alloy_value *xv = tensor_arg(h, n, "input"), *wv = tensor_arg(h, n, "weight"),
                     *bv = tensor_arg(h, n, "bias");
-  const cuda_tensor *x = xv ? in_memory(b, n, xv) : NULL, *w = wv ? in_memory(b, n, wv) : NULL,
-                    *bias = bv ? in_memory(b, n, bv) : NULL;
-  if (!x || !w || (bv && !bias)) return -1;
+  cuda_tensor xm, wm, bm;
+  if (!xv || !wv || !cg_in_memory(b, n, xv, &xm) || !cg_in_memory(b, n, wv, &wm) ||
+      (bv && !cg_in_memory(b, n, bv, &bm)))
+    return xv && wv ? -1 : (cg_fail(b, n, "a convolution without its input or weight"), -1);
+  const cuda_tensor *x = &xm, *w = &wm, *bias = bv ? &bm : NULL;
   if (k->rank != 4) return cg_fail(b, n, "a depthwise convolution outside a 4-d group"), -1;
   int64_t st[2], pad[2], dil[2];
   int_list(h, n, "stride", 2, 1, st, NULL);

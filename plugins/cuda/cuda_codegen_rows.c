@@ -321,13 +321,6 @@ void cg_emit_gemm(builder *b, const alloy_node *n, const cuda_op *entry) {
 
 /* ---- layer norm, embedding, cat -------------------------------------------------*/
 
-/* The plan tensor holding value v, or NULL after failing. */
-static const cuda_tensor *in_memory(builder *b, const alloy_node *n, const alloy_value *v) {
-  vinfo *vi = cg_val(b, v);
-  if (vi->tensor >= 0) return &b->tensors[vi->tensor];
-  cg_fail(b, n, "an operand is not in memory");
-  return NULL;
-}
 
 /* native_layer_norm(x, normalized_shape, w?, b?, eps) -> (y, mean, rstd):
  * a block per row of the normalized dims; mean, then the variance of the
@@ -340,9 +333,10 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n, const cuda_op *op) {
   const alloy_value *xv = h->arg_value(h->node_arg(n, 0));
   const alloy_value *wv = wa && h->arg_type(wa) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(wa) : NULL;
   const alloy_value *bv = ba && h->arg_type(ba) == ALLOY_ARG_TYPE_VALUE ? h->arg_value(ba) : NULL;
-  const cuda_tensor *xp = in_memory(b, n, xv), *wp = wv ? in_memory(b, n, wv) : NULL,
-                    *bp = bv ? in_memory(b, n, bv) : NULL;
-  if (!xp || (wv && !wp) || (bv && !bp)) return;
+  cuda_tensor xt, wt, bt;
+  if (!cg_in_memory(b, n, xv, &xt) || (wv && !cg_in_memory(b, n, wv, &wt)) || (bv && !cg_in_memory(b, n, bv, &bt)))
+    return;
+  const cuda_tensor *xp = &xt, *wp = wv ? &wt : NULL, *bp = bv ? &bt : NULL;
   const alloy_arg *ns = cg_arg_named(h, n, "normalized_shape");
   int nd = ns ? h->arg_list_size(ns) : 0;
   cuda_tensor x = *xp;
@@ -412,9 +406,11 @@ void cg_emit_layer_norm(builder *b, const alloy_node *n, const cuda_op *op) {
 void cg_emit_embedding(builder *b, const alloy_node *n, const cuda_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
-  const cuda_tensor *wp = in_memory(b, n, h->arg_value(h->node_arg(n, 0))),
-                    *ip = in_memory(b, n, h->arg_value(h->node_arg(n, 1)));
-  if (!wp || !ip) return;
+  cuda_tensor wt, it;
+  if (!cg_in_memory(b, n, h->arg_value(h->node_arg(n, 0)), &wt) ||
+      !cg_in_memory(b, n, h->arg_value(h->node_arg(n, 1)), &it))
+    return;
+  const cuda_tensor *wp = &wt, *ip = &it;
   if (wp->rank != 2) return (void)cg_fail(b, n, "a weight of rank %d", wp->rank);
   int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return;
@@ -454,14 +450,11 @@ void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op) {
   int count = 0, p = cg_index_position(h, n, &count);
   const alloy_arg *list = h->node_arg(n, 1);
   if (p < 0 || count > 8) return (void)cg_fail(b, n, "index.Tensor of this pattern");
-  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
-  if (!xp) return;
-  cuda_tensor idx[8];
-  for (int j = 0; j < count; j++) {
-    const cuda_tensor *ip = in_memory(b, n, h->arg_value(h->arg_list_item(list, p + j)));
-    if (!ip) return;
-    idx[j] = *ip;
-  }
+  cuda_tensor xt, idx[8];
+  if (!cg_in_memory(b, n, h->arg_value(h->node_arg(n, 0)), &xt)) return;
+  const cuda_tensor *xp = &xt;
+  for (int j = 0; j < count; j++)
+    if (!cg_in_memory(b, n, h->arg_value(h->arg_list_item(list, p + j)), &idx[j])) return;
   int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return;
   cuda_tensor y = b->tensors[to], x = *xp;
@@ -510,11 +503,11 @@ void cg_emit_index(builder *b, const alloy_node *n, const cuda_op *op) {
 void cg_emit_scan(builder *b, const alloy_node *n, const cuda_op *op) {
   (void)op;
   const alloy_host_api *h = b->host;
-  const cuda_tensor *xp = in_memory(b, n, h->arg_value(h->node_arg(n, 0)));
-  if (!xp) return;
+  cuda_tensor x;
+  if (!cg_in_memory(b, n, h->arg_value(h->node_arg(n, 0)), &x)) return;
   int to = cg_materialize(b, h->node_output(n, 0));
   if (to < 0) return;
-  cuda_tensor x = *xp, y = b->tensors[to];
+  cuda_tensor y = b->tensors[to];
   int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), x.rank);
   int64_t len = x.rank ? x.sizes[dim] : 1, xs = x.rank ? x.strides[dim] : 0, ys = y.rank ? y.strides[dim] : 0;
   /* iterate the other dims: the tensors with dim of size 1 */
@@ -550,8 +543,9 @@ void cg_emit_cat(builder *b, const alloy_node *n, const cuda_op *op) {
   int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), y.rank);
   int64_t at = 0;
   for (int j = 0; j < nin && j < 64 && !b->err; j++) {
-    const cuda_tensor *xp = in_memory(b, n, in[j]);
-    if (!xp) return;
+    cuda_tensor xt;
+    if (!cg_in_memory(b, n, in[j], &xt)) return;
+    const cuda_tensor *xp = &xt;
     if (xp->rank == 1 && xp->sizes[0] == 0 && y.rank != 1) continue; /* a legacy empty tensor */
     cuda_tensor slice = y;
     slice.offset = y.offset + at * y.strides[dim];
