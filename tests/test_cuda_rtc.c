@@ -16,21 +16,6 @@
 #include "plugins/cuda/cuda_rtc.h"
 #include "sdk/src/host.h"
 
-/* NVRTC's entry points, as the plugin's table holds them, into *api;
- * the library's handle in *lib (NULL: the test has failed). */
-static void nvrtc_open(cuda_api *api, void **lib) {
-  memset(api, 0, sizeof *api);
-  /* kept loaded, as the plugin keeps it (its per-thread state is freed by
-   * its own destructors, which an unload would skip) */
-  *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!*lib) harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
-  REQUIRE(*lib);
-#define NVRTC_BIND(name, hip) api->name = (__typeof__(api->name))dlsym(*lib, #name);
-  CUDA_NVRTC_FUNCTIONS(NVRTC_BIND)
-#undef NVRTC_BIND
-  CHECK(api->nvrtcCompileProgram && api->nvrtcGetCUBIN);
-}
-
 /* Several kernels of different sizes: pointwise groups over three shapes,
  * a reduction, and 16-bit attention (the largest text by far). */
 static const char module_air[] =
@@ -48,6 +33,29 @@ static void plan_module(cuda_plan *p) {
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, p));
   alloy_graph_free(g);
   REQUIRE(p->source && p->nkernels >= 4);
+}
+
+/* NVRTC's entry points into *api, as the plugin's table holds them, and
+ * the module planned into *p; false when either failed (the test has). */
+static bool rtc_setup(cuda_api *api, cuda_plan *p) {
+  memset(api, 0, sizeof *api);
+  memset(p, 0, sizeof *p);
+  /* kept loaded, as the plugin keeps it (its per-thread state is freed by
+   * its own destructors, which an unload would skip) */
+  void *lib = dlopen(ALLOY_TEST_NVRTC, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!lib) {
+    harness_fail(__FILE__, __LINE__, "NVRTC (%s) does not load: %s", ALLOY_TEST_NVRTC, dlerror());
+    return false;
+  }
+#define NVRTC_BIND(name, hip) api->name = (__typeof__(api->name))dlsym(lib, #name);
+  CUDA_NVRTC_FUNCTIONS(NVRTC_BIND)
+#undef NVRTC_BIND
+  if (!api->nvrtcCompileProgram || !api->nvrtcGetCUBIN) {
+    harness_fail(__FILE__, __LINE__, "NVRTC (%s) lacks an entry point", ALLOY_TEST_NVRTC);
+    return false;
+  }
+  plan_module(p);
+  return p->source != NULL;
 }
 
 /* Each kernel's text starts at its kernel_at, holds its own definition,
@@ -83,11 +91,8 @@ static bool is_cubin(const char *b, size_t n) { return n > 4 && !memcmp(b, "\x7f
 
 TEST(cuda_rtc_compiles_a_module_in_pieces_that_round_trip) {
   cuda_api api;
-  void *lib = NULL;
-  nvrtc_open(&api, &lib);
-  REQUIRE(lib && api.nvrtcCompileProgram);
   cuda_plan p;
-  plan_module(&p);
+  REQUIRE(rtc_setup(&api, &p));
   cuda_cubins one, some;
   CHECK_OK(cuda_rtc_compile(&api, alloy_host_table(), "sm_90", &p, 1, &one));
   CHECK(one.n == 1 && one.nkernels == p.nkernels && is_cubin(one.bin[0], one.size[0]));
@@ -127,11 +132,8 @@ TEST(cuda_rtc_compiles_a_module_in_pieces_that_round_trip) {
 
 TEST(cuda_rtc_error_quotes_the_compiler) {
   cuda_api api;
-  void *lib = NULL;
-  nvrtc_open(&api, &lib);
-  REQUIRE(lib && api.nvrtcCompileProgram);
   cuda_plan p;
-  plan_module(&p);
+  REQUIRE(rtc_setup(&api, &p));
   /* the last kernel's body broken: whichever piece holds it fails */
   char *broken = malloc(p.source_len + 64);
   REQUIRE(broken);
