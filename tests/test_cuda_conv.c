@@ -372,9 +372,10 @@ TEST(cuda_conv_depthwise_fuses_with_its_epilogue) {
   CHECK(strstr(p.launches[0].what, "convolution") != NULL && strstr(p.launches[0].what, "hardswish") != NULL);
   /* i3 is the channel of the channels-last walk, i1 and i2 the row and column */
   CHECK(strstr(p.source, "const int xb0 = 0 + i0 * 648 + i3 * 81, wb0 = 0 + i3 * 9;") != NULL);
-  CHECK(strstr(p.source, "const int ih = i1 * 2 - 1 + kh * 1;") != NULL);
-  CHECK(strstr(p.source, "if (ih < 0 || ih >= 9) continue;") != NULL);
-  CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "xb0 + ih * 9 + iw * 1)") != NULL);
+  CHECK(strstr(p.source, "const int h = i1 * 2 - 1 + kh * 1;") != NULL);
+  CHECK(strstr(p.source, "if (h < 0 || h >= 9) continue;") != NULL);
+  CHECK(strstr(p.source, "if (w < 0 || w >= 9) continue;") != NULL);
+  CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "xb0 + h * 9 + w * 1)") != NULL);
   CHECK(strstr(p.source, "a0 += (float)ld_f32(p") != NULL && strstr(p.source, "+ i3 * 1);") != NULL); /* the bias */
   CHECK(strstr(p.source, "rsqrt(") != NULL); /* the batch norm */
   cuda_plan_free(&p);

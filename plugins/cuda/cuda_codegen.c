@@ -863,7 +863,7 @@ void cg_kernel_finish(builder *b, kernel *k) {
   cuda_launch *l = &p->launches[p->nlaunches++];
   memset(l, 0, sizeof *l);
   snprintf(l->name, sizeof l->name, "k%d", id), l->kernel = id;
-  if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, (k->nwhat - 3) % 1000);
+  if (k->nwhat > 3) snprintf(l->what, sizeof l->what, "%s+%d", k->what, k->nwhat - 3);
   else if (k->nwhat == 1 && !strncmp(k->what, "fused ", 6)) snprintf(l->what, sizeof l->what, "%s", k->what + 6);
   else snprintf(l->what, sizeof l->what, "%s", k->nwhat ? k->what : b->what);
   l->n = numel;
@@ -883,6 +883,14 @@ void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank) {
   for (int d = 0; d < rank; d++) k->perm[d] = d;
 }
 
+/* Makes 4-d kernel k walk N, H, W, C: the linear index i is the
+ * channels-last one (iteration dim d is the values' dim perm[d]). */
+static void kernel_walk_channels_last(kernel *k) {
+  static const int nhwc[4] = {0, 2, 3, 1};
+  k->permuted = true;
+  for (int d = 0; d < 4; d++) k->perm[d] = nhwc[d], k->sizes[d] = k->lsizes[nhwc[d]];
+}
+
 /* A copy of tensor src into dst (same sizes): one load, one store. */
 void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst) {
   kernel k;
@@ -892,13 +900,7 @@ void cg_emit_copy(builder *b, const cuda_tensor *src, const cuda_tensor *dst) {
    * in memory order, so that the stores are whole lines and the loads
    * gather from the planes (the other way about, a copy of 3 channels
    * took 94 us for resnet50's 38 MB of images on an H200) */
-  cuda_tensor cl = *dst;
-  if (dst->rank == 4 && dst->sizes[1] > 1) cg_strides_channels_last(&cl);
-  if (dst->rank == 4 && dst->sizes[1] > 1 && !memcmp(cl.strides, dst->strides, sizeof *cl.strides * 4)) {
-    static const int nhwc[4] = {0, 2, 3, 1};
-    k.permuted = true;
-    for (int d = 0; d < 4; d++) k.perm[d] = nhwc[d], k.sizes[d] = k.lsizes[nhwc[d]];
-  }
+  if (cg_is_channels_last(dst) && dst->sizes[1] > 1) kernel_walk_channels_last(&k);
   snprintf(k.what, sizeof k.what, "copy");
   k.nwhat = 1;
   int v = cg_kernel_load(b, &k, src, -1);
@@ -1097,8 +1099,10 @@ static void short_name(const alloy_host_api *h, const alloy_node *n, char *buf, 
   if (dot) s = dot + 1;
   /* "_native_batch_norm_legit_no_training" reads "batch_norm" */
   if (!strncmp(s, "_native_", 8)) s += 8;
-  size_t len = strcspn(s, "."), legit = strstr(s, "_legit") ? (size_t)(strstr(s, "_legit") - s) : len;
-  snprintf(buf, cap, "%.*s", (int)(legit < len ? legit : len), s);
+  size_t len = strcspn(s, ".");
+  const char *legit = strstr(s, "_legit");
+  if (legit && (size_t)(legit - s) < len) len = (size_t)(legit - s);
+  snprintf(buf, cap, "%.*s", (int)len, s);
 }
 
 /* Names node n in fused kernel k's label ("fused add+mul+2"). */
@@ -1173,6 +1177,17 @@ bool cg_same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t 
 void cg_strides_channels_last(cuda_tensor *t) {
   const int64_t C = t->sizes[1], H = t->sizes[2], W = t->sizes[3];
   t->strides[1] = 1, t->strides[3] = C, t->strides[2] = W * C, t->strides[0] = H * W * C;
+}
+
+bool cg_is_channels_last(const cuda_tensor *t) {
+  if (t->rank != 4) return false;
+  static const int order[4] = {1, 3, 2, 0}; /* innermost first */
+  int64_t s = 1;
+  for (int k = 0; k < 4; k++) {
+    if (t->sizes[order[k]] != 1 && t->strides[order[k]] != s) return false;
+    s *= t->sizes[order[k]];
+  }
+  return true;
 }
 
 /* The memory of value v computed by a group: its partition output when it
@@ -1271,7 +1286,10 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     group_of[i] = -1;
     if (op->kind == CUDA_OP_NOP) continue; /* no outputs: the group goes on */
-    if (cg_relu_into_pool(&b, n)) continue; /* the pool after it applies it */
+    if (cg_relu_into_pool(&b, n)) { /* the pool after it applies it */
+      cg_val(&b, h->node_output(n, 0))->into_pool = true;
+      continue;
+    }
     if (b.channels_last) mark_channels_last(&b, n, op);
     if (op->kind == CUDA_OP_VIEW) {
       const alloy_value *x[1];
@@ -1338,8 +1356,9 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     const int i = ord[at];
     const alloy_node *n = h->graph_node(g, i);
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
-    if (op->kind == CUDA_OP_NOP || cg_relu_into_pool(&b, n)) continue;
+    if (op->kind == CUDA_OP_NOP) continue;
     const alloy_value *out = h->node_output(n, 0);
+    if (cg_val(&b, out)->into_pool) continue;
     if (group_of[i] != open && group_of[i] != -2 && open >= 0) cg_kernel_finish(&b, &k), open = -1;
     if (op->kind == CUDA_OP_VIEW) {
       const alloy_value *in[1];
@@ -1377,11 +1396,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
       int rank = h->value_rank(out); /* a row group's kept and full shapes have the same */
       cg_kernel_begin(&k, gfull[open], rank);
       k.narrow = true;
-      if (gflag[open] == GROUP_CL && rank == 4) { /* walk memory order: N, H, W, C */
-        static const int nhwc[4] = {0, 2, 3, 1};
-        k.permuted = true;
-        for (int d = 0; d < 4; d++) k.perm[d] = nhwc[d], k.sizes[d] = k.lsizes[nhwc[d]];
-      }
+      if (gflag[open] == GROUP_CL && rank == 4) kernel_walk_channels_last(&k); /* memory order */
       if (nred_of[open]) cg_row_begin(&k, gfull[open], rank, nred_of[open]);
     }
     if (k.row_group) { /* a row group: a loop over the row, or once a row */

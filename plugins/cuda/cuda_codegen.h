@@ -43,6 +43,7 @@ typedef struct vinfo {
   int phase;              /* the kernel's phase var was computed in (kernel.phase) */
   bool row_scope;         /* var lives for the whole row, not one loop (kernel.in_loop) */
   bool cl;                /* a 4-d temporary laid out channels last (builder.channels_last) */
+  bool into_pool;         /* a relu the max pool reading it applies (cg_relu_into_pool) */
 } vinfo;
 
 typedef struct builder {
@@ -123,6 +124,9 @@ int cg_materialize(builder *b, const alloy_value *v);
 bool cg_in_memory(builder *b, const alloy_node *n, const alloy_value *v, cuda_tensor *out);
 /* Packs 4-d t's strides channels last: N, H, W, C in memory. */
 void cg_strides_channels_last(cuda_tensor *t);
+/* Whether 4-d t is packed channels last (a dim of size 1 may have any
+ * stride). */
+bool cg_is_channels_last(const cuda_tensor *t);
 void cg_kernel_begin(kernel *k, const int64_t *sizes, int rank);
 void cg_kernel_finish(builder *b, kernel *k);
 /* A kernel of its own geometry: def is its whole definition, named KNAME,
@@ -237,7 +241,8 @@ int cg_fuse_batch_norm(builder *b, void *k, int gid, const alloy_node *n);
 int cg_conv_groupable(builder *b, const alloy_node *n, int open);
 /* Whether node n is a relu the max pool reading it applies (to the
  * maximum: max and relu commute): its one reader is that pool, whose
- * indices nothing reads, and it is no output. The plan then skips it. */
+ * indices nothing reads, and it is no output. The plan's first pass asks
+ * once and marks its value (vinfo.into_pool); the plan then skips it. */
 bool cg_relu_into_pool(builder *b, const alloy_node *n);
 int cg_fuse_conv(builder *b, void *k, int gid, const alloy_node *n);
 /* Their claims' own rules (cuda_op.check): a static sentence, or NULL. */

@@ -193,18 +193,6 @@ double cuda_conv_flops(const alloy_host_api *h, const alloy_node *n) {
 /* ---- tensors --------------------------------------------------------------------*/
 
 
-/* Whether 4-d t is packed channels last (N, H, W, C in memory). */
-static bool channels_last(const cuda_tensor *t) {
-  if (t->rank != 4) return false;
-  static const int order[4] = {1, 3, 2, 0}; /* innermost first */
-  int64_t s = 1;
-  for (int k = 0; k < 4; k++) {
-    if (t->sizes[order[k]] != 1 && t->strides[order[k]] != s) return false;
-    s *= t->sizes[order[k]];
-  }
-  return true;
-}
-
 /* Whether t is packed row-major or, 4-d, channels last (a dim of size 1
  * may have any stride) and 16-byte aligned at its offset, as cuDNN's
  * plans assume. */
@@ -215,7 +203,7 @@ static bool cudnn_reads(const cuda_tensor *t) {
     if (t->sizes[k] != 1 && t->strides[k] != s) packed = false;
     s *= t->sizes[k];
   }
-  return (packed || channels_last(t)) && (uint64_t)t->offset * alloy_dtype_size(t->dtype) % 16 == 0;
+  return (packed || cg_is_channels_last(t)) && (uint64_t)t->offset * alloy_dtype_size(t->dtype) % 16 == 0;
 }
 
 /* A packed tensor of t's sizes and dtype in a new temporary. */
@@ -253,7 +241,7 @@ static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_
   int64_t s = 1;
   for (int d = rank - 1; d >= 0; d--)
     strides[d] = s, s *= sizes[d];
-  if (channels_last(t))
+  if (cg_is_channels_last(t))
     for (int d = 0; d < 4; d++) strides[d] = t->strides[d];
 }
 
@@ -261,9 +249,7 @@ static void conv_geometry(const cuda_tensor *t, int rank, int64_t *sizes, int64_
  * convolution whose x and y are channels last: cuDNN's engines then read
  * all three in one layout). */
 static cuda_tensor temp_channels_last(builder *b, const cuda_tensor *t) {
-  cuda_tensor d = *t;
-  d.base = cg_add_base(b, BASE_TEMP, -1, (uint64_t)cg_numel_of(t->sizes, 4) * alloy_dtype_size(t->dtype));
-  d.offset = 0;
+  cuda_tensor d = temp_like(b, t);
   cg_strides_channels_last(&d);
   if (d.base >= 0) cg_emit_copy(b, t, &d);
   return d;
@@ -341,8 +327,8 @@ void cg_emit_conv(builder *b, const alloy_node *n, const cuda_op *op) {
    * result is channels last is copied channels last first: cuDNN would
    * transpose it itself, slower (resnet50's 64 images: 140 us on an H200,
    * where a copy kernel moves the 38 MB in some 20) */
-  if (channels_last(&y) && !channels_last(&x) && x.rank == 4 && x.base >= 0) x = temp_channels_last(b, &x);
-  if (channels_last(&x) && channels_last(&y) && !channels_last(&w) && w.base >= 0) w = temp_channels_last(b, &w);
+  if (cg_is_channels_last(&y) && !cg_is_channels_last(&x) && x.rank == 4 && x.base >= 0) x = temp_channels_last(b, &x);
+  if (cg_is_channels_last(&x) && cg_is_channels_last(&y) && !cg_is_channels_last(&w) && w.base >= 0) w = temp_channels_last(b, &w);
   /* y is written in place when cuDNN can, else into a packed temporary */
   cuda_tensor yd = cudnn_reads(&y) ? y : temp_like(b, &y);
   if (b->err || x.base < 0 || w.base < 0 || yd.base < 0 || (bp && bias.base < 0))
@@ -380,7 +366,7 @@ static void plane_indices(kernel *k, const cuda_tensor *y, const cuda_tensor *co
   cg_put(&k->body, "    IDX_T q = i;\n");
   /* a channels-last y: the channel varies fastest, so that neighbouring
    * threads read and write neighbouring elements */
-  const bool cl = channels_last(y) && y->sizes[1] > 1;
+  const bool cl = cg_is_channels_last(y) && y->sizes[1] > 1;
   if (cl) cg_put(&k->body, "    const IDX_T l1 = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[1], y->sizes[1]);
   cg_put(&k->body, "    const IDX_T ow = q %% %" PRId64 "; q /= %" PRId64 ";\n", y->sizes[r - 1],
          y->sizes[r - 1]);
@@ -441,6 +427,24 @@ static bool pool_begin(builder *b, const alloy_node *n, const alloy_value *xv, k
   return true;
 }
 
+/* Opens the loops over a window's taps (k[0] x k[1]), unrolled up to 64
+ * taps (constant counts: a thread has every load in flight at once): rows
+ * h = h0 + kh * d[0] and columns w = w0 + kw * d[1], h0 and w0 C
+ * expressions; taps outside the H x W plane are skipped. The caller
+ * writes the tap's body and closes both loops. */
+static void window_taps(text *s, const char *h0, const char *w0, const int64_t *k, const int64_t *d, int64_t H,
+                        int64_t W) {
+  const char *unroll = k[0] * k[1] <= 64 ? "#pragma unroll" : "#pragma unroll 1";
+  cg_put(s,
+         "    %s\n    for (int kh = 0; kh < %" PRId64 "; kh++) {\n      const IDX_T h = %s + kh * %" PRId64 ";\n"
+         "      if (h < 0 || h >= %" PRId64 ") continue;\n",
+         unroll, k[0], h0, d[0], H);
+  cg_put(s,
+         "      %s\n      for (int kw = 0; kw < %" PRId64 "; kw++) {\n        const IDX_T w = %s + kw * %" PRId64 ";\n"
+         "        if (w < 0 || w >= %" PRId64 ") continue;\n",
+         unroll, k[1], w0, d[1], W);
+}
+
 /* max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
  * ceil_mode) -> (values, indices), as PyTorch's max_pool_forward_nchw: the
  * window's first in-bounds row and column start the search (with the
@@ -455,8 +459,8 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   /* max(relu(x)) over a window is relu(max(x)): a relu only this pool
    * reads is applied here, to the maximum, and x read from before it */
   const alloy_value *xv = tensor_arg(h, n, "self"), *rx[1];
-  const alloy_node *pre = xv ? h->value_producer(xv, NULL) : NULL;
-  const bool relu = pre && cg_relu_into_pool(b, pre) && cg_tensor_operands(h, pre, rx, 1) == 1;
+  const alloy_node *pre = xv && cg_val(b, xv)->into_pool ? h->value_producer(xv, NULL) : NULL;
+  const bool relu = pre && cg_tensor_operands(h, pre, rx, 1) == 1;
   if (!pool_begin(b, n, relu ? rx[0] : xv, &k, &x, &y, relu ? "relu+max_pool2d" : "max_pool2d")) return;
   /* the indices only where something reads them: an inference graph's
    * max_pool2d leaves them unread, and at 8 bytes each they would be most
@@ -488,15 +492,7 @@ void cg_emit_max_pool(builder *b, const alloy_node *n, const cuda_op *op) {
   }
   cg_put(&k.body, "    %s m = -(%s)(1.0 / 0.0);\n", acc, acc);
   if (relu) cg_put(&k.body, "    int taps = 0;\n");
-  const char *unroll = ks[0] * ks[1] <= 64 ? "#pragma unroll" : "#pragma unroll 1";
-  cg_put(&k.body,
-         "    %s\n    for (int kh = 0; kh < %" PRId64 "; kh++) {\n      const IDX_T h = h0 + kh * %" PRId64 ";\n"
-         "      if (h < 0 || h >= %" PRId64 ") continue;\n",
-         unroll, ks[0], d[0], H);
-  cg_put(&k.body,
-         "      %s\n      for (int kw = 0; kw < %" PRId64 "; kw++) {\n        const IDX_T w = w0 + kw * %" PRId64 ";\n"
-         "        if (w < 0 || w >= %" PRId64 ") continue;\n",
-         unroll, ks[1], d[1], W);
+  window_taps(&k.body, "h0", "w0", ks, d, H, W);
   cg_put(&k.body, "        const %s v = (%s)ld_%s(p%d, xb + h * %" PRId64 " + w * %" PRId64 ");\n", acc, acc,
          cg_dtype_tag(x.dtype), px, x.strides[r - 2], x.strides[r - 1]);
   if (ti >= 0) cg_put(&k.body, "        if (v > m || op_isnan(v)) { mi = h * %" PRId64 " + w; m = v; }\n", W);
@@ -724,18 +720,12 @@ int cg_fuse_conv(builder *b, void *kp, int gid, const alloy_node *n) {
          "    const IDX_T xb%d = %" PRId64 " + i%d * %" PRId64 " + i%d * %" PRId64 ", wb%d = %" PRId64
          " + i%d * %" PRId64 ";\n",
          v, x->offset, pos[0], x->strides[0], pos[1], x->strides[1], v, w->offset, pos[1], w->strides[0]);
-  cg_put(&k->body, "    #pragma unroll\n    for (int kh = 0; kh < %" PRId64 "; kh++) {\n", w->sizes[2]);
+  char h0[64], w0[64];
+  snprintf(h0, sizeof h0, "i%d * %" PRId64 " - %" PRId64, pos[2], st[0], pad[0]);
+  snprintf(w0, sizeof w0, "i%d * %" PRId64 " - %" PRId64, pos[3], st[1], pad[1]);
+  window_taps(&k->body, h0, w0, &w->sizes[2], dil, x->sizes[2], x->sizes[3]);
   cg_put(&k->body,
-         "      const IDX_T ih = i%d * %" PRId64 " - %" PRId64 " + kh * %" PRId64 ";\n"
-         "      if (ih < 0 || ih >= %" PRId64 ") continue;\n",
-         pos[2], st[0], pad[0], dil[0], x->sizes[2]);
-  cg_put(&k->body, "      #pragma unroll\n      for (int kw = 0; kw < %" PRId64 "; kw++) {\n", w->sizes[3]);
-  cg_put(&k->body,
-         "        const IDX_T iw = i%d * %" PRId64 " - %" PRId64 " + kw * %" PRId64 ";\n"
-         "        if (iw >= 0 && iw < %" PRId64 ")\n",
-         pos[3], st[1], pad[1], dil[1], x->sizes[3]);
-  cg_put(&k->body,
-         "          a%d += (%s)ld_%s(p%d, xb%d + ih * %" PRId64 " + iw * %" PRId64 ") * (%s)ld_%s(p%d, wb%d + kh * %" PRId64
+         "        a%d += (%s)ld_%s(p%d, xb%d + h * %" PRId64 " + w * %" PRId64 ") * (%s)ld_%s(p%d, wb%d + kh * %" PRId64
          " + kw * %" PRId64 ");\n      }\n    }\n",
          v, acc, xt, px, v, x->strides[2], x->strides[3], acc, cg_dtype_tag(w->dtype), pw, v, w->strides[2],
          w->strides[3]);

@@ -201,7 +201,7 @@ typedef struct cuda_launch {
   int dnn_bias_step;
   char name[32];  /* LAUNCH_KERNEL: its kernel's name, "k<kernel>" */
   int kernel;     /* LAUNCH_KERNEL: the kernel's id (cuda_plan.kernel_at) */
-  char what[48]; /* what it computes, for traces: "mm", "fused add+mul+2" */
+  char what[56]; /* what it computes, for traces: "mm", "fused add+mul+2" (a kernel's label and "+N") */
   int64_t n;  /* elements, or rows for a reduction */
   bool rows;  /* a block per row (n rows), else a thread per element */
   int per_thread; /* elements a thread takes each grid-stride pass (0 or 1: one) */
