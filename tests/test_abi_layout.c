@@ -108,7 +108,9 @@
   F(alloy_plugin_api, event_record) F(alloy_plugin_api, queue_wait_event)   \
   F(alloy_plugin_api, host_buffer_allocate)                                 \
   F(alloy_plugin_api, host_buffer_release)                                  \
-  F(alloy_plugin_api, buffer_import) F(alloy_plugin_api, backend_set_option)
+  F(alloy_plugin_api, buffer_import) F(alloy_plugin_api, backend_set_option)\
+  /* 1.3 */                                                                 \
+  F(alloy_plugin_api, queue_import)
 
 #define FIELDS_alloy_ext(F) \
   F(alloy_ext, struct_size) F(alloy_ext, type) F(alloy_ext, next)
@@ -768,6 +770,9 @@ TEST(abi_older_minor_sizes_match_table) {
     const table_row *r = table_size_at(&t, "alloy_plugin_api", 1, 1);
     CHECK(r != NULL);
     if (r) CHECK_INT(ALLOY_PLUGIN_API_1_1_STRUCT_SIZE, r->size);
+    r = table_size_at(&t, "alloy_plugin_api", 1, 2);
+    CHECK(r != NULL);
+    if (r) CHECK_INT(ALLOY_PLUGIN_API_1_2_STRUCT_SIZE, r->size);
     /* And 1.0's ended with the compile cache entries, before capabilities. */
     CHECK_INT(ALLOY_STRUCT_SIZE(alloy_plugin_api, executable_deserialize),
               offsetof(alloy_plugin_api, capabilities));

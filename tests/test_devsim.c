@@ -198,7 +198,7 @@ static alloy_error *unary_execute(dsd *d, alloy_executable *exe, unary_call *c, 
 
 /* ---- the device ------------------------------------------------------------------- */
 
-TEST(devsim_is_an_abi_1_2_accelerator_the_host_cannot_see_into) {
+TEST(devsim_is_an_abi_1_3_accelerator_the_host_cannot_see_into) {
   setenv("ALLOY_DEVSIM_MEMORY", "1m", 1);
   dsd d;
   bool ok = dsd_open(&d);

@@ -661,7 +661,7 @@ TEST(kt_executes_concurrently_on_distinct_queues) {
   alloy_graph_free(g);
 }
 
-TEST(kt_plugins_are_abi_1_2) {
+TEST(kt_plugins_are_abi_1_3) {
   drv d;
   if (!drv_open(&d, plugin_path("lib/alloy", "example"))) {
     drv_close(&d);
@@ -670,10 +670,11 @@ TEST(kt_plugins_are_abi_1_2) {
   const alloy_plugin_api *api = d.api;
   CHECK_INT(api->struct_size, ALLOY_PLUGIN_API_STRUCT_SIZE);
   CHECK_INT(api->abi_major, ALLOY_ABI_MAJOR);
-  CHECK_INT(api->abi_minor, 2);
+  CHECK_INT(api->abi_minor, 3);
   CHECK(api->event_record && api->queue_wait_event && api->host_buffer_allocate &&
         api->host_buffer_release && api->buffer_import);
   CHECK(api->backend_set_option == NULL); /* the helper has no options */
+  CHECK(api->queue_import == NULL);       /* nor streams of a caller's to run on */
   drv_close(&d);
 }
 

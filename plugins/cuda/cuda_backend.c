@@ -7,7 +7,8 @@
  *
  * Objects: a device is a primary context with two non-blocking streams of
  * its own (the default queue, and the synchronous copies'); a buffer is a
- * cuMemAlloc'd range; a queue is a stream; an event a CUDA event. A
+ * cuMemAlloc'd range; a queue is a stream (its own, or the caller's:
+ * queue_import); an event a CUDA event. A
  * partition compiles (cuda_codegen.c) to one module of generated kernels,
  * built by NVRTC for the device's architecture; execute launches them in
  * order on the queue's stream, with the temporaries of the run in one
@@ -72,6 +73,7 @@ struct alloy_buffer {
 struct alloy_queue {
   CUstream stream;
   int device;
+  bool imported; /* the caller's stream (queue_import): released, never destroyed */
 };
 
 struct alloy_event {
@@ -105,6 +107,9 @@ typedef struct cuda_variant {
   CUdeviceptr graph_scratch;
   CUstream graph_stream; /* of the last replay */
   CUevent graph_done;    /* recorded after the last replay */
+  CUstream graph_capture; /* captures when the run's stream is a default
+                           * stream (a caller's may be), which cannot be
+                           * captured; made on first need */
   bool graph_failed;     /* capture failed once: steps one by one from then on */
   /* The module's compiled pieces, kept by the contiguous variant for
    * serialize (others free them once loaded). */
@@ -389,6 +394,7 @@ static void variant_free(alloy_backend *be, cuda_variant *v) {
   cuda_cubins_free(&v->cubins);
   if (v->graph) be->api.cuGraphExecDestroy(v->graph);
   if (v->graph_done) be->api.cuEventDestroy(v->graph_done);
+  if (v->graph_capture) be->api.cuStreamDestroy(v->graph_capture);
   if (v->graph_scratch) be->api.cuMemFree(v->graph_scratch);
   free(v->graph_ptr);
   pthread_mutex_destroy(&v->graph_lock);
@@ -409,7 +415,8 @@ static void cuda_executable_release(alloy_backend *be, alloy_executable *exe) {
   bool current = use_device(be, exe->device) == NULL;
   for (cuda_variant *v = exe->variants, *next; v; v = next) {
     next = v->next;
-    if (!current) v->nmodules = 0, v->graph = NULL, v->graph_scratch = 0, v->graph_done = NULL;
+    if (!current)
+      v->nmodules = 0, v->graph = NULL, v->graph_scratch = 0, v->graph_done = NULL, v->graph_capture = NULL;
     variant_free(be, v);
   }
   pthread_mutex_destroy(&exe->lock);
@@ -896,12 +903,18 @@ static bool steps_graphed(alloy_backend *be, cuda_device *d, cuda_variant *var, 
     if (!var->graph_ptr && !(var->graph_ptr = malloc(key + 1)))
       e = be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
     CUgraph graph = NULL;
-    if (!e && (r = be->api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
+    CUstream cap = stream;
+    if (!e && GPU_STREAM_IS_DEFAULT(stream)) {
+      if (!var->graph_capture && (r = be->api.cuStreamCreate(&var->graph_capture, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+        var->graph_capture = NULL, e = cu_error(be, r, "cuStreamCreate");
+      cap = var->graph_capture;
+    }
+    if (!e && (r = be->api.cuStreamBeginCapture(cap, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
       e = cu_error(be, r, "cuStreamBeginCapture");
     else if (!e) {
       for (int i = 0; i < p->nlaunches && !e; i++)
-        e = step_issue(be, d, var, i, ptr, var->graph_scratch, stream);
-      r = be->api.cuStreamEndCapture(stream, &graph);
+        e = step_issue(be, d, var, i, ptr, var->graph_scratch, cap);
+      r = be->api.cuStreamEndCapture(cap, &graph);
       if (!e && r != CUDA_SUCCESS) e = cu_error(be, r, "cuStreamEndCapture");
     }
     /* the pointers changed, not the steps: update the graph in place when
@@ -1087,9 +1100,26 @@ static alloy_error *cuda_queue_create(alloy_backend *be, int device, alloy_queue
   return NULL;
 }
 
+/* The caller's stream as a queue: the first stream extension of ours in
+ * the chain. */
+static alloy_error *cuda_queue_import(alloy_backend *be, int device, const alloy_ext *ext, alloy_queue **out) {
+  alloy_error *e = use_device(be, device);
+  if (e) return e;
+  while (ext && !(ext->type == GPU_EXT_STREAM && ext->struct_size >= ALLOY_EXT_STREAM_STRUCT_SIZE)) ext = ext->next;
+  if (!ext)
+    return be->host->error_new(ALLOY_ERR_INVALID_ARGUMENT, GPU_NAME ": queue_import: the extension chain names "
+                               "no " GPU_DEVICE_KIND " stream (alloy_ext_stream)");
+  alloy_queue *q = calloc(1, sizeof *q);
+  if (!q) return be->host->error_new(ALLOY_ERR_OUT_OF_MEMORY, GPU_NAME ": out of memory");
+  *q = (alloy_queue){.stream = (CUstream)((const alloy_ext_stream *)(const void *)ext)->stream, .device = device,
+                     .imported = true};
+  *out = q;
+  return NULL;
+}
+
 static void cuda_queue_release(alloy_backend *be, alloy_queue *q) {
   if (!q) return;
-  if (use_device(be, q->device) == NULL) {
+  if (!q->imported && use_device(be, q->device) == NULL) {
     be->api.cuStreamSynchronize(q->stream);
     be->api.cuStreamDestroy(q->stream);
   }
@@ -1219,6 +1249,7 @@ static const alloy_plugin_api cuda_plugin = {
     .host_buffer_release = cuda_host_buffer_release,
     .buffer_import = cuda_buffer_import,
     .backend_set_option = cuda_backend_set_option,
+    .queue_import = cuda_queue_import,
     .executable_serialize = cuda_executable_serialize,
     .executable_deserialize = cuda_executable_deserialize,
 };

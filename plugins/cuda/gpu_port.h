@@ -36,6 +36,9 @@
 #define GPU_ARCH_OPTION "--gpu-architecture=" /* then the device's architecture, "sm_90" */
 #define GPU_RTC_OPTIONS CUDA_NVRTC_OPTIONS     /* the rest (cuda_internal.h) */
 #define GPU_HAS_MMA_SYNC 1                     /* PTX mma.sync (sm_80 on): 16-bit attention's kernel */
+#define GPU_EXT_STREAM ALLOY_EXT_CUDA_STREAM   /* the stream extension queue_import takes */
+/* A default stream (a caller's may be one), which cannot be captured. */
+#define GPU_STREAM_IS_DEFAULT(s) ((s) == NULL || (s) == CU_STREAM_LEGACY || (s) == CU_STREAM_PER_THREAD)
 
 #else /* HIP */
 
@@ -53,6 +56,8 @@
 #define GPU_ARCH_OPTION "--offload-arch=" /* then the gcnArchName, "gfx90a:sramecc+:xnack-" */
 #define GPU_RTC_OPTIONS HIP_RTC_OPTIONS   /* the rest (cuda_internal.h) */
 #define GPU_HAS_MMA_SYNC 0
+#define GPU_EXT_STREAM ALLOY_EXT_HIP_STREAM
+#define GPU_STREAM_IS_DEFAULT(s) ((s) == NULL || (s) == hipStreamPerThread)
 
 /* Types. A device pointer stays an integer, as CUDA's, so that offsets add
  * to it; HIP's void * travels in the same register where the two meet. */

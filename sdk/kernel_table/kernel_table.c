@@ -8,7 +8,7 @@
  * into call plans and running them is kt_execute.c; reading signatures and
  * matching rows to nodes is kt_signature.c.
  *
- * The plugin is an ABI 1.2 one. Work is synchronous: every call is finished
+ * The plugin is an ABI 1.3 one. Work is synchronous: every call is finished
  * when it returns, so execute and the copies hand back no event (*done
  * NULL), event_record hands back one already signalled, and
  * queue_wait_event has nothing to wait for.
@@ -586,6 +586,7 @@ const alloy_plugin_api *alloy_kernel_table_plugin(const alloy_kernel_table *t,
       .host_buffer_release = kt_host_buffer_release,
       .buffer_import = kt_buffer_import,
       .backend_set_option = NULL, /* the helper has no options */
+      .queue_import = NULL,       /* nor streams of a caller's: its queues are its own threads */
   };
   pthread_mutex_unlock(&fill_lock);
   return &kt_api;

@@ -26,6 +26,17 @@
  * event it made, on success and on failure alike: no plugin is left
  * writing into memory the host is about to reuse.
  *
+ * The one exception is a run ordered on a stream of the caller's
+ * (alloy_program_run_on_stream): when all of it runs on that stream's
+ * backend, in that backend's memory, it is queued on the caller's stream
+ * (queue_import) and the call returns without waiting, as a library call on
+ * a CUDA stream does. Such a run leaves a tail, an event at its end: the
+ * next run is ordered after it (on the device when it can be, else on the
+ * host), the caller's device memory it borrowed is released once it has
+ * passed, and nothing the run used (arena, weights) is released or moved
+ * before then. A stream-ordered run that cannot stay on the device waits
+ * for the caller's stream first and then runs as any other.
+ *
  * An executor serves one run at a time. Threads running one program at
  * once each get their own from the program's pool (exec_pool, keyed by
  * thread, at the end of this file), so everything above (queues, arenas,
@@ -129,8 +140,21 @@ struct exec {
    * and host temporaries for memory that changes backend. */
   struct { alloy_loaded *row; alloy_buffer *buf; } *imports;
   int nimports, cap_imports;
+  /* Host memory a run left on a caller's stream lent its plugin (the
+   * tensors each execute borrows until done), freed with the imports. */
+  void **lent;
+  int nlent, cap_lent;
   void **temps;
   int ntemps, cap_temps;
+  /* The last run left in flight on a caller's stream (its work queued,
+   * not waited for): its end on local backend tail_b, and the caller's
+   * device memory borrowed by it and by runs before it, imports[0..
+   * nretired) and lent[], released once the tail has passed. */
+  alloy_event *tail;
+  int tail_b;
+  int nretired;
+  bool host_read;         /* this run queued a copy from host memory      */
+  bool staying;           /* this run may be left on the caller's stream  */
   uint64_t wait_ns;       /* this run's time blocked in event waits       */
   int concurrent;         /* this run's partitions issued while another
                            * backend still had work in flight             */
@@ -166,8 +190,11 @@ static alloy_error *probe(xbackend *xb) {
   return NULL;
 }
 
+static alloy_error *tail_settle(exec *x, bool wait);
+
 void exec_free(exec *x) {
   if (!x) return;
+  alloy_error_free(tail_settle(x, true));
   for (int i = 0; i < x->nslots; i++) {
     slot *s = &x->slots[i];
     xbackend *xb = &x->be[s->b];
@@ -200,6 +227,8 @@ void exec_free(exec *x) {
   free(x->last_sizes);
   free(x->pend);
   free(x->imports);
+  for (int i = 0; i < x->nlent; i++) free(x->lent[i]);
+  free(x->lent);
   free(x->temps);
   free(x);
 }
@@ -372,6 +401,41 @@ static alloy_error *drain(exec *x, alloy_error *e) {
   x->npend = 0;
   for (int b = 0; b < x->nb; b++) x->be[b].last = NULL;
   x->wait_ns += trace_clock_ns() - t0;
+  return e;
+}
+
+/* Forgets every event of the run without waiting (a run left on a
+ * caller's stream: its tail stands for them). */
+static void forget(exec *x) {
+  for (int i = 0; i < x->npend; i++) x->be[x->pend[i].b].row->api->event_release(x->be[x->pend[i].b].row->be, x->pend[i].ev);
+  x->npend = 0;
+  for (int b = 0; b < x->nb; b++) x->be[b].last = NULL;
+}
+
+/* The run left in flight on a caller's stream, if any: with wait, waited
+ * for on the host, else only asked whether it has passed. Once it has,
+ * the memory it borrowed is released and it is gone. Its error (work on
+ * the device failed) is returned, naming it. */
+static alloy_error *tail_settle(exec *x, bool wait) {
+  if (!x->tail) return NULL;
+  alloy_loaded *row = x->be[x->tail_b].row;
+  alloy_error *e = NULL;
+  if (wait) {
+    uint64_t t0 = trace_clock_ns();
+    e = row->api->event_wait(row->be, x->tail);
+    x->wait_ns += trace_clock_ns() - t0;
+    if (e) e = alloy_error_wrap(e, "backend %s: the previous run, left on the caller's stream", row->name);
+  } else if (!row->api->event_query(row->be, x->tail)) {
+    return NULL;
+  }
+  row->api->event_release(row->be, x->tail);
+  x->tail = NULL;
+  for (int i = 0; i < x->nretired; i++) x->imports[i].row->api->buffer_release(x->imports[i].row->be, x->imports[i].buf);
+  memmove(x->imports, x->imports + x->nretired, sizeof *x->imports * (size_t)(x->nimports - x->nretired));
+  x->nimports -= x->nretired;
+  for (int i = 0; i < x->nlent; i++) free(x->lent[i]);
+  x->nlent = 0;
+  x->nretired = 0;
   return e;
 }
 
@@ -574,6 +638,26 @@ static alloy_error *temp_memory(exec *x, uint64_t bytes, void **out) {
   return NULL;
 }
 
+/* The tensors partition q's execute borrows until it completes: the
+ * partition's own array, or in a run left on a caller's stream, a new
+ * one (the run before may still be reading the old), kept until the
+ * tail has passed. */
+static alloy_tensor *lent_tensors(exec *x, int q, bool fresh) {
+  xpart *xp = &x->parts[q];
+  if (!fresh) return xp->t;
+  if (x->nlent == x->cap_lent) {
+    int cap = x->cap_lent ? 2 * x->cap_lent : 8;
+    void **n = realloc(x->lent, sizeof *n * (size_t)cap);
+    if (!n) return NULL;
+    x->lent = n;
+    x->cap_lent = cap;
+  }
+  size_t count = (size_t)(x->d.parts[q].nin + x->d.parts[q].nout) + 1;
+  alloy_tensor *t = calloc(count, sizeof *t);
+  if (t) x->lent[x->nlent++] = t;
+  return t;
+}
+
 /* The caller's device memory of backend `where` (t's) read into dst,
  * synchronously: the caller's data is ready when the run starts. */
 static alloy_error *device_read(exec *x, int where, const alloy_host_tensor *t, void *dst) {
@@ -593,8 +677,9 @@ static alloy_error *device_to_host(exec *x, int where, const alloy_host_tensor *
 
 /* Releases the run's imports and frees its temporaries (its work done). */
 static void run_memory_free(exec *x) {
-  for (int i = 0; i < x->nimports; i++) x->imports[i].row->api->buffer_release(x->imports[i].row->be, x->imports[i].buf);
-  x->nimports = 0;
+  for (int i = x->nretired; i < x->nimports; i++)
+    x->imports[i].row->api->buffer_release(x->imports[i].row->be, x->imports[i].buf);
+  x->nimports = x->nretired;
   for (int i = 0; i < x->ntemps; i++) free(x->temps[i]);
   x->ntemps = 0;
   for (int i = 0; i < x->nslots; i++) x->slots[i].imported = NULL;
@@ -625,6 +710,8 @@ static alloy_error *upload(exec *x, slot *s, const alloy_host_tensor *t, int whe
   if (resident && s->buf && s->res_data == t->data && s->bytes == bytes) return NULL;
   s->bytes = bytes;
   if (!s->buf || s->res_cap < bytes) {
+    alloy_error *te = s->buf ? tail_settle(x, true) : NULL; /* a run in flight may still read it */
+    if (te) return te;
     if (s->buf) api->buffer_release(xb->row->be, s->buf);
     s->buf = NULL;
     s->res_cap = 0;
@@ -636,6 +723,7 @@ static alloy_error *upload(exec *x, slot *s, const alloy_host_tensor *t, int whe
   s->res_data = resident ? t->data : NULL;
   if (!bytes) return NULL;
   alloy_event *ev = NULL;
+  x->host_read = true;
   alloy_error *e = api->buffer_copy_from_host(xb->row->be, s->buf, 0, t->data, bytes, xb->queue, &ev);
   if (e) {
     s->res_data = NULL;
@@ -743,8 +831,9 @@ static alloy_error *issue_part(exec *x, int q) {
   xpart *xp = &x->parts[q];
   xbackend *xb = &x->be[xp->b];
   /* The plugin borrows the tensors until the execute completes: they
-   * live in the partition's own array, not on this stack. */
-  alloy_tensor *t = xp->t;
+   * live in the partition's own array (or a run's), not on this stack. */
+  alloy_tensor *t = lent_tensors(x, q, x->staying);
+  if (!t) return oom();
   alloy_error *e = NULL;
   for (int i = 0; i < p->nin && !e; i++) {
     slot *s = &x->slots[xp->in_slot[i]];
@@ -916,6 +1005,9 @@ static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, co
 static alloy_error *plan_run(exec *x, const alloy_host_tensor *inputs) {
   if (same_sizes(x, inputs)) return NULL;
   x->planned = false;
+  /* New sizes move values and may grow the arena: not under a run in flight. */
+  alloy_error *te = tail_settle(x, true);
+  if (te) return te;
   for (int i = 0; i < x->nslots; i++) {
     slot *s = &x->slots[i];
     if (s->kind != SLOT_INPUT && !s->own) s->buf = NULL;
@@ -946,12 +1038,82 @@ alloy_error *exec_output_sizes(exec *x, const alloy_host_tensor *inputs, int k, 
   return NULL;
 }
 
+/* Whether a run on a caller's stream of local backend b can be left on it:
+ * everything runs on b, sized before it starts; every input is in b's
+ * memory or a weight (resident: the program's, which outlives the run);
+ * every output asked for is computed on b and written into b's memory. */
+static bool run_stays_on(const exec *x, int b, const int *in_where, const int *out_where, int noutputs) {
+  if (x->nb != 1 || b != 0) return false;
+  for (int q = 0; q < x->d.nparts; q++)
+    if (x->parts[q].dynamic) return false;
+  for (int i = 0; i < x->nslots; i++)
+    if (x->slots[i].kind != SLOT_INPUT && !x->slots[i].known) return false;
+  for (int i = 0; i < x->d.ninputs; i++) {
+    int w = in_where ? in_where[i] : -1;
+    if (w < 0 ? !(x->d.resident && x->d.resident[i]) : &x->rt->backends[w] != x->be[b].row) return false;
+  }
+  for (int k = 0; k < noutputs; k++)
+    if (x->d.outputs[k].part < 0 || !out_where || out_where[k] < 0 ||
+        &x->rt->backends[out_where[k]] != x->be[b].row)
+      return false;
+  return true;
+}
+
+/* The start of a run on the caller's stream `on` that cannot stay on it:
+ * the host waits until the stream has reached the call, so that the
+ * caller's device inputs are written; the run is then an ordinary one. */
+static alloy_error *stream_reached(exec *x, const exec_stream *on) {
+  alloy_loaded *row = &x->rt->backends[on->backend];
+  if (!ALLOY_HAS_FIELD(row->api, alloy_plugin_api, event_record) || !row->api->event_record)
+    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s cannot order a run on the caller's "
+                           "stream (its plugin has no event_record)", row->name);
+  alloy_event *ev = NULL;
+  alloy_error *e = row->api->event_record(row->be, on->queue, &ev);
+  if (!e && ev) {
+    uint64_t t0 = trace_clock_ns();
+    e = row->api->event_wait(row->be, ev);
+    x->wait_ns += trace_clock_ns() - t0;
+    row->api->event_release(row->be, ev);
+  }
+  return e ? alloy_error_wrap(e, "backend %s: waiting for the caller's stream", row->name) : NULL;
+}
+
+/* Orders the run that stays on queue q of local backend b after the tail
+ * of the last one: on the device when the plugin can, else on the host. */
+static alloy_error *tail_order(exec *x, int b, alloy_queue *q) {
+  if (!x->tail) return NULL;
+  alloy_loaded *row = x->be[b].row;
+  if (x->tail_b != b || !ALLOY_HAS_FIELD(row->api, alloy_plugin_api, queue_wait_event) ||
+      !row->api->queue_wait_event)
+    return tail_settle(x, true);
+  alloy_error *e = row->api->queue_wait_event(row->be, q, x->tail);
+  if (e) return alloy_error_wrap(e, "backend %s: queue_wait_event", row->name);
+  return tail_settle(x, false);
+}
+
 alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int *in_where,
-                             alloy_host_tensor *outputs, const int *out_where, int noutputs) {
+                             alloy_host_tensor *outputs, const int *out_where, int noutputs,
+                             const exec_stream *on) {
   uint64_t t0 = trace_clock_ns();
   x->wait_ns = 0;
   x->concurrent = 0;
+  x->host_read = false;
   alloy_error *e = plan_run(x, inputs);
+  /* Left on the caller's stream, or an ordinary run once the stream is reached. */
+  int sb = on && !e ? local_backend(x, on->backend) : -1;
+  bool stays = sb >= 0 && run_stays_on(x, sb, in_where, out_where, noutputs) &&
+               ALLOY_HAS_FIELD(x->be[sb].row->api, alloy_plugin_api, event_record) &&
+               x->be[sb].row->api->event_record;
+  alloy_queue *own = stays ? x->be[sb].queue : NULL;
+  x->staying = stays;
+  if (stays) {
+    e = tail_order(x, sb, on->queue);
+    x->be[sb].queue = on->queue;
+  } else if (!e) {
+    e = tail_settle(x, true);
+    if (!e && on) e = stream_reached(x, on);
+  }
+  int lent_mark = x->nlent; /* what runs before this one lent (settled above when they are over) */
   for (int i = 0; i < x->nslots; i++) x->slots[i].ready = false;
   for (int i = 0; i < x->nslots && !e; i++) {
     slot *s = &x->slots[i];
@@ -960,7 +1122,26 @@ alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int
   for (int q = 0; q < x->d.nparts && !e; q++) e = issue(x, q);
   for (int k = 0; k < x->d.noutputs && !e; k++)
     e = download(x, k, inputs, in_where, k < noutputs ? &outputs[k] : NULL, out_where);
-  e = drain(x, e);
+  alloy_event *tail = NULL;
+  if (stays && !e && !x->host_read) {
+    /* Queued, not waited for: its end is the tail, the memory it
+     * borrowed stays with the run before it until then. */
+    alloy_loaded *row = x->be[sb].row;
+    e = row->api->event_record(row->be, on->queue, &tail);
+    if (e) e = alloy_error_wrap(e, "backend %s: event_record", row->name);
+  }
+  if (tail) {
+    forget(x);
+    if (x->tail) x->be[x->tail_b].row->api->event_release(x->be[x->tail_b].row->be, x->tail);
+    x->tail = tail, x->tail_b = sb;
+    x->nretired = x->nimports;
+  } else {
+    e = drain(x, e);
+    for (int i = lent_mark; i < x->nlent; i++) free(x->lent[i]);
+    x->nlent = lent_mark;
+  }
+  if (stays) x->be[sb].queue = own;
+  x->staying = false;
   run_memory_free(x);
   /* Buffers sized by this run alone go; the plan's stay. */
   for (int i = 0; i < x->nslots; i++) {
@@ -974,19 +1155,42 @@ alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int
   uint64_t t1 = trace_clock_ns();
   x->stats.runs++;
 
-  if (trace_on()) trace_range("alloy", "run", "run", t0, t1);
+  if (trace_on()) trace_range("alloy", "run", tail ? "run (queued)" : "run", t0, t1);
   return e;
 }
 
 alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tensor *outputs,
                       int noutputs) {
-  return exec_run_placed(x, inputs, NULL, outputs, NULL, noutputs);
+  return exec_run_placed(x, inputs, NULL, outputs, NULL, noutputs, NULL);
 }
 
 void exec_stats_copy(const alloy_run_stats *s, alloy_run_stats *out) {
   size_t keep = out->struct_size, n = keep < sizeof *s ? keep : sizeof *s;
   memcpy(out, s, n);
   out->struct_size = keep;
+}
+
+alloy_error *exec_stream_open(alloy_runtime *rt, int backend, const alloy_ext *stream, exec_stream *out) {
+  memset(out, 0, sizeof *out);
+  if (backend < 0 || backend >= rt->num || !rt->backends[backend].ok)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "the stream's backend %d is not an open backend of the "
+                           "runtime", backend);
+  alloy_loaded *row = &rt->backends[backend];
+  if (!stream)
+    return alloy_error_new(ALLOY_ERR_INVALID_ARGUMENT, "backend %s: no stream given (the extension chain is NULL)",
+                           row->name);
+  if (!ALLOY_HAS_FIELD(row->api, alloy_plugin_api, queue_import) || !row->api->queue_import)
+    return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s cannot run on a stream of the caller's (its "
+                           "plugin has no queue_import, ABI 1.3)", row->name);
+  alloy_error *e = row->api->queue_import(row->be, 0, stream, &out->queue);
+  if (e) return alloy_error_wrap(e, "backend %s: queue_import", row->name);
+  out->backend = backend;
+  return NULL;
+}
+
+void exec_stream_close(alloy_runtime *rt, exec_stream *st) {
+  if (st->queue) rt->backends[st->backend].api->queue_release(rt->backends[st->backend].be, st->queue);
+  st->queue = NULL;
 }
 
 /* ---- executors by thread, asynchronous runs --------------------------------- */

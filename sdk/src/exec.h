@@ -41,7 +41,7 @@ typedef struct exec_desc {
 typedef struct exec exec;
 
 alloy_error *exec_new(const exec_desc *d, exec **out);
-void exec_free(exec *x); /* accepts NULL; waits for nothing: no run is in flight */
+void exec_free(exec *x); /* accepts NULL; waits for a run left on a caller's stream */
 /* An executor serves one run at a time: the calls below on one executor
  * never overlap (exec_pool gives each thread its own). */
 
@@ -58,8 +58,22 @@ alloy_error *exec_run(exec *x, const alloy_host_tensor *inputs, alloy_host_tenso
  * the output) and data where to write them: host memory (-1) or device
  * memory of backend out_where[k]. Device memory is imported
  * (buffer_import) for the run and forgotten at its end. */
+/* on non-NULL: the run is ordered on that stream of the caller's (see
+ * exec.c's top: left on it when it can stay on the device, else the host
+ * waits for the stream and runs it as any other). */
+typedef struct exec_stream {
+  int backend;         /* runtime backend index             */
+  alloy_queue *queue;  /* the caller's stream, queue_import'd */
+} exec_stream;
 alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int *in_where,
-                             alloy_host_tensor *outputs, const int *out_where, int noutputs);
+                             alloy_host_tensor *outputs, const int *out_where, int noutputs,
+                             const exec_stream *on);
+/* Wraps the caller's stream (an extension chain, borrowed) of runtime
+ * backend `backend` as a queue for one run; an error naming the backend
+ * when its plugin cannot (no queue_import). Close releases the wrapper,
+ * never the stream. */
+alloy_error *exec_stream_open(alloy_runtime *rt, int backend, const alloy_ext *stream, exec_stream *out);
+void exec_stream_close(alloy_runtime *rt, exec_stream *st);
 /* The rank and sizes output k will have for inputs (sizes and placement
  * are planned as a run would: the run after reuses them); an error when
  * they depend on the data. sizes holds ALLOY_MAX_RANK. */

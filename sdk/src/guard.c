@@ -67,7 +67,8 @@
   X(buffer_host_pointer) X(buffer_copy_from_host) X(buffer_copy_to_host) X(buffer_copy)       \
   X(queue_create) X(queue_release) X(event_wait) X(event_query) X(event_release)              \
   X(executable_serialize) X(executable_deserialize) X(event_record) X(queue_wait_event)      \
-  X(host_buffer_allocate) X(host_buffer_release) X(buffer_import) X(backend_set_option)
+  X(host_buffer_allocate) X(host_buffer_release) X(buffer_import) X(backend_set_option)       \
+  X(queue_import)
 
 enum count_entry {
 #define X(f) COUNT_##f,
@@ -366,6 +367,16 @@ static alloy_error *t_backend_set_option(alloy_backend *be, const char *key, con
   return took(s, COUNT_backend_set_option, e);
 }
 
+static alloy_error *t_queue_import(alloy_backend *be, int device, const alloy_ext *ext, alloy_queue **out) {
+  count_slot *s = enter_serial(be, COUNT_queue_import);
+  alloy_queue *q = NULL;
+  alloy_error *e = s->real->queue_import(be, device, ext, &q);
+  serial_end(s);
+  e = filled(s, COUNT_queue_import, e, q);
+  if (!e) *out = q;
+  return e;
+}
+
 /* ---- the interface ---------------------------------------------------------- */
 
 alloy_error *runtime_guard(alloy_loaded *row) {
@@ -399,7 +410,7 @@ alloy_error *runtime_guard(alloy_loaded *row) {
   SWAP(buffer_copy) SWAP(queue_create) SWAP(queue_release) SWAP(event_wait) SWAP(event_query)
   SWAP(event_release) SWAP(executable_serialize) SWAP(executable_deserialize)
   SWAP(event_record) SWAP(queue_wait_event) SWAP(host_buffer_allocate)
-  SWAP(host_buffer_release) SWAP(buffer_import) SWAP(backend_set_option)
+  SWAP(host_buffer_release) SWAP(buffer_import) SWAP(backend_set_option) SWAP(queue_import)
 #undef SWAP
 
   row->real_api = real;

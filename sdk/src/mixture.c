@@ -489,16 +489,31 @@ alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *
 
 alloy_error *alloy_mixture_wait(alloy_mixture *m) { return exec_async_wait(&m->async, "mixture"); }
 
-alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
-                                       const alloy_run_tensor *outputs, int num_outputs) {
+static alloy_error *run_placed(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                               const alloy_run_tensor *outputs, int num_outputs, const exec_stream *on) {
   pthread_t self = pthread_self();
   alloy_error *e = check_run(m, self, num_inputs, num_outputs);
   run_io io = {0};
   if (!e) e = run_io_make(m->rt, &m->feed, inputs, num_inputs, outputs, num_outputs, &io);
   exec *x = NULL;
   if (!e) e = mixture_exec(m, self, io.full, &x);
-  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs);
+  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs, on);
   run_io_free(&io);
+  return e;
+}
+
+alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs) {
+  return run_placed(m, inputs, num_inputs, outputs, num_outputs, NULL);
+}
+
+alloy_error *alloy_mixture_run_on_stream(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                         const alloy_run_tensor *outputs, int num_outputs, int backend,
+                                         const alloy_ext *stream) {
+  exec_stream on;
+  alloy_error *e = exec_stream_open(m->rt, backend, stream, &on);
+  if (!e) e = run_placed(m, inputs, num_inputs, outputs, num_outputs, &on);
+  exec_stream_close(m->rt, &on);
   return e;
 }
 

@@ -798,8 +798,8 @@ void run_io_free(run_io *io) {
   memset(io, 0, sizeof *io);
 }
 
-alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
-                                       const alloy_run_tensor *outputs, int num_outputs) {
+static alloy_error *run_placed(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                               const alloy_run_tensor *outputs, int num_outputs, const exec_stream *on) {
   pthread_t self = pthread_self();
   alloy_error *e = program_exec(p, self, NULL); /* the feed, for its size */
   if (e) return e;
@@ -808,8 +808,23 @@ alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor 
   if (!e) e = check_run(p, self, io.hin, num_inputs, num_outputs);
   exec *x = NULL;
   if (!e) e = program_exec(p, self, &x);
-  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs);
+  if (!e) e = exec_run_placed(x, io.full, io.wfull, io.hout, io.wout, num_outputs, on);
   run_io_free(&io);
+  return e;
+}
+
+alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                       const alloy_run_tensor *outputs, int num_outputs) {
+  return run_placed(p, inputs, num_inputs, outputs, num_outputs, NULL);
+}
+
+alloy_error *alloy_program_run_on_stream(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                         const alloy_run_tensor *outputs, int num_outputs, int backend,
+                                         const alloy_ext *stream) {
+  exec_stream on;
+  alloy_error *e = exec_stream_open(p->rt, backend, stream, &on);
+  if (!e) e = run_placed(p, inputs, num_inputs, outputs, num_outputs, &on);
+  exec_stream_close(p->rt, &on);
   return e;
 }
 

@@ -7,7 +7,7 @@
  * Loaded by dlopen like any vendor plugin (liballoy-devsim.so in
  * <build>/tests/plugins/, linked from the files of tests/devsim/, the
  * reference kernels and the kernel-table helper, as tests/chooser/chooser.c
- * is). It is an ABI 1.2 plugin written against the host table alone.
+ * is). It is an ABI 1.3 plugin written against the host table alone.
  * This file is the plugin: its entries check their arguments and hand
  * commands to queues; devsim_device.c is the device they run on (memory,
  * events, queues and their workers); devsim_internal.h what they share.
@@ -40,6 +40,10 @@
  *     Memory is counted by reference (handles, imports and queued commands),
  *     so releasing a buffer that queued work still uses is safe, as
  *     stream-ordered frees are.
+ *   - A caller's stream (queue_import): one of devsim's own queues, made
+ *     by the application with queue_create and named in an
+ *     ALLOY_EXT_CUDA_STREAM extension, as a CUDA plugin takes a
+ *     cudaStream_t; work given to the import runs on that queue.
  *
  * Kernels are the reference backend's through the kernel-table helper: a
  * partition is compiled by the helper, and an execute on the worker gives
@@ -123,6 +127,7 @@ static const struct ds_entry_name {
     [DS_HOST_BUFFER_RELEASE] = {"host_buffer_release", "host_buffer_release", false},
     [DS_BUFFER_IMPORT] = {"buffer_import", "buffer_import", false},
     [DS_BACKEND_SET_OPTION] = {"backend_set_option", "backend_set_option", false},
+    [DS_QUEUE_IMPORT] = {"queue_import", "queue_import", false},
 };
 
 /* ---- the kernels, the helper's plugin, and what it sees of the host ----- */
@@ -260,6 +265,7 @@ static alloy_error *ds_queue_arg(ds_backend *be, alloy_queue *q, alloy_event **d
   if (dq->magic != DS_MAGIC_QUEUE)
     return ds_error(be, ALLOY_ERR_INVALID_ARGUMENT, "%s: %p is not a live queue of devsim", what,
                     (void *)q);
+  if (dq->of) *out = dq->of; /* an imported queue: the caller's */
   /* Work on a queue finishes later: without its event the host could not
    * know when the memory it lent is free again. */
   if (!done)
@@ -916,6 +922,11 @@ static void ds_queue_release(alloy_backend *b, alloy_queue *queue) {
     ds_log(be, ALLOY_LOG_WARNING, "queue_release: %p is not a live queue of devsim", (void *)queue);
     return;
   }
+  if (q->of) { /* the caller's queue goes on */
+    q->magic = 0;
+    free(q);
+    return;
+  }
   pthread_mutex_lock(&be->lock);
   ds_list_remove(&q->link);
   pthread_mutex_unlock(&be->lock);
@@ -980,11 +991,35 @@ static alloy_error *ds_queue_wait_event(alloy_backend *b, alloy_queue *queue, al
   if (!q || q->magic != DS_MAGIC_QUEUE)
     return ds_error(be, ALLOY_ERR_INVALID_ARGUMENT, "queue_wait_event: %p is not a live queue of devsim",
                     (void *)queue);
+  if (q->of) q = q->of;
   if (!ev)
     return ds_error(be, ALLOY_ERR_INVALID_ARGUMENT, "queue_wait_event: %p is not a live event of devsim",
                     (void *)event);
   if (!ds_enqueue_wait(be, q, ev))
     return ds_error(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory enqueueing an event wait");
+  return NULL;
+}
+
+/* devsim's streams are its queues: an application makes one with
+ * queue_create and names it in a stream extension (ALLOY_EXT_CUDA_STREAM,
+ * as a CUDA plugin takes a cudaStream_t; devsim has no kind of its own).
+ * The import stands for it: work given to either runs in one order. */
+static alloy_error *ds_queue_import(alloy_backend *b, int device, const alloy_ext *ext, alloy_queue **out) {
+  ds_backend *be = ds_be(b);
+  ds_count(be, DS_QUEUE_IMPORT);
+  alloy_error *e = ds_device_arg(be, "queue_import", device);
+  if (e) return e;
+  while (ext && ext->type != ALLOY_EXT_CUDA_STREAM) ext = ext->next;
+  ds_queue *of = ext ? (ds_queue *)((const alloy_ext_stream *)(const void *)ext)->stream : NULL;
+  if (!of || of->magic != DS_MAGIC_QUEUE || of->of)
+    return ds_error(be, ALLOY_ERR_INVALID_ARGUMENT, "queue_import: %s", ext ? "the stream is not a live queue of "
+                    "devsim" : "the extension chain names no stream");
+  ds_queue *q = calloc(1, sizeof *q);
+  if (!q) return ds_error(be, ALLOY_ERR_OUT_OF_MEMORY, "out of memory importing a queue");
+  q->magic = DS_MAGIC_QUEUE;
+  q->be = be;
+  q->of = of;
+  *out = (alloy_queue *)(void *)q;
   return NULL;
 }
 
@@ -1037,6 +1072,7 @@ ALLOY_PLUGIN_EXPORT const alloy_plugin_api *alloy_plugin_init(const alloy_host_a
           .host_buffer_release = ds_host_buffer_release,
           .buffer_import = ds_buffer_import,
           .backend_set_option = ds_backend_set_option,
+          .queue_import = ds_queue_import,
       };
   }
   const alloy_plugin_api *out = api.struct_size ? &api : NULL;

@@ -37,7 +37,7 @@ enum ds_entry {
   DS_EXECUTABLE_RELEASE, DS_BUFFER_ALLOCATE, DS_BUFFER_RELEASE, DS_BUFFER_HOST_POINTER,
   DS_COPY_FROM_HOST, DS_COPY_TO_HOST, DS_COPY, DS_QUEUE_CREATE, DS_QUEUE_RELEASE, DS_EVENT_WAIT,
   DS_EVENT_QUERY, DS_EVENT_RELEASE, DS_EVENT_RECORD, DS_QUEUE_WAIT_EVENT, DS_HOST_BUFFER_ALLOCATE,
-  DS_HOST_BUFFER_RELEASE, DS_BUFFER_IMPORT, DS_BACKEND_SET_OPTION, DS_NUM_ENTRIES
+  DS_HOST_BUFFER_RELEASE, DS_BUFFER_IMPORT, DS_BACKEND_SET_OPTION, DS_QUEUE_IMPORT, DS_NUM_ENTRIES
 };
 
 /* ---- objects ------------------------------------------------------------- */
@@ -138,6 +138,8 @@ typedef struct ds_queue {
   ds_cmd *head, *tail;
   bool closing;
   unsigned serial;       /* 0 for the default queue */
+  struct ds_queue *of;   /* queue_import's: the queue it stands for (no
+                          * worker, list link or serial of its own)      */
   /* The worker's alone: */
   uint64_t rng, rng_seed;
   ds_status unreported;  /* the first failure since the last record */

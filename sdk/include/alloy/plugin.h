@@ -36,8 +36,8 @@
  * the buffer copies and event_wait may be called from several threads at
  * once on distinct queues; a plugin that cannot do that serializes inside.
  * Since 1.2: event_record, host_buffer_allocate/release, buffer_import and
- * backend_set_option create, release or configure, so they come one thread
- * at a time per backend; queue_wait_event, like execute, may be called on
+ * backend_set_option (and since 1.3 queue_import) create, release or
+ * configure, so they come one thread at a time per backend; queue_wait_event, like execute, may be called on
  * several queues at once.
  * Every host-table entry is thread-safe unless its comment says otherwise.
  */
@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 #define ALLOY_ABI_MAJOR 1
-#define ALLOY_ABI_MINOR 2
+#define ALLOY_ABI_MINOR 3
 
 /* The one symbol a plugin exports, of type alloy_plugin_entry_fn. */
 #define ALLOY_PLUGIN_ENTRY "alloy_plugin_init"
@@ -520,11 +520,27 @@ typedef struct alloy_plugin_api {
    * it cannot take is an error naming it (ALLOY_ERR_NOT_FOUND,
    * ALLOY_ERR_INVALID_ARGUMENT). */
   alloy_error *(*backend_set_option)(alloy_backend *be, const char *key, const char *value);
+
+  /* ---- since 1.3: optional (NULL: the host does without) --------------- */
+  /* (optional) Wraps a stream made outside Alloy as a queue of device:
+   * ext is the caller's chain, and its stream extension of this plugin's
+   * kind (ALLOY_EXT_CUDA_STREAM for a CUDA plugin) names the stream,
+   * borrowed: it must outlive the queue. Work the host enqueues on the
+   * queue goes on that stream, in order with the caller's own work there.
+   * queue_release forgets the queue without waiting for or destroying the
+   * stream, and work already enqueued goes on. An error naming what is
+   * missing when the chain has no stream this plugin takes
+   * (ALLOY_ERR_INVALID_ARGUMENT). Creates, so one thread at a time per
+   * backend, as queue_create. Runs ordered on a caller's stream need it
+   * (alloy_program_run_on_stream). */
+  alloy_error *(*queue_import)(alloy_backend *be, int device, const alloy_ext *ext, alloy_queue **out);
 } alloy_plugin_api;
-#define ALLOY_PLUGIN_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, backend_set_option)
+#define ALLOY_PLUGIN_API_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, queue_import)
 /* A 1.0 table ends at executable_deserialize; a 1.1 one at capabilities. */
 #define ALLOY_PLUGIN_API_1_0_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, executable_deserialize)
 #define ALLOY_PLUGIN_API_1_1_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, capabilities)
+/* A 1.2 table ends at backend_set_option. */
+#define ALLOY_PLUGIN_API_1_2_STRUCT_SIZE ALLOY_STRUCT_SIZE(alloy_plugin_api, backend_set_option)
 
 /* compile() takes partitions whose sizes are symbolic (backed symbols of
  * the graph) and execute() evaluates them from args->symbols: the host then

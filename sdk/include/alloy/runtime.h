@@ -9,8 +9,8 @@
  *
  * Threads (since 1.2.1): the calls that run what is compiled may be made
  * from many threads at once, on one program or mixture as on several:
- * alloy_program_run, _run_tensors, _run_async, _wait, _prepare and
- * _output_sizes, and their alloy_mixture_ twins. Each thread runs on an
+ * alloy_program_run, _run_tensors, _run_on_stream, _run_async, _wait,
+ * _prepare and _output_sizes, and their alloy_mixture_ twins. Each thread runs on an
  * executor of its own (its queues, arenas, output buffers and resident
  * copies of the weights on each backend), made on its first run of the
  * program and kept until the program's release; a specialization or plan
@@ -259,6 +259,30 @@ typedef struct alloy_run_tensor {
  * alloy_program_run. */
 alloy_error *alloy_program_run_tensors(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
                                        const alloy_run_tensor *outputs, int num_outputs);
+/* Runs as alloy_program_run_tensors, ordered on a stream of the caller's
+ * (since 1.3): stream is an extension chain (alloy/plugin.h, borrowed for
+ * the call) whose stream extension names it (ALLOY_EXT_CUDA_STREAM: a
+ * cudaStream_t of runtime backend `backend`'s device 0). The run's device
+ * work starts after the work the caller queued on that stream before the
+ * call, so its device inputs need only be written in stream order, and
+ * the caller's work queued there after the call sees its outputs.
+ *   - When the whole run stays on `backend` (every partition there, the
+ *     user's inputs and the outputs asked for in its device memory, sizes
+ *     known before it starts), the call returns once the work is queued,
+ *     without waiting. The caller's device memory must then stay valid
+ *     until the stream has passed the run; a failure on the device shows
+ *     in the stream (and in the next run of this thread on the program,
+ *     which names it). The first run, which copies the weights in, waits.
+ *   - Otherwise the host waits for the stream to reach the call, then
+ *     runs as alloy_program_run_tensors does and returns when it is over.
+ * The next run of this thread on the program, with or without a stream,
+ * is ordered after this one, and releasing the program waits for it. The
+ * backend's plugin must take streams (queue_import, ABI 1.3), else an
+ * error naming it (ALLOY_ERR_UNSUPPORTED). Thread-safety as
+ * alloy_program_run. */
+alloy_error *alloy_program_run_on_stream(alloy_program *p, const alloy_run_tensor *inputs, int num_inputs,
+                                         const alloy_run_tensor *outputs, int num_outputs, int backend,
+                                         const alloy_ext *stream);
 /* The rank and sizes (ALLOY_MAX_RANK of room) output `index` will have
  * for these inputs (only their dtype, rank and sizes are read; data may be
  * NULL): sizes bound to the graph's symbols are worked out, and the plan
@@ -351,6 +375,11 @@ alloy_error *alloy_mixture_run_tensors(alloy_mixture *m, const alloy_run_tensor 
                                        const alloy_run_tensor *outputs, int num_outputs);
 alloy_error *alloy_mixture_output_sizes(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
                                         int index, int *rank, int64_t *sizes);
+/* As alloy_program_run_on_stream (since 1.3): left on the stream only
+ * when every partition runs on the stream's backend. */
+alloy_error *alloy_mixture_run_on_stream(alloy_mixture *m, const alloy_run_tensor *inputs, int num_inputs,
+                                         const alloy_run_tensor *outputs, int num_outputs, int backend,
+                                         const alloy_ext *stream);
 /* As alloy_program_run_async, alloy_program_wait, alloy_program_stats. */
 alloy_error *alloy_mixture_run_async(alloy_mixture *m, const alloy_host_tensor *inputs,
                                      int num_inputs, alloy_host_tensor *outputs,

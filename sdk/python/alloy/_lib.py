@@ -56,6 +56,17 @@ class RunTensor(ctypes.Structure):
 RUN_TENSOR_STRUCT_SIZE = ctypes.sizeof(RunTensor)
 
 
+class ExtStream(ctypes.Structure):
+    """alloy_ext_stream (alloy/plugin.h): a caller's stream in an extension
+    chain; type EXT_CUDA_STREAM, stream a cudaStream_t."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("type", ctypes.c_uint32),
+                ("next", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+
+
+EXT_CUDA_STREAM = 1
+EXT_STREAM_STRUCT_SIZE = ctypes.sizeof(ExtStream)
+
+
 class RunStats(ctypes.Structure):
     """alloy_run_stats: what runs moved, since the compile."""
     _fields_ = [("struct_size", ctypes.c_size_t)] + [
@@ -204,6 +215,8 @@ def _declare(h):
     _fn(h, "alloy_mixture_stats", None, vp, P(RunStats))
     _fn(h, "alloy_program_run_tensors", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int)
     _fn(h, "alloy_mixture_run_tensors", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int)
+    _fn(h, "alloy_program_run_on_stream", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int, c_int, P(ExtStream))
+    _fn(h, "alloy_mixture_run_on_stream", vp, vp, P(RunTensor), c_int, P(RunTensor), c_int, c_int, P(ExtStream))
     _fn(h, "alloy_program_output_sizes", vp, vp, P(RunTensor), c_int, c_int, P(c_int), P(ctypes.c_int64))
     _fn(h, "alloy_mixture_output_sizes", vp, vp, P(RunTensor), c_int, c_int, P(c_int), P(ctypes.c_int64))
     _fn(h, "alloy_model_load", vp, c_char_p, P(vp))

@@ -319,8 +319,9 @@ class Model:
     def _run_on_device(self, h, args, cuda):
         """A run on torch tensors in CUDA memory, none of them copied: the
         inputs are read where they are, and the outputs are new CUDA tensors
-        the run writes (alloy_*_run_tensors). Host inputs and the weights
-        go in from host memory as usual."""
+        the run writes, in the order of torch's current stream
+        (alloy_*_run_on_stream). Host inputs and the weights go in from
+        host memory as usual."""
         import torch
         device = next(x.device for x in args if _tensors.is_torch(x) and x.device.type == "cuda")
         keep, users, places = [], (HostTensor * max(1, len(args)))(), []
@@ -339,7 +340,7 @@ class Model:
             users[k] = HostTensor(_lib.HOST_TENSOR_STRUCT_SIZE, dt, len(shape), s, ptr)
             places.append(where)
         routs = (_lib.RunTensor * max(1, self._nout))()
-        run = h.alloy_program_run_tensors if self._prog else h.alloy_mixture_run_tensors
+        run = h.alloy_program_run_on_stream if self._prog else h.alloy_mixture_run_on_stream
         sizes_of = h.alloy_program_output_sizes if self._prog else h.alloy_mixture_output_sizes
         with self._lock:
             if self._model is None:
@@ -378,9 +379,15 @@ class Model:
                 keep.append(sz)
                 routs[i] = _lib.RunTensor(_lib.RUN_TENSOR_STRUCT_SIZE, self._out_dtypes[i], len(shape), sz,
                                           o.data_ptr() if o.numel() else None, cuda, 0)
-            # the run reads the inputs when it starts: torch's work on them done
-            torch.cuda.current_stream(device).synchronize()
-            check(run(self._prog or self._mix, rins, self._nin, routs, self._nout))
+            # Ordered on torch's current stream, as a torch op is: the run
+            # starts after torch's work queued there (the inputs' writers)
+            # and torch's later work there sees the outputs. It is left on
+            # the stream, not waited for (alloy_program_run_on_stream); the
+            # caching allocator reuses the inputs' and outputs' memory only
+            # in that stream's order.
+            stream = _lib.ExtStream(_lib.EXT_STREAM_STRUCT_SIZE, _lib.EXT_CUDA_STREAM, None,
+                                    torch.cuda.current_stream(device).cuda_stream)
+            check(run(self._prog or self._mix, rins, self._nin, routs, self._nout, cuda, ctypes.byref(stream)))
         del keep
         return [outs[i] for i in self._user_out]
 
