@@ -196,7 +196,8 @@ TEST(cuda_codegen_row_groups_fuse_reductions) {
  * and the up product's mul fuse past the product between them; slices of
  * a tensor in memory keep the group open; rotary embedding's
  * cat([-x2, x1]) is a load from one input or the other inside the group
- * of the muls and the add around it: neg, then one kernel. */
+ * of the muls and the add around it, the neg computed by the cat on its
+ * load of x2 (its one reader: cg_into_cat): one kernel. */
 TEST(cuda_codegen_visiting_order_fuses_across_products) {
   alloy_graph *g = parse(
       "input %x: bf16[16, 64]\ninput %wg: bf16[128, 64]\ninput %wu: bf16[128, 64]\n"
@@ -219,13 +220,16 @@ TEST(cuda_codegen_visiting_order_fuses_across_products) {
   cuda_plan p;
   CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
   if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
-  REQUIRE(p.nlaunches == 5); /* mm, mm, silu * up, neg, cat + mul + mul + add */
+  REQUIRE(p.nlaunches == 4); /* mm, mm, silu * up, cat (neg) + mul + mul + add */
   CHECK(p.launches[0].kind == LAUNCH_GEMM && p.launches[1].kind == LAUNCH_GEMM);
   CHECK(p.launches[2].kind == LAUNCH_KERNEL && p.launches[2].n == 16 * 128);
-  CHECK(p.launches[3].n == 2 * 4 * 8 * 8 && p.launches[4].n == 2 * 4 * 8 * 16);
-  /* temporaries: the two products and %n; not %s, %qc, %c or %cs */
-  CHECK(p.scratch_bytes == 2 * 4096 + 2048);
-  CHECK(strstr(p.source, "if (i3 < 8) v") != NULL);
+  CHECK(p.launches[3].n == 2 * 4 * 8 * 16);
+  /* temporaries: the two products; not %n, %s, %qc, %c or %cs */
+  CHECK(p.scratch_bytes == 2 * 4096);
+  CHECK(strstr(p.source, "    if (i3 < 8) {\n"
+                         "    float v1 = ld_f32(p0, 8 + i0 * 512 + i1 * 128 + i2 * 16 + (i3 - 0) * 1);\n"
+                         "    float v2 = (float)(op_sub((float)0, v1));\n    v0 = (float)v2;\n    }\n"
+                         "    else v0 = (float)ld_f32(p0, 0 + i0 * 512 + i1 * 128 + i2 * 16 + (i3 - 8) * 1);\n") != NULL);
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
@@ -318,6 +322,168 @@ TEST(cuda_codegen_embedding_cat_layer_norm) {
   CHECK(strstr(p.source, "row >= 0 && row < 100") != NULL);
   CHECK(strstr(p.source, "((i64)1LL))) * (i64)i") != NULL);
   CHECK(strstr(p.source, "rsqrt(") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* A squeezenet fire module, cat([relu(conv1x1(x)), relu(conv3x3(x))]):
+ * each relu's one reader is the cat, which applies it to its load of the
+ * convolution's result (as Inductor does), so the relus have no kernels
+ * and no temporaries: the two convolutions, then one kernel. So with
+ * cuDNN's steps and with Alloy's own convolution kernels alike. */
+TEST(cuda_codegen_cat_computes_the_relus_only_it_reads) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 8, 6, 6]\ninput %wa: f32[4, 8, 1, 1]\ninput %wb: f32[4, 8, 3, 3]\n"
+            "%a = aten.convolution.default(%x, %wa, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%ra = aten.relu.default(%a) : f32[2, 4, 6, 6]\n"
+            "%b = aten.convolution.default(%x, %wb, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%rb = aten.relu.default(%b) : f32[2, 4, 6, 6]\n"
+            "%c = aten.cat.default([%ra, %rb], 1) : f32[2, 8, 6, 6]\noutput %c\n");
+  REQUIRE(g);
+  static const char both[] =
+      "    if (i1 < 4) {\n    float v1 = ld_f32(p0, 0 + i0 * 144 + (i1 - 0) * 36 + i2 * 6 + i3 * 1);\n"
+      "    float v2 = (float)(op_relu(v1));\n    v0 = (float)v2;\n    }\n"
+      "    else {\n    float v3 = ld_f32(p1, 0 + i0 * 144 + (i1 - 4) * 36 + i2 * 6 + i3 * 1);\n"
+      "    float v4 = (float)(op_relu(v3));\n    v0 = (float)v4;\n    }\n";
+  for (int portable = 0; portable < 2; portable++) {
+    const cuda_plan_options o = {.portable = portable};
+    cuda_plan p;
+    CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &o, &p));
+    if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+    REQUIRE(p.nlaunches == 3); /* conv, conv, cat (five with a kernel a relu) */
+    const int kind = portable ? LAUNCH_KERNEL : LAUNCH_DNN;
+    CHECK(p.launches[0].kind == kind && p.launches[1].kind == kind);
+    const cuda_launch *cat = &p.launches[2];
+    CHECK(cat->kind == LAUNCH_KERNEL && cat->n == 2 * 8 * 6 * 6 && !strcmp(cat->what, "fused cat+relu+relu"));
+    CHECK(p.nfused_nodes == 3);
+    REQUIRE(cat->nbases == 3); /* the convolutions' results, the output */
+    if (!portable) {
+      CHECK(cat->bases[0] == p.launches[0].dbase[DNN_Y] && cat->bases[1] == p.launches[1].dbase[DNN_Y]);
+    } else {
+      CHECK(cat->bases[0] == p.launches[0].bases[p.launches[0].nbases - 1]);
+      CHECK(cat->bases[1] == p.launches[1].bases[p.launches[1].nbases - 1]);
+    }
+    CHECK(p.bases[cat->bases[2]].kind == BASE_OUTPUT);
+    CHECK(p.scratch_bytes == 2 * 1280); /* a and b (1152 bytes each, 256-aligned); not ra or rb */
+    CHECK(strstr(p.source, both) != NULL);
+    cuda_plan_free(&p);
+  }
+  alloy_graph_free(g);
+  /* a chain of two operands each, in float16: a + bias (a vector per
+   * channel, the cat's dim) times g (broadcast along the cat's dim and
+   * the batch), then relu; each node computed in float and rounded to
+   * float16, as its own kernel would */
+  g = parse("input %a: f16[2, 4, 3, 5]\ninput %bias: f16[4, 1, 1]\ninput %gm: f16[1, 1, 3, 5]\n"
+            "input %y: f16[2, 2, 3, 5]\n"
+            "%s = aten.add.Tensor(%a, %bias) : f16[2, 4, 3, 5]\n%m = aten.mul.Tensor(%s, %gm) : f16[2, 4, 3, 5]\n"
+            "%r = aten.relu.default(%m) : f16[2, 4, 3, 5]\n%c = aten.cat.default([%y, %r], 1) : f16[2, 6, 3, 5]\n"
+            "output %c\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 1);
+  CHECK(p.nfused_nodes == 4 && p.scratch_bytes == 0);
+  CHECK(strstr(p.source,
+               "    if (i1 < 2) v0 = (float)ld_f16(p0, 0 + i0 * 30 + (i1 - 0) * 15 + i2 * 5 + i3 * 1);\n"
+               "    else {\n    float v1 = ld_f16(p1, 0 + i0 * 60 + (i1 - 2) * 15 + i2 * 5 + i3 * 1);\n"
+               "    float v2 = ld_f16(p2, 0 + (i1 - 2) * 1);\n"
+               "    float v3 = rnd_f16((float)(op_add(v1, op_mul(((float)(((float)1LL))), v2))));\n"
+               "    float v4 = ld_f16(p3, 0 + i2 * 5 + i3 * 1);\n    float v5 = rnd_f16((float)(op_mul(v3, v4)));\n"
+               "    float v6 = rnd_f16((float)(op_relu(v5)));\n    v0 = (float)v6;\n    }\n") != NULL);
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* What the cat does not take over: a relu read by the cat and by a mul
+ * keeps its kernel (and its result in memory, which the cat loads), the
+ * other relu is the cat's; work computed from a value of the group open
+ * at the cat (a row group's maximum) makes the cat start a kernel of its
+ * own, for it loads that value from memory, at other indices than the
+ * group wrote it. */
+TEST(cuda_codegen_cat_leaves_work_read_elsewhere_or_in_its_group) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 8, 6, 6]\ninput %wa: f32[4, 8, 1, 1]\ninput %wb: f32[4, 8, 3, 3]\n"
+            "%a = aten.convolution.default(%x, %wa, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%ra = aten.relu.default(%a) : f32[2, 4, 6, 6]\n"
+            "%b = aten.convolution.default(%x, %wb, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%rb = aten.relu.default(%b) : f32[2, 4, 6, 6]\n"
+            "%c = aten.cat.default([%ra, %rb], 1) : f32[2, 8, 6, 6]\n"
+            "%m = aten.mul.Tensor(%ra, 2.0) : f32[2, 4, 6, 6]\noutput %c, %m\n");
+  REQUIRE(g);
+  for (int portable = 0; portable < 2; portable++) {
+    const cuda_plan_options o = {.portable = portable};
+    cuda_plan p;
+    CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &o, &p));
+    if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+    REQUIRE(p.nlaunches == 5); /* conv, relu, conv, cat (rb's relu), mul */
+    CHECK(!strcmp(p.launches[1].what, "relu") && p.launches[1].n == 2 * 4 * 6 * 6);
+    CHECK(!strcmp(p.launches[3].what, "fused cat+relu") && !strcmp(p.launches[4].what, "mul"));
+    REQUIRE(p.launches[1].nbases == 2 && p.launches[3].nbases == 3);
+    CHECK(p.launches[3].bases[0] == p.launches[1].bases[1]); /* ra where its kernel wrote it */
+    CHECK(strstr(p.source, "    if (i1 < 4) v0 = (float)ld_f32(p0, 0 + i0 * 144 + (i1 - 0) * 36 + i2 * 6 + i3 * 1);\n"
+                           "    else {\n    float v1 = ld_f32(p1, 0 + i0 * 144 + (i1 - 4) * 36 + i2 * 6 + i3 * 1);\n"
+                           "    float v2 = (float)(op_relu(v1));\n    v0 = (float)v2;\n    }\n") != NULL);
+    cuda_plan_free(&p);
+  }
+  alloy_graph_free(g);
+  /* relu(x - amax(p)) inside cat([., y]) of p's shape: without the care
+   * the cat would join amax's row group and load m as thread 0 stores it */
+  g = parse("input %p: f32[2, 64]\ninput %x: f32[2, 32]\ninput %y: f32[2, 32]\n"
+            "%m = aten.amax.default(%p, [1], true) : f32[2, 1]\n%d = aten.sub.Tensor(%x, %m) : f32[2, 32]\n"
+            "%r = aten.relu.default(%d) : f32[2, 32]\n%c = aten.cat.default([%r, %y], 1) : f32[2, 64]\n"
+            "%e = aten.mul.Tensor(%c, %p) : f32[2, 64]\noutput %e\n");
+  REQUIRE(g);
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, NULL, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  REQUIRE(p.nlaunches == 2); /* amax; cat (sub, relu) + mul */
+  CHECK(p.launches[0].rows && p.launches[0].n == 2 && !p.launches[1].rows && p.launches[1].n == 128);
+  CHECK(!strcmp(p.launches[1].what, "fused cat+sub+relu+1"));
+  CHECK(p.launches[1].bases[1] == p.launches[0].bases[1]); /* m, where the row kernel wrote it */
+  CHECK(strstr(p.source, "    float v2 = ld_f32(p1, 0 + i0 * 1);\n") != NULL); /* m broadcast along the row */
+  cuda_plan_free(&p);
+  alloy_graph_free(g);
+}
+
+/* With channels_last, the convolutions write N, H, W, C temporaries: the
+ * relus the cat takes over keep their layout (vinfo.cl), so that the cat
+ * walks memory order (the channel is i3) and writes its result channels
+ * last for the convolution after it, which reads it where it is. */
+TEST(cuda_codegen_cat_takes_relus_of_channels_last_results) {
+  alloy_graph *g =
+      parse("input %x: f32[2, 8, 6, 6]\ninput %wa: f32[4, 8, 1, 1]\ninput %wb: f32[4, 8, 3, 3]\n"
+            "input %wc: f32[2, 8, 1, 1]\n"
+            "%a = aten.convolution.default(%x, %wa, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%ra = aten.relu.default(%a) : f32[2, 4, 6, 6]\n"
+            "%b = aten.convolution.default(%x, %wb, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 6, 6]\n"
+            "%rb = aten.relu.default(%b) : f32[2, 4, 6, 6]\n"
+            "%c = aten.cat.default([%ra, %rb], 1) : f32[2, 8, 6, 6]\n"
+            "%y = aten.convolution.default(%c, %wc, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1) : f32[2, 2, 6, 6]\n"
+            "output %y\n");
+  REQUIRE(g);
+  const cuda_plan_options cl = {.channels_last = true};
+  cuda_plan p;
+  CHECK_OK(cuda_plan_build(alloy_host_table(), g, NULL, &cl, &p));
+  if (getenv("ALLOY_TEST_PRINT")) fputs(p.source, stderr);
+  /* x's copy, conv, x's copy (the same kernel), wb's copy, conv, cat, conv */
+  REQUIRE(p.nlaunches == 7);
+  const cuda_launch *ca = &p.launches[1], *cb = &p.launches[4], *cat = &p.launches[5], *cy = &p.launches[6];
+  REQUIRE(ca->kind == LAUNCH_DNN && cb->kind == LAUNCH_DNN && cy->kind == LAUNCH_DNN);
+  CHECK(ca->conv.y_strides[1] == 1 && cb->conv.y_strides[1] == 1); /* a and b channels last */
+  CHECK(cat->kind == LAUNCH_KERNEL && !strcmp(cat->what, "fused cat+relu+relu") && cat->n == 2 * 8 * 6 * 6);
+  REQUIRE(cat->nbases == 3);
+  CHECK(cat->bases[0] == ca->dbase[DNN_Y] && cat->bases[1] == cb->dbase[DNN_Y]);
+  /* the next convolution reads the cat's result in place, channels last */
+  CHECK(cy->dbase[DNN_X] == cat->bases[2]);
+  CHECK(cy->conv.x_strides[0] == 288 && cy->conv.x_strides[1] == 1 && cy->conv.x_strides[2] == 48 &&
+        cy->conv.x_strides[3] == 8);
+  CHECK(strstr(p.source, "    if (i3 < 4) {\n"
+                         "    float v1 = ld_f32(p0, 0 + i0 * 144 + (i3 - 0) * 1 + i1 * 24 + i2 * 4);\n"
+                         "    float v2 = (float)(op_relu(v1));\n    v0 = (float)v2;\n    }\n"
+                         "    else {\n    float v3 = ld_f32(p1, 0 + i0 * 144 + (i3 - 4) * 1 + i1 * 24 + i2 * 4);\n"
+                         "    float v4 = (float)(op_relu(v3));\n    v0 = (float)v4;\n    }\n") != NULL);
+  CHECK(strstr(p.source, "stv_f32(p2, 0 + t * 4, S0);") != NULL); /* written in memory order, four at a time */
   cuda_plan_free(&p);
   alloy_graph_free(g);
 }
@@ -573,6 +739,15 @@ static void rtc_compiles_every_kind(const rtc *r) {
                  "%x1 = aten.slice.Tensor(%q, 3, 0, 8) : f16[2, 4, 8, 8]\n%x2 = aten.slice.Tensor(%q, 3, 8, 16) : f16[2, 4, 8, 8]\n"
                  "%n = aten.neg.default(%x2) : f16[2, 4, 8, 8]\n%c = aten.cat.default([%n, %x1], -1) : f16[2, 4, 8, 16]\n"
                  "%cs = aten.mul.Tensor(%c, %sin) : f16[2, 4, 8, 16]\noutput %cs\n");
+  rtc_compiles(r, /* a cat computing the pointwise work only it reads, in bfloat16 */
+               "input %x: bf16[2, 8, 6, 6]\ninput %wa: bf16[4, 8, 1, 1]\ninput %wb: bf16[4, 8, 3, 3]\n"
+                 "input %bias: bf16[4, 1, 1]\n"
+                 "%a = aten.convolution.default(%x, %wa, None, [1, 1], [0, 0], [1, 1], false, [0, 0], 1)"
+                 " : bf16[2, 4, 6, 6]\n%ra = aten.relu.default(%a) : bf16[2, 4, 6, 6]\n"
+                 "%b = aten.convolution.default(%x, %wb, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1)"
+                 " : bf16[2, 4, 6, 6]\n%s = aten.add.Tensor(%b, %bias) : bf16[2, 4, 6, 6]\n"
+                 "%rb = aten.hardswish.default(%s) : bf16[2, 4, 6, 6]\n"
+                 "%c = aten.cat.default([%ra, %rb], 1) : bf16[2, 8, 6, 6]\noutput %c\n");
   static const char attention16[] =
       "input %q: bf16[2, 4, 200, 64]\ninput %k: bf16[2, 4, 300, 64]\ninput %v: bf16[2, 4, 300, 32]\n"
       "input %m: bool[2, 1, 200, 300]\ninput %f: bf16[200, 300]\n"

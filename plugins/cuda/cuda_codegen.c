@@ -1163,6 +1163,31 @@ static void emit_node(builder *b, kernel *k, int gid, const alloy_node *n, const
   vi->phase = k->phase, vi->row_scope = k->row_group && !k->in_loop;
 }
 
+int cg_pointwise_from(builder *b, kernel *k, int gid, const alloy_node *n, const alloy_value *const *in,
+                      const int *var, int nin) {
+  const alloy_host_api *h = b->host;
+  const cuda_op *op = cuda_op_find(h->node_op_name(n));
+  vinfo saved[8];
+  if (!op || op->kind != CUDA_OP_POINTWISE || nin > 8)
+    return cg_fail(b, n, "not pointwise work to take over"), -1;
+  /* emit_node finds each operand's register as the group's own (a
+   * register of the whole row, in a row group); restored after, in the
+   * reverse order, so that an operand given twice gets its own back */
+  for (int j = 0; j < nin; j++) {
+    vinfo *vi = cg_val(b, in[j]);
+    saved[j] = *vi;
+    vi->group = gid, vi->var = var[j], vi->phase = k->phase, vi->row_scope = true;
+  }
+  label_node(h, k, n);
+  emit_node(b, k, gid, n, op);
+  for (int j = nin - 1; j >= 0; j--) *cg_val(b, in[j]) = saved[j];
+  vinfo *vo = cg_val(b, h->node_output(n, 0));
+  const int r = b->err ? -1 : vo->var;
+  vo->group = -1, vo->var = -1; /* a register of the consumer's block only */
+  b->plan->nfused_nodes++;
+  return r;
+}
+
 /* ---- the plan ----------------------------------------------------------------*/
 
 bool cg_same_sizes(const alloy_host_api *h, const alloy_value *v, const int64_t *sizes, int rank) {
@@ -1286,8 +1311,14 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     }
     group_of[i] = -1;
     if (op->kind == CUDA_OP_NOP) continue; /* no outputs: the group goes on */
-    if (cg_relu_into_pool(&b, n)) { /* the pool after it applies it */
-      cg_val(&b, h->node_output(n, 0))->into_pool = true;
+    /* Work its one reader does itself: a relu the max pool after it
+     * applies, pointwise work the cat after it computes. The reader's
+     * layout follows its operands', so this one is marked all the same. */
+    bool into_pool = cg_relu_into_pool(&b, n), into_cat = !into_pool && cg_into_cat(&b, n);
+    if (into_pool || into_cat) {
+      if (b.channels_last) mark_channels_last(&b, n, op);
+      cg_val(&b, h->node_output(n, 0))->into_pool = into_pool;
+      cg_val(&b, h->node_output(n, 0))->into_cat = into_cat;
       continue;
     }
     if (b.channels_last) mark_channels_last(&b, n, op);
@@ -1358,7 +1389,7 @@ alloy_error *cuda_plan_build(const alloy_host_api *h, const alloy_graph *g, cons
     const cuda_op *op = cuda_op_find(h->node_op_name(n));
     if (op->kind == CUDA_OP_NOP) continue;
     const alloy_value *out = h->node_output(n, 0);
-    if (cg_val(&b, out)->into_pool) continue;
+    if (cg_val(&b, out)->into_pool || cg_val(&b, out)->into_cat) continue;
     if (group_of[i] != open && group_of[i] != -2 && open >= 0) cg_kernel_finish(&b, &k), open = -1;
     if (op->kind == CUDA_OP_VIEW) {
       const alloy_value *in[1];

@@ -44,6 +44,7 @@ typedef struct vinfo {
   bool row_scope;         /* var lives for the whole row, not one loop (kernel.in_loop) */
   bool cl;                /* a 4-d temporary laid out channels last (builder.channels_last) */
   bool into_pool;         /* a relu the max pool reading it applies (cg_relu_into_pool) */
+  bool into_cat;          /* pointwise work the cat reading it computes (cg_into_cat) */
 } vinfo;
 
 typedef struct builder {
@@ -138,6 +139,13 @@ int cg_kernel_load(builder *b, kernel *k, const cuda_tensor *t, int id);
 /* The register holding value v in kernel k of group gid: computed there, or
  * loaded from where it is in memory (-1: it is not, b->err set). */
 int cg_operand_var(builder *b, kernel *k, int gid, const alloy_value *v);
+/* Writes pointwise node n into kernel k of group gid with its nin tensor
+ * operands in[] (cg_tensor_operands' order, at most 8) in registers var[]
+ * rather than where they are: work a consumer computes at indices of its
+ * own (cg_into_cat). Returns the result's register (-1: b->err set),
+ * which the value's vinfo does not keep. */
+int cg_pointwise_from(builder *b, kernel *k, int gid, const alloy_node *n, const alloy_value *const *in,
+                      const int *var, int nin);
 void cg_kernel_store(kernel *k, const cuda_tensor *t, int var);
 void cg_offset_text(kernel *k, const cuda_tensor *t, char *buf, size_t cap);
 /* Declares the kernel's per-dim indices i0.. (of k->sizes) from its
@@ -208,12 +216,21 @@ void cg_row_reduce(builder *b, kernel *k, int gid, const alloy_node *n, const cu
  * after both products). Every node's operands still come first. */
 bool cg_node_order(builder *b, int nn, int *ord);
 /* How cat node n may join fused group `open` (-1: none): 1 it joins, 0 it
- * starts a group (an input is computed in the open one), -1 it is a step
- * of its own (cg_emit_cat). */
+ * starts a group (an input, or a leaf of the work it takes over, is
+ * computed in the open one), -1 it is a step of its own (cg_emit_cat). */
 int cg_cat_groupable(builder *b, const alloy_node *n, int open);
 /* cat inside a fused group (cuda_op.fuse): each element loaded from the
- * input its index along dim falls in. */
+ * input its index along dim falls in, or computed there from the loads of
+ * the pointwise work it takes over (vinfo.into_cat). */
 int cg_fuse_cat(builder *b, void *k, int gid, const alloy_node *n);
+/* Whether node n is pointwise work a cat computes in its own kernel: n's
+ * one reader is that cat (a fused one: cg_cat_groupable), or another such
+ * node of the same sizes; n is no output; its tensor operands are in
+ * memory or such nodes themselves (relu(a) of cat([relu(a), relu(b)]),
+ * a squeezenet fire module's). The plan's first pass asks once and marks
+ * its value (vinfo.into_cat); the plan then skips it, and the cat loads
+ * its operands at the cat's own index and applies it. */
+bool cg_into_cat(builder *b, const alloy_node *n);
 
 /* ---- cuda_codegen_gemm.c: Alloy's own product and convolution kernels ---- */
 

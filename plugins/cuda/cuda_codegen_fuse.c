@@ -18,6 +18,10 @@
  * operands (cg_operand_var in cuda_codegen.c). cuda_plan_build decides
  * the groups; this file writes their loops and reductions.
  *
+ * It holds too the order the plan visits the nodes in (cg_node_order) and
+ * cat inside a group (cg_fuse_cat), with the pointwise work before a cat
+ * that the cat computes itself (cg_into_cat).
+ *
  * The sums add in the same order as the lone reduction kernel
  * (cg_emit_reduce: a thread's strided partial, then block_reduce), so a
  * fused and an unfused plan give the same bits.
@@ -207,7 +211,106 @@ oom:
 
 /* ---- cat inside a fused group ----------------------------------------------*/
 
-enum { CAT_MAX_FUSED = 8 };
+/* A cat reads each operand at its own index less the operand's start
+ * along dim, so a value its group computes (at the group's index) is no
+ * operand it can take from a register: it is stored and loaded. Pointwise
+ * work whose one reader is the cat is instead computed by the cat, from
+ * loads at the operand's index, the way Inductor fuses it: a squeezenet
+ * fire module's cat([relu(a), relu(b)]) is one kernel loading a and b,
+ * where it was a relu kernel each and the cat (three reads and three
+ * writes of the result's size, now one of each). The work it takes over
+ * (vinfo.into_cat) is a tree of pointwise nodes, each of the operand's
+ * sizes and read only by its parent, whose other operands (the leaves)
+ * are in memory, each loaded broadcast to the operand's sizes. */
+
+enum {
+  CAT_MAX_FUSED = 8,
+  TAKEN_DEPTH = 8,     /* nodes from a leaf to the cat's operand */
+  TAKEN_OPERANDS = 4,  /* tensor operands of a node taken over */
+  TAKEN_LOADS = 24,    /* loads of the cat and the work it takes over, in all */
+};
+
+/* Whether node n is pointwise work a cat could take over, by itself: one
+ * output of concrete sizes, read by one node, no partition output, at
+ * most TAKEN_OPERANDS tensor operands. */
+static bool takeable(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  const cuda_op *op = cuda_op_find(h->node_op_name(n));
+  if (!op || op->kind != CUDA_OP_POINTWISE || op->fuse || op->emit || h->node_num_outputs(n) != 1)
+    return false;
+  const alloy_value *v = h->node_output(n, 0), *in[TAKEN_OPERANDS + 1];
+  const int nin = cg_tensor_operands(h, n, in, TAKEN_OPERANDS + 1), r = h->value_rank(v);
+  if (nin < 1 || nin > TAKEN_OPERANDS || r < 1 || r > CUDA_MAX_RANK || h->value_num_users(v) != 1 ||
+      cg_val(b, v)->output >= 0)
+    return false;
+  for (int d = 0; d < r; d++)
+    if (!h->value_size(v, d, &(int64_t){0})) return false;
+  return true;
+}
+
+/* Whether value v, depth nodes below cat operand root, is computed by the
+ * cat: cg_into_cat's rule seen from the cat (the two agree). */
+static bool taken(builder *b, const alloy_value *v, const alloy_value *root, int depth) {
+  const alloy_host_api *h = b->host;
+  const vinfo *vi = cg_val(b, v);
+  if (depth >= TAKEN_DEPTH || !vi->node || h->node_output(vi->node, 0) != v || !takeable(b, vi->node))
+    return false;
+  int64_t sizes[CUDA_MAX_RANK];
+  const int r = h->value_rank(root);
+  for (int d = 0; d < r; d++) h->value_size(root, d, &sizes[d]);
+  return cg_same_sizes(h, v, sizes, r);
+}
+
+/* The loads of value v (depth nodes below cat operand root): 1 for a
+ * value in memory, its leaves' for work the cat takes over. */
+static int taken_loads(builder *b, const alloy_value *v, const alloy_value *root, int depth) {
+  if (!taken(b, v, root, depth)) return 1;
+  const alloy_value *in[TAKEN_OPERANDS];
+  const int nin = cg_tensor_operands(b->host, cg_val(b, v)->node, in, TAKEN_OPERANDS);
+  int loads = 0;
+  for (int j = 0; j < nin; j++) loads += taken_loads(b, in[j], root, depth + 1);
+  return loads;
+}
+
+/* Whether cat node c takes over the work its operands' trees allow: it is
+ * a fused cat, and their loads are few enough for one kernel. */
+static bool cat_takes(builder *b, const alloy_node *c) {
+  if (cg_cat_groupable(b, c, -1) < 0) return false;
+  const alloy_value *in[CAT_MAX_FUSED];
+  const int nin = cg_tensor_operands(b->host, c, in, CAT_MAX_FUSED);
+  int loads = 0;
+  for (int j = 0; j < nin; j++) loads += taken_loads(b, in[j], in[j], 0);
+  return loads <= TAKEN_LOADS;
+}
+
+bool cg_into_cat(builder *b, const alloy_node *n) {
+  const alloy_host_api *h = b->host;
+  /* up the readers to the cat, as taken() goes down from it */
+  for (int depth = 0; depth < TAKEN_DEPTH && takeable(b, n); depth++) {
+    const alloy_value *v = h->node_output(n, 0);
+    const alloy_node *u = h->value_user(v, 0);
+    const cuda_op *op = cuda_op_find(h->node_op_name(u));
+    if (op && op->fuse == cg_fuse_cat) return cat_takes(b, u);
+    if (h->node_num_outputs(u) != 1) return false;
+    int64_t sizes[CUDA_MAX_RANK]; /* takeable(n): rank and sizes known */
+    const int r = h->value_rank(v);
+    for (int d = 0; d < r; d++) h->value_size(v, d, &sizes[d]);
+    if (!cg_same_sizes(h, h->node_output(u, 0), sizes, r)) return false;
+    n = u;
+  }
+  return false;
+}
+
+/* Whether cat operand v is, or is computed from, a value of group open. */
+static bool reads_group(builder *b, const alloy_value *v, int open) {
+  const vinfo *vi = cg_val(b, v);
+  if (!vi->into_cat) return vi->group == open;
+  const alloy_value *in[TAKEN_OPERANDS];
+  const int nin = cg_tensor_operands(b->host, vi->node, in, TAKEN_OPERANDS);
+  for (int j = 0; j < nin && j < TAKEN_OPERANDS; j++)
+    if (reads_group(b, in[j], open)) return true;
+  return false;
+}
 
 int cg_cat_groupable(builder *b, const alloy_node *n, int open) {
   const alloy_host_api *h = b->host;
@@ -217,55 +320,104 @@ int cg_cat_groupable(builder *b, const alloy_node *n, int open) {
   int joins = 1;
   for (int j = 0; j < nin; j++) {
     if (h->value_rank(in[j]) != r) return -1; /* a legacy empty tensor */
-    vinfo *vi = cg_val(b, in[j]);
-    if (open >= 0 && vi->group == open) joins = 0; /* read at other indices: from memory */
+    if (open >= 0 && reads_group(b, in[j], open)) joins = 0; /* read at other indices: from memory */
   }
   return joins;
 }
 
+/* One operand of a cat in kernel k: the cat's dim and rank, the
+ * operand's first index along dim and its size there, and pos[d] the
+ * iteration index of the values' dim d (a channels-last group walks N, H,
+ * W, C). */
+typedef struct cat_slice {
+  int dim, rank;
+  int64_t at, size;
+  int pos[CUDA_MAX_RANK];
+} cat_slice;
+
+/* The element offset of tensor t at the kernel's index inside slice s: t
+ * is the operand, or a leaf of the work the cat takes over broadcast to
+ * it (its dims aligned right, a dim it broadcasts skipped); along dim the
+ * index less the slice's start. */
+static void slice_offset(kernel *k, const cuda_tensor *t, const cat_slice *s, char *off, size_t cap) {
+  cg_kernel_reach(k, t);
+  const int lead = s->rank - t->rank;
+  size_t len = (size_t)snprintf(off, cap, "%" PRId64, t->offset);
+  for (int td = 0; td < t->rank && len < cap; td++) {
+    const int d = td + lead;
+    if (d == s->dim && !(t->sizes[td] == 1 && s->size != 1))
+      len += (size_t)snprintf(off + len, cap - len, " + (i%d - %" PRId64 ") * %" PRId64, s->pos[d], s->at,
+                              t->strides[td]);
+    else if (d != s->dim && t->sizes[td] != 1 && t->strides[td] != 0)
+      len += (size_t)snprintf(off + len, cap - len, " + i%d * %" PRId64, s->pos[d], t->strides[td]);
+  }
+}
+
+/* The register of value v inside slice s of cat n: a load of where it is,
+ * or the work the cat takes over computed from its leaves' loads. */
+static int slice_value(builder *b, kernel *k, int gid, const alloy_node *n, const alloy_value *v,
+                       const cat_slice *s) {
+  const vinfo *vi = cg_val(b, v);
+  if (vi->into_cat) {
+    const alloy_value *in[TAKEN_OPERANDS];
+    int var[TAKEN_OPERANDS];
+    const int nin = cg_tensor_operands(b->host, vi->node, in, TAKEN_OPERANDS);
+    for (int j = 0; j < nin && j < TAKEN_OPERANDS; j++)
+      if ((var[j] = slice_value(b, k, gid, n, in[j], s)) < 0) return -1;
+    return cg_pointwise_from(b, k, gid, vi->node, in, var, nin);
+  }
+  if (vi->tensor < 0) return cg_fail(b, n, "a cat operand is not in memory"), -1;
+  const cuda_tensor *t = &b->tensors[vi->tensor];
+  if (t->rank > s->rank) return cg_fail(b, n, "a cat operand's leaf of a higher rank"), -1;
+  const int p = cg_kernel_param(k, t->base);
+  if (p < 0) return cg_fail(b, n, "too many tensors in one kernel"), -1;
+  char off[512];
+  slice_offset(k, t, s, off, sizeof off);
+  const int r = k->nvars++;
+  const char *tag = cg_dtype_tag(t->dtype);
+  cg_put(&k->body, "    %s v%d = ld_%s(p%d, %s);\n", cg_reg_type(t->dtype), r, tag, p, off);
+  return r;
+}
+
 int cg_fuse_cat(builder *b, void *kp, int gid, const alloy_node *n) {
-  (void)gid;
   kernel *k = kp;
   const alloy_host_api *h = b->host;
   const alloy_value *in[CAT_MAX_FUSED];
   int nin = cg_tensor_operands(h, n, in, CAT_MAX_FUSED);
   alloy_dtype rt = h->value_dtype(h->node_output(n, 0));
   const char *reg = cg_reg_type(rt);
-  int dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), k->rank);
-  /* pos[d]: the iteration index of the values' dim d (a channels-last
-   * group walks N, H, W, C) */
-  int pos[CUDA_MAX_RANK];
-  for (int d = 0; d < k->rank; d++) pos[k->perm[d]] = d;
+  cat_slice s = {.dim = cg_wrap_dim(cg_int_arg(h, n, "dim", 0), k->rank), .rank = k->rank};
+  for (int d = 0; d < k->rank; d++) s.pos[k->perm[d]] = d;
   cg_index_split(k);
   int v = k->nvars++;
   cg_put(&k->body, "    %s v%d = 0;\n", reg, v);
-  int64_t at = 0;
   bool any = false;
   for (int j = 0; j < nin; j++) {
     vinfo *vi = cg_val(b, in[j]);
-    if (vi->tensor < 0) return cg_fail(b, n, "a cat operand is not in memory"), -1;
-    const cuda_tensor *t = &b->tensors[vi->tensor];
-    if (t->sizes[dim] == 0) continue;
-    int p = cg_kernel_param(k, t->base);
-    if (p < 0) return cg_fail(b, n, "too many tensors in one kernel"), -1;
-    cg_kernel_reach(k, t);
-    char off[512];
-    size_t len = (size_t)snprintf(off, sizeof off, "%" PRId64, t->offset);
-    for (int d = 0; d < t->rank && len < sizeof off; d++) {
-      if (d == dim)
-        len += (size_t)snprintf(off + len, sizeof off - len, " + (i%d - %" PRId64 ") * %" PRId64, pos[d], at,
-                                t->strides[d]);
-      else if (t->sizes[d] != 1 && t->strides[d] != 0)
-        len += (size_t)snprintf(off + len, sizeof off - len, " + i%d * %" PRId64, pos[d], t->strides[d]);
-    }
-    at += t->sizes[dim];
-    bool last = at >= k->lsizes[dim];
+    if (!vi->into_cat && vi->tensor < 0) return cg_fail(b, n, "a cat operand is not in memory"), -1;
+    const cuda_tensor *t = vi->into_cat ? NULL : &b->tensors[vi->tensor];
+    if (t) s.size = t->sizes[s.dim];
+    else if (!h->value_size(in[j], s.dim, &s.size)) return cg_fail(b, n, "symbolic sizes reach compile"), -1;
+    if (s.size == 0) continue;
+    const bool last = s.at + s.size >= k->lsizes[s.dim];
     char cond[64] = "";
-    if (!last) snprintf(cond, sizeof cond, "if (i%d < %" PRId64 ") ", pos[dim], at);
-    cg_put(&k->body, "    %s%sv%d = (%s)ld_%s(p%d, %s);\n", any ? "else " : "", cond, v, reg, cg_dtype_tag(t->dtype), p,
-           off);
+    if (!last) snprintf(cond, sizeof cond, "if (i%d < %" PRId64 ") ", s.pos[s.dim], s.at + s.size);
+    if (t) { /* one load */
+      int p = cg_kernel_param(k, t->base);
+      if (p < 0) return cg_fail(b, n, "too many tensors in one kernel"), -1;
+      char off[512];
+      slice_offset(k, t, &s, off, sizeof off);
+      cg_put(&k->body, "    %s%sv%d = (%s)ld_%s(p%d, %s);\n", any ? "else " : "", cond, v, reg,
+             cg_dtype_tag(t->dtype), p, off);
+    } else { /* the work taken over, in a block of its own */
+      cg_put(&k->body, "    %s%s{\n", any ? "else " : "", cond);
+      int r = slice_value(b, k, gid, n, in[j], &s);
+      if (r < 0) return -1;
+      cg_put(&k->body, "    v%d = (%s)v%d;\n    }\n", v, reg, r);
+    }
     any = true;
     if (last) break;
+    s.at += s.size;
   }
   return v;
 }

@@ -130,6 +130,23 @@ class Torch(unittest.TestCase):
         self.assertEqual(st.output_bytes_out, 0)
 
     @unittest.skipUnless(torch is not None and torch.cuda.is_available(), "no CUDA device")
+    def test_cuda_runs_follow_torchs_current_stream(self):
+        # Inputs written by torch on a side stream and never waited for,
+        # four runs queued behind them on that stream, the outputs read
+        # once the stream is synchronized: each run read its own inputs.
+        m = alloy.load(MLP, backends=["cuda", "ref"])
+        cpu = self.args(4)
+        side = torch.cuda.Stream()
+        outs = []
+        with torch.cuda.stream(side):
+            base = [a.cuda() for a in cpu]
+            for k in range(4):
+                outs.append(m(*[a * (k + 1) for a in base]))
+        side.synchronize()
+        for k, y in enumerate(outs):
+            close(self, y.cpu(), self.m(*[a * (k + 1) for a in cpu]), OP_TOL["float32"])
+
+    @unittest.skipUnless(torch is not None and torch.cuda.is_available(), "no CUDA device")
     def test_cuda_model_closed_under_the_profiler_then_another_loads(self):
         # torch.profiler (CUPTI) hooks the GPU libraries; a model closed
         # after profiling once unloaded them, and the next load crashed
