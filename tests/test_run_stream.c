@@ -274,3 +274,54 @@ TEST(mixture_run_on_stream_stays_when_every_partition_is_on_the_streams_backend)
   alloy_graph_free(g);
   app_close(&a);
 }
+
+/* An output of 1 MiB or more is written by its partition straight into
+ * the caller's memory: no copy after the execute. Smaller ones, and one
+ * whose memory an input of the run reads, are copied (still right). */
+TEST(run_tensors_write_large_outputs_in_place) {
+  app a;
+  if (!app_open(&a, "200")) {
+    app_close(&a);
+    return;
+  }
+  enum { N = 1 << 18 }; /* floats: 1 MiB */
+  alloy_graph *g = parse("input %x: f32[262144]\n"
+                         "input %w: f32[262144] parameter \"w\"\n"
+                         "%m = aten.mul.Tensor(%x, %w)\n"
+                         "%s = aten.add.Tensor(%m, %x)\n"
+                         "%y = aten.relu.default(%s)\n"
+                         "output %y\n");
+  alloy_program *p = NULL;
+  CHECK_OK(alloy_program_compile(a.rt, a.devsim, g, &p));
+  REQUIRE(p);
+  static const int64_t sz[1] = {N};
+  static float x[N], w[N], y[N], want[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i % 13) - 6, w[i] = (float)(i % 7) * 0.5f - 1;
+    float t = x[i] * w[i] + x[i];
+    want[i] = t > 0 ? t : 0;
+  }
+  alloy_buffer *xb = device_buffer(&a, sizeof x), *yb = device_buffer(&a, sizeof y);
+  REQUIRE(xb && yb);
+  stream_write(&a, xb, x, sizeof x);
+  alloy_run_tensor in[2] = {tensor(a.devsim, 1, sz, device_pointer(xb)), tensor(-1, 1, sz, w)};
+  alloy_run_tensor out[1] = {tensor(a.devsim, 1, sz, device_pointer(yb))};
+  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  int64_t copies = calls(&a, "buffer_copy");
+  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  CHECK_INT(calls(&a, "buffer_copy"), copies); /* the partition wrote y */
+  stream_read(&a, y, yb, sizeof y);
+  CHECK(!memcmp(y, want, sizeof y));
+  /* y's memory is x's: the run reads x while it would write y, so y is
+   * computed into the executor's memory and copied over x after. */
+  out[0] = tensor(a.devsim, 1, sz, device_pointer(xb));
+  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  CHECK_INT(calls(&a, "buffer_copy"), copies + 1);
+  stream_read(&a, y, xb, sizeof y);
+  CHECK(!memcmp(y, want, sizeof y));
+  alloy_program_release(p);
+  a.api->buffer_release(a.be, xb);
+  a.api->buffer_release(a.be, yb);
+  alloy_graph_free(g);
+  app_close(&a);
+}

@@ -87,7 +87,11 @@ typedef struct slot {
   uint64_t offset;
   bool own;               /* buf is this slot's alone, released at run end */
   alloy_buffer *imported; /* SLOT_INPUT: the caller's device memory on this
-                           * backend, read in place this run (else NULL)  */
+                           * backend, read in place this run; SLOT_OUTPUT:
+                           * the caller's output memory the partition
+                           * writes this run (direct_output); else NULL   */
+  int outs;               /* SLOT_OUTPUT: run outputs it is               */
+  bool crossed;           /* SLOT_OUTPUT: copied to another backend       */
   /* SLOT_INPUT: resident copy. */
   const void *res_data;   /* the host data last copied in (weights)       */
   uint64_t res_cap;       /* bytes of buf                                 */
@@ -329,6 +333,7 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
                                .xfer = kind, .first = dst_outside ? 0 : q, .last = q});
         *at_b = c;
         src = &x->slots[from];
+        src->crossed = true;
         if (src_outside) src->last = np;
         else if (q > src->last) src->last = q;
       }
@@ -341,7 +346,7 @@ alloy_error *exec_new(const exec_desc *d, exec **out) {
   for (int k = 0; k < d->noutputs && !e; k++) {
     exec_src s = d->outputs[k];
     x->out_slot[k] = s.part < 0 ? -1 : x->parts[s.part].out_slot[s.index];
-    if (s.part >= 0) x->slots[x->out_slot[k]].last = np;
+    if (s.part >= 0) x->slots[x->out_slot[k]].last = np, x->slots[x->out_slot[k]].outs++;
   }
   x->stats.struct_size = ALLOY_RUN_STATS_STRUCT_SIZE;
   if (e) {
@@ -971,6 +976,7 @@ static alloy_error *download(exec *x, int k, const alloy_host_tensor *inputs, co
   alloy_error *e = NULL;
   if (out_where) {
     if (!out || (e = output_matches(k, out, dt, rank, sizes))) return e;
+    if (s && s->imported) return NULL; /* the partition wrote it there (direct_output) */
     host = out->data;
     if (out_where[k] >= 0) {
       row = &x->rt->backends[out_where[k]];
@@ -1036,6 +1042,39 @@ alloy_error *exec_output_sizes(exec *x, const alloy_host_tensor *inputs, int k, 
   *rank = s->rank;
   memcpy(sizes, s->sizes, sizeof *sizes * (size_t)s->rank);
   return NULL;
+}
+
+/* Outputs this size or larger are written by their partition straight
+ * into the caller's device memory; smaller ones are copied there after
+ * (a copy costs less than the CUDA graph's capture again when the
+ * caller's address changes from run to run). */
+#define DIRECT_OUTPUT_MIN_BYTES (UINT64_C(1) << 20)
+
+/* Run output k into the caller's device memory out (of backend out_where),
+ * written there by the partition that computes it rather than copied
+ * after: when that partition is on the same backend, the value is this
+ * output alone, on no other backend, its sizes known before the run (and
+ * the caller's tensor of those), large enough, and its memory overlaps
+ * none of the run's inputs on that backend. */
+static alloy_error *direct_output(exec *x, int k, const alloy_host_tensor *inputs, const int *in_where,
+                                  const alloy_host_tensor *out, int out_where) {
+  exec_src src = x->d.outputs[k];
+  if (src.part < 0 || out_where < 0) return NULL;
+  slot *s = &x->slots[x->out_slot[k]];
+  alloy_loaded *row = &x->rt->backends[out_where];
+  if (s->kind != SLOT_OUTPUT || x->be[s->b].row != row || s->outs != 1 || s->crossed || !s->known ||
+      s->bytes < DIRECT_OUTPUT_MIN_BYTES || s->imported)
+    return NULL;
+  alloy_error *e = output_matches(k, out, s->dtype, s->rank, s->sizes);
+  if (e) return e;
+  const char *o = out->data;
+  for (int i = 0; in_where && i < x->d.ninputs; i++) {
+    if (in_where[i] < 0 || &x->rt->backends[in_where[i]] != row) continue;
+    const char *d = inputs[i].data;
+    uint64_t n = bytes_of(inputs[i].dtype, inputs[i].rank, inputs[i].sizes);
+    if (d < o + s->bytes && o < d + n) return NULL; /* read and written at once: copied after */
+  }
+  return import(x, row, out->data, s->bytes, &s->imported);
 }
 
 /* Whether a run on a caller's stream of local backend b can be left on it:
@@ -1119,6 +1158,8 @@ alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int
     slot *s = &x->slots[i];
     if (s->kind == SLOT_INPUT) e = upload(x, s, &inputs[s->src.index], in_where ? in_where[s->src.index] : -1);
   }
+  for (int k = 0; out_where && k < noutputs && !e; k++)
+    e = direct_output(x, k, inputs, in_where, &outputs[k], out_where[k]);
   for (int q = 0; q < x->d.nparts && !e; q++) e = issue(x, q);
   for (int k = 0; k < x->d.noutputs && !e; k++)
     e = download(x, k, inputs, in_where, k < noutputs ? &outputs[k] : NULL, out_where);
