@@ -269,6 +269,59 @@ TEST(weights_are_copied_once_and_folding_keeps_values) {
   alloy_runtime_close(rt);
 }
 
+/* Folding runs its independent chains (one per weight, or per weights
+ * combined) in shares on threads: the values are those of the unfolded
+ * graph, every chain folds, and each folded value lands on its own use. */
+TEST(folding_in_shares_keeps_each_chain_with_its_use) {
+  alloy_runtime *rt = NULL;
+  CHECK_OK(alloy_runtime_open(NULL, &rt));
+  REQUIRE(rt);
+  int ref = alloy_runtime_find_backend(rt, "ref");
+  static const char air[] =
+      "input %x: f32[3, 4]\n"
+      "input %w1: f32[5, 4] parameter \"w1\"\ninput %w2: f32[6, 4] parameter \"w2\"\n"
+      "input %w3: f32[7, 4] parameter \"w3\"\ninput %w4: f32[2, 4] parameter \"w4\"\n"
+      "input %w5: f32[2, 4] parameter \"w5\"\n"
+      "%t1 = aten.permute.default(%w1, [1, 0])\n%y1 = aten.mm.default(%x, %t1)\n"
+      "%t2 = aten.permute.default(%w2, [1, 0])\n%n2 = aten.neg.default(%t2)\n%y2 = aten.mm.default(%x, %n2)\n"
+      "%t3 = aten.permute.default(%w3, [1, 0])\n%y3 = aten.mm.default(%x, %t3)\n"
+      "%s4 = aten.sub.Tensor(%w4, %w5)\n%t4 = aten.permute.default(%s4, [1, 0])\n%y4 = aten.mm.default(%x, %t4)\n"
+      "output %y1, %y2, %y3, %y4\n";
+  alloy_graph *g = NULL;
+  CHECK_OK(alloy_air_parse(air, sizeof air - 1, "fold.air", &g));
+  REQUIRE(g);
+  static const int64_t sx[2] = {3, 4}, s1[2] = {5, 4}, s2[2] = {6, 4}, s3[2] = {7, 4}, s4[2] = {2, 4};
+  static float x[12], w1[20], w2[24], w3[28], w4[8], w5[8];
+  float *all[6] = {x, w1, w2, w3, w4, w5};
+  const int counts[6] = {12, 20, 24, 28, 8, 8};
+  for (int k = 0; k < 6; k++)
+    for (int i = 0; i < counts[k]; i++) all[k][i] = (float)((i * 7 + k * 3) % 11) - 5.0f + 0.25f * (float)k;
+  alloy_host_tensor in[6] = {{sizeof in[0], ALLOY_F32, 2, sx, x},  {sizeof in[0], ALLOY_F32, 2, s1, w1},
+                             {sizeof in[0], ALLOY_F32, 2, s2, w2}, {sizeof in[0], ALLOY_F32, 2, s3, w3},
+                             {sizeof in[0], ALLOY_F32, 2, s4, w4}, {sizeof in[0], ALLOY_F32, 2, s4, w5}};
+  alloy_program *plain = NULL, *folded = NULL;
+  alloy_program_options po = {.struct_size = ALLOY_PROGRAM_OPTIONS_STRUCT_SIZE, .weights = in, .num_weights = 6};
+  CHECK_OK(alloy_program_compile(rt, ref, g, &plain));
+  CHECK_OK(alloy_program_compile_ex(rt, ref, g, &po, &folded));
+  REQUIRE(plain && folded);
+  alloy_host_tensor want[4], got[4];
+  for (int k = 0; k < 4; k++) want[k] = got[k] = (alloy_host_tensor){.struct_size = sizeof want[k]};
+  CHECK_OK(alloy_program_run(plain, in, 6, want, 4));
+  CHECK_OK(alloy_program_run(folded, in, 6, got, 4));
+  static const int64_t cols[4] = {5, 6, 7, 2};
+  for (int k = 0; k < 4; k++) {
+    CHECK(got[k].rank == 2 && got[k].sizes[0] == 3 && got[k].sizes[1] == cols[k]);
+    if (want[k].data && got[k].data) CHECK(!memcmp(want[k].data, got[k].data, sizeof(float) * 3 * (size_t)cols[k]));
+  }
+  alloy_run_stats st = {.struct_size = sizeof st};
+  alloy_program_stats(folded, &st);
+  CHECK_INT(st.folded_nodes, 6); /* t1; t2, n2; t3; s4, t4 */
+  alloy_program_release(plain);
+  alloy_program_release(folded);
+  alloy_graph_free(g);
+  alloy_runtime_close(rt);
+}
+
 TEST(an_async_run_gives_what_a_run_gives_and_refuses_a_second_one) {
   alloy_runtime *rt = NULL;
   CHECK_OK(alloy_runtime_open(NULL, &rt));
