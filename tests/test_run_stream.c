@@ -275,9 +275,10 @@ TEST(mixture_run_on_stream_stays_when_every_partition_is_on_the_streams_backend)
   app_close(&a);
 }
 
-/* An output of 1 MiB or more is written by its partition straight into
- * the caller's memory: no copy after the execute. Smaller ones, and one
- * whose memory an input of the run reads, are copied (still right). */
+/* An output of 1 MiB or more, to the memory the last run's went to, is
+ * written by its partition straight into it: no copy after the execute.
+ * A new address, and one whose memory an input of the run reads, are
+ * copied to (still right). */
 TEST(run_tensors_write_large_outputs_in_place) {
   app a;
   if (!app_open(&a, "200")) {
@@ -306,19 +307,38 @@ TEST(run_tensors_write_large_outputs_in_place) {
   stream_write(&a, xb, x, sizeof x);
   alloy_run_tensor in[2] = {tensor(a.devsim, 1, sz, device_pointer(xb)), tensor(-1, 1, sz, w)};
   alloy_run_tensor out[1] = {tensor(a.devsim, 1, sz, device_pointer(yb))};
-  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
   int64_t copies = calls(&a, "buffer_copy");
   CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
-  CHECK_INT(calls(&a, "buffer_copy"), copies); /* the partition wrote y */
+  CHECK_INT(calls(&a, "buffer_copy"), copies + 1); /* a new address: copied to */
+  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  CHECK_INT(calls(&a, "buffer_copy"), copies + 1); /* the same again: the partition wrote y */
   stream_read(&a, y, yb, sizeof y);
   CHECK(!memcmp(y, want, sizeof y));
   /* y's memory is x's: the run reads x while it would write y, so y is
-   * computed into the executor's memory and copied over x after. */
+   * computed into the executor's memory and copied over x after, the
+   * address repeated or not. */
   out[0] = tensor(a.devsim, 1, sz, device_pointer(xb));
-  CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
-  CHECK_INT(calls(&a, "buffer_copy"), copies + 1);
+  for (int r = 0; r < 2; r++) {
+    stream_write(&a, xb, x, sizeof x); /* the last run wrote y over it */
+    CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  }
+  CHECK_INT(calls(&a, "buffer_copy"), copies + 3);
   stream_read(&a, y, xb, sizeof y);
   CHECK(!memcmp(y, want, sizeof y));
+  /* Two outputs in turn (the caller keeps the last while it asks for the
+   * next): each a new address, copied to every run. */
+  out[0] = tensor(a.devsim, 1, sz, device_pointer(yb));
+  stream_write(&a, xb, x, sizeof x);
+  alloy_buffer *zb = device_buffer(&a, sizeof y);
+  REQUIRE(zb);
+  for (int r = 0; r < 4; r++) {
+    out[0] = tensor(a.devsim, 1, sz, device_pointer(r % 2 ? zb : yb));
+    CHECK_OK(alloy_program_run_on_stream(p, in, 2, out, 1, a.devsim, &a.ext.base));
+  }
+  CHECK_INT(calls(&a, "buffer_copy"), copies + 7);
+  stream_read(&a, y, zb, sizeof y);
+  CHECK(!memcmp(y, want, sizeof y));
+  a.api->buffer_release(a.be, zb);
   alloy_program_release(p);
   a.api->buffer_release(a.be, xb);
   a.api->buffer_release(a.be, yb);

@@ -91,6 +91,8 @@ typedef struct slot {
                            * the caller's output memory the partition
                            * writes this run (direct_output); else NULL   */
   int outs;               /* SLOT_OUTPUT: run outputs it is               */
+  const void *caller_last; /* SLOT_OUTPUT: the caller's memory it went to
+                           * last run (direct_output's repeat test)       */
   bool crossed;           /* SLOT_OUTPUT: copied to another backend       */
   /* SLOT_INPUT: resident copy. */
   const void *res_data;   /* the host data last copied in (weights)       */
@@ -1046,24 +1048,31 @@ alloy_error *exec_output_sizes(exec *x, const alloy_host_tensor *inputs, int k, 
 
 /* Outputs this size or larger are written by their partition straight
  * into the caller's device memory; smaller ones are copied there after
- * (a copy costs less than the CUDA graph's capture again when the
- * caller's address changes from run to run). */
+ * (a copy costs less than capturing the CUDA graph again for the new
+ * address). */
 #define DIRECT_OUTPUT_MIN_BYTES (UINT64_C(1) << 20)
 
 /* Run output k into the caller's device memory out (of backend out_where),
  * written there by the partition that computes it rather than copied
  * after: when that partition is on the same backend, the value is this
  * output alone, on no other backend, its sizes known before the run (and
- * the caller's tensor of those), large enough, and its memory overlaps
- * none of the run's inputs on that backend. */
+ * the caller's tensor of those), large enough, its memory overlaps none of
+ * the run's inputs on that backend, and it is the memory the last run's
+ * output went to. A partition's outputs are part of what a captured graph
+ * replays: an application that keeps the last output while it asks for
+ * the next gets two addresses in turn, and writing into each would capture
+ * the graph anew every run; a repeated address (an output dropped before
+ * the next call, as a loop over a model does) is written in place. */
 static alloy_error *direct_output(exec *x, int k, const alloy_host_tensor *inputs, const int *in_where,
                                   const alloy_host_tensor *out, int out_where) {
   exec_src src = x->d.outputs[k];
   if (src.part < 0 || out_where < 0) return NULL;
   slot *s = &x->slots[x->out_slot[k]];
   alloy_loaded *row = &x->rt->backends[out_where];
+  const void *last = s->caller_last;
+  s->caller_last = out->data;
   if (s->kind != SLOT_OUTPUT || x->be[s->b].row != row || s->outs != 1 || s->crossed || !s->known ||
-      s->bytes < DIRECT_OUTPUT_MIN_BYTES || s->imported)
+      s->bytes < DIRECT_OUTPUT_MIN_BYTES || s->imported || out->data != last)
     return NULL;
   alloy_error *e = output_matches(k, out, s->dtype, s->rank, s->sizes);
   if (e) return e;
