@@ -46,7 +46,7 @@ else
   echo "skipped: backends lists hip (not built: no HIP headers)"
 fi
 check "backends shows a refused plugin with its reason" \
-  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.2'"
+  sh -c "printf '%s\n' \"$(row other_major)\" | grep -q 'refused: built for ABI 2.0, this host speaks ABI 1.3'"
 # Kernel tables (issue 21): a misspelled op refuses the plugin at load,
 # naming the row and the nearest op; a table may name its device.
 check "backends refuses a kernel table with a misspelled op, naming the row and the nearest op" \
