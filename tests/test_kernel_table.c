@@ -668,9 +668,10 @@ TEST(kt_plugins_are_abi_1_3) {
     return;
   }
   const alloy_plugin_api *api = d.api;
-  CHECK_INT(api->struct_size, ALLOY_PLUGIN_API_STRUCT_SIZE);
   CHECK_INT(api->abi_major, ALLOY_ABI_MAJOR);
   CHECK_INT(api->abi_minor, 3);
+  /* (a plugin built against older headers ends sooner: read no further) */
+  REQUIRE(api->struct_size == ALLOY_PLUGIN_API_STRUCT_SIZE);
   CHECK(api->event_record && api->queue_wait_event && api->host_buffer_allocate &&
         api->host_buffer_release && api->buffer_import);
   CHECK(api->backend_set_option == NULL); /* the helper has no options */
