@@ -21,6 +21,12 @@
  *   abi.import        (1.2) buffer_import of a buffer's own device address
  *                     (where the device is host-visible); a plugin may
  *                     refuse with an error, which skips
+ *   abi.streams       (1.3) queue_import of chains that name no stream it
+ *                     can take (none, one of a type no plugin knows, a
+ *                     stream extension cut short): each refused with an
+ *                     error, *out untouched, nothing to release. A stream
+ *                     of the device's own runtime is the application's
+ *                     to make, which the suite cannot
  *   abi.entries       with entry counting on (sdk/src/guard.c), runs all
  *                     of the above and claims, compiles, executes and
  *                     releases a one-node graph through the table (not the
@@ -30,8 +36,8 @@
  *                     between tests that counts: this one test does all
  *                     the calls it counts.
  *
- * A 1.2 entry absent from the plugin's table (ALLOY_HAS_FIELD, or NULL)
- * skips its test with the reason; the three tests of optional entries
+ * A 1.2 or 1.3 entry absent from the plugin's table (ALLOY_HAS_FIELD, or
+ * NULL) skips its test with the reason; the four tests of optional entries
  * count toward no level. Each failure names the entry and what went wrong,
  * with the plugin's own error message. Host memory lent to a queued copy
  * stays alive until its event is waited for, also when a test fails
@@ -48,10 +54,10 @@
 
 /* ---- the tests --------------------------------------------------------------- */
 
-enum { ABI_BUFFERS, ABI_QUEUES, ABI_EVENTS, ABI_HOST_BUFFERS, ABI_IMPORT, ABI_ENTRIES, ABI_NTESTS };
+enum { ABI_BUFFERS, ABI_QUEUES, ABI_EVENTS, ABI_HOST_BUFFERS, ABI_IMPORT, ABI_STREAMS, ABI_ENTRIES, ABI_NTESTS };
 
 static const char *const test_names[ABI_NTESTS] = {
-    "abi.buffers", "abi.queues", "abi.events", "abi.host_buffers", "abi.import", "abi.entries",
+    "abi.buffers", "abi.queues", "abi.events", "abi.host_buffers", "abi.import", "abi.streams", "abi.entries",
 };
 
 static const char *const test_variants[ABI_NTESTS] = {
@@ -60,6 +66,7 @@ static const char *const test_variants[ABI_NTESTS] = {
     "event_record, queue_wait_event",
     "host_buffer_allocate",
     "buffer_import",
+    "queue_import",
     "required entries exercised",
 };
 
@@ -385,8 +392,9 @@ static conform_verdict run_queues(abi_ctx *c) {
 #define HAS_ENTRY(api, f) (ALLOY_HAS_FIELD((api), alloy_plugin_api, f) && (api)->f)
 
 static conform_verdict skip_absent(abi_ctx *c, const char *entries) {
-  snprintf(c->why, c->cap, "the plugin's table has no %s (optional since ABI 1.2; the plugin is "
-           "ABI %u.%u)", entries, c->row->abi_major, c->row->abi_minor);
+  snprintf(c->why, c->cap, "the plugin's table has no %s (optional since ABI %s; the plugin is "
+           "ABI %u.%u)", entries, strcmp(entries, "queue_import") ? "1.2" : "1.3", c->row->abi_major,
+           c->row->abi_minor);
   return CONFORM_SKIP;
 }
 
@@ -531,6 +539,35 @@ static conform_verdict run_import(abi_ctx *c) {
   return CONFORM_PASS;
 }
 
+/* ---- abi.streams (1.3) -------------------------------------------------------------- */
+
+static conform_verdict run_streams(abi_ctx *c) {
+  if (!HAS_ENTRY(c->api, queue_import)) return skip_absent(c, "queue_import");
+  /* A type no plugin knows, which a reader skips; stream extensions too
+   * short to hold their stream, which it must not read past (the chain's
+   * rules, alloy/plugin.h). */
+  const alloy_ext unknown = {.struct_size = ALLOY_EXT_STRUCT_SIZE, .type = 0x7fffu};
+  const alloy_ext short_hip = {.struct_size = ALLOY_EXT_STRUCT_SIZE, .type = ALLOY_EXT_HIP_STREAM, .next = &unknown};
+  const alloy_ext short_cuda = {.struct_size = ALLOY_EXT_STRUCT_SIZE, .type = ALLOY_EXT_CUDA_STREAM, .next = &short_hip};
+  const alloy_ext *const chains[3] = {NULL, &unknown, &short_cuda};
+  static const char *const what[3] = {"no chain (NULL)", "a chain of one extension of an unknown type",
+                                      "a chain of stream extensions cut short before their stream"};
+  for (int k = 0; k < 3; k++) {
+    alloy_queue *const unset = (alloy_queue *)(void *)&done_sentinel, *q = unset;
+    alloy_error *e = c->api->queue_import(c->be, c->device, chains[k], &q);
+    if (!e) {
+      if (q && q != unset) c->api->queue_release(c->be, q);
+      return ctx_fail(c, "queue_import of %s returned no error (alloy/plugin.h: a chain naming no stream it "
+                      "takes is an error)", what[k]), CONFORM_FAIL;
+    }
+    alloy_error_free(e);
+    if (q != unset)
+      return ctx_fail(c, "queue_import of %s failed but wrote its out parameter (alloy/plugin.h: a failing "
+                      "entry leaves it untouched)", what[k]), CONFORM_FAIL;
+  }
+  return CONFORM_PASS;
+}
+
 /* ---- abi.entries ---------------------------------------------------------------- */
 
 /* One-node graphs of ops most backends have: the first the backend claims
@@ -672,7 +709,7 @@ static bool run_graph(abi_ctx *c) {
 
 typedef conform_verdict (*data_test)(abi_ctx *c);
 static const data_test data_tests[] = {run_buffers, run_queues, run_events, run_host_buffers,
-                                       run_import};
+                                       run_import,  run_streams};
 
 /* Whether the entry counts as exercised without a call in the test. */
 static bool exempt(const char *name, int events) {
@@ -768,11 +805,11 @@ static alloy_error *abi_list(conform_source *src, const conform_options *o, conf
     return NULL;
   for (long i = 0; i < ABI_NTESTS; i++) {
     if (o->ops_glob && fnmatch(o->ops_glob, test_names[i], 0)) continue;
-    /* The optional 1.2 entries count toward no level: a plugin without
+    /* The optional 1.2 and 1.3 entries count toward no level: a plugin without
      * them, or whose device pointers the suite cannot make (abi.import on
      * a device that is not host-visible), must still reach "models". When
      * they are there, they must be right: a failure fails the run. */
-    bool optional = i == ABI_EVENTS || i == ABI_HOST_BUFFERS || i == ABI_IMPORT;
+    bool optional = i == ABI_EVENTS || i == ABI_HOST_BUFFERS || i == ABI_IMPORT || i == ABI_STREAMS;
     conform_test t = {.source = src, .index = i, .op = test_names[i],
                       .set = optional ? 0u : CONFORM_SET_GRAPH};
     snprintf(t.variant, sizeof t.variant, "%s", test_variants[i]);

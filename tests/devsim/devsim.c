@@ -1009,9 +1009,16 @@ static alloy_error *ds_queue_import(alloy_backend *b, int device, const alloy_ex
   ds_count(be, DS_QUEUE_IMPORT);
   alloy_error *e = ds_device_arg(be, "queue_import", device);
   if (e) return e;
-  while (ext && ext->type != ALLOY_EXT_CUDA_STREAM) ext = ext->next;
-  ds_queue *of = ext ? (ds_queue *)((const alloy_ext_stream *)(const void *)ext)->stream : NULL;
-  if (!of || of->magic != DS_MAGIC_QUEUE || of->of)
+  while (ext && !(ext->type == ALLOY_EXT_CUDA_STREAM && ext->struct_size >= ALLOY_EXT_STREAM_STRUCT_SIZE))
+    ext = ext->next;
+  const void *stream = ext ? ((const alloy_ext_stream *)(const void *)ext)->stream : NULL;
+  /* a registry lookup, as buffer_import's: a stray address is refused, never read */
+  ds_queue *of = NULL;
+  pthread_mutex_lock(&be->lock);
+  for (ds_link *l = be->queues.next; l != &be->queues && !of; l = l->next)
+    if ((const void *)DS_OF(l, ds_queue, link) == stream) of = DS_OF(l, ds_queue, link);
+  pthread_mutex_unlock(&be->lock);
+  if (!of)
     return ds_error(be, ALLOY_ERR_INVALID_ARGUMENT, "queue_import: %s", ext ? "the stream is not a live queue of "
                     "devsim" : "the extension chain names no stream");
   ds_queue *q = calloc(1, sizeof *q);
