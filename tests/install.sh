@@ -151,10 +151,12 @@ check "the installed alloy loads it from ALLOY_PLUGIN_PATH" sh -c \
   "ALLOY_PLUGIN_PATH=\$PWD '$prefix/bin/alloy' backends | grep -qE '^acme .* ok '"
 # (The whole suite runs on the walkthrough's acme, built from a fresh
 # install by tests/readme_steps.sh: here its ABI tests and the samples of mm
-# and mul, to stay quick.)
+# and mul, to stay quick. The one ABI test skipped is abi.streams: a kernel
+# table takes no stream of a caller's.)
 check "the installed alloy's conformance suite passes it: the ABI tests" sh -c \
   "ALLOY_PLUGIN_PATH=\$PWD '$prefix/bin/alloy' conform --backend acme --only abi > conform.out 2>&1; \
-   s=\$?; tail -n 3 conform.out; [ \$s -eq 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed, 0 skipped$' conform.out"
+   s=\$?; tail -n 3 conform.out; [ \$s -eq 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed, 1 skipped$' conform.out && \
+   grep -q 'skipped 1: the plugin.s table has no queue_import' conform.out"
 check "the installed alloy's conformance suite passes it: samples of aten.m*" sh -c \
   "ALLOY_PLUGIN_PATH=\$PWD '$prefix/bin/alloy' conform --backend acme -j2 --only samples --ops 'aten.m*' > conform.out 2>&1; \
    s=\$?; tail -n 3 conform.out; [ \$s -eq 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed, [0-9]+ skipped$' conform.out"
