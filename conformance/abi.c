@@ -391,16 +391,16 @@ static conform_verdict run_queues(abi_ctx *c) {
 
 #define HAS_ENTRY(api, f) (ALLOY_HAS_FIELD((api), alloy_plugin_api, f) && (api)->f)
 
-static conform_verdict skip_absent(abi_ctx *c, const char *entries) {
+/* since: the ABI version the entries arrived in ("1.2"). */
+static conform_verdict skip_absent(abi_ctx *c, const char *entries, const char *since) {
   snprintf(c->why, c->cap, "the plugin's table has no %s (optional since ABI %s; the plugin is "
-           "ABI %u.%u)", entries, strcmp(entries, "queue_import") ? "1.2" : "1.3", c->row->abi_major,
-           c->row->abi_minor);
+           "ABI %u.%u)", entries, since, c->row->abi_major, c->row->abi_minor);
   return CONFORM_SKIP;
 }
 
 static conform_verdict run_events(abi_ctx *c) {
   if (!HAS_ENTRY(c->api, event_record) || !HAS_ENTRY(c->api, queue_wait_event))
-    return skip_absent(c, "event_record / queue_wait_event");
+    return skip_absent(c, "event_record / queue_wait_event", "1.2");
   alloy_buffer *a, *b;
   alloy_queue *q1, *q2;
   uint8_t *src = ctx_mem(c, NBYTES), *dst = ctx_mem(c, NBYTES);
@@ -448,7 +448,7 @@ static bool ctx_pinned(abi_ctx *c, uint64_t bytes, uint8_t **out) {
 
 static conform_verdict run_host_buffers(abi_ctx *c) {
   if (!HAS_ENTRY(c->api, host_buffer_allocate) || !HAS_ENTRY(c->api, host_buffer_release))
-    return skip_absent(c, "host_buffer_allocate / host_buffer_release");
+    return skip_absent(c, "host_buffer_allocate / host_buffer_release", "1.2");
   alloy_buffer *a;
   alloy_queue *q;
   uint8_t *in, *out, *out_q;
@@ -483,7 +483,7 @@ static conform_verdict run_host_buffers(abi_ctx *c) {
 /* ---- abi.import (1.2) -------------------------------------------------------------- */
 
 static conform_verdict run_import(abi_ctx *c) {
-  if (!HAS_ENTRY(c->api, buffer_import)) return skip_absent(c, "buffer_import");
+  if (!HAS_ENTRY(c->api, buffer_import)) return skip_absent(c, "buffer_import", "1.2");
   /* A device pointer comes from the device's own runtime (cudaMalloc), which
    * the suite cannot call. On a host-visible device a buffer's host address
    * is its device address: import that, as an application holding the
@@ -542,7 +542,7 @@ static conform_verdict run_import(abi_ctx *c) {
 /* ---- abi.streams (1.3) -------------------------------------------------------------- */
 
 static conform_verdict run_streams(abi_ctx *c) {
-  if (!HAS_ENTRY(c->api, queue_import)) return skip_absent(c, "queue_import");
+  if (!HAS_ENTRY(c->api, queue_import)) return skip_absent(c, "queue_import", "1.3");
   /* A type no plugin knows, which a reader skips; stream extensions too
    * short to hold their stream, which it must not read past (the chain's
    * rules, alloy/plugin.h). */

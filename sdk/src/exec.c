@@ -419,6 +419,15 @@ static void forget(exec *x) {
   for (int b = 0; b < x->nb; b++) x->be[b].last = NULL;
 }
 
+/* Waits on the host for event ev of row, counting the time as this run's
+ * waiting. */
+static alloy_error *wait_timed(exec *x, alloy_loaded *row, alloy_event *ev) {
+  uint64_t t0 = trace_clock_ns();
+  alloy_error *e = row->api->event_wait(row->be, ev);
+  x->wait_ns += trace_clock_ns() - t0;
+  return e;
+}
+
 /* The run left in flight on a caller's stream, if any: with wait, waited
  * for on the host, else only asked whether it has passed. Once it has,
  * the memory it borrowed is released and it is gone. Its error (work on
@@ -428,9 +437,7 @@ static alloy_error *tail_settle(exec *x, bool wait) {
   alloy_loaded *row = x->be[x->tail_b].row;
   alloy_error *e = NULL;
   if (wait) {
-    uint64_t t0 = trace_clock_ns();
-    e = row->api->event_wait(row->be, x->tail);
-    x->wait_ns += trace_clock_ns() - t0;
+    e = wait_timed(x, row, x->tail);
     if (e) e = alloy_error_wrap(e, "backend %s: the previous run, left on the caller's stream", row->name);
   } else if (!row->api->event_query(row->be, x->tail)) {
     return NULL;
@@ -1071,7 +1078,7 @@ static alloy_error *direct_output(exec *x, int k, const alloy_host_tensor *input
   alloy_loaded *row = &x->rt->backends[out_where];
   const void *last = s->caller_last;
   s->caller_last = out->data;
-  if (s->kind != SLOT_OUTPUT || x->be[s->b].row != row || s->outs != 1 || s->crossed || !s->known ||
+  if (x->be[s->b].row != row || s->outs != 1 || s->crossed || !s->known ||
       s->bytes < DIRECT_OUTPUT_MIN_BYTES || s->imported || out->data != last)
     return NULL;
   alloy_error *e = output_matches(k, out, s->dtype, s->rank, s->sizes);
@@ -1084,6 +1091,10 @@ static alloy_error *direct_output(exec *x, int k, const alloy_host_tensor *input
     if (d < o + s->bytes && o < d + n) return NULL; /* read and written at once: copied after */
   }
   return import(x, row, out->data, s->bytes, &s->imported);
+}
+
+static bool records_events(const alloy_loaded *row) {
+  return ALLOY_HAS_FIELD(row->api, alloy_plugin_api, event_record) && row->api->event_record;
 }
 
 /* Whether a run on a caller's stream of local backend b can be left on it:
@@ -1112,15 +1123,13 @@ static bool run_stays_on(const exec *x, int b, const int *in_where, const int *o
  * caller's device inputs are written; the run is then an ordinary one. */
 static alloy_error *stream_reached(exec *x, const exec_stream *on) {
   alloy_loaded *row = &x->rt->backends[on->backend];
-  if (!ALLOY_HAS_FIELD(row->api, alloy_plugin_api, event_record) || !row->api->event_record)
+  if (!records_events(row))
     return alloy_error_new(ALLOY_ERR_UNSUPPORTED, "backend %s cannot order a run on the caller's "
                            "stream (its plugin has no event_record)", row->name);
   alloy_event *ev = NULL;
   alloy_error *e = row->api->event_record(row->be, on->queue, &ev);
   if (!e && ev) {
-    uint64_t t0 = trace_clock_ns();
-    e = row->api->event_wait(row->be, ev);
-    x->wait_ns += trace_clock_ns() - t0;
+    e = wait_timed(x, row, ev);
     row->api->event_release(row->be, ev);
   }
   return e ? alloy_error_wrap(e, "backend %s: waiting for the caller's stream", row->name) : NULL;
@@ -1149,9 +1158,7 @@ alloy_error *exec_run_placed(exec *x, const alloy_host_tensor *inputs, const int
   alloy_error *e = plan_run(x, inputs);
   /* Left on the caller's stream, or an ordinary run once the stream is reached. */
   int sb = on && !e ? local_backend(x, on->backend) : -1;
-  bool stays = sb >= 0 && run_stays_on(x, sb, in_where, out_where, noutputs) &&
-               ALLOY_HAS_FIELD(x->be[sb].row->api, alloy_plugin_api, event_record) &&
-               x->be[sb].row->api->event_record;
+  bool stays = sb >= 0 && run_stays_on(x, sb, in_where, out_where, noutputs) && records_events(x->be[sb].row);
   alloy_queue *own = stays ? x->be[sb].queue : NULL;
   x->staying = stays;
   if (stays) {
